@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Module graph (DESIGN §2): JSON → JSONRPC → Bridge ← AccessEnabler; the emulator stands apart.
+let package = Package(
+    name: "PassBridge",
+    products: [
+        .executable(name: "passbridge", targets: ["passbridge"]),
+        .executable(name: "pass-emulator", targets: ["pass-emulator"]),
+        .library(name: "AccessEnabler", targets: ["AccessEnabler"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "CShims"),
+
+        .target(name: "JSON", dependencies: ["CJansson"]),
+        .target(name: "JSONRPC", dependencies: ["JSON", "CShims"]),
+        .target(name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "COpenSSL"]),
+        .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler"]),
+        .executableTarget(name: "passbridge", dependencies: ["Bridge"]),
+
+        .target(name: "PassEmulator", dependencies: ["JSON", "CMicroHTTPD", "COpenSSL"], resources: [.copy("Resources")]),
+        .executableTarget(name: "pass-emulator", dependencies: ["PassEmulator"]),
+
+        .executableTarget(name: "passbridge-bench", dependencies: ["JSON", "CShims"], path: "Bench/Sources/passbridge-bench"),
+
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "passbridge"]),
+        .testTarget(name: "PassEmulatorTests", dependencies: ["PassEmulator", "pass-emulator"]),
+        .testTarget(name: "AccessEnablerTests", dependencies: ["AccessEnabler", "pass-emulator"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "passbridge", "pass-emulator"]),
+    ]
+)

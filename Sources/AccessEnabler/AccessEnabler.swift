@@ -1,0 +1,1 @@
+// The entitlement engine (issue 4).

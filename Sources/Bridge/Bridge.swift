@@ -1,0 +1,1 @@
+// JSON-RPC ⇄ engine mapping (issue 5).

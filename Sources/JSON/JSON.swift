@@ -1,0 +1,155 @@
+/// A JSON value (RFC 8259).
+///
+/// Numbers keep their exactness: integers that fit 64 bits are `.integer`, other integer
+/// literals (such as `18446744073709551617`) stay `.bigInteger` with their digits exactly as
+/// received, so an id can be echoed byte for byte. Objects keep their members in insertion order.
+/// Parse with ``JSON/parse(_:maxDepth:)``; serialize with ``JSON/serialized(pretty:)``.
+public enum JSON: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    /// An integer literal outside the Int64 range, as written (optional `-`, then digits).
+    case bigInteger(String)
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object(JSONObject)
+}
+
+extension JSON {
+    /// The member named `key` when this is an object, else nil.
+    public subscript(key: String) -> JSON? {
+        if case .object(let object) = self { return object[key] }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    /// The value as Int64 when it is an integer, or a double with no fractional part in range.
+    public var int64Value: Int64? {
+        switch self {
+        case .integer(let value): return value
+        case .double(let value) where value.rounded() == value && abs(value) < 9.2e18: return Int64(value)
+        default: return nil
+        }
+    }
+
+    public var intValue: Int? { int64Value.map { Int($0) } }
+
+    /// The value as Double for any number (big integers lose precision).
+    public var doubleValue: Double? {
+        switch self {
+        case .integer(let value): return Double(value)
+        case .double(let value): return value
+        case .bigInteger(let digits): return Double(digits)
+        default: return nil
+        }
+    }
+
+    public var arrayValue: [JSON]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    public var objectValue: JSONObject? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    public var isNumber: Bool {
+        switch self {
+        case .integer, .bigInteger, .double: return true
+        default: return false
+        }
+    }
+
+    /// The JSON type name used in error messages: `null`, `boolean`, `number`, `string`, `array`, `object`.
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .integer, .bigInteger, .double: return "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+}
+
+extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSON)...) {
+        self = .object(JSONObject(elements))
+    }
+}
+
+extension JSON: CustomStringConvertible {
+    /// Compact JSON text.
+    public var description: String { serializedString() }
+}
+
+/// A JSON object: members in insertion order, looked up by name in O(1).
+///
+/// Equality and hashing ignore member order, as RFC 8259 does.
+public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var keys: [String] = []
+    private var storage: [String: JSON] = [:]
+
+    public init() {}
+
+    /// Builds an object from pairs; a repeated key keeps its first position and its last value.
+    public init<S: Sequence>(_ members: S) where S.Element == (String, JSON) {
+        for (key, value) in members { self[key] = value }
+    }
+
+    public init(dictionaryLiteral elements: (String, JSON)...) { self.init(elements) }
+
+    public var count: Int { keys.count }
+    public var isEmpty: Bool { keys.isEmpty }
+
+    /// The member's value; assigning nil removes the member.
+    public subscript(key: String) -> JSON? {
+        get { storage[key] }
+        set {
+            if let newValue {
+                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
+            } else if storage.removeValue(forKey: key) != nil {
+                keys.removeAll { $0 == key }
+            }
+        }
+    }
+
+    public func makeIterator() -> AnyIterator<(key: String, value: JSON)> {
+        var index = 0
+        return AnyIterator {
+            guard index < keys.count else { return nil }
+            defer { index += 1 }
+            let key = keys[index]
+            return (key, storage[key]!)
+        }
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.storage == rhs.storage }
+    public func hash(into hasher: inout Hasher) { hasher.combine(storage) }
+}

@@ -1,0 +1,1 @@
+// The Adobe Pass emulator (issue 3).

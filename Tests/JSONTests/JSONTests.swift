@@ -1,0 +1,61 @@
+import JSON
+import XCTest
+
+final class JSONTests: XCTestCase {
+    func testRoundTripKeepsMemberOrderAndUnicode() throws {
+        let text = #"{"z":1,"a":"héllo ✓ 😀","m":[true,false,null],"s":"a/b"}"#
+        XCTAssertEqual(try JSON.parse(text).serializedString(), text)
+    }
+
+    func testIntegersStayExact() throws {
+        for literal in ["9007199254740993", "9223372036854775807", "-9223372036854775808", "18446744073709551617", "-99999999999999999999999"] {
+            let value = try JSON.parse("{\"id\":\(literal)}")
+            XCTAssertEqual(value.serializedString(), "{\"id\":\(literal)}")
+        }
+        XCTAssertEqual(try JSON.parse("18446744073709551617"), .bigInteger("18446744073709551617"))
+        XCTAssertEqual(try JSON.parse("[9007199254740993]"), [.integer(9_007_199_254_740_993)])
+    }
+
+    func testDoublesUseShortestForm() throws {
+        XCTAssertEqual(JSON.double(0.1).serializedString(), "0.1")
+        XCTAssertEqual(try JSON.parse("[1.5,-2e-3]").serializedString(), "[1.5,-0.002]")
+        XCTAssertEqual(JSON.double(.nan).serializedString(), "null")
+    }
+
+    func testErrorsCarryPosition() {
+        func failure(_ text: String) -> JSONParseError? {
+            do { _ = try JSON.parse(text); return nil } catch { return error }
+        }
+        let syntax = failure("{\n  \"a\": 1,\n  \"b\": tru\n}")
+        XCTAssertEqual(syntax?.line, 3)
+        XCTAssertEqual(syntax?.offset, 22)
+        XCTAssertEqual(failure(#"{"a":1,"a":2}"#)?.message.contains("duplicate"), true)
+        XCTAssertNotNil(failure(#"{"a":1} x"#))
+        XCTAssertNotNil(failure("[1e400]"))
+        XCTAssertNotNil(failure("\"\\ud83d\""))
+        let invalidUTF8 = [UInt8(ascii: "\""), 0xC3, 0x28, UInt8(ascii: "\"")]
+        XCTAssertThrowsError(try JSON.parse(invalidUTF8))
+        let deep = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
+        let depthError = failure(deep)
+        XCTAssertEqual(depthError?.offset, JSON.defaultMaxDepth)
+        XCTAssertEqual(depthError?.column, JSON.defaultMaxDepth + 1)
+        XCTAssertNoThrow(try JSON.parse(deep, maxDepth: 200))
+    }
+
+    func testStringsWithNULAndControlCharacters() throws {
+        let value = try JSON.parse(#""a\u0000b\u0001""#)
+        XCTAssertEqual(value, .string("a\u{0}b\u{1}"))
+        XCTAssertEqual(value.serializedString(), #""a\u0000b\u0001""#)
+    }
+
+    func testAccessors() throws {
+        let value = try JSON.parse(#"{"n":3,"s":"x","b":true,"a":[1],"o":{}}"#)
+        XCTAssertEqual(value["n"]?.intValue, 3)
+        XCTAssertEqual(value["s"]?.stringValue, "x")
+        XCTAssertEqual(value["b"]?.boolValue, true)
+        XCTAssertEqual(value["a"]?.arrayValue?.count, 1)
+        XCTAssertEqual(value["o"]?.objectValue?.isEmpty, true)
+        XCTAssertNil(value["missing"])
+        XCTAssertEqual(value["b"]?.typeName, "boolean")
+    }
+}
