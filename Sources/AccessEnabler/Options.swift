@@ -1,4 +1,5 @@
 import JSON
+import Synchronization
 
 /// setOptions values (adobe-pass-sdk-notes §2.1).
 struct Options: Sendable {
@@ -21,4 +22,10 @@ struct SharedState: Sendable {
     var options = Options()
     var selectedMVPD: MVPD?
     var requestorWasSet = false
+}
+
+/// A reference to the shared state, so closures (the REST clients' header source) can hold it.
+final class SharedBox: Sendable {
+    private let state = Mutex(SharedState())
+    func withLock<R>(_ body: (inout SharedState) -> R) -> R { state.withLock { body(&$0) } }
 }
