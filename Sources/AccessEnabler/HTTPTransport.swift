@@ -43,31 +43,35 @@ final class HTTPTransport: Sendable {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
         let once = Once()
+        let timer = Mutex<Task<Void, Never>?>(nil)
         return await withCheckedContinuation { (continuation: CheckedContinuation<HTTPResult, Never>) in
             let task = session.dataTask(with: urlRequest) { data, response, error in
-                let result: HTTPResult
-                if let http = response as? HTTPURLResponse, error == nil {
-                    var headers: [String: String] = [:]
-                    for (key, value) in http.allHeaderFields {
-                        if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
-                    }
-                    result = .response(status: http.statusCode, headers: headers, body: data ?? Data())
-                } else if let error = error as? URLError, error.code == .timedOut {
-                    result = .failure(.timeout)
-                } else {
-                    result = .failure(.network)
-                }
-                if once.claim() { continuation.resume(returning: result) }
+                guard once.claim() else { return }
+                timer.withLock { $0?.cancel() }
+                continuation.resume(returning: Self.result(data, response, error))
             }
-            task.resume()
-            Task {
-                try? await Task.sleep(for: timeout)
-                if once.claim() {
+            timer.withLock { timer in
+                timer = Task {
+                    try? await Task.sleep(for: timeout)
+                    guard !Task.isCancelled, once.claim() else { return }
                     task.cancel()
                     continuation.resume(returning: .failure(.timeout))
                 }
             }
+            task.resume()
         }
+    }
+
+    private static func result(_ data: Data?, _ response: URLResponse?, _ error: (any Error)?) -> HTTPResult {
+        if let http = response as? HTTPURLResponse, error == nil {
+            var headers: [String: String] = [:]
+            for (key, value) in http.allHeaderFields {
+                if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
+            }
+            return .response(status: http.statusCode, headers: headers, body: data ?? Data())
+        }
+        if let error = error as? URLError, error.code == .timedOut { return .failure(.timeout) }
+        return .failure(.network)
     }
 }
 
