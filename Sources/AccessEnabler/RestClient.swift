@@ -46,6 +46,8 @@ actor RestClient {
     private let onSkewWarning: @Sendable () -> Void
     private var tokenTask: Task<String?, Never>?
     private var registrationRefused = false
+    /// Why the last token fetch failed when the backend could not be reached (then no R4xx applies).
+    private var tokenTransportFailure: APIResult?
 
     /// Store key of this (backend URL, software statement) pair.
     nonisolated let scope: String
@@ -86,9 +88,7 @@ actor RestClient {
     {
         var refreshed = false
         while true {
-            guard let token = await accessToken(forceRefresh: false) else {
-                return .registration(registrationRefused ? .invalidSoftwareStatement : .accessTokenUnavailable)
-            }
+            guard let token = await accessToken(forceRefresh: false) else { return tokenFailure() }
             var request = HTTPRequest(method: method, url: url(path, query))
             let device = headers()
             request.headers = [
@@ -108,12 +108,23 @@ actor RestClient {
             let result = await send(request)
             if case .httpError(401, _) = result, !refreshed {
                 refreshed = true
-                if await accessToken(forceRefresh: true) == nil {
-                    return .registration(registrationRefused ? .invalidSoftwareStatement : .accessTokenUnavailable)
-                }
+                if await accessToken(forceRefresh: true) == nil { return tokenFailure() }
                 continue
             }
             return result
+        }
+    }
+
+    private func tokenFailure() -> APIResult {
+        if registrationRefused { return .registration(.invalidSoftwareStatement) }
+        return tokenTransportFailure ?? .registration(.accessTokenUnavailable)
+    }
+
+    /// Notes a DCR answer: transport failures and throttling are not registration problems.
+    private func noteDCR(_ result: APIResult) {
+        switch result {
+        case .transport, .throttled: tokenTransportFailure = result
+        default: tokenTransportFailure = nil
         }
     }
 
@@ -179,7 +190,9 @@ actor RestClient {
         var request = HTTPRequest(method: "POST", url: url("/o/client/token", []))
         request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
         request.body = Data(FormEncoding.encode(form).utf8)
-        guard case .ok(let body) = await send(request), let token = body["access_token"]?.stringValue else { return nil }
+        let result = await send(request)
+        noteDCR(result)
+        guard case .ok(let body) = result, let token = body["access_token"]?.stringValue else { return nil }
         let lifetime = body["expires_in"]?.int64Value ?? 3600
         let created = body["created_at"]?.int64Value ?? clock.nowMillis()
         let record: JSON = ["access_token": .string(token), "expires": .integer(created + lifetime * 1000)]
@@ -196,7 +209,9 @@ actor RestClient {
         request.headers = dcrHeaders(contentType: "application/json;charset=utf-8")
         let body: JSON = ["software_statement": .string(softwareStatement), "redirect_uri": .string(redirectURL)]
         request.body = Data(body.serialized())
-        switch await send(request) {
+        let result = await send(request)
+        noteDCR(result)
+        switch result {
         case .ok(let answer):
             guard let id = answer["client_id"]?.stringValue, let secret = answer["client_secret"]?.stringValue else { return nil }
             let record: JSON = ["client_id": .string(id), "client_secret": .string(secret)]

@@ -4,7 +4,7 @@ import JSON
 import Synchronization
 
 /// One delegate callback with its parameters.
-enum Callback: Equatable, CustomStringConvertible {
+enum Callback: Equatable {
     case setRequestorComplete(Int32)
     case setAuthenticationStatus(Int32, String)
     case setToken(String, String)
@@ -18,14 +18,6 @@ enum Callback: Equatable, CustomStringConvertible {
     case presentTvProviderDialog
     case dismissTvProviderDialog
     case status(AdvancedStatus)
-
-    var description: String {
-        switch self {
-        case .status(let status): return "status(\(status.id))"
-        case .setToken(_, let resource): return "setToken(<token>, \(resource))"
-        default: return String(reflecting: self)
-        }
-    }
 }
 
 /// Records every callback in order, and lets a test wait for one.
