@@ -20,7 +20,11 @@ final class EmulatorProcess: @unchecked Sendable {
         return Bundle.main.bundleURL
     }
 
-    static var executable: URL { productsDirectory.appendingPathComponent("pass-emulator") }
+    /// `pass-emulator` next to the test bundle, or `$PASS_EMULATOR` when set.
+    static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["PASS_EMULATOR"] { return URL(fileURLWithPath: path) }
+        return productsDirectory.appendingPathComponent("pass-emulator")
+    }
 
     init(arguments: [String] = []) throws {
         process.executableURL = Self.executable
