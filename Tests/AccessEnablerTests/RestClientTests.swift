@@ -120,3 +120,34 @@ final class RestClientTests: XCTestCase {
         XCTAssertEqual(clock.now().timeIntervalSinceNow, 3600, accuracy: 2)
     }
 }
+
+/// setOptions reaches the wire on the next request (never queued).
+final class OptionsOnTheWireTests: XCTestCase {
+    func testVisitorIDAndDeviceInfoFromSetOptions() async throws {
+        let configuration = CaptureServer.Response(
+            status: 200, body: #"{"device":"unknown","clientType":"html5","os":"Linux","requestor":{"id":"REF","name":"R","mvpds":[{"id":"M","displayName":"M Cable","logoUrl":"https://l/x.png","isTempPass":false}]}}"#)
+        let server = try CaptureServer(responses: [RestClientTests.registered, RestClientTests.token("AT1"), configuration])
+        defer { server.stop() }
+        let delegate = RecordingDelegate()
+        let engine = AccessEnabler(
+            configuration: AccessEnablerConfiguration(backendURL: server.url, softwareStatement: "h.p.s", deviceID: "device-42"),
+            store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
+        engine.setOptions(["visitorID": "ECID-7", "device_info": "eyJtb2RlbCI6IlRWIn0=", "applicationProfile": "p"])
+        let status = await engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(status, 1)
+        let call = try XCTUnwrap(server.requests.last)
+        XCTAssertEqual(call.path, "/api/v2/REF/configuration")
+        XCTAssertEqual(call.headers["ap-visitor-identifier"], "ECID-7")
+        XCTAssertEqual(call.headers["x-device-info"], "eyJtb2RlbCI6IlRWIn0=")
+        XCTAssertEqual(call.headers["ap-device-identifier"], "fingerprint " + Data("device-42".utf8).base64EncodedString())
+        XCTAssertEqual(server.requests[0].headers["x-device-info"], "eyJtb2RlbCI6IlRWIn0=")
+        // The picker lists the configuration's MVPD with the SDK's property names.
+        let flow = Task { await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        let shown = await delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        await engine.cancel()
+        _ = await flow.value
+        XCTAssertEqual(delegate.callbacks.first, .setRequestorComplete(1))
+        XCTAssertEqual(delegate.callbacks[1], .displayProviderDialog(["M"]))
+    }
+}
