@@ -16,21 +16,28 @@ public final class StdioTransport: Sendable {
     private let outputRelayDone: DoneFlag?
 
     /// Takes over fds 0 and 1. Call once, early, before anything prints.
-    public init(limits: ConnectionLimits) {
+    public convenience init(limits: ConnectionLimits) {
         signal(SIGPIPE, SIG_IGN)
-        self.limits = limits
         let protocolFD = fcntl(1, F_DUPFD_CLOEXEC, 3)
         precondition(protocolFD >= 0, "dup of stdout failed: \(errnoString())")
         dup2(2, 1)
-        inputFD = StdioTransport.isPollable(0) ? 0 : StdioTransport.relayInput(from: 0)
-        if StdioTransport.isPollable(protocolFD) {
-            outputFD = protocolFD
+        self.init(inputFD: 0, outputFD: protocolFD, limits: limits)
+    }
+
+    /// Serves one peer on any pair of fds (the same fd twice for a socket), e.g. one end of a
+    /// `socketpair(2)` in tests. The fds are owned by the transport and closed when it ends.
+    public init(inputFD: Int32, outputFD: Int32, limits: ConnectionLimits) {
+        signal(SIGPIPE, SIG_IGN)
+        self.limits = limits
+        self.inputFD = StdioTransport.isPollable(inputFD) ? inputFD : StdioTransport.relayInput(from: inputFD)
+        if StdioTransport.isPollable(outputFD) {
+            self.outputFD = outputFD
             outputRelayDone = nil
         } else {
-            (outputFD, outputRelayDone) = StdioTransport.relayOutput(to: protocolFD)
+            (self.outputFD, outputRelayDone) = StdioTransport.relayOutput(to: outputFD)
         }
-        setNonBlocking(inputFD)
-        setNonBlocking(outputFD)
+        setNonBlocking(self.inputFD)
+        setNonBlocking(self.outputFD)
     }
 
     /// Serves the one stdio connection until end of input or ``shutdown()``; blocks the caller.
