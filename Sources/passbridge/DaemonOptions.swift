@@ -29,6 +29,8 @@ struct DaemonOptions {
     var maxMessageBytes = 16 << 20
     /// `--shutdown-timeout` in seconds.
     var shutdownTimeout: Duration = .seconds(5)
+    /// `--stall-timeout` in seconds: a socket peer that reads nothing this long is disconnected.
+    var stallTimeout: Duration = .seconds(10)
     /// `--test-methods`: serve the JSON-RPC 2.0 spec §7 sample methods (tests only).
     var testMethods = false
     /// `--relay PATH`: copy stdin/stdout to and from the socket at PATH (helper of Clients/shell).
@@ -39,6 +41,7 @@ struct DaemonOptions {
         var limits = ConnectionLimits()
         limits.maxMessageBytes = maxMessageBytes
         limits.shutdownTimeout = shutdownTimeout
+        limits.stallTimeout = stallTimeout
         return limits
     }
 }
@@ -70,6 +73,7 @@ extension DaemonOptions {
           --allow-uid UID             Also allow this peer uid (repeatable, or comma-separated).
           --max-message-bytes N       Largest accepted message in bytes (default 16777216).
           --shutdown-timeout SECONDS  Time to finish work on end of input or SIGTERM (default 5).
+          --stall-timeout SECONDS     Disconnect a socket peer that reads nothing for this long (default 10).
 
         BACKEND:
           --backend URL|emulator      REST API V2 base URL (default \(defaultBackend));
@@ -132,12 +136,16 @@ extension DaemonOptions {
                 let text = try value()
                 guard let bytes = Int(text), bytes >= 64 else { throw .usage("--max-message-bytes needs an integer ≥ 64, got \(text)") }
                 options.maxMessageBytes = bytes
-            case "--shutdown-timeout":
+            case "--shutdown-timeout", "--stall-timeout":
                 let text = try value()
                 guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
-                    throw .usage("--shutdown-timeout needs seconds between 0 and 3600, got \(text)")
+                    throw .usage("\(argument) needs seconds between 0 and 3600, got \(text)")
                 }
-                options.shutdownTimeout = .milliseconds(Int64(seconds * 1000))
+                if argument == "--stall-timeout" {
+                    options.stallTimeout = .milliseconds(Int64(seconds * 1000))
+                } else {
+                    options.shutdownTimeout = .milliseconds(Int64(seconds * 1000))
+                }
             case "--log-level":
                 let text = try value()
                 guard let level = Logger.Level(name: text) else { throw .usage("--log-level must be trace, debug, info, warning or error, got \(text)") }
