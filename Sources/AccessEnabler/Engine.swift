@@ -12,7 +12,7 @@ actor Engine {
     /// What the never-queued calls read synchronously.
     nonisolated let shared = SharedBox()
     nonisolated let clock: SkewedClock
-    nonisolated let transport = HTTPTransport()
+    nonisolated let transport = HTTPTransport.shared
     nonisolated let deviceID: String
 
     enum Phase {
@@ -151,7 +151,7 @@ actor Engine {
             },
             onSkewWarning: {
                 delegate.status(AdvancedStatus(id: "CFG100", level: "warning", message: "The device clock differs from the backend's by more than 5 minutes"))
-            })
+            }, log: configuration.log)
         clients[key] = client
         return client
     }

@@ -44,6 +44,7 @@ actor RestClient {
     private let maxThrottleRetries: Int
     private let headers: @Sendable () -> DeviceHeaders
     private let onSkewWarning: @Sendable () -> Void
+    private let log: (@Sendable (String) -> Void)?
     private var tokenTask: Task<String?, Never>?
     private var registrationRefused = false
     /// Why the last token fetch failed when the backend could not be reached (then no R4xx applies).
@@ -55,7 +56,8 @@ actor RestClient {
     init(
         baseURL: URL, softwareStatement: String, redirectURL: String, store: TokenStore, clock: SkewedClock,
         transport: HTTPTransport, timeout: Duration, maxThrottleRetries: Int,
-        headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void
+        headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void,
+        log: (@Sendable (String) -> Void)? = nil
     ) {
         self.baseURL = baseURL
         self.softwareStatement = softwareStatement
@@ -67,6 +69,7 @@ actor RestClient {
         self.maxThrottleRetries = maxThrottleRetries
         self.headers = headers
         self.onSkewWarning = onSkewWarning
+        self.log = log
         scope = Self.scope(baseURL: baseURL, softwareStatement: softwareStatement)
     }
 
@@ -133,6 +136,7 @@ actor RestClient {
         var attempt = 0
         while true {
             let result = await transport.perform(request, timeout: timeout)
+            if let log { log(Self.logLine(request, result)) }
             guard case .response(let status, let headers, let body) = result else {
                 if case .failure(let failure) = result { return .transport(failure) }
                 return .transport(.network)
@@ -154,6 +158,19 @@ actor RestClient {
             }
             return .httpError(status: status, error: parsed.flatMap { $0.objectValue != nil ? $0 : nil })
         }
+    }
+
+    /// `GET /api/v2/REF/profiles/code/<code> → 200`: no query, the authentication code redacted.
+    static func logLine(_ request: HTTPRequest, _ result: HTTPResult) -> String {
+        var path = request.url.path
+        if let range = path.range(of: "/code/") { path = String(path[..<range.upperBound]) + "<code>" }
+        if path.hasPrefix("/api/v2/authenticate/") { path = "/api/v2/authenticate/<code>" }
+        let outcome: String
+        switch result {
+        case .response(let status, _, _): outcome = String(status)
+        case .failure(let failure): outcome = "\(failure)"
+        }
+        return "\(request.method) \(path) → \(outcome)"
     }
 
     private func url(_ path: String, _ query: [(String, String)]) -> URL {

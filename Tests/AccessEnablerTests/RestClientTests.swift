@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Synchronization
 import XCTest
 
 @testable import AccessEnabler
@@ -149,5 +150,25 @@ final class OptionsOnTheWireTests: XCTestCase {
         _ = await flow.value
         XCTAssertEqual(delegate.callbacks.first, .setRequestorComplete(1))
         XCTAssertEqual(delegate.callbacks[1], .displayProviderDialog(["M"]))
+    }
+}
+
+final class LogRedactionTests: XCTestCase {
+    func testLogLinesCarryNoSecretsCodesOrQueries() async throws {
+        let server = try CaptureServer(responses: [RestClientTests.registered, RestClientTests.token("SECRET-AT"), RestClientTests.ok])
+        defer { server.stop() }
+        let lines = Mutex<[String]>([])
+        let client = RestClient(
+            baseURL: server.url, softwareStatement: "h.p.s", redirectURL: "adobepass://ios.app",
+            store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport.shared,
+            timeout: .seconds(5), maxThrottleRetries: 1,
+            headers: { DeviceHeaders(deviceID: "d", deviceInfo: "e30=", visitorID: nil) }, onSkewWarning: {},
+            log: { line in lines.withLock { $0.append(line) } })
+        _ = await client.call("GET", "/api/v2/REF/profiles/code/ABC1234", query: [("redirectUrl", "adobepass://ios.app")])
+        let logged = lines.withLock { $0 }
+        XCTAssertEqual(logged, ["POST /o/client/register → 201", "POST /o/client/token → 201", "GET /api/v2/REF/profiles/code/<code> → 200"])
+        for line in logged {
+            XCTAssertFalse(line.contains("SECRET") || line.contains("secret") || line.contains("ABC1234") || line.contains("h.p.s"))
+        }
     }
 }
