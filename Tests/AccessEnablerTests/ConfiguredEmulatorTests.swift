@@ -25,7 +25,8 @@ final class ConfiguredEmulatorTests: EmulatorTestCase {
                 ]
             ],
         ]
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ae-config-\(UUID().uuidString).json")
+        try? FileManager.default.createDirectory(at: testRoot, withIntermediateDirectories: true)
+        let file = testRoot.appendingPathComponent("config-\(UUID().uuidString).json")
         _ = FileManager.default.createFile(atPath: file.path, contents: Data(config.serialized()))
         return ["--config", file.path]
     }
