@@ -32,7 +32,8 @@ public final class AccessEnabler: Sendable {
     }
 
     /// Sets `applicationProfile`, `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON,
-    /// → `X-Device-Info` instead of the computed one) and `handleSVC`; other keys are ignored. Never queued.
+    /// → `X-Device-Info` instead of the computed one) and `handleSVC` (true: login pages are sent with
+    /// `useSVC: true`); other keys are ignored. Applies to the next request. Never queued.
     public func setOptions(_ options: JSONObject) {
         engine.shared.withLock { $0.options.apply(options) }
     }
