@@ -201,14 +201,29 @@ actor RestClient {
         return clock.nowMillis() + 60_000 < expires ? token : nil
     }
 
+    /// A token from the stored client credentials. Only when the backend says those credentials are unknown
+    /// (`invalid_client`, rest-api-v2-notes §4.4) are they dropped and the application registered again, once.
     private func fetchToken() async -> String? {
-        guard let credentials = await clientCredentials() else { return nil }
-        let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
-        var request = HTTPRequest(method: "POST", url: url("/o/client/token", []))
-        request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
-        request.body = Data(FormEncoding.encode(form).utf8)
-        let result = await send(request)
-        noteDCR(result)
+        for attempt in 0..<2 {
+            guard let credentials = await clientCredentials() else { return nil }
+            let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
+            var request = HTTPRequest(method: "POST", url: url("/o/client/token", []))
+            request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
+            request.body = Data(FormEncoding.encode(form).utf8)
+            let result = await send(request)
+            noteDCR(result)
+            if case .httpError(let status, let error) = result, status == 400 || status == 401,
+                error?["error"]?.stringValue == "invalid_client", attempt == 0
+            {
+                store.remove(.credentials, scope, ifEqualTo: credentials.record)
+                continue
+            }
+            return storeToken(result)
+        }
+        return nil
+    }
+
+    private func storeToken(_ result: APIResult) -> String? {
         guard case .ok(let body) = result, let token = body["access_token"]?.stringValue else { return nil }
         let lifetime = body["expires_in"]?.int64Value ?? 3600
         let created = body["created_at"]?.int64Value ?? clock.nowMillis()
@@ -219,7 +234,7 @@ actor RestClient {
 
     /// Client credentials: stored ones, else registered once and kept forever (the first writer wins when
     /// several processes register at the same time).
-    private func clientCredentials() async -> (id: String, secret: String)? {
+    private func clientCredentials() async -> (id: String, secret: String, record: String)? {
         if let stored = storedCredentials() { return stored }
         if registrationRefused { return nil }
         var request = HTTPRequest(method: "POST", url: url("/o/client/register", []))
@@ -243,11 +258,11 @@ actor RestClient {
         }
     }
 
-    private func storedCredentials() -> (id: String, secret: String)? {
+    private func storedCredentials() -> (id: String, secret: String, record: String)? {
         guard let text = store.value(.credentials, scope), let json = try? JSON.parse(text),
             let id = json["client_id"]?.stringValue, let secret = json["client_secret"]?.stringValue
         else { return nil }
-        return (id, secret)
+        return (id, secret, text)
     }
 
     private func dcrHeaders(contentType: String) -> [(String, String)] {

@@ -140,3 +140,22 @@ extension ResilienceTests {
         assertStatus(callbacks.last, id: "R401", level: "error")
     }
 }
+
+extension ResilienceTests {
+    /// A backend that forgot the client (`invalid_client`) gets one new registration; the profile it no longer
+    /// knows is dropped when setRequestor synchronizes.
+    func testForgottenClientRegistersAgainAndDropsTheStaleProfile() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        try await emulator.reset()
+        let status = await client.engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)])
+        let check = await client.engine.checkAuthentication()
+        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
+        try await login(client)
+        let play = await client.engine.checkAuthorization("ch1", data: nil)
+        guard case .token = play else { return XCTFail("\(play)") }
+    }
+}

@@ -172,3 +172,16 @@ final class LogRedactionTests: XCTestCase {
         }
     }
 }
+
+extension RestClientTests {
+    func testInvalidClientRegistersOnceMore() async throws {
+        let invalid = CaptureServer.Response(status: 400, body: #"{"error":"invalid_client"}"#)
+        let server = try CaptureServer(responses: [Self.registered, invalid, Self.registered, Self.token("AT9"), Self.ok])
+        defer { server.stop() }
+        let client = makeClient(server, store: try TokenStore(directory: temporaryDirectory()))
+        let result = await client.call("GET", "/api/v2/REF/profiles")
+        guard case .ok = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(server.requests.map(\.path), ["/o/client/register", "/o/client/token", "/o/client/register", "/o/client/token", "/api/v2/REF/profiles"])
+        XCTAssertEqual(server.requests[4].headers["authorization"], "Bearer AT9")
+    }
+}
