@@ -38,8 +38,10 @@ public final class AccessEnabler: Sendable {
         engine.shared.withLock { $0.options.apply(options) }
     }
 
-    /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently;
-    /// calls setRequestorComplete(1) when at least one answered, else 0. Returns that status.
+    /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently
+    /// (first responder wins per MVPD), brings the stored profiles in line with the backend, then calls
+    /// setRequestorComplete(1) when at least one provider answered, else 0 + a status. Returns that status.
+    /// Call it again when the app returns to the foreground to resynchronize.
     public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
         await engine.setRequestor(requestorID, serviceProviders: serviceProviders)
     }
