@@ -20,8 +20,11 @@ public struct AccessEnablerConfiguration: Sendable {
     public var clock: @Sendable () -> Date
     /// A fixed device id; nil → a random id persisted in the store.
     public var deviceID: String?
-    /// Partner SSO hook (issue 6); nil = no partner SSO.
+    /// The host's partner single sign-on (issue 6; apple-sso-cookbook); nil = no partner SSO, regular flows only.
     public var partnerSSO: (any PartnerSSOProvider)?
+    /// How long the engine waits for one answer of `partnerSSO` before counting it as
+    /// `serviceTemporarilyUnavailable` (VSA503; DESIGN §3: 10 s).
+    public var partnerSSOTimeout: Duration
     /// Interval between polls of `profiles/code/{code}` (3–5 s in production; shorter in tests).
     public var pollInterval: Duration
     /// Attempts of one request when the backend answers 429 (waiting ≥ 1 s between them).
@@ -34,7 +37,8 @@ public struct AccessEnablerConfiguration: Sendable {
         backendURL: URL, softwareStatement: String?, redirectURL: String = "adobepass://ios.app",
         webView: Bool = true, activationURL: String? = nil, requestTimeout: Duration = .seconds(15),
         logoutTimeout: Duration = .seconds(10), clock: @escaping @Sendable () -> Date = { Date() },
-        deviceID: String? = nil, partnerSSO: (any PartnerSSOProvider)? = nil, pollInterval: Duration = .seconds(4),
+        deviceID: String? = nil, partnerSSO: (any PartnerSSOProvider)? = nil, partnerSSOTimeout: Duration = .seconds(10),
+        pollInterval: Duration = .seconds(4),
         maxThrottleRetries: Int = 3, log: (@Sendable (String) -> Void)? = nil
     ) {
         self.backendURL = backendURL
@@ -47,6 +51,7 @@ public struct AccessEnablerConfiguration: Sendable {
         self.clock = clock
         self.deviceID = deviceID
         self.partnerSSO = partnerSSO
+        self.partnerSSOTimeout = partnerSSOTimeout
         self.pollInterval = pollInterval
         self.maxThrottleRetries = maxThrottleRetries
         self.log = log
@@ -57,10 +62,6 @@ public struct AccessEnablerConfiguration: Sendable {
         activationURL ?? backendURL.absoluteString.trimmingSuffix("/") + "/activate"
     }
 }
-
-/// The seam for partner SSO (issue 6): the host that answers the platform's account requests.
-/// Not used yet; the engine runs the regular flows when the configuration's `partnerSSO` is nil.
-public protocol PartnerSSOProvider: Sendable {}
 
 extension String {
     func trimmingSuffix(_ suffix: String) -> String {

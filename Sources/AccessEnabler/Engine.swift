@@ -33,6 +33,8 @@ actor Engine {
     var flowCounter = 0
     /// The outcome of the last flow handleExternalURL (or its timeout/cancel) ended; answers a repeated call.
     var lastCompleted: AuthenticationStatus?
+    /// The platform account as the host last described it (partner SSO, issue 6).
+    var partnerAccount: PartnerAccount?
 
     init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
         self.configuration = configuration
@@ -71,17 +73,24 @@ actor Engine {
         if providers.isEmpty {
             return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "CFG404", level: "error", message: "No usable service provider"))
         }
-        if let requestor { await synchronizeProfiles(requestor) }
-        return finishSetRequestor(requestor, failureStatus: Self.configurationFailureStatus(firstFailure))
+        var partnerStatus: AdvancedStatus?
+        if let requestor { partnerStatus = await partnerSetRequestor(requestor) }
+        return finishSetRequestor(requestor, failureStatus: Self.configurationFailureStatus(firstFailure), partnerStatus: partnerStatus)
     }
 
     /// Brings each stored profile in line with the backend (`GET profiles/{mvpd}`): a profile the backend no
     /// longer has (logout elsewhere, expiry, lost credentials) is dropped, a present one refreshed (new metadata).
     /// Answers that say nothing certain (errors, TempPass over) leave the stored profile alone.
-    private func synchronizeProfiles(_ requestor: Requestor) async {
+    /// A partner profile is checked only with the platform's current status for its MVPD (else left alone).
+    func synchronizeProfiles(_ requestor: Requestor) async {
         for profile in storedProfiles(requestor) {
+            var headers: [(String, String)] = []
+            if profile.isPartner {
+                guard let header = partnerHeader(for: profile.mvpd) else { continue }
+                headers = [header]
+            }
             let result = await requestor.client(for: profile.mvpd).call(
-                "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(profile.mvpd))")
+                "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(profile.mvpd))", headers: headers)
             guard case .ok(let body) = result, body["profiles"]?.objectValue != nil else { continue }
             if let fresh = Profile.first(in: body, preferring: profile.mvpd), fresh.mvpd == profile.mvpd {
                 saveProfile(fresh, requestor)
@@ -91,7 +100,8 @@ actor Engine {
         }
     }
 
-    private func finishSetRequestor(_ requestor: Requestor?, failureStatus: AdvancedStatus) -> Int32 {
+    /// `partnerStatus`: VSA403, VSA404 or APPL_ERROR of the partner check, reported after setRequestorComplete(1).
+    private func finishSetRequestor(_ requestor: Requestor?, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil) -> Int32 {
         let status: Int32
         if let requestor {
             phase = .ready(requestor)
@@ -99,6 +109,7 @@ actor Engine {
             shared.withLock { $0.selectedMVPD = selected }
             status = AccessEnablerStatus.success
             delegate.setRequestorComplete(status)
+            if let partnerStatus { delegate.status(partnerStatus) }
         } else {
             phase = .failed
             status = AccessEnablerStatus.error
@@ -213,7 +224,19 @@ actor Engine {
         guard let requestor = await ready() else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
-        if let profile = currentProfile(requestor) {
+        var partnerStatus: AdvancedStatus?
+        let current = currentProfile(requestor)
+        if current == nil || current?.isPartner == true {
+            // Cookbook step 3: a partner profile stands only while the platform account does.
+            let check = await partnerAuthenticationCheck(requestor, profile: current)
+            partnerStatus = check.status
+            if current != nil, !check.valid {
+                return report(
+                    .failed(ErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
+                    status: partnerStatus ?? AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
+            }
+        }
+        if let profile = current {
             select(requestor.mvpd(profile.mvpd), requestor)
             return report(.authenticated, requestor: requestor, profile: profile, cached: true)
         }
@@ -227,7 +250,7 @@ actor Engine {
         }
         return report(
             .failed(ErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
-            status: AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
+            status: partnerStatus ?? AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
     }
 
     /// Delivers setAuthenticationStatus, then the authentication tracking event, then `status` if any.

@@ -24,12 +24,13 @@ extension Engine {
             return authorizationFailed(resource, ErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
         }
         let path = "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/authorize/\(FormEncoding.escape(profile.mvpd))"
-        var result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]])
+        let partner = await partnerHeaders(requestor, profile: profile)
+        var result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: partner)
         // Item-level errors whose action is `retry` get at most two more tries (rest-api-v2-notes §12.6).
         for _ in 0..<2 {
             guard case .ok(let body) = result, Self.decision(in: body, for: resource)?["error"]?["action"]?.stringValue == "retry" else { break }
             try? await Task.sleep(for: .milliseconds(300))
-            result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]])
+            result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: partner)
         }
         return authorizationOutcome(result, resource: resource, requestor: requestor, profile: profile)
     }
@@ -130,9 +131,10 @@ extension Engine {
         var known = store.value(.preauth, cacheKey).flatMap { try? JSON.parse($0) }?.objectValue ?? JSONObject()
         var failure: AdvancedStatus?
         if !cache || !resources.allSatisfy({ known[$0] != nil }) {
+            let partner = await partnerHeaders(requestor, profile: profile)
             let result = await requestor.client(for: profile.mvpd).call(
                 "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/preauthorize/\(FormEncoding.escape(profile.mvpd))",
-                json: ["resources": .array(resources.map { .string($0) })])
+                json: ["resources": .array(resources.map { .string($0) })], headers: partner)
             if case .ok(let body) = result, let decisions = body["decisions"]?.arrayValue {
                 for decision in decisions {
                     if let id = decision["resource"]?.stringValue { known[id] = .bool(decision["authorized"]?.boolValue ?? false) }

@@ -4,6 +4,8 @@ import JSON
 /// One login flow: from the picker to the end (adobe-pass-sdk-notes §2.5–2.7).
 struct LoginFlow {
     enum Step {
+        /// Partner SSO: asking the host (platform picker, account exchange); then the picker or the end.
+        case partner
         /// displayProviderDialog sent; waiting for setSelectedProvider.
         case picker
         /// navigateToUrl sent; waiting for handleExternalURL.
@@ -30,7 +32,10 @@ extension Engine {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         if !forceAuthn, let profile = currentProfile(requestor) {
-            return report(.authenticated, requestor: requestor, profile: profile, cached: true)
+            let stands = profile.isPartner ? await partnerAuthenticationCheck(requestor, profile: profile).valid : true
+            if stands {
+                return report(.authenticated, requestor: requestor, profile: profile, cached: true)
+            }
         }
         return await login(requestor, filter: filter)
     }
@@ -47,9 +52,16 @@ extension Engine {
         flowCounter += 1
         lastCompleted = nil
         loginFlow = LoginFlow(id: flowCounter)
+        let partner = partnerApplies(requestor)
+        if partner { loginFlow?.step = .partner }
+        let flowID = flowCounter
         return await withCheckedContinuation { continuation in
             loginFlow?.waiters.append(continuation)
-            delegate.displayProviderDialog(mvpds)
+            if partner {
+                Task { await self.partnerLogin(requestor, mvpds: mvpds, flowID: flowID) }
+            } else {
+                delegate.displayProviderDialog(mvpds)
+            }
         }
     }
 
@@ -199,7 +211,7 @@ extension Engine {
                 return await completeLogin(code: code, mvpd: mvpd, flowID: flow.id, requestor: requestor)
             case .completing:
                 return await withCheckedContinuation { loginFlow?.waiters.append($0) }
-            case .picker, .polling:
+            case .partner, .picker, .polling:
                 break
             }
         }
@@ -271,7 +283,7 @@ extension Engine {
     func cancel() async {
         if let flow = loginFlow {
             switch flow.step {
-            case .picker, .redirect, .polling:
+            case .partner, .picker, .redirect, .polling:
                 let requestor: Requestor? = if case .ready(let requestor) = phase { requestor } else { nil }
                 _ = loginFailed(
                     ErrorCode.providerNotSelected, requestor,

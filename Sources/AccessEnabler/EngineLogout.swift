@@ -4,6 +4,8 @@ import JSON
 /// A logout waiting for handleExternalURL of the MVPD logout page (or its timeout).
 struct LogoutFlow {
     let id: Int
+    /// A partner profile was among those logged out: VSA203 follows the final callback.
+    var partner = false
     var waiters: [CheckedContinuation<AuthenticationStatus, Never>] = []
 }
 
@@ -17,14 +19,16 @@ extension Engine {
             return loggedOut
         }
         var logoutURL: String?
+        var partner = false
         for profile in storedProfiles(requestor) {
             let client = requestor.client(for: profile.mvpd)
             let result = await client.call(
                 "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/logout/\(FormEncoding.escape(profile.mvpd))",
                 query: [("redirectUrl", configuration.redirectURL)])
-            if case .ok(let body) = result, let entry = body["logouts"]?[profile.mvpd] ?? body["logouts"]?.objectValue?.first(where: { _ in true })?.value,
-                entry["actionName"]?.stringValue == "logout", let url = entry["url"]?.stringValue, logoutURL == nil
-            {
+            let entry: JSON? =
+                if case .ok(let body) = result { body["logouts"]?[profile.mvpd] ?? body["logouts"]?.objectValue?.first(where: { _ in true })?.value } else { nil }
+            if profile.isPartner || entry?["actionName"]?.stringValue == "partner_logout" { partner = true }
+            if let entry, entry["actionName"]?.stringValue == "logout", let url = entry["url"]?.stringValue, logoutURL == nil {
                 logoutURL = client.absolute(url)
             }
             store.set(.profile, profileKey(requestor, profile.mvpd), nil)
@@ -34,13 +38,14 @@ extension Engine {
         select(nil, requestor)
         guard configuration.webView, let logoutURL else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
+            if partner { delegate.status(Self.vsa203) }
             return loggedOut
         }
         if logoutFlow != nil { _ = finishLogout() }
         flowCounter += 1
         let id = flowCounter
         lastCompleted = nil
-        logoutFlow = LogoutFlow(id: id)
+        logoutFlow = LogoutFlow(id: id, partner: partner)
         let timeout = configuration.logoutTimeout
         logoutTimer = Task {
             try? await Task.sleep(for: timeout)
@@ -60,13 +65,20 @@ extension Engine {
     func finishLogout() -> AuthenticationStatus {
         let outcome = AuthenticationStatus.failed(ErrorCode.userNotAuthenticated)
         let waiters = logoutFlow?.waiters ?? []
+        let partner = logoutFlow?.partner ?? false
         logoutFlow = nil
         logoutTimer?.cancel()
         logoutTimer = nil
         lastCompleted = outcome
         delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
+        if partner { delegate.status(Self.vsa203) }
         for waiter in waiters { waiter.resume(returning: outcome) }
         return outcome
+    }
+
+    /// After logging out a partner login: the user must also sign out on the platform (apple-sso-cookbook "logout").
+    static var vsa203: AdvancedStatus {
+        AdvancedStatus(id: "VSA203", level: "info", message: "Sign out of the TV provider in the platform's settings too")
     }
 
     // MARK: getMetadata (adobe-pass-sdk-notes §2.13; DESIGN §3)

@@ -85,9 +85,12 @@ actor RestClient {
 
     // MARK: REST V2 calls
 
-    /// Sends one REST V2 request with the bearer and device headers; `path` starts with `/api/v2/`.
-    func call(_ method: String, _ path: String, query: [(String, String)] = [], form: [(String, String)]? = nil, json: JSON? = nil)
-        async -> APIResult
+    /// Sends one REST V2 request with the bearer and device headers (+ `headers`, e.g. the partner status);
+    /// `path` starts with `/api/v2/`.
+    func call(
+        _ method: String, _ path: String, query: [(String, String)] = [], form: [(String, String)]? = nil, json: JSON? = nil,
+        headers extra: [(String, String)] = []
+    ) async -> APIResult
     {
         var refreshed = false
         while true {
@@ -101,6 +104,7 @@ actor RestClient {
                 ("Accept", "application/json"),
             ]
             if let visitor = device.visitorID { request.headers.append(("AP-Visitor-Identifier", visitor)) }
+            request.headers += extra
             if let form {
                 request.headers.append(("Content-Type", "application/x-www-form-urlencoded"))
                 request.body = Data(FormEncoding.encode(form).utf8)

@@ -1,0 +1,245 @@
+import Foundation
+import JSON
+
+/// What the engine last learned from the host about the platform's TV-provider account.
+struct PartnerAccount: Sendable {
+    var access: PartnerAccessStatus
+    var metadata: PartnerAccountMetadata?
+    /// The requestor's MVPD whose platformMappingId is the account's provider.
+    var mvpd: MVPD?
+    /// `AP-Partner-Framework-Status` built from these answers (rest-api-v2-notes §10.3).
+    var header: String
+
+    init(access: PartnerAccessStatus, metadata: PartnerAccountMetadata?, requestor: Requestor) {
+        self.access = access
+        self.metadata = metadata
+        mvpd = metadata?.providerId.flatMap { id in requestor.mvpds.first { $0.platformMappingId == id } }
+        header = Self.header(access: access, metadata: metadata)
+    }
+
+    /// Base64 of `{frameworkPermissionInfo: {accessStatus}, frameworkProviderInfo: {id, expirationDate}}`, the
+    /// expiry as a string of epoch milliseconds; `frameworkProviderInfo` is `{}` when no provider is known.
+    static func header(access: PartnerAccessStatus, metadata: PartnerAccountMetadata?) -> String {
+        var provider = JSONObject()
+        if let id = metadata?.providerId { provider["id"] = .string(id) }
+        if let expiry = metadata?.authenticationExpirationDate { provider["expirationDate"] = .string(String(expiry)) }
+        let status: JSON = [
+            "frameworkPermissionInfo": ["accessStatus": .string(access.rawValue)], "frameworkProviderInfo": .object(provider),
+        ]
+        return Data(status.serialized()).base64EncodedString()
+    }
+
+    /// Granted, signed in with a provider of this requestor, and the platform's authentication not over.
+    func isSignedIn(now: Int64) -> Bool {
+        access == .granted && mvpd != nil && (metadata?.authenticationExpirationDate ?? 0) > now
+    }
+}
+
+/// How a partner exchange (PS1, the SAML answer, PS2) ended.
+enum PartnerExchange {
+    case profile(Profile)
+    /// PS1 answered with the regular flow (`pfs_fallback`, `configuration_fallback`, …): its session body.
+    case fallback(JSON)
+    /// Nothing usable; the status, when the host is the cause.
+    case failed(AdvancedStatus?)
+}
+
+extension Profile {
+    /// A profile from a partner login (`type: appleSSO`): its calls carry `AP-Partner-Framework-Status`.
+    var isPartner: Bool { type == "appleSSO" }
+}
+
+extension Engine {
+    static let partnerHeaderName = "AP-Partner-Framework-Status"
+
+    /// Partner SSO applies when the host provides it and the requestor has an MVPD boarded for platform services.
+    func partnerApplies(_ requestor: Requestor) -> Bool {
+        configuration.partnerSSO != nil && requestor.mvpds.contains { $0.enablePlatformServices && $0.platformMappingId != nil }
+    }
+
+    /// The picker lists sent to the host: platformMappingIds of MVPDs with platform services, and the featured ones.
+    func partnerProviderLists(_ requestor: Requestor) -> (supported: [String], featured: [String]) {
+        let boarded = requestor.mvpds.filter { $0.enablePlatformServices }
+        return (boarded.compactMap(\.platformMappingId), boarded.filter(\.displayInPlatformPicker).compactMap(\.platformMappingId))
+    }
+
+    // MARK: the background check (cookbook steps 2 and 3)
+
+    /// Asks the host without interrupting the user; remembers the account (and its header) for later calls.
+    /// The status is VSA403 (denied, restricted), VSA404 (not determined) or APPL_ERROR (the host failed).
+    func partnerBackgroundCheck(_ requestor: Requestor) async -> (account: PartnerAccount?, status: AdvancedStatus?) {
+        guard let provider = configuration.partnerSSO else { return (nil, nil) }
+        let timeout = configuration.partnerSSOTimeout
+        let access = await PartnerCall.run(timeout: timeout) { try await provider.checkAccessStatus(prompt: false) }
+        let accessStatus: PartnerAccessStatus
+        switch access {
+        case .failure(let error):
+            partnerAccount = nil
+            return (nil, Self.partnerStatus(error, interactive: false))
+        case .success(let value):
+            accessStatus = value
+        }
+        guard accessStatus == .granted else {
+            let account = PartnerAccount(access: accessStatus, metadata: nil, requestor: requestor)
+            partnerAccount = account
+            return (account, Self.accessStatus(accessStatus))
+        }
+        let lists = partnerProviderLists(requestor)
+        let request = PartnerAccountMetadataRequest(
+            interruptionAllowed: false, supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
+        switch await PartnerCall.run(timeout: timeout, { try await provider.requestAccountMetadata(request) }) {
+        case .failure(let error):
+            partnerAccount = PartnerAccount(access: .granted, metadata: nil, requestor: requestor)
+            return (partnerAccount, Self.partnerStatus(error, interactive: false))
+        case .success(let metadata):
+            let account = PartnerAccount(access: .granted, metadata: metadata, requestor: requestor)
+            partnerAccount = account
+            return (account, nil)
+        }
+    }
+
+    /// setRequestor's part (cookbook step 2): the background check, then, when the user has no valid profile and
+    /// every condition holds, a silent exchange. No callback here; the status (if any) follows setRequestorComplete.
+    func partnerSetRequestor(_ requestor: Requestor) async -> AdvancedStatus? {
+        guard partnerApplies(requestor) else {
+            await synchronizeProfiles(requestor)
+            return nil
+        }
+        let check = await partnerBackgroundCheck(requestor)
+        await synchronizeProfiles(requestor)
+        guard let account = check.account, account.isSignedIn(now: clock.nowMillis()), currentProfile(requestor) == nil else {
+            return check.status
+        }
+        if case .profile(let profile) = await partnerExchange(requestor, account: account, interactive: false) {
+            saveProfile(profile, requestor)
+            select(requestor.mvpd(profile.mvpd), requestor)
+        }
+        return check.status
+    }
+
+    /// checkAuthentication's part (cookbook step 3) when there is no profile or a partner one: whether a partner
+    /// profile still stands, and the status replacing N000 (VSA403, VSA404, APPL_ERROR), if any.
+    func partnerAuthenticationCheck(_ requestor: Requestor, profile: Profile?) async -> (valid: Bool, status: AdvancedStatus?) {
+        guard partnerApplies(requestor) else { return (profile != nil, nil) }
+        let check = await partnerBackgroundCheck(requestor)
+        guard let profile else { return (false, check.status) }
+        let valid = check.account.map { $0.isSignedIn(now: clock.nowMillis()) && $0.mvpd?.ID == profile.mvpd } ?? false
+        return (valid, check.status)
+    }
+
+    /// The extra headers of a call for `mvpd`'s profile: the partner status for a partner profile (§10.3: profile
+    /// and decision calls on an appleSSO profile carry a current one), asked again when none is known.
+    func partnerHeaders(_ requestor: Requestor, profile: Profile) async -> [(String, String)] {
+        guard profile.isPartner, configuration.partnerSSO != nil else { return [] }
+        if let account = partnerAccount, account.mvpd?.ID == profile.mvpd, account.isSignedIn(now: clock.nowMillis()) {
+            return [(Self.partnerHeaderName, account.header)]
+        }
+        let account = await partnerBackgroundCheck(requestor).account
+        return account.map { [(Self.partnerHeaderName, $0.header)] } ?? []
+    }
+
+    /// The remembered header for a stored partner profile of `mvpd`; nil when the account names another provider.
+    func partnerHeader(for mvpd: String) -> (String, String)? {
+        guard let account = partnerAccount, account.mvpd?.ID == mvpd else { return nil }
+        return (Self.partnerHeaderName, account.header)
+    }
+
+    // MARK: the exchange (rest-api-v2-notes §10.1, §10.2, §15.7)
+
+    /// PS1 with the account's header; on `partner_profile` the SAML answer from the host, then PS2.
+    func partnerExchange(_ requestor: Requestor, account: PartnerAccount, interactive: Bool) async -> PartnerExchange {
+        guard let provider = configuration.partnerSSO, let mvpd = account.mvpd else { return .failed(nil) }
+        let client = requestor.client(for: mvpd.ID)
+        let partner = FormEncoding.escape(provider.partner)
+        let base = "/api/v2/\(FormEncoding.escape(requestor.id))"
+        let header = [(Self.partnerHeaderName, account.header)]
+        let session = await client.call(
+            "POST", "\(base)/sessions/sso/\(partner)", form: [("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)],
+            headers: header)
+        guard case .ok(let body) = session else { return .failed(nil) }
+        switch body["actionName"]?.stringValue {
+        case "partner_profile":
+            break
+        case "authorize":
+            let mvpdID = body["mvpd"]?.stringValue ?? mvpd.ID
+            let result = await client.call("GET", "\(base)/profiles/\(FormEncoding.escape(mvpdID))", headers: header)
+            if case .ok(let profiles) = result, let profile = Profile.first(in: profiles, preferring: mvpdID) { return .profile(profile) }
+            return .failed(nil)
+        default:
+            return .fallback(body)
+        }
+        let lists = partnerProviderLists(requestor)
+        let request = PartnerAccountMetadataRequest(
+            interruptionAllowed: interactive, verificationToken: body["authenticationRequest"]?["request"]?.stringValue,
+            attributeNames: body["authenticationRequest"]?["attributesNames"]?.arrayValue?.compactMap(\.stringValue),
+            supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
+        let answer = await PartnerCall.run(timeout: configuration.partnerSSOTimeout) { try await provider.requestAccountMetadata(request) }
+        let saml: String
+        switch answer {
+        case .failure(let error):
+            return .failed(Self.partnerStatus(error, interactive: interactive))
+        case .success(let metadata):
+            guard let response = metadata.samlAttributeQueryResponse, !response.isEmpty else {
+                return .failed(Self.vsa503("The platform gave no SAML response"))
+            }
+            saml = response
+        }
+        let created = await client.call("POST", "\(base)/profiles/sso/\(partner)", form: [("SAMLResponse", Self.encodeSAML(saml))], headers: header)
+        if case .ok(let profiles) = created, let profile = Profile.first(in: profiles, preferring: mvpd.ID) { return .profile(profile) }
+        return .failed(nil)
+    }
+
+    /// The SAML response as PS2 wants it (rest-api-v2-notes §10.4): runs of spaces and tabs collapsed to one
+    /// space, line breaks removed, trimmed, then base64 (the form encoding percent-encodes it once).
+    static func encodeSAML(_ xml: String) -> String {
+        var text = ""
+        var inBlank = false
+        for scalar in xml.unicodeScalars {
+            switch scalar {
+            case "\r", "\n":
+                continue
+            case " ", "\t":
+                if !inBlank { text.unicodeScalars.append(" ") }
+                inBlank = true
+            default:
+                text.unicodeScalars.append(scalar)
+                inBlank = false
+            }
+        }
+        return Data(text.trimmingCharacters(in: .whitespaces).utf8).base64EncodedString()
+    }
+
+    // MARK: advanced statuses (apple-sso-cookbook "error reporting"; adobe-pass-sdk-notes §3.2)
+
+    static func accessStatus(_ access: PartnerAccessStatus) -> AdvancedStatus? {
+        switch access {
+        case .granted: return nil
+        case .denied, .restricted:
+            return AdvancedStatus(id: "VSA403", level: "info", message: "The TV provider permission was denied for this application")
+        case .notDetermined:
+            return AdvancedStatus(id: "VSA404", level: "info", message: "The TV provider permission is not determined yet")
+        }
+    }
+
+    static func vsa503(_ message: String) -> AdvancedStatus {
+        AdvancedStatus(id: "VSA503", level: "info", message: message)
+    }
+
+    /// A host error as a status. In the background (steps 2, 3) everything but a refused access is APPL_ERROR;
+    /// in getAuthentication (step 4) a service problem is VSA503 and a cancel N005.
+    static func partnerStatus(_ error: PartnerSSOError, interactive: Bool) -> AdvancedStatus {
+        let appl = AdvancedStatus(id: "APPL_ERROR", level: "error", message: "The platform's account request failed", details: error.message)
+        switch error.reason {
+        case .accessNotGranted:
+            return accessStatus(.denied)!
+        case .userCancelled where interactive:
+            return AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled")
+        case .unsupportedProvider where interactive:
+            return AdvancedStatus(id: "N004", level: "info", message: "The chosen TV provider is not supported by this application")
+        case .serviceTemporarilyUnavailable, .providerRejected, .invalidVerificationToken:
+            return interactive ? vsa503(error.message ?? "The platform's account request failed (\(error.reason.rawValue))") : appl
+        case .other, .userCancelled, .unsupportedProvider:
+            return appl
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import JSON
+
+extension Engine {
+    // MARK: getAuthentication with partner SSO (apple-sso-cookbook step 4; adobe-pass-sdk-notes §2.5)
+
+    /// The partner part of a login flow started by getAuthentication (or getAuthorization). It asks the host for
+    /// access (may prompt), shows the platform's picker (presentTvProviderDialog … dismissTvProviderDialog) and
+    /// exchanges the account for a profile. Otherwise it falls back to the regular flow:
+    /// - VSA403 / VSA404 (access), VSA503 (platform service problem), APPL_ERROR (other host error),
+    ///   N003 ("Other TV Provider"), N004 (provider this requestor does not support), N005 (platform picker
+    ///   cancelled): that status, then displayProviderDialog;
+    /// - a provider in the platform picker without partner SSO (PICKER boarding, or the backend's
+    ///   `configuration_fallback` / `pfs_fallback` naming an MVPD): setSelectedProvider silently → navigateToUrl
+    ///   (or REGCODE), no status.
+    /// The flow ends, as every login flow, with setAuthenticationStatus.
+    func partnerLogin(_ requestor: Requestor, mvpds: [MVPD], flowID: Int) async {
+        guard let provider = configuration.partnerSSO else { return }
+        let timeout = configuration.partnerSSOTimeout
+        let access = await PartnerCall.run(timeout: timeout) { try await provider.checkAccessStatus(prompt: true) }
+        guard isPartnerStep(flowID) else { return }
+        switch access {
+        case .failure(let error):
+            return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds)
+        case .success(let status) where status != .granted:
+            partnerAccount = PartnerAccount(access: status, metadata: nil, requestor: requestor)
+            return partnerFallBack(Self.accessStatus(status), mvpds: mvpds)
+        case .success:
+            break
+        }
+        let lists = partnerProviderLists(requestor)
+        let request = PartnerAccountMetadataRequest(
+            interruptionAllowed: true, supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
+        delegate.presentTvProviderDialog()
+        let answer = await PartnerCall.run(timeout: timeout) { try await provider.requestAccountMetadata(request) }
+        delegate.dismissTvProviderDialog()
+        guard isPartnerStep(flowID) else { return }
+        let metadata: PartnerAccountMetadata
+        switch answer {
+        case .failure(let error) where error.reason == .unsupportedProvider:
+            guard let id = error.unsupportedProviderIdentifier else {
+                return partnerFallBack(
+                    AdvancedStatus(id: "N003", level: "info", message: "Other TV provider was chosen in the platform picker"), mvpds: mvpds)
+            }
+            guard let mvpd = requestor.mvpds.first(where: { $0.platformMappingId == id }) else {
+                return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds)
+            }
+            return await selectSilently(mvpd, flowID: flowID)
+        case .failure(let error):
+            return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds)
+        case .success(let value):
+            metadata = value
+        }
+        let account = PartnerAccount(access: .granted, metadata: metadata, requestor: requestor)
+        partnerAccount = account
+        guard let mvpd = account.mvpd, mvpd.enablePlatformServices else {
+            let status =
+                metadata.providerId == nil
+                ? AdvancedStatus(id: "N005", level: "info", message: "No TV provider was chosen in the platform picker")
+                : Self.partnerStatus(PartnerSSOError(.unsupportedProvider), interactive: true)
+            return partnerFallBack(status, mvpds: mvpds)
+        }
+        if mvpd.boardingStatus == "PICKER" { return await selectSilently(mvpd, flowID: flowID) }
+        let exchange = await partnerExchange(requestor, account: account, interactive: true)
+        guard isPartnerStep(flowID) else { return }
+        switch exchange {
+        case .profile(let profile):
+            _ = loginSucceeded(profile, requestor)
+        case .fallback(let session):
+            if session["actionName"]?.stringValue == "authenticate", let named = session["mvpd"]?.stringValue.flatMap(requestor.mvpd) {
+                return await selectSilently(named, flowID: flowID)
+            }
+            partnerFallBack(nil, mvpds: mvpds)
+        case .failed(let status):
+            partnerFallBack(status, mvpds: mvpds)
+        }
+    }
+
+    /// Whether flow `flowID` is still in its partner step (not cancelled, not taken over by setSelectedProvider).
+    private func isPartnerStep(_ flowID: Int) -> Bool {
+        guard let flow = loginFlow, flow.id == flowID, case .partner = flow.step else { return false }
+        return true
+    }
+
+    /// The regular picker: the status explaining why (if any), then displayProviderDialog.
+    private func partnerFallBack(_ status: AdvancedStatus?, mvpds: [MVPD]) {
+        loginFlow?.step = .picker
+        if let status { delegate.status(status) }
+        delegate.displayProviderDialog(mvpds)
+    }
+
+    /// The SDK calls setSelectedProvider itself for a platform-picker provider without partner SSO.
+    private func selectSilently(_ mvpd: MVPD, flowID: Int) async {
+        loginFlow?.step = .picker
+        _ = await setSelectedProvider(mvpd.ID)
+    }
+}
