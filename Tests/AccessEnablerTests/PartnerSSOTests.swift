@@ -96,6 +96,20 @@ final class PartnerSSOTests: EmulatorTestCase {
         assertStatus(client.delegate.take().last, id: "VSA403")
     }
 
+    func testForegroundSetRequestorKeepsThePartnerProfileWithTheStatusHeader() async throws {
+        let client = try makePartnerClient()
+        _ = await setRequestor(client)
+        _ = client.platform.takeRequests()
+        // The stored appleSSO profile is checked with `profiles/MockSSO` + the status header, so no new exchange.
+        let callbacks = await setRequestor(client)
+        XCTAssertEqual(callbacks, [.setRequestorComplete(1)])
+        XCTAssertEqual(client.platform.takeRequests(), [.access(prompt: false), .metadata(interruptionAllowed: false, withToken: false)])
+        let check = await client.engine.checkAuthentication()
+        XCTAssertEqual(check, AuthenticationStatus(status: 1, errorCode: ""))
+        let preauthorized = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: false)
+        XCTAssertEqual(preauthorized, ["ch1"])
+    }
+
     func testDeniedReportsVSA403AndShowsTheRegularPicker() async throws {
         let client = try makePartnerClient { $0.access = .success(.denied) }
         let callbacks = await setRequestor(client)
