@@ -89,14 +89,13 @@ public final class Connection: Sendable {
 
     private func deliver(id: RequestID, bytes: [UInt8]) {
         state.withLock { state in
-            guard var slots = state.pending[id], !slots.isEmpty else {
+            guard let index = state.pending.firstIndex(where: { $0.id == id }) else {
                 log.debug("connection \(number): response for \(id) which is not awaiting one, dropped")
                 return
             }
-            let slot = slots.removeFirst()
-            state.pending[id] = slots.isEmpty ? nil : slots
+            let slot = state.pending.remove(at: index)
             state.inFlight -= 1
-            if let batch = slot {
+            if let batch = slot.batch {
                 batch.responses.append(bytes)
                 batch.remaining -= 1
                 if batch.remaining == 0 && batch.sealed {
@@ -113,7 +112,7 @@ public final class Connection: Sendable {
     func enqueueLocked(_ state: inout WriterState, _ body: [UInt8]) {
         guard !state.writeFailed else { return }
         if state.outbound.isEmpty { state.lastWriteProgress = monotonicNanos() }
-        state.outbound += state.framing.frame(body)
+        state.framing.append(body, to: &state.outbound)
         if !state.corked { flushLocked(&state) }
     }
 
@@ -280,7 +279,7 @@ public final class Connection: Sendable {
         state.withLock { state in
             guard state.inFlight < limits.maxInFlightRequests else { return false }
             state.inFlight += 1
-            state.pending[id, default: []].append(batch)
+            state.pending.append(PendingRequest(id: id, batch: batch))
             if let batch { batch.remaining += 1 }
             return true
         }
@@ -355,13 +354,13 @@ public final class Connection: Sendable {
 
     /// Answers every request still waiting with -32003.
     private func answerRemainingLocked(_ state: inout WriterState) {
-        let ids = state.pending.flatMap { id, slots in slots.map { (id, $0) } }
-        state.pending = [:]
+        let leftovers = state.pending
+        state.pending = []
         state.inFlight = 0
         var batches: [ObjectIdentifier: Batch] = [:]
-        for (id, batch) in ids {
-            let bytes = OutgoingMessage.response(id: id, error: .shuttingDown())
-            if let batch {
+        for request in leftovers {
+            let bytes = OutgoingMessage.response(id: request.id, error: .shuttingDown())
+            if let batch = request.batch {
                 batch.responses.append(bytes)
                 batches[ObjectIdentifier(batch)] = batch
             } else {
@@ -406,11 +405,18 @@ struct WriterState: ~Copyable {
     var readDone = false
     var closing = false
     var drainDeadline: UInt64 = 0
-    /// Requests from the peer awaiting an answer; a duplicate id queues a second slot.
-    var pending: [RequestID: [Batch?]] = [:]
+    /// Requests from the peer awaiting an answer, oldest first (a duplicate id is answered in order).
+    /// A short array: in-flight requests are few and capped.
+    var pending: [PendingRequest] = []
     var inFlight = 0
     var outgoing: [RequestID: OutgoingRequest] = [:]
     var nextOutgoingID = 0
+}
+
+/// A request from the peer awaiting its answer, and the batch it belongs to.
+struct PendingRequest {
+    let id: RequestID
+    let batch: Batch?
 }
 
 /// Collects the answers of one batch until every request in it has been answered.

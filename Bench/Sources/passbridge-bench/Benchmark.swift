@@ -18,45 +18,49 @@ func runBenchmark(quick: Bool) {
         FileHandle.standardError.write(Data("passbridge-bench: \(error)\n".utf8))
         exit(1)
     }
-    let pingCalls = quick ? 2000 : 20000
-    let pipelinedCalls = quick ? 20000 : 200000
+    let pingCalls = quick ? 2000 : 10000
+    let pipelinedCalls = quick ? 20000 : 100000
+    let rounds = quick ? 1 : 5
+    var samples: [ServerKind: [Figures]] = [:]
     var results: [ServerKind: Figures] = [:]
     do {
-        for kind in ServerKind.allCases {
-            var figures = Figures()
-            let calls = kind == .python ? pipelinedCalls / 4 : pipelinedCalls
+        // Rounds interleave the servers so machine noise (other load, core placement) hits all alike.
+        for round in 1...rounds {
+            for kind in ServerKind.allCases {
+                var figures = Figures()
+                let calls = kind == .python ? pipelinedCalls / 4 : pipelinedCalls
+                let stdio = try RunningServer(programs.command(kind, socket: nil), socketPath: nil)
+                var client = Client(writeFD: stdio.stdinFD, readFD: stdio.stdoutFD)
+                figures.stdioPingPong = client.pingPong(calls: pingCalls)
+                figures.stdioPipelined = client.pipelined(calls: calls, depth: 64)
+                stdio.stop()
 
-            let stdio = try RunningServer(programs.command(kind, socket: nil), socketPath: nil)
-            var client = Client(writeFD: stdio.stdinFD, readFD: stdio.stdoutFD)
-            figures.stdioPingPong = client.pingPong(calls: pingCalls)
-            figures.stdioPipelined = client.pipelined(calls: calls, depth: 64)
-            stdio.stop()
-
-            let path = programs.scratch + "/\(kind == .passbridge ? "pb" : kind == .c ? "c" : "py").sock"
-            let server = try RunningServer(programs.command(kind, socket: path), socketPath: path)
-            let fd = try connectUnix(path)
-            var socketClient = Client(writeFD: fd, readFD: fd)
-            figures.socketPingPong = socketClient.pingPong(calls: pingCalls)
-            figures.socketPipelined = socketClient.pipelined(calls: calls, depth: 64)
-            close(fd)
-            usleep(100_000)
-            figures.rssIdleKiB = server.rssKiB
-            var idle: [Int32] = []
-            for index in 0..<1000 {
-                let connection = try connectUnix(path)
-                var one = Client(writeFD: connection, readFD: connection)
-                _ = one.pingPong(calls: 1)
-                idle.append(connection)
-                _ = index
+                let path = programs.scratch + "/\(kind == .passbridge ? "pb" : kind == .c ? "c" : "py").sock"
+                let server = try RunningServer(programs.command(kind, socket: path), socketPath: path)
+                let fd = try connectUnix(path)
+                var socketClient = Client(writeFD: fd, readFD: fd)
+                figures.socketPingPong = socketClient.pingPong(calls: pingCalls)
+                figures.socketPipelined = socketClient.pipelined(calls: calls, depth: 64)
+                close(fd)
+                server.stop()
+                samples[kind, default: []].append(figures)
             }
-            usleep(100_000)
-            figures.rss1000KiB = server.rssKiB
-            for connection in idle { close(connection) }
-            server.stop()
-
+            FileHandle.standardError.write(Data("round \(round) of \(rounds) done\n".utf8))
+        }
+        for kind in ServerKind.allCases {
+            let runs = samples[kind] ?? []
+            func median(_ pick: (Figures) -> Double) -> Double {
+                let sorted = runs.map(pick).sorted()
+                return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+            }
+            var figures = Figures()
+            figures.stdioPingPong = median(\.stdioPingPong)
+            figures.stdioPipelined = median(\.stdioPipelined)
+            figures.socketPingPong = median(\.socketPingPong)
+            figures.socketPipelined = median(\.socketPipelined)
+            (figures.rssIdleKiB, figures.rss1000KiB) = try residentSizes(kind, programs)
             figures.spawnMedianMs = spawnToFirstResponse(programs.command(kind, socket: nil), runs: quick ? 5 : 21)
             results[kind] = figures
-            FileHandle.standardError.write(Data("measured \(kind.rawValue)\n".utf8))
         }
     } catch {
         FileHandle.standardError.write(Data("passbridge-bench: \(error)\n".utf8))
@@ -64,6 +68,30 @@ func runBenchmark(quick: Bool) {
     }
     try? FileManager.default.removeItem(atPath: programs.scratch)
     printTable(results)
+}
+
+/// RSS (KiB) of a socket server after one call, then with 1,000 more connections that each made one call.
+func residentSizes(_ kind: ServerKind, _ programs: Programs) throws -> (Int, Int) {
+    let path = programs.scratch + "/rss.sock"
+    let server = try RunningServer(programs.command(kind, socket: path), socketPath: path)
+    defer { server.stop() }
+    let first = try connectUnix(path)
+    var client = Client(writeFD: first, readFD: first)
+    _ = client.pingPong(calls: 1)
+    close(first)
+    usleep(200_000)
+    let idle = server.rssKiB
+    var connections: [Int32] = []
+    for _ in 0..<1000 {
+        let connection = try connectUnix(path)
+        var one = Client(writeFD: connection, readFD: connection)
+        _ = one.pingPong(calls: 1)
+        connections.append(connection)
+    }
+    usleep(200_000)
+    let loaded = server.rssKiB
+    for connection in connections { close(connection) }
+    return (idle, loaded)
 }
 
 /// Median milliseconds from starting the process to reading its first response over stdio.
