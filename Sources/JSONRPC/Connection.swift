@@ -28,6 +28,7 @@ public final class Connection: Sendable {
     nonisolated(unsafe) var framer: Framer
     nonisolated(unsafe) var handler: RPCHandler?
     nonisolated(unsafe) var closedNotified = false
+    /// The epoll masks registered for the read and write fds (`.max` once removed); guarded by `state`.
     nonisolated(unsafe) var registeredRead: UInt32 = 0
     nonisolated(unsafe) var registeredWrite: UInt32 = 0
 
@@ -154,7 +155,9 @@ public final class Connection: Sendable {
         if readFD == writeFD {
             loop.setInterest(self, fd: readFD, direction: 0, events: wantRead | wantWrite)
         } else {
-            loop.setInterest(self, fd: readFD, direction: 0, events: wantRead)
+            // A finished input leaves epoll entirely: a pipe without writers reports EPOLLHUP forever.
+            if state.readDone { loop.removeInterest(self, fd: readFD, direction: 0) }
+            else { loop.setInterest(self, fd: readFD, direction: 0, events: wantRead) }
             loop.setInterest(self, fd: writeFD, direction: 1, events: wantWrite)
         }
     }
