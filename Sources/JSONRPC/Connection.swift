@@ -20,7 +20,8 @@ public final class Connection: Sendable {
     let writeFD: Int32
     let isSocket: Bool
     let limits: ConnectionLimits
-    unowned let loop: EventLoop
+    /// Strong: a handler may answer after the transport ended; the cycle ends when the loop drops the connection.
+    let loop: EventLoop
     let state: Mutex<WriterState>
     private let log = Logger(label: "jsonrpc")
 
@@ -149,6 +150,8 @@ public final class Connection: Sendable {
 
     /// Registers for writability while output waits, and for readability unless paused.
     func updateInterestLocked(_ state: inout WriterState) {
+        // Once the loop has closed the fds their numbers may belong to another peer: hands off.
+        guard !state.detached else { return }
         let queued = state.outbound.count - state.outboundOffset
         let wantWrite: UInt32 = (queued > 0 && !state.writeFailed) ? EPOLLOUT.rawValue : 0
         let wantRead: UInt32 = (!state.readDone && queued < limits.outboundHighWater) ? EPOLLIN.rawValue : 0
@@ -164,7 +167,7 @@ public final class Connection: Sendable {
 
     // MARK: Reader (loop thread)
 
-    /// Reads once and dispatches every whole message in what arrived. Returns false at end of input.
+    /// Reads once and dispatches every whole message in what arrived; at end of input, begins closing.
     func readable(buffer: UnsafeMutableRawBufferPointer) {
         let count = read(readFD, buffer.baseAddress, buffer.count)
         if count < 0 {
@@ -375,7 +378,8 @@ public final class Connection: Sendable {
         }
     }
 
-    /// The final step: the handler has been told; fds are closed by the loop.
+    /// The final step, before the loop closes the fds: tells the handler (if not yet), stops all writing
+    /// and fails daemon→host requests still waiting.
     func finish() {
         if !closedNotified {
             closedNotified = true
@@ -384,6 +388,7 @@ public final class Connection: Sendable {
         let outgoing = state.withLock { state -> [OutgoingRequest] in
             state.closing = true
             state.writeFailed = true
+            state.detached = true
             state.outbound = []
             state.outboundOffset = 0
             let requests = Array(state.outgoing.values)
@@ -405,6 +410,8 @@ struct WriterState: ~Copyable {
     /// Set while the reader dispatches one read's messages, so their answers go out in one write.
     var corked = false
     var writeFailed = false
+    /// Set before the loop closes the fds; nothing touches them afterwards.
+    var detached = false
     var readDone = false
     var closing = false
     var drainDeadline: UInt64 = 0
