@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from jsonrpc_support import ByteReader, request
+from conftest import ByteReader, request
 
 
 def reader(sock):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from jsonrpc_support import StdioDaemon, request
+from conftest import StdioDaemon, request
 
 
 @pytest.fixture()
