@@ -307,7 +307,10 @@ public final class Connection: Sendable {
         let outgoing = state.withLock { state -> [OutgoingRequest] in
             if !state.closing {
                 state.closing = true
-                state.drainDeadline = monotonicNanos() + limits.shutdownTimeout.nanoseconds
+                // Leftovers are answered a little before the timeout, leaving a grace period to flush them.
+                let timeout = limits.shutdownTimeout.nanoseconds
+                state.flushGrace = min(500_000_000, timeout / 5)
+                state.drainDeadline = monotonicNanos() + timeout - state.flushGrace
             }
             state.readDone = true
             updateInterestLocked(&state)
@@ -349,7 +352,7 @@ public final class Connection: Sendable {
                 if state.inFlight > 0 { answerRemainingLocked(&state) }
                 if state.outbound.count - state.outboundOffset == 0 { return .close }
                 // One more grace period for the last answers to flush, then give up.
-                if now >= state.drainDeadline + 500_000_000 { return .close }
+                if now >= state.drainDeadline + state.flushGrace { return .close }
             }
             return .keep
         }
@@ -415,6 +418,7 @@ struct WriterState: ~Copyable {
     var readDone = false
     var closing = false
     var drainDeadline: UInt64 = 0
+    var flushGrace: UInt64 = 0
     /// Requests from the peer awaiting an answer, oldest first (a duplicate id is answered in order).
     /// A short array: in-flight requests are few and capped.
     var pending: [PendingRequest] = []
