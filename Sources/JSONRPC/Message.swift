@@ -81,9 +81,10 @@ public enum OutgoingMessage {
     /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`.
     public static func response(id: RequestID?, result: JSON) -> [UInt8] {
         var bytes = responsePrefix
-        bytes += (id?.json ?? .null).serialized()
+        bytes.reserveCapacity(128)
+        JSONWriter.append(id?.json ?? .null, to: &bytes)
         bytes += resultKey
-        bytes += result.serialized()
+        JSONWriter.append(result, to: &bytes)
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
@@ -91,9 +92,10 @@ public enum OutgoingMessage {
     /// `{"jsonrpc":"2.0","id":ID,"error":{…}}` (id null when unknown).
     public static func response(id: RequestID?, error: ErrorObject) -> [UInt8] {
         var bytes = responsePrefix
-        bytes += (id?.json ?? .null).serialized()
+        bytes.reserveCapacity(160)
+        JSONWriter.append(id?.json ?? .null, to: &bytes)
         bytes += errorKey
-        bytes += error.json.serialized()
+        JSONWriter.append(error, to: &bytes)
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
@@ -101,10 +103,10 @@ public enum OutgoingMessage {
     /// `{"jsonrpc":"2.0","method":M,"params":P}` (no params member when `params` is nil).
     public static func notification(method: String, params: JSON?) -> [UInt8] {
         var bytes = methodPrefix
-        bytes += JSON.string(method).serialized()
+        JSONWriter.appendString(method, to: &bytes)
         if let params {
             bytes += paramsKey
-            bytes += params.serialized()
+            JSONWriter.append(params, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
         return bytes
@@ -115,7 +117,7 @@ public enum OutgoingMessage {
         var bytes = notification(method: method, params: params)
         bytes.removeLast()
         bytes += idKey
-        bytes += id.json.serialized()
+        JSONWriter.append(id.json, to: &bytes)
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
