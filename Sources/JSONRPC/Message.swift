@@ -82,9 +82,9 @@ public enum OutgoingMessage {
     public static func response(id: RequestID?, result: JSON) -> [UInt8] {
         var bytes = responsePrefix
         bytes.reserveCapacity(128)
-        JSONWriter.append(id?.json ?? .null, to: &bytes)
+        bytes += (id?.json ?? .null).serialized()
         bytes += resultKey
-        JSONWriter.append(result, to: &bytes)
+        bytes += result.serialized()
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
@@ -93,9 +93,9 @@ public enum OutgoingMessage {
     public static func response(id: RequestID?, error: ErrorObject) -> [UInt8] {
         var bytes = responsePrefix
         bytes.reserveCapacity(160)
-        JSONWriter.append(id?.json ?? .null, to: &bytes)
+        bytes += (id?.json ?? .null).serialized()
         bytes += errorKey
-        JSONWriter.append(error, to: &bytes)
+        bytes += error.json.serialized()
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
@@ -103,10 +103,10 @@ public enum OutgoingMessage {
     /// `{"jsonrpc":"2.0","method":M,"params":P}` (no params member when `params` is nil).
     public static func notification(method: String, params: JSON?) -> [UInt8] {
         var bytes = methodPrefix
-        JSONWriter.appendString(method, to: &bytes)
+        bytes += JSON.string(method).serialized()
         if let params {
             bytes += paramsKey
-            JSONWriter.append(params, to: &bytes)
+            bytes += params.serialized()
         }
         bytes.append(UInt8(ascii: "}"))
         return bytes
@@ -117,7 +117,7 @@ public enum OutgoingMessage {
         var bytes = notification(method: method, params: params)
         bytes.removeLast()
         bytes += idKey
-        JSONWriter.append(id.json, to: &bytes)
+        bytes += id.json.serialized()
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }

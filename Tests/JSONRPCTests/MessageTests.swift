@@ -53,20 +53,4 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual([ErrorCode.requestorNotSet, .shuttingDown, .overloaded].map(\.rawValue), [-32002, -32003, -32004])
         XCTAssertNotNil(ErrorObject.messageTooLarge(limit: 10).data?["limit"])
     }
-
-    func testWriterMatchesTheJSONModule() throws {
-        let samples: [JSON] = [
-            .null, true, false, 0, 7, -1, .integer(.max), .integer(.min), .bigInteger("-18446744073709551617"),
-            1.5, 0.1, 1e300, -0.0, .double(.nan), "plain", "q\"b\\s/\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é😀",
-            [], [:], [1, "a", [nil]], ["z": 1, "a": ["n": .null], "é": "x"],
-        ]
-        for sample in samples {
-            var bytes: [UInt8] = []
-            JSONWriter.append(sample, to: &bytes)
-            XCTAssertEqual(String(decoding: bytes, as: UTF8.self), sample.serializedString())
-        }
-        var error: [UInt8] = []
-        JSONWriter.append(ErrorObject.methodNotFound("m"), to: &error)
-        XCTAssertEqual(try JSON.parse(error), ErrorObject.methodNotFound("m").json)
-    }
 }
