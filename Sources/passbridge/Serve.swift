@@ -13,9 +13,9 @@ func serve(_ options: DaemonOptions) -> Int32 {
         if let stop = stopAction.withLock({ $0 }) { stop() } else { exit(0) }
     }
     let testMethods = options.testMethods
-    let factory: RPCHandlerFactory = { _ in ServiceHandler(testMethods: testMethods) }
-    var access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
-    access.allowedUIDs = options.allowedUIDs
+    // The Bridge's per-connection handler goes in `next` once it exists.
+    let factory: RPCHandlerFactory = { _ in ServiceHandler(testMethods: testMethods, next: nil) }
+    let access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
     if let inherited = UnixSocketServer.systemdListenFD() {
         let server = UnixSocketServer(inheritedFD: inherited, access: access, limits: options.limits)
         stopAction.withLock { $0 = { server.shutdown() } }
