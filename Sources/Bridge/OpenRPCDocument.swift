@@ -77,6 +77,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         }
       ]
     },
@@ -139,6 +142,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         }
       ]
     },
@@ -223,6 +229,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         }
       ]
     },
@@ -250,6 +259,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         },
         {
           "$ref": "#/components/errors/RequestorNotSet"
@@ -311,6 +323,9 @@ enum OpenRPC {
           "$ref": "#/components/errors/Overloaded"
         },
         {
+          "$ref": "#/components/errors/MessageTooLarge"
+        },
+        {
           "$ref": "#/components/errors/RequestorNotSet"
         }
       ]
@@ -363,6 +378,9 @@ enum OpenRPC {
           "$ref": "#/components/errors/Overloaded"
         },
         {
+          "$ref": "#/components/errors/MessageTooLarge"
+        },
+        {
           "$ref": "#/components/errors/RequestorNotSet"
         }
       ]
@@ -404,6 +422,9 @@ enum OpenRPC {
           "$ref": "#/components/errors/Overloaded"
         },
         {
+          "$ref": "#/components/errors/MessageTooLarge"
+        },
+        {
           "$ref": "#/components/errors/RequestorNotSet"
         }
       ]
@@ -432,6 +453,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         },
         {
           "$ref": "#/components/errors/RequestorNotSet"
@@ -496,6 +520,9 @@ enum OpenRPC {
           "$ref": "#/components/errors/Overloaded"
         },
         {
+          "$ref": "#/components/errors/MessageTooLarge"
+        },
+        {
           "$ref": "#/components/errors/RequestorNotSet"
         }
       ]
@@ -549,6 +576,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         },
         {
           "$ref": "#/components/errors/RequestorNotSet"
@@ -606,6 +636,9 @@ enum OpenRPC {
           "$ref": "#/components/errors/Overloaded"
         },
         {
+          "$ref": "#/components/errors/MessageTooLarge"
+        },
+        {
           "$ref": "#/components/errors/RequestorNotSet"
         }
       ]
@@ -634,6 +667,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         },
         {
           "$ref": "#/components/errors/RequestorNotSet"
@@ -679,6 +715,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         }
       ]
     },
@@ -751,6 +790,9 @@ enum OpenRPC {
         },
         {
           "$ref": "#/components/errors/Overloaded"
+        },
+        {
+          "$ref": "#/components/errors/MessageTooLarge"
         },
         {
           "$ref": "#/components/errors/RequestorNotSet"
@@ -1394,65 +1436,85 @@ enum OpenRPC {
         "code": -32700,
         "message": "Parse error",
         "data": {
-          "description": "The message is not valid JSON."
-        }
+          "reason": "unexpected token",
+          "offset": 12
+        },
+        "x-description": "The message is not valid JSON; data gives the parser's reason and byte offset."
       },
       "InvalidRequest": {
         "code": -32600,
         "message": "Invalid Request",
         "data": {
-          "description": "The message is not a valid JSON-RPC 2.0 request."
-        }
+          "reason": "missing method"
+        },
+        "x-description": "The message is not a valid JSON-RPC 2.0 request."
       },
       "MethodNotFound": {
         "code": -32601,
         "message": "Method not found",
         "data": {
-          "description": "No such host-to-daemon method."
-        }
+          "method": "noSuchMethod"
+        },
+        "x-description": "No such host-to-daemon method."
       },
       "InvalidParams": {
         "code": -32602,
         "message": "Invalid params",
         "data": {
-          "description": "A required param is missing or a param has the wrong type; the message names the param and the reason. Also a handleExternalURL URL that is not the redirect URL."
-        }
+          "param": "requestorID",
+          "reason": "is required (a string)"
+        },
+        "x-description": "A required param is missing or a param has the wrong type (the message names the param and the reason), the params are not an object, or handleExternalURL got a URL that is not the redirect URL."
       },
       "InternalError": {
         "code": -32603,
         "message": "Internal error",
         "data": {
-          "description": "The daemon failed unexpectedly."
-        }
+          "reason": "…"
+        },
+        "x-description": "The daemon failed unexpectedly."
       },
       "RequestorNotSet": {
         "code": -32002,
         "message": "Requestor not set",
         "data": {
-          "description": "The method needs a requestor and this connection never sent setRequestor."
-        }
+          "reason": "call setRequestor first"
+        },
+        "x-description": "The method needs a requestor and this connection never sent setRequestor."
       },
       "ShuttingDown": {
         "code": -32003,
         "message": "Shutting down",
         "data": {
-          "description": "The daemon is draining and did not finish this request."
-        }
+          "reason": "the daemon is shutting down"
+        },
+        "x-description": "The daemon is draining (end of input or SIGTERM) and did not finish this request within --shutdown-timeout."
       },
       "Overloaded": {
         "code": -32004,
         "message": "Overloaded",
         "data": {
-          "description": "Too many pending requests, or the message exceeds --max-message-bytes."
-        }
+          "reason": "too many requests in flight",
+          "limit": 1024
+        },
+        "x-description": "Too many requests in flight on this connection."
+      },
+      "MessageTooLarge": {
+        "code": -32004,
+        "message": "Message too large",
+        "data": {
+          "reason": "message too large",
+          "limit": 16777216
+        },
+        "x-description": "The message exceeds --max-message-bytes."
       },
       "PartnerFailure": {
         "code": -32000,
         "message": "Partner request failed",
         "data": {
-          "reason": "other",
-          "description": "Any code is accepted from the host; data.reason is one of accessNotGranted, unsupportedProvider (with unsupportedProviderIdentifier), userCancelled, serviceTemporarilyUnavailable, providerRejected, invalidVerificationToken, other."
-        }
+          "reason": "userCancelled"
+        },
+        "x-description": "Sent by the host, not the daemon: any code; data.reason is one of accessNotGranted, unsupportedProvider (with unsupportedProviderIdentifier), userCancelled, serviceTemporarilyUnavailable, providerRejected, invalidVerificationToken, other. A missing or unknown reason counts as other."
       }
     }
   }

@@ -70,18 +70,18 @@ final class Session: Sendable {
     /// This connection's engine, created with `init {}` defaults on first use.
     func engine() -> any EngineAPI {
         if let engine = state.withLock({ $0.engine }) { return engine }
-        return initialize(softwareStatement: nil, redirectURL: nil, webView: nil)
+        let engine = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
+        return state.withLock { state in
+            if let existing = state.engine { return existing }
+            state.engine = engine
+            return engine
+        }
     }
 
     /// `init`: a fresh engine with these settings replaces any earlier one (whose flows are cancelled);
     /// the new instance has no requestor yet.
-    @discardableResult
-    func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?) -> any EngineAPI {
-        var engineConfiguration = configuration.engine
-        if let softwareStatement { engineConfiguration.softwareStatement = softwareStatement }
-        if let redirectURL { engineConfiguration.redirectURL = redirectURL }
-        if let webView { engineConfiguration.webView = webView }
-        let engine = factory(engineConfiguration, DelegateAdapter(outbound: outbound))
+    func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?) {
+        let engine = makeEngine(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView)
         let previous = state.withLock { state in
             defer {
                 state.engine = engine
@@ -90,7 +90,14 @@ final class Session: Sendable {
             return state.engine
         }
         if let previous { Task { await previous.cancel() } }
-        return engine
+    }
+
+    private func makeEngine(softwareStatement: String?, redirectURL: String?, webView: Bool?) -> any EngineAPI {
+        var engineConfiguration = configuration.engine
+        if let softwareStatement { engineConfiguration.softwareStatement = softwareStatement }
+        if let redirectURL { engineConfiguration.redirectURL = redirectURL }
+        if let webView { engineConfiguration.webView = webView }
+        return factory(engineConfiguration, DelegateAdapter(outbound: outbound))
     }
 
     /// Records that a valid setRequestor was received (calls after it no longer get -32002).
