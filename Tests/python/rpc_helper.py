@@ -250,9 +250,12 @@ class AppRedirect(Exception):
         self.url = url
 
 
-def follow_to_redirect_url(url: str, username: str = "demo", password: str = "demo", max_pages: int = 10) -> str:
-    """Walks a login (or logout) page like a web view: follows redirects, fills and submits the form with
-    `username`/`password`, until the page redirects to a non-http URL, which it returns."""
+def follow_to_redirect_url(url: str, username: str = "demo", password: str = "demo", max_pages: int = 10,
+                           extra_fields: dict | None = None, stop_at_page_without_form: bool = False) -> str:
+    """Walks a login (or logout) page like a web view: follows redirects, fills and submits each form with
+    `username`/`password` (and `extra_fields`, for fields the page has), until the page redirects to a non-http URL, which it returns. With
+    `stop_at_page_without_form`, a final page with no form (the second screen's "done" page) ends the walk and
+    its URL is returned."""
     opener = urllib.request.build_opener(_StopAtAppRedirect())
     method, data = "GET", None
     for _ in range(max_pages):
@@ -265,11 +268,14 @@ def follow_to_redirect_url(url: str, username: str = "demo", password: str = "de
             return redirect.url
         parser = _Forms()
         parser.feed(page)
+        if not parser.forms and stop_at_page_without_form:
+            return page_url
         assert parser.forms, f"no form and no redirect at {page_url}: {page[:300]}"
         form = parser.forms[0]
         fields = dict(form["fields"])
         if "username" in fields:
             fields.update(username=username, password=password)
+        fields.update({key: value for key, value in (extra_fields or {}).items() if key in fields})
         url = urllib.parse.urljoin(page_url, form["action"] or page_url)
         encoded = urllib.parse.urlencode(fields)
         if form["method"] == "POST":
