@@ -97,3 +97,31 @@ def test_requests_are_answered_in_the_connections_order_of_outcomes(daemon):
     assert client.response(init_id)[1]["result"] == {}
     assert client.response(requestor_id)[1]["result"] == {"status": 1}
     client.close()
+
+
+def test_end_of_input_cancels_the_waiting_login_and_answers_it(bin_dir, emulator, tmp_path):
+    from rpc_helper import NOT_SELECTED, StdioDaemon
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    ready(daemon)
+    start = daemon.mark()
+    get_id = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    daemon.process.stdin.close()
+    status_index, status = daemon.notification("setAuthenticationStatus", start)
+    answer_index, answer = daemon.response(get_id, start)
+    assert status["params"] == {"status": 0, "errorCode": NOT_SELECTED} and answer_index > status_index
+    assert answer["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert daemon.process.wait(timeout=20) == 0
+
+
+def test_sigterm_cancels_waiting_flows_answers_them_and_exits_zero(daemon):
+    from rpc_helper import NOT_SELECTED
+    client = daemon.connect()
+    ready(client)
+    start = client.mark()
+    get_id = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    daemon.process.send_signal(15)
+    assert client.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert daemon.process.wait(timeout=20) == 0
+    client.close()
