@@ -33,7 +33,8 @@ struct Backend {
         }
         let engine = AccessEnablerConfiguration(
             backendURL: backendURL, softwareStatement: softwareStatement,
-            redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL)
+            redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
+            log: { line in Logger(label: "engine").debug(line) })
         return Backend(configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator)
     }
 
