@@ -284,3 +284,37 @@ def follow_to_redirect_url(url: str, username: str = "demo", password: str = "de
             method, data = "GET", None
             url = url.split("?")[0] + "?" + encoded
     raise AssertionError("the pages never reached the redirect URL")
+
+
+# --------------------------------------------------------------------------------------------- the document
+
+def _schema(schema: dict, document: dict) -> dict:
+    """A schema whose `#/components/...` references resolve inside `document`."""
+    return dict(schema, components=document["components"])
+
+
+def check_against_openrpc(transcript: list[tuple[str, dict]], document: dict) -> int:
+    """Validates what the daemon sent in `transcript` against the OpenRPC document: each notification's params
+    against that notification's entry, each result against the result schema of the method it answers.
+    Returns the number of messages checked."""
+    import jsonschema
+
+    methods = {m["name"]: m for m in document["methods"]}
+    asked = {m["id"]: m["method"] for arrow, m in transcript if arrow == "-->" and "id" in m and "method" in m}
+    checked = 0
+    for arrow, message in transcript:
+        if arrow != "<--":
+            continue
+        if "method" in message and "id" not in message:
+            entry = methods[message["method"]]
+            assert entry.get("x-direction") == "daemon-to-host" and entry.get("x-notification") is True, message
+            params = entry["params"]
+            schema = {"type": "object", "properties": {p["name"]: p["schema"] for p in params},
+                      "required": [p["name"] for p in params if p.get("required")]}
+            jsonschema.Draft7Validator(_schema(schema, document)).validate(message.get("params", {}))
+            checked += 1
+        elif "result" in message and message.get("id") in asked:
+            entry = methods[asked[message["id"]]]
+            jsonschema.Draft7Validator(_schema(entry["result"]["schema"], document)).validate(message["result"])
+            checked += 1
+    return checked

@@ -1,10 +1,15 @@
 """The canonical AccessEnabler flows through the real passbridge against the real pass-emulator, over stdio and
 over the Unix socket: each response comes after the notifications of its operation, in the SDK's order
 (DESIGN §3, adobe-pass-sdk-notes §2.16)."""
+import json
+import pathlib
+
 import pytest
 
 from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, Emulator, RpcError, SocketDaemon,
-                        StdioDaemon, daemon_args, follow_to_redirect_url, notifications_named)
+                        StdioDaemon, check_against_openrpc, daemon_args, follow_to_redirect_url, notifications_named)
+
+DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 
 MVPD_KEYS = ["ID", "displayName", "logoURL", "enablePlatformServices", "boardingStatus", "displayInPlatformPicker",
              "platformMappingId", "isTempPass"]
@@ -19,18 +24,21 @@ def emulator(bin_dir):
 
 @pytest.fixture(params=["stdio", "socket"])
 def client(request, bin_dir, emulator, tmp_path, short_tmp):
-    """A connection to a fresh daemon (fresh state directory) on the emulator, over stdio or the socket."""
+    """A connection to a fresh daemon (fresh state directory) on the emulator, over stdio or the socket.
+    Afterwards, every notification and result it received must match Protocol/openrpc.json."""
     args = daemon_args(emulator.base, tmp_path / "state")
     if request.param == "stdio":
         daemon = StdioDaemon(bin_dir, *args)
         yield daemon
         assert daemon.stop() == 0
+        assert check_against_openrpc(daemon.transcript, DOCUMENT) > 0
     else:
         daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *args)
         connection = daemon.connect()
         yield connection
         connection.close()
         assert daemon.stop() == 0
+        assert check_against_openrpc(connection.transcript, DOCUMENT) > 0
 
 
 def ready(client):
