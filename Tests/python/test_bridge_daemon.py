@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from rpc_helper import (NOT_SELECTED, SOFTWARE_STATEMENT, Emulator, StdioDaemon, daemon_args, follow_to_redirect_url)
+from rpc_helper import (NOT_SELECTED, SOFTWARE_STATEMENT, Emulator, StdioDaemon, check_against_openrpc, daemon_args,
+                        follow_to_redirect_url)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCUMENT = json.loads((ROOT / "Protocol" / "openrpc.json").read_text())
@@ -127,6 +128,7 @@ def test_second_screen_login_with_the_activation_page(bin_dir, emulator, tmp_pat
     assert status["params"] == {"status": 1, "errorCode": ""} and get_index > status_index
     assert answer["result"] == {"status": 1, "errorCode": ""}
     assert daemon.stop() == 0
+    assert check_against_openrpc(daemon.transcript, DOCUMENT) > 0
 
 
 def test_second_screen_cancel_stops_the_wait(bin_dir, emulator, tmp_path):
