@@ -3,8 +3,8 @@ import JSON
 import JSONRPC
 import Synchronization
 
-/// One connection's application instance: its engine, the pending requests and the per-connection rules of
-/// DESIGN §3 (lazy `init {}`, -32002 before setRequestor, call order, cancel on close).
+/// One connection's application instance: its engine and the per-connection rules of DESIGN §3
+/// (lazy `init {}`, -32002 before setRequestor, call order, cancel on close).
 ///
 /// `handle` runs on the connection's reader thread, one message at a time. Engine calls start on
 /// `Task.immediate`, so each call enters the engine before the next message is read: calls reach the engine in

@@ -18,8 +18,39 @@ final class DiscoveryTests: XCTestCase {
         Set((document["methods"]?.arrayValue ?? []).filter { $0["x-direction"] != "daemon-to-host" }.compactMap { $0["name"]?.stringValue })
     }
 
+    /// Sources/Bridge/OpenRPCDocument.swift as generated from the document's text.
+    private func embeddedSource(for document: String) -> String {
+        """
+        // Generated from Protocol/openrpc.json by BridgeTests.DiscoveryTests (UPDATE_OPENRPC=1); do not edit by hand.
+        import JSON
+
+        /// The OpenRPC document `rpc.discover` returns (Protocol/openrpc.json), embedded so an installed binary
+        /// needs no data files.
+        enum OpenRPC {
+            /// The document text, as in Protocol/openrpc.json.
+            static let text = #\"\"\"
+        \(document.trimmingCharacters(in: .newlines))
+        \"\"\"#
+
+            /// The parsed document.
+            static let document: JSON = {
+                do { return try JSON.parse(text) } catch { fatalError("Protocol/openrpc.json does not parse: \\(error)") }
+            }()
+        }
+
+        """
+    }
+
+    /// Keeps the embedded copy in step: `UPDATE_OPENRPC=1 swift test --filter "OpenRPCDocumentTests|DiscoveryTests"`
+    /// rewrites it (and passbridge's copy) after an edit of Protocol/openrpc.json.
     func testEmbeddedDocumentIsTheProtocolFile() throws {
-        XCTAssertEqual(OpenRPC.text + "\n", try documentFile().text, "run Protocol/embed.sh after editing Protocol/openrpc.json")
+        let expected = embeddedSource(for: try documentFile().text)
+        let sourceURL = repositoryRoot.appendingPathComponent("Sources/Bridge/OpenRPCDocument.swift")
+        if ProcessInfo.processInfo.environment["UPDATE_OPENRPC"] == "1" {
+            try expected.write(to: sourceURL, atomically: true, encoding: .utf8)
+        }
+        XCTAssertEqual(try String(contentsOf: sourceURL, encoding: .utf8), expected, "run UPDATE_OPENRPC=1 swift test --filter DiscoveryTests")
+        XCTAssertEqual(OpenRPC.text + "\n", try documentFile().text)
     }
 
     func testRPCDiscoverReturnsTheDocument() throws {
