@@ -92,10 +92,10 @@ class Client:
                 self._lock.wait(remaining)
 
     def response(self, request_id: int, since: int = 0, timeout: float = 30) -> tuple[int, dict]:
-        return self.wait_for(lambda m: m.get("id") == request_id and "method" not in m, since, timeout)
+        return self.wait_for(lambda m: isinstance(m, dict) and m.get("id") == request_id and "method" not in m, since, timeout)
 
     def notification(self, method: str, since: int = 0, timeout: float = 30) -> tuple[int, dict]:
-        return self.wait_for(lambda m: m.get("method") == method and "id" not in m, since, timeout)
+        return self.wait_for(lambda m: isinstance(m, dict) and m.get("method") == method and "id" not in m, since, timeout)
 
     def exchange(self, method: str, params=None, timeout: float = 30) -> tuple[list[dict], dict]:
         """Sends a request; returns (notifications received between sending and its response, the response)."""

@@ -125,3 +125,22 @@ def test_sigterm_cancels_waiting_flows_answers_them_and_exits_zero(daemon):
     assert client.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_SELECTED}
     assert daemon.process.wait(timeout=20) == 0
     client.close()
+
+
+def test_a_batch_runs_in_order_and_is_answered_after_its_notifications(bin_dir, emulator, tmp_path):
+    from rpc_helper import StdioDaemon
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    batch = [{"jsonrpc": "2.0", "id": "a", "method": "init", "params": {}},
+             {"jsonrpc": "2.0", "id": "b", "method": "setRequestor", "params": {"requestorID": "REF"}},
+             {"jsonrpc": "2.0", "id": "c", "method": "checkAuthentication"},
+             {"jsonrpc": "2.0", "method": "setOptions", "params": {"visitorID": "v"}}]
+    import json
+    daemon.send_raw(json.dumps(batch))
+    index, answer = daemon.wait_for(lambda m: isinstance(m, list))
+    by_id = {entry["id"]: entry for entry in answer}
+    assert sorted(by_id) == ["a", "b", "c"]
+    assert by_id["a"]["result"] == {} and by_id["b"]["result"] == {"status": 1}
+    assert by_id["c"]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    methods = [m.get("method") for m in daemon.received[:index]]
+    assert methods.index("setRequestorComplete") < methods.index("setAuthenticationStatus")
+    assert daemon.stop() == 0
