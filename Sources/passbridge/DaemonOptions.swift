@@ -171,24 +171,11 @@ extension DaemonOptions {
         }
         if sawStdio && socketPath != nil { throw .usage("--stdio and --socket cannot be combined") }
         if sawStaging && sawBackend { throw .usage("--staging and --backend cannot be combined") }
-        if sawBackend { try checkBackend(options.backend) }
         if let socketPath {
             guard !socketPath.isEmpty else { throw .usage("--socket needs a path") }
             options.transport = .socket(path: socketPath)
         }
         return options
-    }
-
-    /// `emulator`, an https URL, or plain http to a loopback host (DESIGN §3).
-    private static func checkBackend(_ backend: String) throws(CommandLineError) {
-        if backend == "emulator" || backend.hasPrefix("https://") && backend.count > 8 { return }
-        if backend.hasPrefix("http://") {
-            let rest = backend.dropFirst(7)
-            let host = rest.hasPrefix("[") ? String(rest.prefix { $0 != "]" }) + "]" : String(rest.prefix { $0 != ":" && $0 != "/" })
-            if host == "127.0.0.1" || host == "localhost" || host == "[::1]" || host.hasPrefix("127.") { return }
-            throw .usage("--backend may use plain http only on loopback, got \(backend)")
-        }
-        throw .usage("--backend needs an https URL, a loopback http URL or \"emulator\", got \(backend)")
     }
 
     private static func resolveGroup(_ text: String) throws(CommandLineError) -> UInt32 {

@@ -1,5 +1,6 @@
 import Dispatch
 import JSON
+import Bridge
 import JSONRPC
 
 /// The connection handler: `rpc.discover`, with `--test-methods` the JSON-RPC 2.0 spec §7 sample
@@ -16,7 +17,7 @@ final class ServiceHandler: RPCHandler {
 
     func handle(method: String, params: JSON?, id: RequestID?, on connection: Connection) {
         if method == "rpc.discover" {
-            if let id { connection.respond(to: id, result: OpenRPCDocument.json) }
+            if let id { connection.respond(to: id, result: OpenRPC.document) }
             return
         }
         if testMethods, let test = TestMethods(rawValue: method) {

@@ -193,9 +193,6 @@ def test_command_line_model(passbridge):
     assert both.returncode == 2
     missing = subprocess.run([passbridge, "--socket"], capture_output=True, text=True, timeout=10)
     assert missing.returncode == 2
-    for backend in ("http://example.com", "ftp://x"):
-        refused = subprocess.run([passbridge, "--backend", backend], capture_output=True, text=True, timeout=10)
-        assert refused.returncode == 2 and "--backend" in refused.stderr
     local = subprocess.run([passbridge, "--backend", "http://127.0.0.1:8080"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
     assert local.returncode == 0
     group = subprocess.run([passbridge, "--socket", "/tmp/x.sock", "--socket-group", "no-such-group-xyz"],
