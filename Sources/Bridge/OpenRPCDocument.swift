@@ -1171,7 +1171,7 @@ public enum OpenRPC {
     {
       "name": "partnerSSO/checkAccessStatus",
       "summary": "Ask the host whether the app may use the platform's TV provider account.",
-      "description": "Sent only to a host that declared partnerSSO in init. Unanswered after 10 s counts as serviceTemporarilyUnavailable.",
+      "description": "Sent only to a host that declared partnerSSO in init: at setRequestor and checkAuthentication with prompt false (denied/restricted → status VSA403, notDetermined → VSA404), at getAuthentication with prompt true (then the same codes and the regular picker). An error counts as APPL_ERROR (VSA403 for accessNotGranted); no answer within 10 s as serviceTemporarilyUnavailable.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1213,7 +1213,7 @@ public enum OpenRPC {
     {
       "name": "partnerSSO/requestAccountMetadata",
       "summary": "Ask the host for the platform account's provider and SAML answer.",
-      "description": "Sent only to a host that declared partnerSSO in init. Unanswered after 10 s counts as serviceTemporarilyUnavailable.",
+      "description": "Sent only to a host that declared partnerSSO in init, like Apple's VSAccountMetadataRequest. Without verificationToken it asks which provider the user is signed in with (interruptionAllowed true only inside getAuthentication: the host may show its provider picker, between the presentTvProviderDialog and dismissTvProviderDialog notifications). With verificationToken (REST V2's partner session) it asks for the SAML attribute-query response, which the daemon exchanges for a profile. Errors inside getAuthentication: userCancelled → N005, unsupportedProvider with an unsupportedProviderIdentifier the requestor knows → that provider's regular login page with no code, with one it does not know → N004, without one (\"Other TV provider\") → N003, serviceTemporarilyUnavailable / providerRejected / invalidVerificationToken → VSA503, anything else → APPL_ERROR; each then shows the regular picker. No answer within 10 s counts as serviceTemporarilyUnavailable.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1276,15 +1276,22 @@ public enum OpenRPC {
           ],
           "properties": {
             "providerId": {
-              "type": "string",
-              "description": "The platform's provider id (an MVPD's platformMappingId)."
+              "type": [
+                "string",
+                "null"
+              ],
+              "description": "The platform's provider id (an MVPD's platformMappingId); null when nobody is signed in at the platform."
             },
             "authenticationExpirationDate": {
-              "type": "integer",
-              "description": "Epoch milliseconds."
+              "type": [
+                "integer",
+                "null"
+              ],
+              "description": "When the platform's sign-in with that provider ends, epoch milliseconds; null with a null providerId."
             },
             "samlAttributeQueryResponse": {
-              "type": "string"
+              "type": "string",
+              "description": "The SAML attribute-query response (XML text) answering verificationToken; required when verificationToken was sent."
             }
           }
         }

@@ -80,8 +80,8 @@ final class Session: Sendable {
 
     /// `init`: a fresh engine with these settings replaces any earlier one (whose flows are cancelled);
     /// the new instance has no requestor yet.
-    func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?) {
-        let engine = makeEngine(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView)
+    func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil) {
+        let engine = makeEngine(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO)
         let previous = state.withLock { state in
             defer {
                 state.engine = engine
@@ -92,11 +92,17 @@ final class Session: Sendable {
         if let previous { Task { await previous.cancel() } }
     }
 
-    private func makeEngine(softwareStatement: String?, redirectURL: String?, webView: Bool?) -> any EngineAPI {
+    /// `partnerSSO`: the partner the host answers for; only then (and only over a connection that can carry
+    /// daemon→host requests) does the engine get a `PartnerSSOHost`.
+    private func makeEngine(softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil) -> any EngineAPI {
         var engineConfiguration = configuration.engine
         if let softwareStatement { engineConfiguration.softwareStatement = softwareStatement }
         if let redirectURL { engineConfiguration.redirectURL = redirectURL }
         if let webView { engineConfiguration.webView = webView }
+        engineConfiguration.partnerSSO = nil
+        if let partnerSSO, let requester = outbound as? any HostRequester {
+            engineConfiguration.partnerSSO = PartnerSSOHost(partner: partnerSSO, requester: requester)
+        }
         return factory(engineConfiguration, DelegateAdapter(outbound: outbound))
     }
 

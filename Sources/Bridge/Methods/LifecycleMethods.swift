@@ -8,13 +8,15 @@ enum LifecycleMethods {
     static let all = [initialize, setOptions, setRequestor]
 
     /// `init {softwareStatement?, redirectUrl?, webView?, partnerSSO?}` → `{}`: a fresh engine for this
-    /// connection. `partnerSSO` is validated here; partner SSO itself comes with issue 6.
+    /// connection. With `partnerSSO` (e.g. `Apple`) the engine asks this host the `partnerSSO/*` requests
+    /// (issue 6, `PartnerSSOHost`); without it the host never receives a request.
     static let initialize = MethodSpec(name: "init", needsRequestor: false) { session, params throws(ErrorObject) in
         let softwareStatement = try params.string("softwareStatement")
         let redirectURL = try params.string("redirectUrl")
         let webView = try params.bool("webView")
-        _ = try params.string("partnerSSO")
-        session.initialize(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView)
+        let partnerSSO = try params.string("partnerSSO")
+        if partnerSSO?.isEmpty == true { throw Params.invalid("partnerSSO", "must not be empty") }
+        session.initialize(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO)
         return .now(.object([:]))
     }
 
