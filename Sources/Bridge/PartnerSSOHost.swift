@@ -72,14 +72,22 @@ final class PartnerSSOHost: PartnerSSOProvider {
         switch answer {
         case .success(let result):
             return result
-        case .failure(let error) where error.code == .requestTimedOut:
-            throw PartnerSSOError(.serviceTemporarilyUnavailable, message: "\(method): no answer within 10 s")
-        case .failure(let error) where error.code == .connectionClosed:
-            throw PartnerSSOError(.userCancelled, message: "the host is gone")
         case .failure(let error):
-            throw PartnerSSOError(
-                reasonName: error.data?["reason"]?.stringValue,
-                unsupportedProviderIdentifier: error.data?["unsupportedProviderIdentifier"]?.stringValue, message: error.message)
+            throw Self.partnerError(error, method: method)
         }
+    }
+
+    /// A host's error by its `data.reason`. The connection's own failures (no answer in time, connection
+    /// closed; codes -32001/-32000, which hosts may use too) are told apart by their fixed messages.
+    static func partnerError(_ error: ErrorObject, method: String) -> PartnerSSOError {
+        let reason = error.data?["reason"]?.stringValue.flatMap(PartnerSSOError.Reason.init(rawValue:))
+        if reason == nil, error.code == .requestTimedOut, error.message == "Request timed out" {
+            return PartnerSSOError(.serviceTemporarilyUnavailable, message: "\(method): no answer within 10 s")
+        }
+        if reason == nil, error.code == .connectionClosed, error.message == "Connection closed" {
+            return PartnerSSOError(.userCancelled, message: "the host is gone")
+        }
+        return PartnerSSOError(
+            reason ?? .other, unsupportedProviderIdentifier: error.data?["unsupportedProviderIdentifier"]?.stringValue, message: error.message)
     }
 }

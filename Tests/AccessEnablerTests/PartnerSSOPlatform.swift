@@ -65,11 +65,13 @@ final class ScriptedPlatform: PartnerSSOProvider {
         let script = state.withLock { state in
             state.requests.append(.metadata(interruptionAllowed: request.interruptionAllowed, withToken: request.verificationToken != nil))
             state.last = request
+            // The user signs in through the platform's picker: the platform account is that provider's from now on.
+            if request.interruptionAllowed, case .success(let picked)? = state.script.picker { state.script.signedIn = picked }
             return state.script
         }
         try await Task.sleep(for: script.delay)
-        var provider = script.signedIn
-        if request.interruptionAllowed, let picker = script.picker { provider = try picker.get() }
+        let provider = script.signedIn
+        if request.interruptionAllowed, case .failure(let error)? = script.picker { throw error }
         guard let token = request.verificationToken else {
             return PartnerAccountMetadata(providerId: provider, authenticationExpirationDate: provider == nil ? nil : script.expires)
         }

@@ -266,6 +266,10 @@ final class PartnerSSOTests: EmulatorTestCase {
             [.access(prompt: true), .metadata(interruptionAllowed: true, withToken: false), .metadata(interruptionAllowed: true, withToken: true)])
         let value6 = await tokenSource(client)
         XCTAssertEqual(value6, "Apple")
+        // Already authenticated: an explicit getAuthentication still answers with setAuthenticationStatus.
+        let again = await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil)
+        XCTAssertEqual(again, AuthenticationStatus(status: 1, errorCode: ""))
+        XCTAssertEqual(client.delegate.take().first, .setAuthenticationStatus(1, ""))
     }
 
     func testExpiredProviderInfoIsNotExchangedAndFallsBackToTheLoginPage() async throws {

@@ -1,0 +1,368 @@
+"""Partner single sign-on supplied by the host (issue 6; apple-sso-cookbook steps 1-4; DESIGN §3 "Daemon → host
+requests"): the real passbridge over stdio against the real pass-emulator, with a scripted host that answers the
+daemon's partnerSSO/* requests on the same connection. One test per branch of the issue's list."""
+import json
+import pathlib
+import threading
+import time
+import urllib.request
+
+import jsonschema
+import pytest
+
+from rpc_helper import (NOT_AUTHENTICATED, NOT_SELECTED, REDIRECT_URL, Emulator, StdioDaemon, check_against_openrpc,
+                        daemon_args, follow_to_redirect_url, notifications_named)
+
+DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
+METHODS = {m["name"]: m for m in DOCUMENT["methods"]}
+ALL_MVPDS = ["MockMVPD", "TempPass", "MockSSO", "MockPicker"]
+HOUR_MS = 3_600_000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class HostFailure(Exception):
+    """Makes the scripted host answer with a JSON-RPC error whose data carries `reason` (and extra members)."""
+
+    def __init__(self, reason=None, **data):
+        super().__init__(reason)
+        self.data = ({"reason": reason} if reason else {}) | data
+
+
+class Platform:
+    """The host's TV-provider account. `access` and `picker` may be a HostFailure to answer with an error;
+    `picker` is what the platform's own picker returns (None: the signed-in provider)."""
+
+    def __init__(self, emulator: Emulator, **script):
+        self.emulator = emulator
+        self.access = "granted"
+        self.signed_in = "MockSSO"
+        self.expires = now_ms() + HOUR_MS
+        self.picker = None
+        self.silent = False  # never answer (the daemon's 10 s deadline)
+        self.__dict__.update(script)
+
+    def answer(self, method: str, params: dict):
+        if method == "partnerSSO/checkAccessStatus":
+            if isinstance(self.access, HostFailure):
+                raise self.access
+            return {"accessStatus": self.access}
+        assert method == "partnerSSO/requestAccountMetadata", method
+        provider = self.signed_in
+        if params["interruptionAllowed"] and self.picker is not None:
+            if isinstance(self.picker, HostFailure):
+                raise self.picker
+            provider = self.signed_in = self.picker  # the user signed in through the platform's picker
+        if "verificationToken" not in params:
+            return {"providerId": provider, "authenticationExpirationDate": self.expires if provider else None}
+        saml = self.emulator_saml(provider, params["verificationToken"])
+        return {"providerId": provider, "authenticationExpirationDate": self.expires, "samlAttributeQueryResponse": saml}
+
+    def emulator_saml(self, provider: str, token: str) -> str:
+        """The MVPD's SAML answer, minted by the emulator (DESIGN §5 /__admin/partner-saml)."""
+        body = json.dumps({"providerId": provider, "username": "demo", "password": "demo", "request": token}).encode()
+        request = urllib.request.Request(self.emulator.base + "/__admin/partner-saml", data=body,
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            saml = json.loads(response.read())["samlResponse"]
+        return "\n  " + saml.replace("<saml:Assertion>", "\n\t<saml:Assertion>") + "\n"  # as a platform may indent it
+
+
+class ScriptedHost(StdioDaemon):
+    """passbridge over stdio; daemon→host requests are answered by `platform` from a thread of their own and
+    recorded in `host_requests` (method, params), in order."""
+
+    def __init__(self, bin_dir, platform: Platform, *args):
+        self.platform = platform
+        self.host_requests: list[tuple[str, dict]] = []
+        self.answers: list[tuple[dict, dict]] = []  # (request, the answer message)
+        super().__init__(bin_dir, *args)
+
+    def _read_loop(self):
+        for line in self._reader:
+            line = line.strip()
+            if not line:
+                continue
+            message = json.loads(line)
+            if isinstance(message, dict) and "method" in message and "id" in message:
+                with self._lock:
+                    self.host_requests.append((message["method"], message.get("params")))
+                threading.Thread(target=self._answer, args=(message,), daemon=True).start()
+                continue
+            with self._lock:
+                self.received.append(message)
+                self.transcript.append(("<--", message))
+                self._lock.notify_all()
+        with self._lock:
+            self._eof = True
+            self._lock.notify_all()
+
+    def _answer(self, request: dict):
+        if self.platform.silent:
+            return
+        reply = {"jsonrpc": "2.0", "id": request["id"]}
+        try:
+            reply["result"] = self.platform.answer(request["method"], request.get("params") or {})
+        except HostFailure as failure:
+            reply["error"] = {"code": -32000, "message": "partner request failed", "data": failure.data}
+        with self._lock:
+            self.answers.append((request, reply))
+        try:
+            self._writer(json.dumps(reply).encode() + b"\n")
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def take_requests(self) -> list[tuple[str, dict]]:
+        with self._lock:
+            taken, self.host_requests = self.host_requests, []
+        return taken
+
+
+@pytest.fixture()
+def emulator(bin_dir):
+    emulator = Emulator(bin_dir)
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture()
+def host(bin_dir, emulator, tmp_path):
+    """Starts a daemon whose host answers partner requests from a Platform(script); checks the transcript after."""
+    daemons = []
+
+    def start(declare=True, **script):
+        daemon = ScriptedHost(bin_dir, Platform(emulator, **script), *daemon_args(emulator.base, tmp_path / f"state{len(daemons)}"))
+        daemons.append(daemon)
+        params = {"redirectUrl": REDIRECT_URL} | ({"partnerSSO": "Apple"} if declare else {})
+        assert daemon.call("init", params) == {}
+        return daemon
+
+    yield start
+    for daemon in daemons:
+        assert daemon.stop() == 0
+        assert check_against_openrpc(daemon.transcript, DOCUMENT) > 0
+        for request, reply in daemon.answers:  # the daemon's requests and our answers match the document too
+            entry = METHODS[request["method"]]
+            assert entry.get("x-direction") == "daemon-to-host" and "result" in entry
+            schema = {"type": "object", "properties": {p["name"]: p["schema"] for p in entry["params"]},
+                      "required": [p["name"] for p in entry["params"] if p.get("required")], "additionalProperties": False}
+            jsonschema.validate(request["params"], schema)
+            if "result" in reply:
+                jsonschema.validate(reply["result"], entry["result"]["schema"])
+
+
+def set_requestor(daemon) -> list[dict]:
+    notes, response = daemon.exchange("setRequestor", {"requestorID": "REF"})
+    assert response["result"] == {"status": 1}
+    assert notes[0] == {"jsonrpc": "2.0", "method": "setRequestorComplete", "params": {"status": 1}}
+    return notes
+
+
+def statuses(notes) -> list[str]:
+    return [m["params"]["id"] for m in notes if m.get("method") == "status"]
+
+
+def start_login(daemon, until="displayProviderDialog"):
+    """getAuthentication up to the notification `until`; returns (its id, the notification names up to it, them)."""
+    start = daemon.mark()
+    get_id = daemon.send("getAuthentication")
+    index, _ = daemon.notification(until, start)
+    with daemon._lock:
+        notes = [m for m in daemon.received[start:index + 1] if "id" not in m]
+    return get_id, start, notes
+
+
+def cancel_picker(daemon, get_id, start):
+    daemon.call("setSelectedProvider", {"mvpdId": None})
+    _, response = daemon.response(get_id, start)
+    assert response["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+
+
+def token_source(daemon):
+    return daemon.call("getMetadata", {"opCode": "METADATA_USER_META", "userMetaKey": "tokenSource"})["metadata"]
+
+
+def assert_fallback(daemon, code, with_platform_picker=True):
+    """getAuthentication falls back to the regular picker with `code` (cookbook step 4), then is cancelled."""
+    get_id, start, notes = start_login(daemon)
+    names = notifications_named(notes)
+    expected = (["presentTvProviderDialog", "dismissTvProviderDialog"] if with_platform_picker else []) + ["status", "displayProviderDialog"]
+    assert names == expected, notes
+    assert statuses(notes) == [code]
+    assert [m["ID"] for m in notes[-1]["params"]["mvpds"]] == ALL_MVPDS
+    cancel_picker(daemon, get_id, start)
+
+
+# ------------------------------------------------------------------------------------------------ the branches
+
+def test_granted_and_signed_in_logs_in_silently_during_set_requestor(host, emulator):
+    daemon = host()
+    assert notifications_named(set_requestor(daemon)) == ["setRequestorComplete"]
+    requests = daemon.take_requests()
+    assert [m for m, _ in requests] == ["partnerSSO/checkAccessStatus", "partnerSSO/requestAccountMetadata",
+                                        "partnerSSO/requestAccountMetadata"]
+    assert requests[0][1] == {"prompt": False}
+    assert requests[1][1] == {"interruptionAllowed": False, "supportedProviderIds": ["MockSSO", "MockPicker"],
+                              "featuredProviderIds": ["MockSSO", "MockPicker"]}
+    assert requests[2][1]["verificationToken"] and requests[2][1]["attributeNames"] == ["uid"]
+    notes, response = daemon.exchange("checkAuthentication")
+    assert notifications_named(notes) == ["setAuthenticationStatus", "sendTrackingData"]
+    assert response["result"] == {"status": 1, "errorCode": ""}
+    assert notes[1]["params"]["data"][:2] == ["true", "MockSSO"]
+    # The decision on the appleSSO profile carries AP-Partner-Framework-Status (the emulator refuses it otherwise).
+    token = daemon.call("checkAuthorization", {"resource": "ch1"})["token"]
+    check = emulator.verify_token(token, "ch1")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_denied_reports_vsa403_and_the_regular_picker(host):
+    daemon = host(access="denied")
+    notes = set_requestor(daemon)
+    assert statuses(notes) == ["VSA403"]
+    assert daemon.take_requests() == [("partnerSSO/checkAccessStatus", {"prompt": False})]
+    notes, response = daemon.exchange("checkAuthentication")
+    assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED} and statuses(notes) == ["VSA403"]
+    assert_fallback(daemon, "VSA403", with_platform_picker=False)
+    assert ("partnerSSO/checkAccessStatus", {"prompt": True}) in daemon.take_requests()
+
+
+def test_not_determined_reports_vsa404(host):
+    daemon = host(access="notDetermined")
+    assert statuses(set_requestor(daemon)) == ["VSA404"]
+    assert_fallback(daemon, "VSA404", with_platform_picker=False)
+
+
+def test_host_error_reports_appl_error_and_falls_back(host):
+    daemon = host(access=HostFailure())  # no reason at all counts as "other"
+    notes = set_requestor(daemon)
+    assert statuses(notes) == ["APPL_ERROR"] and notes[-1]["params"]["level"] == "error"
+    assert_fallback(daemon, "APPL_ERROR", with_platform_picker=False)
+
+
+def test_metadata_failure_reports_vsa503_and_falls_back(host):
+    daemon = host(signed_in=None, picker=HostFailure("serviceTemporarilyUnavailable"))
+    assert notifications_named(set_requestor(daemon)) == ["setRequestorComplete"], "nobody signed in: no code"
+    assert_fallback(daemon, "VSA503")
+
+
+def test_unanswered_request_counts_as_vsa503_after_ten_seconds(host):
+    daemon = host(signed_in=None)
+    set_requestor(daemon)
+    daemon.platform.silent = True
+    start = daemon.mark()
+    get_id = daemon.send("getAuthentication")
+    index, _ = daemon.notification("displayProviderDialog", start, timeout=25)
+    with daemon._lock:
+        notes = [m for m in daemon.received[start:index] if "id" not in m]
+    assert statuses(notes) == ["VSA503"]
+    cancel_picker(daemon, get_id, start)
+
+
+def test_other_provider_reports_n003(host):
+    daemon = host(signed_in=None, picker=HostFailure("unsupportedProvider"))
+    set_requestor(daemon)
+    assert_fallback(daemon, "N003")
+
+
+def test_unsupported_provider_reports_n004(host):
+    daemon = host(signed_in=None, picker=HostFailure("unsupportedProvider", unsupportedProviderIdentifier="NoSuchTV"))
+    set_requestor(daemon)
+    assert_fallback(daemon, "N004")
+    daemon.platform.picker = "NoSuchTV"  # a provider the platform signs in with but this requestor does not know
+    assert_fallback(daemon, "N004")
+
+
+def test_cancelled_platform_picker_reports_n005(host):
+    daemon = host(signed_in=None, picker=HostFailure("userCancelled"))
+    set_requestor(daemon)
+    assert_fallback(daemon, "N005")
+
+
+def test_picker_boarded_provider_is_selected_silently_with_no_code(host):
+    daemon = host(signed_in=None, picker=HostFailure("unsupportedProvider", unsupportedProviderIdentifier="MockPicker"))
+    set_requestor(daemon)
+    get_id, start, notes = start_login(daemon, until="navigateToUrl")
+    assert notifications_named(notes) == ["presentTvProviderDialog", "dismissTvProviderDialog", "sendTrackingData", "navigateToUrl"]
+    assert notes[2]["params"]["data"][0] == "MockPicker" and notes[2]["params"]["eventType"] == 2
+    redirect = follow_to_redirect_url(notes[-1]["params"]["url"])
+    done = daemon.mark()
+    daemon.call("handleExternalURL", {"url": redirect})
+    _, response = daemon.response(get_id, start)
+    assert response["result"] == {"status": 1, "errorCode": ""}
+    with daemon._lock:
+        assert statuses(daemon.received[done:]) == []
+    assert token_source(daemon) == "MockPicker"
+
+
+def test_platform_picker_login_ends_with_set_authentication_status(host):
+    daemon = host(signed_in=None, picker="MockSSO")
+    set_requestor(daemon)
+    daemon.take_requests()
+    notes, response = daemon.exchange("getAuthentication")
+    assert notifications_named(notes) == ["presentTvProviderDialog", "dismissTvProviderDialog", "setAuthenticationStatus",
+                                          "sendTrackingData"]
+    assert response["result"] == {"status": 1, "errorCode": ""}
+    requests = daemon.take_requests()
+    assert requests[0] == ("partnerSSO/checkAccessStatus", {"prompt": True})
+    assert requests[1][1]["interruptionAllowed"] is True and "verificationToken" not in requests[1][1]
+    assert requests[2][1]["interruptionAllowed"] is True and requests[2][1]["verificationToken"]
+    # Already authenticated: an explicit getAuthentication still answers with setAuthenticationStatus.
+    notes, response = daemon.exchange("getAuthentication")
+    assert notifications_named(notes) == ["setAuthenticationStatus", "sendTrackingData"]
+
+
+def test_expired_provider_info_is_not_exchanged(host):
+    daemon = host(expires=now_ms() - 60_000)
+    assert notifications_named(set_requestor(daemon)) == ["setRequestorComplete"]
+    assert [m for m, _ in daemon.take_requests()] == ["partnerSSO/checkAccessStatus", "partnerSSO/requestAccountMetadata"]
+    notes, response = daemon.exchange("checkAuthentication")
+    assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED} and statuses(notes) == ["N000"]
+    # getAuthentication: the backend answers pfs_fallback, so the user gets that MVPD's own login page, no code.
+    get_id, start, notes = start_login(daemon, until="navigateToUrl")
+    assert notifications_named(notes) == ["presentTvProviderDialog", "dismissTvProviderDialog", "sendTrackingData", "navigateToUrl"]
+    assert "/api/v2/authenticate/REF/" in notes[-1]["params"]["url"]
+    cancel_picker(daemon, get_id, start)
+
+
+def test_logout_reports_vsa203_and_the_next_set_requestor_exchanges_again(host):
+    daemon = host()
+    set_requestor(daemon)
+    notes, response = daemon.exchange("logout")
+    assert notifications_named(notes) == ["setAuthenticationStatus", "status"]
+    assert notes[1]["params"]["id"] == "VSA203"
+    assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    daemon.take_requests()
+    # Still signed in on the platform: the next setRequestor logs in again without a callback.
+    assert notifications_named(set_requestor(daemon)) == ["setRequestorComplete"]
+    assert "verificationToken" in daemon.take_requests()[-1][1]
+    assert daemon.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+
+
+def test_token_source_tells_a_partner_login_from_a_regular_one(host):
+    daemon = host()
+    set_requestor(daemon)
+    assert token_source(daemon) == "Apple"
+    daemon.call("logout")
+    # Access withdrawn on the platform: a regular login through the picker (VSA403 first).
+    daemon.platform.access = "denied"
+    set_requestor(daemon)
+    assert token_source(daemon) is None
+    get_id, start, notes = start_login(daemon)
+    assert statuses(notes) == ["VSA403"]
+    notes, _ = daemon.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    daemon.call("handleExternalURL", {"url": follow_to_redirect_url(notes[-1]["params"]["url"])})
+    assert daemon.response(get_id, start)[1]["result"] == {"status": 1, "errorCode": ""}
+    assert token_source(daemon) == "MockMVPD"
+
+
+def test_a_host_that_declared_nothing_never_receives_a_request(host):
+    daemon = host(declare=False)
+    assert notifications_named(set_requestor(daemon)) == ["setRequestorComplete"]
+    daemon.exchange("checkAuthentication")
+    get_id, start, notes = start_login(daemon)
+    assert notifications_named(notes) == ["displayProviderDialog"]
+    cancel_picker(daemon, get_id, start)
+    daemon.call("logout")
+    assert daemon.take_requests() == []
