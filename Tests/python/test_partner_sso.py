@@ -89,6 +89,7 @@ class ScriptedHost(StdioDaemon):
             if isinstance(message, dict) and "method" in message and "id" in message:
                 with self._lock:
                     self.host_requests.append((message["method"], message.get("params")))
+                    self.transcript.append(("<--", message))
                 threading.Thread(target=self._answer, args=(message,), daemon=True).start()
                 continue
             with self._lock:
@@ -109,6 +110,7 @@ class ScriptedHost(StdioDaemon):
             reply["error"] = {"code": -32000, "message": "partner request failed", "data": failure.data}
         with self._lock:
             self.answers.append((request, reply))
+            self.transcript.append(("-->", reply))
         try:
             self._writer(json.dumps(reply).encode() + b"\n")
         except (BrokenPipeError, ValueError):
