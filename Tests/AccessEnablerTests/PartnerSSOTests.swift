@@ -194,7 +194,10 @@ final class PartnerSSOTests: EmulatorTestCase {
     }
 
     func testUnsupportedProviderReportsN004() async throws {
-        for answer: Result<String, PartnerSSOError> in [.success("NoSuchTV"), .failure(PartnerSSOError(.unsupportedProvider, unsupportedProviderIdentifier: "NoSuchTV"))] {
+        let answers: [Result<String, PartnerSSOError>] = [
+            .success("NoSuchTV"), .failure(PartnerSSOError(.unsupportedProvider, unsupportedProviderIdentifier: "NoSuchTV")),
+        ]
+        for answer in answers {
             let client = try makePartnerClient {
                 $0.signedIn = nil
                 $0.picker = answer
