@@ -24,6 +24,14 @@ import JSON
 ///   (HTTP error), "Generic Authorization Error" + Z500 (no answer, garbage) or + Z100 (429 after retries).
 /// - checkPreauthorizedResources: preauthorizedResources([]) + P100.
 /// - logout: setAuthenticationStatus(0, "User Not Authenticated Error") whatever the backend answered.
+///
+/// With `configuration.partnerSSO` (issue 6; apple-sso-cookbook steps 2–4) the host's TV-provider account takes
+/// part: setRequestor exchanges it silently for a profile (only setRequestorComplete fires) or adds status
+/// VSA403 / VSA404 / APPL_ERROR after setRequestorComplete(1); checkAuthentication reports those instead of N000
+/// and 0 for a partner profile whose platform account no longer stands; getAuthentication shows the platform's
+/// picker (presentTvProviderDialog … dismissTvProviderDialog) and falls back to displayProviderDialog after
+/// VSA403, VSA404, VSA503, APPL_ERROR, N003, N004 or N005, or to the provider's login page (no status) for a
+/// provider without partner SSO; logout of a partner profile adds status VSA203. See `PartnerSSOProvider`.
 public final class AccessEnabler: Sendable {
     let engine: Engine
 
