@@ -20,13 +20,16 @@ final class PartnerSSOHostTests: XCTestCase {
     }
 
     func testRequestsCarryTheDocumentedParams() async throws {
-        let fake = FakeHost(.success(["providerId": "MockSSO", "authenticationExpirationDate": 1_900_000_000_000, "samlAttributeQueryResponse": "<x/>"]))
+        let fake = FakeHost(
+            .success(["providerId": "MockSSO", "authenticationExpirationDate": 1_900_000_000_000, "samlAttributeQueryResponse": "<x/>"]))
         let host = PartnerSSOHost(partner: "Apple", requester: fake)
         let metadata = try await host.requestAccountMetadata(
             PartnerAccountMetadataRequest(
                 interruptionAllowed: true, verificationToken: "dG9rZW4=", attributeNames: ["uid"], supportedProviderIds: ["MockSSO"],
                 featuredProviderIds: []))
-        XCTAssertEqual(metadata, PartnerAccountMetadata(providerId: "MockSSO", authenticationExpirationDate: 1_900_000_000_000, samlAttributeQueryResponse: "<x/>"))
+        XCTAssertEqual(
+            metadata,
+            PartnerAccountMetadata(providerId: "MockSSO", authenticationExpirationDate: 1_900_000_000_000, samlAttributeQueryResponse: "<x/>"))
         let asked = try XCTUnwrap(fake.asked.withLock { $0.first })
         XCTAssertEqual(asked.0, "partnerSSO/requestAccountMetadata")
         XCTAssertEqual(
@@ -43,7 +46,8 @@ final class PartnerSSOHostTests: XCTestCase {
 
     func testNobodySignedInIsANullProvider() async throws {
         let fake = FakeHost(.success(["providerId": nil, "authenticationExpirationDate": nil]))
-        let metadata = try await PartnerSSOHost(partner: "Apple", requester: fake).requestAccountMetadata(PartnerAccountMetadataRequest(interruptionAllowed: false))
+        let host = PartnerSSOHost(partner: "Apple", requester: fake)
+        let metadata = try await host.requestAccountMetadata(PartnerAccountMetadataRequest(interruptionAllowed: false))
         XCTAssertNil(metadata.providerId)
         XCTAssertNil(metadata.authenticationExpirationDate)
     }
@@ -61,7 +65,9 @@ final class PartnerSSOHostTests: XCTestCase {
         XCTAssertEqual(
             reason(ErrorObject(code: .requestTimedOut, message: "Request timed out", data: ["reason": "the host did not answer in time"])).reason,
             .serviceTemporarilyUnavailable)
-        XCTAssertEqual(reason(ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])).reason, .userCancelled)
+        XCTAssertEqual(
+            reason(ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])).reason,
+            .userCancelled)
     }
 
     func testAGoneConnectionCountsAsCancelled() async {
@@ -88,7 +94,8 @@ final class PartnerSSOHostTests: XCTestCase {
         }
         do {
             let fake = FakeHost(.success(["providerId": 7]))
-            _ = try await PartnerSSOHost(partner: "Apple", requester: fake).requestAccountMetadata(PartnerAccountMetadataRequest(interruptionAllowed: false))
+            let host = PartnerSSOHost(partner: "Apple", requester: fake)
+            _ = try await host.requestAccountMetadata(PartnerAccountMetadataRequest(interruptionAllowed: false))
             XCTFail("accepted a numeric providerId")
         } catch {
             XCTAssertEqual((error as? PartnerSSOError)?.reason, .other)
