@@ -1,1 +1,117 @@
-// The entitlement engine (issue 4).
+import Foundation
+import JSON
+
+/// The entitlement engine: Adobe's AccessEnabler API over REST API V2 + DCR (issue 4; DESIGN §3–4).
+///
+/// One instance per application instance. Each operation calls the delegate's callbacks synchronously, in the
+/// SDK's order (adobe-pass-sdk-notes §2.16), and returns its terminal outcome only after every callback of that
+/// outcome has been delivered. Calls made while setRequestor is in flight wait and run in order afterwards;
+/// setOptions, setSelectedProvider and getSelectedProvider are never queued.
+public final class AccessEnabler: Sendable {
+    let engine: Engine
+
+    public init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
+        engine = Engine(configuration: configuration, store: store, delegate: delegate)
+    }
+
+    /// Sets `applicationProfile`, `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON,
+    /// → `X-Device-Info` instead of the computed one) and `handleSVC`; other keys are ignored. Never queued.
+    public func setOptions(_ options: JSONObject) {
+        engine.shared.withLock { $0.options.apply(options) }
+    }
+
+    /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently;
+    /// calls setRequestorComplete(1) when at least one answered, else 0. Returns that status.
+    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
+        await engine.setRequestor(requestorID, serviceProviders: serviceProviders)
+    }
+
+    /// Reports the local authentication state (no network): setAuthenticationStatus + tracking (+ N000/N111).
+    public func checkAuthentication() async -> AuthenticationStatus {
+        await engine.checkAuthentication()
+    }
+
+    /// Runs the login flow: returns at once when authenticated (unless `forceAuthn`), else shows the picker
+    /// (displayProviderDialog) and returns when the flow ends (handleExternalURL, second-screen poll, cancel).
+    /// `data` is sent as generic data; `filter` narrows the picker to those MVPD ids.
+    public func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: [String]?) async -> AuthenticationStatus {
+        await engine.getAuthentication(forceAuthn: forceAuthn, data: data, filter: filter)
+    }
+
+    /// The user's pick: nil cancels (Provider not Selected Error, N005); a TempPass MVPD authenticates at once;
+    /// otherwise navigateToUrl (web view) or REGCODE status + polling (second screen). Never queued.
+    public func setSelectedProvider(_ mvpdId: String?) async -> SelectionOutcome {
+        await engine.setSelectedProvider(mvpdId)
+    }
+
+    /// Completes the login (or logout) flow the redirect URL ends. A second call for the same flow returns the
+    /// same status with no new callback and no network call.
+    /// - Throws: `AccessEnablerError.invalidRedirectURL` when `url` is not the registered redirect URL.
+    public func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {
+        guard RedirectURL.matches(url, registered: engine.configuration.redirectURL) else {
+            throw .invalidRedirectURL(url)
+        }
+        return await engine.handleExternalURL()
+    }
+
+    /// Deprecated alias of completing the login flow (as handleExternalURL with the redirect URL).
+    public func getAuthenticationToken() async -> AuthenticationStatus {
+        await engine.handleExternalURL()
+    }
+
+    /// Reports (preauthorizedResources) which of `resources` the user may watch; `cache: false` asks the backend.
+    public func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
+        await engine.checkPreauthorizedResources(resources, cache: cache)
+    }
+
+    /// Authorizes `resource` (plain id or MRSS, byte-exact): setToken or tokenRequestFailed, + tracking.
+    public func checkAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
+        await engine.authorize(resource, data: data, loginIfNeeded: false)
+    }
+
+    /// As checkAuthorization, but runs the login first when the user is not authenticated, then continues.
+    public func getAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
+        await engine.authorize(resource, data: data, loginIfNeeded: true)
+    }
+
+    /// Deletes the profiles at Adobe and locally; with a web view navigates to the MVPD logout page, then ends
+    /// with setAuthenticationStatus(0, "User Not Authenticated Error") after handleExternalURL or logoutTimeout.
+    public func logout() async -> AuthenticationStatus {
+        await engine.logout()
+    }
+
+    /// The selected MVPD (also sent to the delegate's selectedProvider). Never queued.
+    public func getSelectedProvider() -> MVPD? {
+        let mvpd = engine.shared.withLock { $0.selectedMVPD }
+        engine.delegate.selectedProvider(mvpd)
+        return mvpd
+    }
+
+    /// Answers with one setMetadataStatus (DESIGN §3 getMetadata); `arguments` is echoed as sent.
+    public func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
+        await engine.getMetadata(request, arguments: arguments)
+    }
+
+    /// The host went away: flows waiting on it end with their cancel outcome
+    /// (Provider not Selected Error, N005) and second-screen polling stops.
+    public func cancel() async {
+        await engine.cancel()
+    }
+
+    /// Whether setRequestor was ever called on this instance (the bridge answers -32002 otherwise).
+    public var requestorWasSet: Bool {
+        engine.shared.withLock { $0.requestorWasSet }
+    }
+}
+
+/// The redirect URL rule: scheme, host and path compared; query and fragment ignored (DESIGN §3).
+enum RedirectURL {
+    static func matches(_ candidate: String, registered: String) -> Bool {
+        guard let a = URLComponents(string: candidate), let b = URLComponents(string: registered),
+            let schemeA = a.scheme, let schemeB = b.scheme
+        else { return false }
+        func path(_ c: URLComponents) -> String { c.percentEncodedPath == "/" ? "" : c.percentEncodedPath }
+        return schemeA.lowercased() == schemeB.lowercased() && (a.host ?? "").lowercased() == (b.host ?? "").lowercased()
+            && path(a) == path(b)
+    }
+}

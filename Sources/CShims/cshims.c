@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <stddef.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include "cshims.h"
 
@@ -15,4 +16,38 @@ int cshims_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
 
 int cshims_accept(int fd, int nonblocking) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0));
+}
+
+int cshims_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int cshims_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+int cshims_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms) {
+    struct epoll_event list[256];
+    if (max > 256) max = 256;
+    int n = epoll_wait(epfd, list, max, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        tokens[i] = list[i].data.u64;
+        events[i] = list[i].events;
+    }
+    return n;
+}
+
+int cshims_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+void cshims_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    ssize_t r = write(fd, &one, sizeof(one));
+    (void)r;
+}
+
+void cshims_eventfd_drain(int fd) {
+    uint64_t value;
+    ssize_t r = read(fd, &value, sizeof(value));
+    (void)r;
 }

@@ -1,1 +1,4 @@
+import Glibc
 import PassEmulator
+
+exit(PassEmulatorCommand.run(Array(CommandLine.arguments.dropFirst())))

@@ -1,6 +1,7 @@
 #ifndef PASSBRIDGE_CSHIMS_H
 #define PASSBRIDGE_CSHIMS_H
 // What Glibc hides from Swift: epoll, accept4, struct ucred, eventfd.
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -10,4 +11,22 @@ int cshims_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
 /// accept4(2) with SOCK_CLOEXEC (and SOCK_NONBLOCK when nonblocking is non-zero).
 int cshims_accept(int fd, int nonblocking);
+
+/// epoll_create1(EPOLL_CLOEXEC).
+int cshims_epoll_create(void);
+
+/// epoll_ctl(2) with the event's data set to `token` (epoll_event is packed on x86_64, so Swift does not touch it).
+int cshims_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token);
+
+/// epoll_wait(2) into parallel arrays of tokens and event masks; returns the count, or -1 with errno set.
+int cshims_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms);
+
+/// A non-blocking, close-on-exec eventfd used to wake an epoll loop.
+int cshims_eventfd(void);
+
+/// Adds 1 to an eventfd (wakes its reader).
+void cshims_eventfd_signal(int fd);
+
+/// Resets an eventfd to zero.
+void cshims_eventfd_drain(int fd);
 #endif

@@ -1,0 +1,53 @@
+import JSON
+
+/// The advanced status dictionary of the `status` callback (adobe-pass-sdk-notes §3.2, DESIGN §3).
+public struct AdvancedStatus: Sendable, Equatable {
+    /// e.g. N000, N005, N011, N111, N130, Z100, Z130, P100, R400, R401, CFG100, REG500, REGCODE.
+    public var id: String
+    /// "info", "warning" or "error".
+    public var level: String
+    public var message: String?
+    public var details: String?
+    public var resource: String?
+    /// REGCODE only: the authentication code to type on the second screen.
+    public var code: String?
+    /// REGCODE only: the activation page.
+    public var url: String?
+    /// REGCODE only: the code's expiry in epoch **milliseconds**.
+    public var notAfter: Int64?
+
+    public init(
+        id: String, level: String, message: String? = nil, details: String? = nil, resource: String? = nil,
+        code: String? = nil, url: String? = nil, notAfter: Int64? = nil
+    ) {
+        self.id = id
+        self.level = level
+        self.message = message
+        self.details = details
+        self.resource = resource
+        self.code = code
+        self.url = url
+        self.notAfter = notAfter
+    }
+}
+
+/// The SDK's `EntitlementDelegate` + `EntitlementStatus` callbacks (adobe-pass-sdk-notes §2.1).
+///
+/// The engine calls these synchronously, in the SDK's order, and returns an operation's outcome only after
+/// every callback of that outcome was delivered. Implementations must not block for long.
+public protocol EntitlementDelegate: AnyObject, Sendable {
+    func setRequestorComplete(_ status: Int32)
+    func setAuthenticationStatus(_ status: Int32, errorCode: String)
+    func setToken(_ token: String, forResource resource: String)
+    func tokenRequestFailed(_ resource: String, errorCode: String, errorDescription: String)
+    func selectedProvider(_ mvpd: MVPD?)
+    func displayProviderDialog(_ mvpds: [MVPD])
+    /// `data` per adobe-pass-sdk-notes §2.14; `event` 0 authentication, 1 authorization, 2 MVPD selection.
+    func sendTrackingData(_ data: [String?], forEventType event: Int32)
+    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON)
+    func preauthorizedResources(_ resources: [String])
+    func navigate(toUrl url: String, useSVC: Bool)
+    func presentTvProviderDialog()
+    func dismissTvProviderDialog()
+    func status(_ status: AdvancedStatus)
+}

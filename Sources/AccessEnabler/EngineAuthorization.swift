@@ -1,0 +1,152 @@
+import Foundation
+import JSON
+
+extension Engine {
+    // MARK: checkAuthorization / getAuthorization (adobe-pass-sdk-notes §2.8; rest-api-v2-notes §8, §15.5)
+
+    func authorize(_ resource: String, data: JSONObject?, loginIfNeeded: Bool) async -> AuthorizationOutcome {
+        guard let requestor = await ready() else {
+            return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: nil, profile: nil)
+        }
+        var current = currentProfile(requestor)
+        if current == nil {
+            guard loginIfNeeded else {
+                return authorizationFailed(resource, ErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
+            }
+            let login = await self.login(requestor, filter: nil)
+            current = currentProfile(requestor)
+            guard login.status == AccessEnablerStatus.success, current != nil else {
+                let code = login.errorCode.isEmpty ? ErrorCode.userNotAuthenticated : login.errorCode
+                return authorizationFailed(resource, code, "", requestor: requestor, profile: nil)
+            }
+        }
+        guard let profile = current else {
+            return authorizationFailed(resource, ErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
+        }
+        let path = "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/authorize/\(FormEncoding.escape(profile.mvpd))"
+        var result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]])
+        // Item-level errors whose action is `retry` get at most two more tries (rest-api-v2-notes §12.6).
+        for _ in 0..<2 {
+            guard case .ok(let body) = result, Self.decision(in: body, for: resource)?["error"]?["action"]?.stringValue == "retry" else { break }
+            try? await Task.sleep(for: .milliseconds(300))
+            result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]])
+        }
+        return authorizationOutcome(result, resource: resource, requestor: requestor, profile: profile)
+    }
+
+    /// The decision for `resource` in a `{"decisions": [...]}` answer (the first one when none echoes it).
+    static func decision(in body: JSON, for resource: String) -> JSON? {
+        let decisions = body["decisions"]?.arrayValue ?? []
+        return decisions.first { $0["resource"]?.stringValue == resource } ?? decisions.first
+    }
+
+    private func authorizationOutcome(_ result: APIResult, resource: String, requestor: Requestor, profile: Profile) -> AuthorizationOutcome {
+        switch result {
+        case .ok(let body):
+            guard let decision = Self.decision(in: body, for: resource), let authorized = decision["authorized"]?.boolValue else {
+                return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+            }
+            if authorized, let token = decision["token"]?["serializedToken"]?.stringValue {
+                if let notAfter = Self.millis(decision["notAfter"]) ?? Self.millis(decision["token"]?["notAfter"]) {
+                    store.set(.authz, profileKey(requestor, profile.mvpd) + "|" + resource, String(notAfter))
+                }
+                delegate.setToken(token, forResource: resource)
+                delegate.sendTrackingData(
+                    ["true", profile.mvpd, profile.trackingGUID, "false", nil, nil] + requestor.trackingTail,
+                    forEventType: TrackingEvent.authorization)
+                return .token(token: token, resource: resource)
+            }
+            return denied(decision["error"], resource: resource, requestor: requestor, profile: profile)
+        case .httpError(let status, let error):
+            let code = error?["code"]?.stringValue ?? ""
+            if status == 403, code.hasPrefix("authenticated_profile") || code.hasPrefix("temporary_access") {
+                return denied(error, resource: resource, requestor: requestor, profile: profile)
+            }
+            if status == 400, code == "invalid_parameter_resources" {
+                return authorizationFailed(
+                    resource, ErrorCode.userNotAuthorized, error?["details"]?.stringValue ?? "", requestor: requestor, profile: profile,
+                    status: AdvancedStatus(id: "Z130", level: "error", message: error?["message"]?.stringValue, resource: resource))
+            }
+            return authorizationFailed(resource, ErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+        case .throttled:
+            return authorizationFailed(
+                resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
+                status: AdvancedStatus(id: "Z100", level: "error", message: "Too many requests", resource: resource))
+        case .registration:
+            return authorizationFailed(
+                resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
+                status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
+        case .garbage, .transport:
+            return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+        }
+    }
+
+    static var z500: AdvancedStatus { AdvancedStatus(id: "Z500", level: "error", message: "Internal authorization error") }
+
+    /// A deny (item-level or top-level error object): the MVPD's `details` reach the host intact.
+    private func denied(_ error: JSON?, resource: String, requestor: Requestor, profile: Profile) -> AuthorizationOutcome {
+        let code = error?["code"]?.stringValue ?? ""
+        let details = error?["details"]?.stringValue ?? ""
+        let message = error?["message"]?.stringValue
+        if code.hasPrefix("authenticated_profile") || code.hasPrefix("temporary_access") {
+            // The profile is gone at the backend: forget it here too.
+            store.set(.profile, profileKey(requestor, profile.mvpd), nil)
+            let status =
+                code.hasPrefix("temporary_access")
+                ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)
+                : AdvancedStatus(id: "N130", level: "error", message: message, resource: resource)
+            return authorizationFailed(resource, ErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: status, code: code)
+        }
+        let id = code == "authorization_denied_by_degradation_rule" ? "Z169" : (code == "invalid_parameter_resources" ? "Z130" : "Z100")
+        return authorizationFailed(
+            resource, ErrorCode.userNotAuthorized, details, requestor: requestor, profile: profile,
+            status: AdvancedStatus(id: id, level: "error", message: message, details: details.isEmpty ? nil : details, resource: resource),
+            code: code)
+    }
+
+    /// Delivers tokenRequestFailed, the authorization tracking event, then `status`.
+    func authorizationFailed(
+        _ resource: String, _ errorCode: String, _ description: String, requestor: Requestor?, profile: Profile?,
+        status: AdvancedStatus? = nil, code: String? = nil
+    ) -> AuthorizationOutcome {
+        delegate.tokenRequestFailed(resource, errorCode: errorCode, errorDescription: description)
+        if let requestor {
+            delegate.sendTrackingData(
+                ["false", profile?.mvpd, profile?.trackingGUID, "false", errorCode, description] + requestor.trackingTail,
+                forEventType: TrackingEvent.authorization)
+        }
+        if let status { delegate.status(status) }
+        return .failed(resource: resource, errorCode: errorCode, errorDescription: description)
+    }
+
+    // MARK: checkPreauthorizedResources (adobe-pass-sdk-notes §2.9; rest-api-v2-notes §8.4)
+
+    func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
+        guard let requestor = await ready(), let profile = currentProfile(requestor), !resources.isEmpty else {
+            delegate.preauthorizedResources([])
+            return []
+        }
+        let cacheKey = profileKey(requestor, profile.mvpd)
+        var known = store.value(.preauth, cacheKey).flatMap { try? JSON.parse($0) }?.objectValue ?? JSONObject()
+        var failure: AdvancedStatus?
+        if !cache || !resources.allSatisfy({ known[$0] != nil }) {
+            let result = await requestor.client(for: profile.mvpd).call(
+                "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/preauthorize/\(FormEncoding.escape(profile.mvpd))",
+                json: ["resources": .array(resources.map { .string($0) })])
+            if case .ok(let body) = result, let decisions = body["decisions"]?.arrayValue {
+                for decision in decisions {
+                    if let id = decision["resource"]?.stringValue { known[id] = .bool(decision["authorized"]?.boolValue ?? false) }
+                }
+                store.set(.preauth, cacheKey, JSON.object(known).serializedString())
+            } else {
+                failure = AdvancedStatus(id: "P100", level: "error", message: "Preauthorization failed")
+                known = JSONObject()
+            }
+        }
+        var seen = Set<String>()
+        let authorized = resources.filter { known[$0]?.boolValue == true && seen.insert($0).inserted }
+        delegate.preauthorizedResources(authorized)
+        if let failure { delegate.status(failure) }
+        return authorized
+    }
+}

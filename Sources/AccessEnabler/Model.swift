@@ -1,0 +1,128 @@
+import JSON
+
+/// Status values of `setRequestorComplete` and `setAuthenticationStatus` (adobe-pass-sdk-notes §3.1).
+public enum AccessEnablerStatus {
+    /// `ACCESS_ENABLER_STATUS_SUCCESS`.
+    public static let success: Int32 = 1
+    /// `ACCESS_ENABLER_STATUS_ERROR`.
+    public static let error: Int32 = 0
+}
+
+/// The SDK's error-code strings (adobe-pass-sdk-notes §3.1); "" means authenticated.
+public enum ErrorCode {
+    public static let userAuthenticated = ""
+    public static let userNotAuthenticated = "User Not Authenticated Error"
+    public static let userNotAuthorized = "User not Authorized Error"
+    public static let providerNotSelected = "Provider not Selected Error"
+    public static let providerNotAvailable = "Provider not Available Error"
+    public static let genericAuthentication = "Generic Authentication Error"
+    public static let genericAuthorization = "Generic Authorization Error"
+    public static let internalAuthentication = "Internal Authentication Error"
+    public static let internalAuthorization = "Internal Authorization Error"
+    public static let internalError = "Internal Error"
+}
+
+/// Tracking event numbers of `sendTrackingData` (adobe-pass-sdk-notes §2.14).
+public enum TrackingEvent {
+    public static let authentication: Int32 = 0
+    public static let authorization: Int32 = 1
+    public static let selectedProvider: Int32 = 2
+}
+
+/// An MVPD of the requestor's configuration, with the SDK's property names (DESIGN §3).
+/// Absent flags are false, absent strings nil.
+public struct MVPD: Sendable, Equatable {
+    public var ID: String
+    public var displayName: String
+    public var logoURL: String?
+    public var enablePlatformServices: Bool
+    public var boardingStatus: String?
+    public var displayInPlatformPicker: Bool
+    public var platformMappingId: String?
+    public var isTempPass: Bool
+
+    public init(
+        ID: String, displayName: String, logoURL: String? = nil, enablePlatformServices: Bool = false,
+        boardingStatus: String? = nil, displayInPlatformPicker: Bool = false, platformMappingId: String? = nil,
+        isTempPass: Bool = false
+    ) {
+        self.ID = ID
+        self.displayName = displayName
+        self.logoURL = logoURL
+        self.enablePlatformServices = enablePlatformServices
+        self.boardingStatus = boardingStatus
+        self.displayInPlatformPicker = displayInPlatformPicker
+        self.platformMappingId = platformMappingId
+        self.isTempPass = isTempPass
+    }
+}
+
+/// The values of one `setAuthenticationStatus` callback: status 1 (errorCode "") or 0 with an SDK error string.
+public struct AuthenticationStatus: Sendable, Equatable {
+    public var status: Int32
+    public var errorCode: String
+    public init(status: Int32, errorCode: String) {
+        self.status = status
+        self.errorCode = errorCode
+    }
+    static let authenticated = AuthenticationStatus(status: 1, errorCode: "")
+    static func failed(_ code: String) -> AuthenticationStatus { AuthenticationStatus(status: 0, errorCode: code) }
+}
+
+/// The terminal outcome of checkAuthorization/getAuthorization: a `setToken` or a `tokenRequestFailed`.
+public enum AuthorizationOutcome: Sendable, Equatable {
+    /// `token` is the decision's `serializedToken` (base64 media token); `resource` byte-exact as requested.
+    case token(token: String, resource: String)
+    /// `errorDescription` is the decision error's `details`, else "".
+    case failed(resource: String, errorCode: String, errorDescription: String)
+}
+
+/// What setSelectedProvider did.
+public enum SelectionOutcome: Sendable, Equatable {
+    /// The login started: navigateToUrl or the REGCODE status was sent; the login flow ends later.
+    case started
+    /// The call ended the flow itself (TempPass, nil, unknown id, or a failure) with this status.
+    case ended(AuthenticationStatus)
+}
+
+/// The values of one `setMetadataStatus` callback (DESIGN §3 getMetadata).
+public struct MetadataStatus: Sendable, Equatable {
+    /// Expiry in epoch **milliseconds** (number) for keys 0 and 1, the device id string for 2,
+    /// the attribute's value for 3; `.null` when there is none.
+    public var metadata: JSON
+    public var encrypted: Bool
+    /// 0 authentication expiry, 1 authorization expiry, 2 device id, 3 user metadata.
+    public var key: Int32
+    /// The request's arguments as the host sent them.
+    public var arguments: JSON
+    public init(metadata: JSON, encrypted: Bool, key: Int32, arguments: JSON) {
+        self.metadata = metadata
+        self.encrypted = encrypted
+        self.key = key
+        self.arguments = arguments
+    }
+}
+
+/// A getMetadata request (the SDK's `METADATA_*` op codes).
+public enum MetadataRequest: Sendable, Equatable {
+    case authenticationExpiry
+    case authorizationExpiry(resource: String)
+    case deviceID
+    case userMetadata(key: String)
+
+    /// The op-code number reported as `key`.
+    public var key: Int32 {
+        switch self {
+        case .authenticationExpiry: return 0
+        case .authorizationExpiry: return 1
+        case .deviceID: return 2
+        case .userMetadata: return 3
+        }
+    }
+}
+
+/// Errors thrown by the engine to the caller (not SDK callbacks).
+public enum AccessEnablerError: Error, Equatable {
+    /// handleExternalURL with a URL that is not the registered redirect URL (scheme, host and path compared).
+    case invalidRedirectURL(String)
+}

@@ -1,0 +1,31 @@
+import JSON
+import Synchronization
+
+/// setOptions values (adobe-pass-sdk-notes §2.1).
+struct Options: Sendable {
+    var applicationProfile: String?
+    var visitorID: String?
+    /// Base64 JSON given by the host; replaces the computed X-Device-Info.
+    var deviceInfo: String?
+    var handleSVC = false
+
+    mutating func apply(_ options: JSONObject) {
+        if let value = options["applicationProfile"] { applicationProfile = value.stringValue }
+        if let value = options["visitorID"] { visitorID = value.stringValue }
+        if let value = options["device_info"] { deviceInfo = value.stringValue }
+        if let value = options["handleSVC"] { handleSVC = value.boolValue ?? false }
+    }
+}
+
+/// State read synchronously by the never-queued calls (under `Engine.shared`).
+struct SharedState: Sendable {
+    var options = Options()
+    var selectedMVPD: MVPD?
+    var requestorWasSet = false
+}
+
+/// A reference to the shared state, so closures (the REST clients' header source) can hold it.
+final class SharedBox: Sendable {
+    private let state = Mutex(SharedState())
+    func withLock<R>(_ body: (inout SharedState) -> R) -> R { state.withLock { body(&$0) } }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import JSON
+
+/// The requestor's configuration as merged from its service providers (adobe-pass-sdk-notes §2.3).
+struct Requestor: Sendable {
+    var id: String
+    /// Every MVPD in the backend's order (first responder first; an MVPD listed by several keeps the first).
+    var mvpds: [MVPD] = []
+    /// The client of the service provider each MVPD was paired with.
+    var clients: [String: RestClient] = [:]
+    /// The first service provider that answered (used for calls not tied to an MVPD).
+    var primary: RestClient
+    /// Tracking values from the configuration: device type, client type, OS.
+    var deviceType: String?
+    var clientType: String?
+    var os: String?
+
+    func mvpd(_ id: String) -> MVPD? { mvpds.first { $0.ID == id } }
+
+    func client(for mvpdID: String) -> RestClient { clients[mvpdID] ?? primary }
+
+    /// Adds the MVPDs of one `GET /configuration` answer that are not known yet.
+    mutating func merge(configuration body: JSON, from client: RestClient) {
+        if deviceType == nil {
+            deviceType = body["device"]?.stringValue
+            clientType = body["clientType"]?.stringValue
+            os = body["os"]?.stringValue
+        }
+        let list = body["requestor"]?["mvpds"]?.arrayValue ?? body["mvpds"]?.arrayValue ?? []
+        for item in list {
+            guard let mvpd = MVPD(configuration: item), clients[mvpd.ID] == nil else { continue }
+            mvpds.append(mvpd)
+            clients[mvpd.ID] = client
+        }
+    }
+
+    /// The common tail of tracking arrays: device type, client type, OS.
+    var trackingTail: [String?] { [deviceType, clientType, os] }
+}
+
+extension MVPD {
+    /// An MVPD from a REST V2 configuration entry (rest-api-v2-notes §5); nil without `id`.
+    init?(configuration item: JSON) {
+        guard let id = item["id"]?.stringValue else { return nil }
+        self.init(
+            ID: id, displayName: item["displayName"]?.stringValue ?? id, logoURL: item["logoUrl"]?.stringValue,
+            enablePlatformServices: item["enablePlatformServices"]?.boolValue ?? false,
+            boardingStatus: item["boardingStatus"]?.stringValue,
+            displayInPlatformPicker: item["displayInPlatformPicker"]?.boolValue ?? false,
+            platformMappingId: item["platformMappingId"]?.stringValue, isTempPass: item["isTempPass"]?.boolValue ?? false)
+    }
+}
+
+/// A profile (the REST V2 authentication token) as stored: `{mvpd, notBefore, notAfter, issuer, type, attributes}`.
+struct Profile: Sendable {
+    var mvpd: String
+    var json: JSON
+
+    var notAfter: Int64 { json["notAfter"]?.int64Value ?? 0 }
+    var issuer: String? { json["issuer"]?.stringValue }
+    var type: String? { json["type"]?.stringValue }
+    var isTemporary: Bool { type == "temporary" }
+
+    /// The value of attribute `name` and whether it is encrypted (`state` "enc").
+    func attribute(_ name: String) -> (value: JSON, encrypted: Bool)? {
+        guard let attribute = json["attributes"]?[name] else { return nil }
+        if let value = attribute["value"] { return (value, attribute["state"]?.stringValue == "enc") }
+        return (attribute, false)
+    }
+
+    /// The tracking GUID: MD5 hex of the user id (adobe-pass-sdk-notes §2.14).
+    var trackingGUID: String? {
+        guard let userID = attribute("userID")?.value else { return nil }
+        return Hash.md5Hex(userID.stringValue ?? userID.serializedString())
+    }
+
+    /// The first profile of a `{"profiles": {mvpd: profile}}` answer, preferring `mvpd`.
+    static func first(in body: JSON, preferring mvpd: String?) -> Profile? {
+        guard let map = body["profiles"]?.objectValue, !map.isEmpty else { return nil }
+        if let mvpd, let json = map[mvpd], json.objectValue != nil { return Profile(mvpd: mvpd, json: json) }
+        for (key, value) in map where value.objectValue != nil { return Profile(mvpd: key, json: value) }
+        return nil
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import JSON
+
+/// What a REST V2 call ended with.
+enum APIResult: Sendable {
+    /// 2xx with a JSON body (`.null` for an empty body).
+    case ok(JSON)
+    /// Non-2xx; `error` is the enhanced error object when the body was one.
+    case httpError(status: Int, error: JSON?)
+    /// 429 after the bounded retries.
+    case throttled
+    /// 2xx whose body is not JSON (wrong content type, malformed or truncated).
+    case garbage
+    case transport(TransportFailure)
+    /// DCR failed: the software statement was refused (R400) or no access token could be had (R401).
+    case registration(RegistrationFailure)
+}
+
+enum RegistrationFailure: Sendable, Equatable {
+    case invalidSoftwareStatement
+    case accessTokenUnavailable
+}
+
+/// Headers every REST V2 request of an instance carries, read at call time (setOptions may change them).
+struct DeviceHeaders: Sendable {
+    var deviceID: String
+    var deviceInfo: String
+    var visitorID: String?
+}
+
+/// The REST API V2 + DCR client of one backend (service provider) URL (rest-api-v2-notes §3, §4, §13).
+///
+/// Client credentials are kept forever per (backend URL, software statement); the access token is cached in
+/// the store, refreshed before expiry and once after a 401, never by re-registering. 429 waits at least 1 s,
+/// `maxThrottleRetries` times at most.
+actor RestClient {
+    let baseURL: URL
+    private let softwareStatement: String
+    private let redirectURL: String
+    private let store: TokenStore
+    private let clock: SkewedClock
+    private let transport: HTTPTransport
+    private let timeout: Duration
+    private let maxThrottleRetries: Int
+    private let headers: @Sendable () -> DeviceHeaders
+    private let onSkewWarning: @Sendable () -> Void
+    private var tokenTask: Task<String?, Never>?
+    private var registrationRefused = false
+    /// Why the last token fetch failed when the backend could not be reached (then no R4xx applies).
+    private var tokenTransportFailure: APIResult?
+
+    /// Store key of this (backend URL, software statement) pair.
+    nonisolated let scope: String
+
+    init(
+        baseURL: URL, softwareStatement: String, redirectURL: String, store: TokenStore, clock: SkewedClock,
+        transport: HTTPTransport, timeout: Duration, maxThrottleRetries: Int,
+        headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void
+    ) {
+        self.baseURL = baseURL
+        self.softwareStatement = softwareStatement
+        self.redirectURL = redirectURL
+        self.store = store
+        self.clock = clock
+        self.transport = transport
+        self.timeout = timeout
+        self.maxThrottleRetries = maxThrottleRetries
+        self.headers = headers
+        self.onSkewWarning = onSkewWarning
+        scope = Self.scope(baseURL: baseURL, softwareStatement: softwareStatement)
+    }
+
+    static func scope(baseURL: URL, softwareStatement: String) -> String {
+        baseURL.absoluteString.trimmingSuffix("/") + "|" + Hash.sha256Hex(softwareStatement)
+    }
+
+    /// An absolute URL for a path the backend returned (relative or absolute).
+    nonisolated func absolute(_ urlString: String) -> String {
+        if urlString.hasPrefix("http://") || urlString.hasPrefix("https://") { return urlString }
+        return baseURL.absoluteString.trimmingSuffix("/") + (urlString.hasPrefix("/") ? "" : "/") + urlString
+    }
+
+    // MARK: REST V2 calls
+
+    /// Sends one REST V2 request with the bearer and device headers; `path` starts with `/api/v2/`.
+    func call(_ method: String, _ path: String, query: [(String, String)] = [], form: [(String, String)]? = nil, json: JSON? = nil)
+        async -> APIResult
+    {
+        var refreshed = false
+        while true {
+            guard let token = await accessToken(forceRefresh: false) else { return tokenFailure() }
+            var request = HTTPRequest(method: method, url: url(path, query))
+            let device = headers()
+            request.headers = [
+                ("Authorization", "Bearer " + token),
+                ("AP-Device-Identifier", DeviceInfo.deviceIdentifierHeader(device.deviceID)),
+                ("X-Device-Info", device.deviceInfo),
+                ("Accept", "application/json"),
+            ]
+            if let visitor = device.visitorID { request.headers.append(("AP-Visitor-Identifier", visitor)) }
+            if let form {
+                request.headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+                request.body = Data(FormEncoding.encode(form).utf8)
+            } else if let json {
+                request.headers.append(("Content-Type", "application/json;charset=utf-8"))
+                request.body = Data(json.serialized())
+            }
+            let result = await send(request)
+            if case .httpError(401, _) = result, !refreshed {
+                refreshed = true
+                if await accessToken(forceRefresh: true) == nil { return tokenFailure() }
+                continue
+            }
+            return result
+        }
+    }
+
+    private func tokenFailure() -> APIResult {
+        if registrationRefused { return .registration(.invalidSoftwareStatement) }
+        return tokenTransportFailure ?? .registration(.accessTokenUnavailable)
+    }
+
+    /// Notes a DCR answer: transport failures and throttling are not registration problems.
+    private func noteDCR(_ result: APIResult) {
+        switch result {
+        case .transport, .throttled: tokenTransportFailure = result
+        default: tokenTransportFailure = nil
+        }
+    }
+
+    /// Sends with the 429 rule and classifies the answer.
+    private func send(_ request: HTTPRequest) async -> APIResult {
+        var attempt = 0
+        while true {
+            let result = await transport.perform(request, timeout: timeout)
+            guard case .response(let status, let headers, let body) = result else {
+                if case .failure(let failure) = result { return .transport(failure) }
+                return .transport(.network)
+            }
+            if let date = headers["date"], clock.observe(dateHeader: date) { onSkewWarning() }
+            if status == 429 {
+                attempt += 1
+                if attempt > maxThrottleRetries { return .throttled }
+                let retryAfter = headers["retry-after"].flatMap(Double.init) ?? 1
+                try? await Task.sleep(for: .seconds(max(1, min(retryAfter, 10))))
+                continue
+            }
+            let isJSON = (headers["content-type"] ?? "").lowercased().contains("json")
+            let parsed = isJSON ? try? JSON.parse([UInt8](body)) : nil
+            if (200..<300).contains(status) {
+                if body.isEmpty { return .ok(.null) }
+                guard let parsed else { return .garbage }
+                return .ok(parsed)
+            }
+            return .httpError(status: status, error: parsed.flatMap { $0.objectValue != nil ? $0 : nil })
+        }
+    }
+
+    private func url(_ path: String, _ query: [(String, String)]) -> URL {
+        var text = baseURL.absoluteString.trimmingSuffix("/") + path
+        if !query.isEmpty { text += "?" + FormEncoding.encode(query) }
+        return URL(string: text) ?? baseURL
+    }
+
+    // MARK: DCR (rest-api-v2-notes §4)
+
+    /// The cached access token, or a new one from the stored client credentials (registering only when
+    /// there are none). Concurrent callers share one fetch.
+    func accessToken(forceRefresh: Bool) async -> String? {
+        if let task = tokenTask { return await task.value }
+        if !forceRefresh, let cached = cachedToken() { return cached }
+        let task = Task { await self.fetchToken() }
+        tokenTask = task
+        let token = await task.value
+        tokenTask = nil
+        return token
+    }
+
+    private func cachedToken() -> String? {
+        guard let text = store.value(.credentials, scope + "|token"), let json = try? JSON.parse(text),
+            let token = json["access_token"]?.stringValue, let expires = json["expires"]?.int64Value
+        else { return nil }
+        // Refresh a minute before expiry.
+        return clock.nowMillis() + 60_000 < expires ? token : nil
+    }
+
+    private func fetchToken() async -> String? {
+        guard let credentials = await clientCredentials() else { return nil }
+        let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
+        var request = HTTPRequest(method: "POST", url: url("/o/client/token", []))
+        request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
+        request.body = Data(FormEncoding.encode(form).utf8)
+        let result = await send(request)
+        noteDCR(result)
+        guard case .ok(let body) = result, let token = body["access_token"]?.stringValue else { return nil }
+        let lifetime = body["expires_in"]?.int64Value ?? 3600
+        let created = body["created_at"]?.int64Value ?? clock.nowMillis()
+        let record: JSON = ["access_token": .string(token), "expires": .integer(created + lifetime * 1000)]
+        store.set(.credentials, scope + "|token", record.serializedString())
+        return token
+    }
+
+    /// Client credentials: stored ones, else registered once and kept forever (the first writer wins when
+    /// several processes register at the same time).
+    private func clientCredentials() async -> (id: String, secret: String)? {
+        if let stored = storedCredentials() { return stored }
+        if registrationRefused { return nil }
+        var request = HTTPRequest(method: "POST", url: url("/o/client/register", []))
+        request.headers = dcrHeaders(contentType: "application/json;charset=utf-8")
+        let body: JSON = ["software_statement": .string(softwareStatement), "redirect_uri": .string(redirectURL)]
+        request.body = Data(body.serialized())
+        let result = await send(request)
+        noteDCR(result)
+        switch result {
+        case .ok(let answer):
+            guard let id = answer["client_id"]?.stringValue, let secret = answer["client_secret"]?.stringValue else { return nil }
+            let record: JSON = ["client_id": .string(id), "client_secret": .string(secret)]
+            _ = store.setIfAbsent(.credentials, scope, record.serializedString())
+            return storedCredentials()
+        case .httpError(let status, let error) where status == 400 || status == 401:
+            let code = error?["error"]?.stringValue ?? error?["code"]?.stringValue ?? ""
+            if code.contains("software_statement") || status == 401 { registrationRefused = true }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    private func storedCredentials() -> (id: String, secret: String)? {
+        guard let text = store.value(.credentials, scope), let json = try? JSON.parse(text),
+            let id = json["client_id"]?.stringValue, let secret = json["client_secret"]?.stringValue
+        else { return nil }
+        return (id, secret)
+    }
+
+    private func dcrHeaders(contentType: String) -> [(String, String)] {
+        [("Content-Type", contentType), ("Accept", "application/json"), ("X-Device-Info", headers().deviceInfo)]
+    }
+}

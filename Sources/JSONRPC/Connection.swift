@@ -1,0 +1,428 @@
+import CShims
+import Glibc
+import JSON
+import Synchronization
+
+/// One peer: a reader that parses and dispatches on its event loop's thread, and one serialized
+/// writer that any thread may feed (DESIGN §3, jsonrpc-notes §0).
+///
+/// Writes go straight to the non-blocking fd from the calling thread under the connection's lock;
+/// what the fd does not take waits in the outbound queue and is flushed by the loop when the fd is
+/// writable. Nothing is ever dropped: above ``ConnectionLimits/outboundHighWater`` the connection
+/// stops reading, and a socket peer that reads nothing for the stall timeout is disconnected.
+public final class Connection: Sendable {
+    /// Serial number, unique in the process (for logs).
+    public let number: UInt64
+    /// The peer's credentials (Unix-socket peers only).
+    public let peerCredentials: PeerCredentials?
+
+    let readFD: Int32
+    let writeFD: Int32
+    let isSocket: Bool
+    let limits: ConnectionLimits
+    unowned let loop: EventLoop
+    let state: Mutex<WriterState>
+    private let log = Logger(label: "jsonrpc")
+
+    /// Reader state: touched only on the loop thread.
+    nonisolated(unsafe) var framer: Framer
+    nonisolated(unsafe) var handler: RPCHandler?
+    nonisolated(unsafe) var closedNotified = false
+    nonisolated(unsafe) var registeredRead: UInt32 = 0
+    nonisolated(unsafe) var registeredWrite: UInt32 = 0
+
+    init(number: UInt64, readFD: Int32, writeFD: Int32, isSocket: Bool, peer: PeerCredentials?, limits: ConnectionLimits, loop: EventLoop) {
+        self.number = number
+        self.readFD = readFD
+        self.writeFD = writeFD
+        self.isSocket = isSocket
+        self.peerCredentials = peer
+        self.limits = limits
+        self.loop = loop
+        self.framer = Framer(maxMessageBytes: limits.maxMessageBytes)
+        self.state = Mutex(WriterState())
+    }
+
+    // MARK: Public API (any thread)
+
+    /// Answers request `id` with `result`. Ignored if `id` is not awaiting an answer.
+    public func respond(to id: RequestID, result: JSON) {
+        deliver(id: id, bytes: OutgoingMessage.response(id: id, result: result))
+    }
+
+    /// Answers request `id` with an error object. Ignored if `id` is not awaiting an answer.
+    public func respond(to id: RequestID, error: ErrorObject) {
+        deliver(id: id, bytes: OutgoingMessage.response(id: id, error: error))
+    }
+
+    /// Sends a notification; delivered in call order, interleaved in order with responses.
+    public func notify(method: String, params: JSON) {
+        let bytes = OutgoingMessage.notification(method: method, params: params)
+        state.withLock { state in enqueueLocked(&state, bytes) }
+    }
+
+    /// Sends a daemon→host request with a fresh id (`"pb-N"`) and calls `completion` once: with the
+    /// peer's result or error, with -32001 after `timeout`, or with -32000 if the connection closes first.
+    /// The completion runs on the loop thread (or the caller's, if already closed) and must not block.
+    public func request(method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) {
+        let deadline = monotonicNanos() + timeout.nanoseconds
+        let accepted = state.withLock { state -> Bool in
+            guard !state.closing else { return false }
+            state.nextOutgoingID += 1
+            let id = RequestID("pb-\(state.nextOutgoingID)")
+            state.outgoing[id] = OutgoingRequest(deadline: deadline, completion: completion)
+            enqueueLocked(&state, OutgoingMessage.request(method: method, params: params, id: id))
+            return true
+        }
+        if !accepted {
+            completion(.failure(ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection is closing"])))
+        }
+    }
+
+    /// Requests from the peer not yet answered.
+    public var inFlightRequests: Int { state.withLock { $0.inFlight } }
+
+    /// The framing the peer chose (undetermined until its first message).
+    public var framing: Framing { state.withLock { $0.framing } }
+
+    // MARK: Writer (under the lock)
+
+    private func deliver(id: RequestID, bytes: [UInt8]) {
+        state.withLock { state in
+            guard var slots = state.pending[id], !slots.isEmpty else {
+                log.debug("connection \(number): response for \(id) which is not awaiting one, dropped")
+                return
+            }
+            let slot = slots.removeFirst()
+            state.pending[id] = slots.isEmpty ? nil : slots
+            state.inFlight -= 1
+            if let batch = slot {
+                batch.responses.append(bytes)
+                batch.remaining -= 1
+                if batch.remaining == 0 && batch.sealed {
+                    enqueueLocked(&state, OutgoingMessage.batch(batch.responses))
+                }
+            } else {
+                enqueueLocked(&state, bytes)
+            }
+            if state.closing && state.inFlight == 0 { loop.wake() }
+        }
+    }
+
+    /// Appends one framed message and writes what the fd takes now (unless corked by the reader).
+    func enqueueLocked(_ state: inout WriterState, _ body: [UInt8]) {
+        guard !state.writeFailed else { return }
+        if state.outbound.isEmpty { state.lastWriteProgress = monotonicNanos() }
+        state.outbound += state.framing.frame(body)
+        if !state.corked { flushLocked(&state) }
+    }
+
+    /// Writes queued bytes until the fd would block, then sets the epoll interest to match.
+    func flushLocked(_ state: inout WriterState) {
+        while state.outboundOffset < state.outbound.count && !state.writeFailed {
+            let written = state.outbound.withUnsafeBytes { buffer -> Int in
+                let start = buffer.baseAddress! + state.outboundOffset
+                let count = buffer.count - state.outboundOffset
+                return isSocket ? Glibc.send(writeFD, start, count, Int32(MSG_NOSIGNAL)) : write(writeFD, start, count)
+            }
+            if written > 0 {
+                state.outboundOffset += written
+                state.lastWriteProgress = monotonicNanos()
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                break
+            } else {
+                log.debug("connection \(number): write failed: \(errnoString())")
+                state.writeFailed = true
+            }
+        }
+        if state.outboundOffset >= state.outbound.count || state.writeFailed {
+            state.outbound.removeAll(keepingCapacity: state.outbound.capacity <= 65536)
+            state.outboundOffset = 0
+        } else if state.outboundOffset > 65536 && state.outboundOffset * 2 > state.outbound.count {
+            state.outbound.removeFirst(state.outboundOffset)
+            state.outboundOffset = 0
+        }
+        updateInterestLocked(&state)
+    }
+
+    /// Registers for writability while output waits, and for readability unless paused.
+    func updateInterestLocked(_ state: inout WriterState) {
+        let queued = state.outbound.count - state.outboundOffset
+        let wantWrite: UInt32 = (queued > 0 && !state.writeFailed) ? EPOLLOUT.rawValue : 0
+        let wantRead: UInt32 = (!state.readDone && queued < limits.outboundHighWater) ? EPOLLIN.rawValue : 0
+        if readFD == writeFD {
+            loop.setInterest(self, fd: readFD, direction: 0, events: wantRead | wantWrite)
+        } else {
+            loop.setInterest(self, fd: readFD, direction: 0, events: wantRead)
+            loop.setInterest(self, fd: writeFD, direction: 1, events: wantWrite)
+        }
+    }
+
+    // MARK: Reader (loop thread)
+
+    /// Reads once and dispatches every whole message in what arrived. Returns false at end of input.
+    func readable(buffer: UnsafeMutableRawBufferPointer) {
+        let count = read(readFD, buffer.baseAddress, buffer.count)
+        if count < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+            log.debug("connection \(number): read failed: \(errnoString())")
+            state.withLock { $0.writeFailed = true }
+            beginClosing()
+            return
+        }
+        if count == 0 {
+            log.debug("connection \(number): end of input")
+            beginClosing()
+            return
+        }
+        let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+        state.withLock { state in
+            state.corked = true
+            if state.framing == .undetermined { state.framing = Framer.detect(chunk) }
+        }
+        framer.feed(chunk) { event in
+            switch event {
+            case .message(let body): dispatch(body)
+            case .tooLarge(let declared):
+                log.warning("connection \(number): message over \(limits.maxMessageBytes) bytes refused" + (declared.map { " (Content-Length \($0))" } ?? ""))
+                send(OutgoingMessage.response(id: nil, error: .messageTooLarge(limit: limits.maxMessageBytes)))
+            case .fatal(let reason):
+                log.warning("connection \(number): unreadable framing (\(reason)), closing")
+                send(OutgoingMessage.response(id: nil, error: ErrorObject(code: .parseError, message: "Parse error", data: ["reason": .string(reason)])))
+                beginClosing()
+            }
+        }
+        state.withLock { state in
+            state.corked = false
+            flushLocked(&state)
+        }
+    }
+
+    private func send(_ body: [UInt8]) {
+        state.withLock { state in enqueueLocked(&state, body) }
+    }
+
+    private func dispatch(_ body: UnsafeRawBufferPointer) {
+        let json: JSON
+        do {
+            json = try JSON.parse(body)
+        } catch {
+            log.debug("connection \(number): parse error: \(error)")
+            send(OutgoingMessage.response(id: nil, error: .parseError(error)))
+            return
+        }
+        if case .array(let elements) = json {
+            dispatchBatch(elements)
+            return
+        }
+        switch IncomingMessage(json) {
+        case .request(let method, let params, let id):
+            if let id {
+                guard register(id, batch: nil) else {
+                    send(OutgoingMessage.response(id: id, error: .overloaded(inFlightLimit: limits.maxInFlightRequests)))
+                    return
+                }
+            }
+            handler?.handle(method: method, params: params, id: id, on: self)
+        case .response(let id, let result):
+            complete(id, result)
+        case .invalid(let id, let error):
+            send(OutgoingMessage.response(id: id, error: error))
+        case .unusableResponse(let reason):
+            log.debug("connection \(number): \(reason), dropped")
+        }
+    }
+
+    private func dispatchBatch(_ elements: [JSON]) {
+        guard !elements.isEmpty else {
+            send(OutgoingMessage.response(id: nil, error: .invalidRequest("empty batch")))
+            return
+        }
+        guard elements.count <= limits.maxBatchSize else {
+            send(OutgoingMessage.batch([OutgoingMessage.response(id: nil, error: .invalidRequest("batch over \(limits.maxBatchSize) elements"))]))
+            return
+        }
+        let batch = Batch()
+        var calls: [(method: String, params: JSON?, id: RequestID?)] = []
+        for element in elements {
+            switch IncomingMessage(element) {
+            case .request(let method, let params, let id):
+                if let id {
+                    guard register(id, batch: batch) else {
+                        batch.responses.append(OutgoingMessage.response(id: id, error: .overloaded(inFlightLimit: limits.maxInFlightRequests)))
+                        continue
+                    }
+                }
+                calls.append((method, params, id))
+            case .response(let id, let result):
+                complete(id, result)
+            case .invalid(let id, let error):
+                batch.responses.append(OutgoingMessage.response(id: id, error: error))
+            case .unusableResponse(let reason):
+                log.debug("connection \(number): \(reason) in a batch, dropped")
+            }
+        }
+        for call in calls {
+            handler?.handle(method: call.method, params: call.params, id: call.id, on: self)
+        }
+        state.withLock { state in
+            batch.sealed = true
+            if batch.remaining == 0 && !batch.responses.isEmpty {
+                enqueueLocked(&state, OutgoingMessage.batch(batch.responses))
+            }
+        }
+    }
+
+    /// Records that `id` awaits an answer; false when the in-flight cap is reached.
+    private func register(_ id: RequestID, batch: Batch?) -> Bool {
+        state.withLock { state in
+            guard state.inFlight < limits.maxInFlightRequests else { return false }
+            state.inFlight += 1
+            state.pending[id, default: []].append(batch)
+            if let batch { batch.remaining += 1 }
+            return true
+        }
+    }
+
+    private func complete(_ id: RequestID, _ result: Result<JSON, ErrorObject>) {
+        let request = state.withLock { $0.outgoing.removeValue(forKey: id) }
+        guard let request else {
+            log.debug("connection \(number): response to unknown request \(id), dropped")
+            return
+        }
+        request.completion(result)
+    }
+
+    // MARK: Lifecycle (loop thread)
+
+    /// Stops reading, tells the handler once, fails daemon→host requests, and starts the drain clock.
+    func beginClosing() {
+        let outgoing = state.withLock { state -> [OutgoingRequest] in
+            if !state.closing {
+                state.closing = true
+                state.drainDeadline = monotonicNanos() + limits.shutdownTimeout.nanoseconds
+            }
+            state.readDone = true
+            updateInterestLocked(&state)
+            let requests = Array(state.outgoing.values)
+            state.outgoing = [:]
+            return requests
+        }
+        let closed = ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])
+        for request in outgoing { request.completion(.failure(closed)) }
+        if !closedNotified {
+            closedNotified = true
+            handler?.connectionClosed(self)
+        }
+    }
+
+    /// What the loop should do with this connection now.
+    enum Verdict { case keep, close }
+
+    /// Periodic and post-event checks: timeouts of daemon→host requests, stalled peers, drain end.
+    func check(now: UInt64) -> Verdict {
+        var expired: [OutgoingRequest] = []
+        let verdict = state.withLock { state -> Verdict in
+            if !state.outgoing.isEmpty {
+                for (id, request) in state.outgoing where request.deadline <= now {
+                    expired.append(request)
+                    state.outgoing[id] = nil
+                }
+            }
+            let queued = state.outbound.count - state.outboundOffset
+            if isSocket && queued > 0 && now &- state.lastWriteProgress > limits.stallTimeout.nanoseconds && now > state.lastWriteProgress {
+                log.warning("connection \(number): peer read nothing for \(limits.stallTimeout), disconnecting")
+                state.writeFailed = true
+                return .close
+            }
+            guard state.closing else { return .keep }
+            if state.writeFailed { return .close }
+            if state.inFlight == 0 && queued == 0 { return .close }
+            if now >= state.drainDeadline {
+                if state.inFlight > 0 { answerRemainingLocked(&state) }
+                if state.outbound.count - state.outboundOffset == 0 { return .close }
+                // One more grace period for the last answers to flush, then give up.
+                if now >= state.drainDeadline + 500_000_000 { return .close }
+            }
+            return .keep
+        }
+        let timedOut = ErrorObject(code: .requestTimedOut, message: "Request timed out", data: ["reason": "the host did not answer in time"])
+        for request in expired { request.completion(.failure(timedOut)) }
+        return verdict
+    }
+
+    /// Answers every request still waiting with -32003.
+    private func answerRemainingLocked(_ state: inout WriterState) {
+        let ids = state.pending.flatMap { id, slots in slots.map { (id, $0) } }
+        state.pending = [:]
+        state.inFlight = 0
+        var batches: [ObjectIdentifier: Batch] = [:]
+        for (id, batch) in ids {
+            let bytes = OutgoingMessage.response(id: id, error: .shuttingDown())
+            if let batch {
+                batch.responses.append(bytes)
+                batches[ObjectIdentifier(batch)] = batch
+            } else {
+                enqueueLocked(&state, bytes)
+            }
+        }
+        for batch in batches.values where batch.sealed {
+            enqueueLocked(&state, OutgoingMessage.batch(batch.responses))
+        }
+    }
+
+    /// The final step: the handler has been told; fds are closed by the loop.
+    func finish() {
+        if !closedNotified {
+            closedNotified = true
+            handler?.connectionClosed(self)
+        }
+        let outgoing = state.withLock { state -> [OutgoingRequest] in
+            state.closing = true
+            state.writeFailed = true
+            state.outbound = []
+            state.outboundOffset = 0
+            let requests = Array(state.outgoing.values)
+            state.outgoing = [:]
+            return requests
+        }
+        let closed = ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])
+        for request in outgoing { request.completion(.failure(closed)) }
+        handler = nil
+    }
+}
+
+/// Writer-side state of a ``Connection``; all access under `Connection.state`.
+struct WriterState: ~Copyable {
+    var outbound: [UInt8] = []
+    var outboundOffset = 0
+    var lastWriteProgress: UInt64 = 0
+    var framing: Framing = .undetermined
+    /// Set while the reader dispatches one read's messages, so their answers go out in one write.
+    var corked = false
+    var writeFailed = false
+    var readDone = false
+    var closing = false
+    var drainDeadline: UInt64 = 0
+    /// Requests from the peer awaiting an answer; a duplicate id queues a second slot.
+    var pending: [RequestID: [Batch?]] = [:]
+    var inFlight = 0
+    var outgoing: [RequestID: OutgoingRequest] = [:]
+    var nextOutgoingID = 0
+}
+
+/// Collects the answers of one batch until every request in it has been answered.
+/// Mutated only under the owning connection's lock.
+final class Batch: @unchecked Sendable {
+    var remaining = 0
+    var sealed = false
+    var responses: [[UInt8]] = []
+}
+
+/// A daemon→host request awaiting its answer.
+struct OutgoingRequest: Sendable {
+    let deadline: UInt64
+    let completion: @Sendable (Result<JSON, ErrorObject>) -> Void
+}

@@ -1,0 +1,172 @@
+import CShims
+import Glibc
+import Synchronization
+
+/// One epoll thread serving a set of connections (and optionally a listening socket).
+///
+/// Requests are read, parsed, dispatched and — when the handler answers at once — written on this
+/// thread with no hop (jsonrpc-notes §6: each cross-thread wake-up costs ~65 µs on these machines).
+/// Everything but ``wake()``, ``requestShutdown()`` and ``setInterest(_:fd:direction:events:)``
+/// runs on the loop thread.
+final class EventLoop: @unchecked Sendable {
+    private static let wakeToken = UInt64.max
+    private static let listenerToken = UInt64.max - 1
+    private static let tickNanos: UInt64 = 100_000_000
+
+    let epollFD: Int32
+    private let wakeFD: Int32
+    private let shutdownRequested = Atomic<Bool>(false)
+    private let log = Logger(label: "jsonrpc")
+    private static let numbers = Atomic<UInt64>(0)
+
+    /// Loop-thread state.
+    private var connections: [UInt64: Connection] = [:]
+    private var shuttingDown = false
+    private var readBuffer: UnsafeMutableRawBufferPointer
+    /// Called when the listener is readable (socket server).
+    var acceptHandler: (() -> Void)?
+    var onShutdown: (() -> Void)?
+    /// Stop once no connection is left (stdio).
+    var stopWhenEmpty = false
+
+    init() {
+        epollFD = cshims_epoll_create()
+        precondition(epollFD >= 0, "epoll_create1 failed: \(errnoString())")
+        wakeFD = cshims_eventfd()
+        precondition(wakeFD >= 0, "eventfd failed: \(errnoString())")
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, EventLoop.wakeToken)
+        readBuffer = .allocate(byteCount: 65536, alignment: 16)
+    }
+
+    /// Wakes the loop from any thread (it re-checks drains and shutdown).
+    func wake() { cshims_eventfd_signal(wakeFD) }
+
+    /// Asks the loop, from any thread or a signal thread, to stop accepting and drain every connection.
+    func requestShutdown() {
+        shutdownRequested.store(true, ordering: .sequentiallyConsistent)
+        wake()
+    }
+
+    var isShuttingDown: Bool { shutdownRequested.load(ordering: .relaxed) }
+
+    func watchListener(_ fd: Int32) {
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue, EventLoop.listenerToken)
+    }
+
+    /// Creates a connection on non-blocking fds, gives it its handler, and starts reading.
+    @discardableResult
+    func add(readFD: Int32, writeFD: Int32, isSocket: Bool, peer: PeerCredentials?, limits: ConnectionLimits, factory: RPCHandlerFactory) -> Connection {
+        let number = EventLoop.numbers.add(1, ordering: .relaxed).newValue
+        let connection = Connection(number: number, readFD: readFD, writeFD: writeFD, isSocket: isSocket, peer: peer, limits: limits, loop: self)
+        connection.handler = factory(connection)
+        connections[number] = connection
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, readFD, EPOLLIN.rawValue, number << 1)
+        connection.registeredRead = EPOLLIN.rawValue
+        if writeFD != readFD {
+            _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, writeFD, 0, number << 1 | 1)
+            connection.registeredWrite = 0
+        }
+        if shuttingDown { connection.beginClosing() }
+        return connection
+    }
+
+    var connectionCount: Int { connections.count }
+
+    /// Sets the epoll mask of one of a connection's fds; called under the connection's lock.
+    func setInterest(_ connection: Connection, fd: Int32, direction: UInt64, events: UInt32) {
+        let token = connection.number << 1 | direction
+        if direction == 0 {
+            guard connection.registeredRead != events, connection.registeredRead != .max else { return }
+            connection.registeredRead = events
+        } else {
+            guard connection.registeredWrite != events, connection.registeredWrite != .max else { return }
+            connection.registeredWrite = events
+        }
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events, token)
+    }
+
+    /// Runs until shutdown has drained every connection (or, for stdio, the one connection closed).
+    func run() {
+        let maxEvents: Int32 = 64
+        var tokens = [UInt64](repeating: 0, count: Int(maxEvents))
+        var masks = [UInt32](repeating: 0, count: Int(maxEvents))
+        var lastTick = monotonicNanos()
+        while true {
+            let timeout: Int32 = connections.isEmpty && !shuttingDown ? -1 : 100
+            let count = cshims_epoll_wait(epollFD, &tokens, &masks, maxEvents, timeout)
+            if count < 0 && errno != EINTR {
+                log.error("epoll_wait failed: \(errnoString())")
+                return
+            }
+            let now = monotonicNanos()
+            for index in 0..<max(0, Int(count)) {
+                handle(token: tokens[index], events: masks[index], now: now)
+            }
+            if shutdownRequested.load(ordering: .relaxed) && !shuttingDown { beginShutdown() }
+            if now &- lastTick >= EventLoop.tickNanos {
+                lastTick = now
+                for connection in Array(connections.values) where connection.check(now: now) == .close {
+                    close(connection)
+                }
+            }
+            if (shuttingDown || stopWhenEmpty) && connections.isEmpty { return }
+        }
+    }
+
+    private func handle(token: UInt64, events: UInt32, now: UInt64) {
+        if token == EventLoop.wakeToken {
+            cshims_eventfd_drain(wakeFD)
+            for connection in Array(connections.values) where connection.check(now: now) == .close {
+                close(connection)
+            }
+            return
+        }
+        if token == EventLoop.listenerToken {
+            acceptHandler?()
+            return
+        }
+        guard let connection = connections[token >> 1] else { return }
+        let hangup = events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+        if token & 1 == 0 {
+            if events & EPOLLIN.rawValue != 0 || (hangup && connection.registeredRead & EPOLLIN.rawValue != 0) {
+                connection.readable(buffer: readBuffer)
+            } else if hangup && connection.readFD != connection.writeFD {
+                // Input hung up while reading was paused: read what is left anyway.
+                connection.readable(buffer: readBuffer)
+            } else if hangup {
+                connection.state.withLock { $0.writeFailed = true }
+            }
+        }
+        if events & EPOLLOUT.rawValue != 0 {
+            connection.state.withLock { connection.flushLocked(&$0) }
+        } else if hangup && (token & 1 == 1) {
+            connection.state.withLock { state in
+                state.writeFailed = true
+                connection.registeredWrite = .max
+                _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.writeFD, 0, 0)
+            }
+        }
+        if connection.check(now: now) == .close { close(connection) }
+    }
+
+    private func beginShutdown() {
+        shuttingDown = true
+        onShutdown?()
+        for connection in Array(connections.values) {
+            connection.beginClosing()
+            if connection.check(now: monotonicNanos()) == .close { close(connection) }
+        }
+    }
+
+    private func close(_ connection: Connection) {
+        guard connections.removeValue(forKey: connection.number) != nil else { return }
+        connection.finish()
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.readFD, 0, 0)
+        Glibc.close(connection.readFD)
+        if connection.writeFD != connection.readFD {
+            _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.writeFD, 0, 0)
+            Glibc.close(connection.writeFD)
+        }
+        log.debug("connection \(connection.number) closed")
+    }
+}

@@ -1,0 +1,249 @@
+import Glibc
+
+/// How messages are delimited on a connection (jsonrpc-notes §2.1).
+public enum Framing: UInt8, Sendable {
+    /// Not known yet: nothing but whitespace has arrived. Output uses NDJSON meanwhile.
+    case undetermined
+    /// One compact JSON text per line, `\n`-terminated (a trailing `\r` is tolerated on input).
+    case ndjson
+    /// LSP base protocol: `Content-Length: N\r\n\r\n` then N bytes of UTF-8 (other headers ignored).
+    case contentLength
+
+    /// `body` with this framing's delimiters (NDJSON when undetermined).
+    public func frame(_ body: [UInt8]) -> [UInt8] {
+        switch self {
+        case .contentLength:
+            var bytes = Array("Content-Length: \(body.count)\r\n\r\n".utf8)
+            bytes += body
+            return bytes
+        case .ndjson, .undetermined:
+            var bytes = body
+            bytes.append(UInt8(ascii: "\n"))
+            return bytes
+        }
+    }
+}
+
+/// What a ``Framer`` found in the bytes fed to it.
+public enum FrameEvent {
+    /// One whole message body; the buffer is valid only during the callback.
+    case message(UnsafeRawBufferPointer)
+    /// A message over the size limit was refused (and is being skipped); the connection goes on.
+    /// `declaredBytes` is the Content-Length when the peer announced one.
+    case tooLarge(declaredBytes: Int?)
+    /// The stream cannot be resynchronised (broken Content-Length header): the connection must close.
+    case fatal(String)
+}
+
+/// A pure state machine that splits a byte stream into messages (swift-nio style: fed bytes,
+/// yields whole messages or waits for more).
+///
+/// The framing is detected from the first non-whitespace byte: `C`/`c` starts Content-Length
+/// headers, anything else is NDJSON. The size limit is enforced before any buffer grows past it:
+/// an over-long NDJSON line is dropped up to its `\n`; an over-limit Content-Length body is skipped
+/// byte-counted without being stored. Only a header block that cannot be read (no valid
+/// Content-Length, or headers beyond 8 KiB) is fatal, since the next message cannot be found.
+public struct Framer {
+    /// Largest accepted message body, in bytes.
+    public let maxMessageBytes: Int
+    /// Largest accepted header block (Content-Length framing), in bytes.
+    public static let maxHeaderBytes = 8192
+
+    public private(set) var framing: Framing = .undetermined
+
+    private enum State {
+        case detecting
+        case line(discarding: Bool)
+        case headers(length: Int?, bytes: Int)
+        case body(remaining: Int)
+        case skipping(remaining: Int)
+        case dead
+    }
+
+    private var state: State = .detecting
+    /// The partial line (NDJSON or a header line) or partial body received so far.
+    private var pending: [UInt8] = []
+
+    public init(maxMessageBytes: Int) {
+        self.maxMessageBytes = maxMessageBytes
+    }
+
+    /// Bytes held for a message not yet complete.
+    public var bufferedBytes: Int { pending.count }
+
+    /// Consumes `chunk`, calling `body` for each event in stream order.
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (FrameEvent) -> Void) {
+        guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        let end = chunk.count
+        var index = 0
+        while index < end {
+            switch state {
+            case .dead:
+                return
+            case .detecting:
+                let byte = base[index]
+                if Framer.isWhitespace(byte) {
+                    index += 1
+                } else if Framer.framing(startingWith: byte) == .contentLength {
+                    framing = .contentLength
+                    state = .headers(length: nil, bytes: 0)
+                } else {
+                    framing = .ndjson
+                    state = .line(discarding: false)
+                }
+            case .line(let discarding):
+                let newline = memchr(base + index, Int32(UInt8(ascii: "\n")), end - index)
+                guard let newline else {
+                    if !discarding {
+                        if pending.count + (end - index) > maxMessageBytes + 1 {
+                            pending = []
+                            state = .line(discarding: true)
+                            body(.tooLarge(declaredBytes: nil))
+                        } else {
+                            pending.append(contentsOf: UnsafeBufferPointer(start: base + index, count: end - index))
+                        }
+                    }
+                    return
+                }
+                let lineEnd = UnsafeRawPointer(newline) - UnsafeRawPointer(base)
+                if discarding {
+                    state = .line(discarding: false)
+                } else if pending.isEmpty {
+                    emitLine(UnsafeBufferPointer(start: base + index, count: lineEnd - index), body)
+                } else {
+                    let total = pending.count + lineEnd - index
+                    if total > maxMessageBytes + 1 {
+                        pending = []
+                        body(.tooLarge(declaredBytes: nil))
+                    } else {
+                        pending.append(contentsOf: UnsafeBufferPointer(start: base + index, count: lineEnd - index))
+                        let line = pending
+                        pending = []
+                        line.withUnsafeBufferPointer { emitLine($0, body) }
+                    }
+                }
+                index = lineEnd + 1
+            case .headers(let length, let bytes):
+                let newline = memchr(base + index, Int32(UInt8(ascii: "\n")), end - index)
+                let lineEnd = newline.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? end
+                let taken = lineEnd - index
+                if bytes + pending.count + taken > Framer.maxHeaderBytes {
+                    fail("header block over \(Framer.maxHeaderBytes) bytes", body)
+                    return
+                }
+                pending.append(contentsOf: UnsafeBufferPointer(start: base + index, count: taken))
+                guard newline != nil else { return }
+                index = lineEnd + 1
+                let line = pending
+                pending = []
+                headerLine(line, length: length, bytes: bytes + line.count + 1, body)
+            case .body(let remaining):
+                let take = min(remaining, end - index)
+                if pending.isEmpty && take == remaining {
+                    body(.message(UnsafeRawBufferPointer(start: base + index, count: take)))
+                } else {
+                    pending.append(contentsOf: UnsafeBufferPointer(start: base + index, count: take))
+                    if take == remaining {
+                        let message = pending
+                        pending = []
+                        message.withUnsafeBytes { body(.message($0)) }
+                    }
+                }
+                index += take
+                state = take == remaining ? .headers(length: nil, bytes: 0) : .body(remaining: remaining - take)
+            case .skipping(let remaining):
+                let take = min(remaining, end - index)
+                index += take
+                state = take == remaining ? .headers(length: nil, bytes: 0) : .skipping(remaining: remaining - take)
+            }
+        }
+    }
+
+    private mutating func emitLine(_ line: UnsafeBufferPointer<UInt8>, _ body: (FrameEvent) -> Void) {
+        var count = line.count
+        if count > 0 && line[count - 1] == UInt8(ascii: "\r") { count -= 1 }
+        if count > maxMessageBytes {
+            body(.tooLarge(declaredBytes: nil))
+            return
+        }
+        var blank = true
+        for offset in 0..<count where !Framer.isWhitespace(line[offset]) {
+            blank = false
+            break
+        }
+        if blank { return }
+        body(.message(UnsafeRawBufferPointer(start: line.baseAddress, count: count)))
+    }
+
+    private mutating func headerLine(_ raw: [UInt8], length: Int?, bytes: Int, _ body: (FrameEvent) -> Void) {
+        var line = raw
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        if line.isEmpty {
+            if bytes <= 2 && length == nil {
+                // A stray line break between messages.
+                state = .headers(length: nil, bytes: 0)
+                return
+            }
+            guard let length else {
+                fail("header block without Content-Length", body)
+                return
+            }
+            if length > maxMessageBytes {
+                state = length == 0 ? .headers(length: nil, bytes: 0) : .skipping(remaining: length)
+                body(.tooLarge(declaredBytes: length))
+            } else if length == 0 {
+                state = .headers(length: nil, bytes: 0)
+                body(.message(UnsafeRawBufferPointer(start: nil, count: 0)))
+            } else {
+                pending.reserveCapacity(length)
+                state = .body(remaining: length)
+            }
+            return
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+            fail("malformed header line", body)
+            return
+        }
+        let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+        var newLength = length
+        if name == "content-length" {
+            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces
+            guard let parsed = Int(value), parsed >= 0 else {
+                fail("invalid Content-Length", body)
+                return
+            }
+            newLength = parsed
+        }
+        state = .headers(length: newLength, bytes: bytes)
+    }
+
+    private mutating func fail(_ reason: String, _ body: (FrameEvent) -> Void) {
+        state = .dead
+        pending = []
+        body(.fatal(reason))
+    }
+
+    /// The framing a peer whose first non-whitespace byte is `byte` uses.
+    public static func framing(startingWith byte: UInt8) -> Framing {
+        byte == UInt8(ascii: "C") || byte == UInt8(ascii: "c") ? .contentLength : .ndjson
+    }
+
+    /// The framing announced by the first non-whitespace byte of `chunk` (undetermined if none).
+    public static func detect(_ chunk: UnsafeRawBufferPointer) -> Framing {
+        for byte in chunk where !isWhitespace(byte) { return framing(startingWith: byte) }
+        return .undetermined
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String {
+        var scalars = Substring(self)
+        while scalars.first == " " || scalars.first == "\t" { scalars.removeFirst() }
+        while scalars.last == " " || scalars.last == "\t" { scalars.removeLast() }
+        return String(scalars)
+    }
+}

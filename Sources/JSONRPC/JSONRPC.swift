@@ -1,2 +1,0 @@
-// The JSON-RPC 2.0 layer (issue 2).
-import JSON

@@ -1,0 +1,133 @@
+import JSON
+
+/// One JSON-RPC 2.0 message received from a peer, classified per spec §§4–6.
+public enum IncomingMessage: Sendable, Equatable {
+    /// A request (`id` present, possibly null) or a notification (`id` nil). `params` is nil when
+    /// absent or null, else an array or object.
+    case request(method: String, params: JSON?, id: RequestID?)
+    /// A response to a request this side sent.
+    case response(id: RequestID, result: Result<JSON, ErrorObject>)
+    /// Not a valid message: answered with `error` and `id` (null when it could not be read).
+    case invalid(id: RequestID?, error: ErrorObject)
+    /// A response that cannot be matched (no usable id or malformed): logged and dropped, never answered.
+    case unusableResponse(reason: String)
+
+    /// Classifies one element of the top level (a single message or one member of a batch).
+    public init(_ json: JSON) {
+        guard case .object(let object) = json else {
+            self = .invalid(id: nil, error: .invalidRequest("a message must be an object"))
+            return
+        }
+        var id: RequestID?
+        if let rawID = object["id"] {
+            guard RequestID.isValid(rawID) else {
+                self = .invalid(id: nil, error: .invalidRequest("id must be a string, a number or null"))
+                return
+            }
+            id = RequestID(json: rawID)
+        }
+        guard object["jsonrpc"] == .string("2.0") else {
+            self = .invalid(id: id, error: .invalidRequest("jsonrpc must be \"2.0\""))
+            return
+        }
+        if let method = object["method"] {
+            guard case .string(let name) = method else {
+                self = .invalid(id: id, error: .invalidRequest("method must be a string"))
+                return
+            }
+            let params = object["params"]
+            switch params {
+            case nil, .null?:
+                self = .request(method: name, params: nil, id: id)
+            case .array?, .object?:
+                self = .request(method: name, params: params, id: id)
+            default:
+                self = .invalid(id: id, error: .invalidRequest("params must be an array or an object"))
+            }
+            return
+        }
+        let result = object["result"]
+        let error = object["error"]
+        if result != nil || error != nil {
+            guard let id, !id.json.isNull else {
+                self = .unusableResponse(reason: "response without an id")
+                return
+            }
+            if let result, error == nil {
+                self = .response(id: id, result: .success(result))
+            } else if let error, result == nil, let errorObject = ErrorObject(json: error) {
+                self = .response(id: id, result: .failure(errorObject))
+            } else {
+                self = .unusableResponse(reason: "malformed response")
+            }
+            return
+        }
+        self = .invalid(id: id, error: .invalidRequest("no method"))
+    }
+}
+
+/// Encoders for the messages this side writes; each returns one compact JSON text without framing.
+///
+/// Member order is fixed — `jsonrpc`, then `id`, then `result`/`error` (responses), or `jsonrpc`,
+/// `method`, `params`, then `id` (requests and notifications) — so simple line-based clients can rely on it.
+public enum OutgoingMessage {
+    private static let responsePrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+    private static let resultKey = Array(#","result":"#.utf8)
+    private static let errorKey = Array(#","error":"#.utf8)
+    private static let methodPrefix = Array(#"{"jsonrpc":"2.0","method":"#.utf8)
+    private static let paramsKey = Array(#","params":"#.utf8)
+    private static let idKey = Array(#","id":"#.utf8)
+
+    /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`.
+    public static func response(id: RequestID?, result: JSON) -> [UInt8] {
+        var bytes = responsePrefix
+        bytes += (id?.json ?? .null).serialized()
+        bytes += resultKey
+        bytes += result.serialized()
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// `{"jsonrpc":"2.0","id":ID,"error":{…}}` (id null when unknown).
+    public static func response(id: RequestID?, error: ErrorObject) -> [UInt8] {
+        var bytes = responsePrefix
+        bytes += (id?.json ?? .null).serialized()
+        bytes += errorKey
+        bytes += error.json.serialized()
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// `{"jsonrpc":"2.0","method":M,"params":P}` (no params member when `params` is nil).
+    public static func notification(method: String, params: JSON?) -> [UInt8] {
+        var bytes = methodPrefix
+        bytes += JSON.string(method).serialized()
+        if let params {
+            bytes += paramsKey
+            bytes += params.serialized()
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// `{"jsonrpc":"2.0","method":M,"params":P,"id":ID}`.
+    public static func request(method: String, params: JSON?, id: RequestID) -> [UInt8] {
+        var bytes = notification(method: method, params: params)
+        bytes.removeLast()
+        bytes += idKey
+        bytes += id.json.serialized()
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// A batch response: the already encoded responses joined into one array.
+    public static func batch(_ responses: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (index, response) in responses.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += response
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return bytes
+    }
+}

@@ -1,0 +1,24 @@
+import Glibc
+
+/// SIGTERM and SIGINT handling without async-signal-safety traps (swift-linux-notes §6 item 8).
+public enum TerminationSignals {
+    /// Blocks SIGTERM and SIGINT in this thread (and every thread started after), ignores SIGPIPE,
+    /// and starts a thread that calls `action` with the signal number each time one arrives.
+    /// Call first thing in `main`, before any other thread exists.
+    public static func handle(_ action: @escaping @Sendable (Int32) -> Void) {
+        signal(SIGPIPE, SIG_IGN)
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        let mask = set
+        startThread {
+            var waitSet = mask
+            while true {
+                var received: Int32 = 0
+                if sigwait(&waitSet, &received) == 0 { action(received) }
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import CShims
+import Glibc
+
+/// Why the socket server could not start.
+public enum SocketServerError: Error, CustomStringConvertible {
+    /// The path does not fit `sun_path` (107 bytes).
+    case pathTooLong(String)
+    /// Another process accepts connections on the path.
+    case alreadyInUse(String)
+    /// Something that is not a socket sits at the path.
+    case notASocket(String)
+    /// A system call failed.
+    case system(call: String, path: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .pathTooLong(let path): return "socket path too long (max 107 bytes): \(path)"
+        case .alreadyInUse(let path): return "another daemon is already listening on \(path) (stop it first, or use another --socket path)"
+        case .notASocket(let path): return "\(path) exists and is not a socket; refusing to replace it"
+        case .system(let call, let path, let code): return "\(call) \(path): \(errnoString(code))"
+        }
+    }
+}
+
+/// Who may connect, besides the daemon's own user and root (DESIGN §3, §6).
+public struct SocketAccess: Sendable {
+    /// `--socket-group`: the socket file becomes 0660 with this group, and peers of this gid are allowed.
+    public var group: UInt32?
+    /// `--allow-uid`: further allowed peer uids.
+    public var allowedUIDs: Set<UInt32> = []
+
+    public init(group: UInt32? = nil, allowedUIDs: Set<UInt32> = []) {
+        self.group = group
+        self.allowedUIDs = allowedUIDs
+    }
+
+    /// True if a peer with these credentials may talk to the daemon.
+    public func allows(_ peer: PeerCredentials) -> Bool {
+        peer.uid == geteuid() || peer.uid == 0 || allowedUIDs.contains(peer.uid) || (group != nil && peer.gid == group)
+    }
+}
+
+/// A JSON-RPC server on a Unix stream socket: many concurrent peers on one epoll thread.
+///
+/// The socket file is created 0600 (0660 and chowned to the group with ``SocketAccess/group``);
+/// a stale file (nobody accepting) is replaced, a live one refused. Peers are checked with
+/// SO_PEERCRED. With systemd socket activation the inherited fd is served and never unlinked.
+public final class UnixSocketServer: Sendable {
+    private let loop = EventLoop()
+    private let listenFD: Int32
+    /// The file to unlink at shutdown (nil when inherited from systemd).
+    public let path: String?
+    private let access: SocketAccess
+    private let limits: ConnectionLimits
+    private let maxConnections: Int
+    private let log = Logger(label: "socket")
+
+    /// Binds and listens on `path`.
+    /// - Throws: ``SocketServerError`` (`alreadyInUse` when a live daemon answers on the path).
+    public init(path: String, access: SocketAccess, limits: ConnectionLimits, maxConnections: Int = 4096) throws(SocketServerError) {
+        signal(SIGPIPE, SIG_IGN)
+        listenFD = try UnixSocketServer.bind(path: path, access: access)
+        self.path = path
+        self.access = access
+        self.limits = limits
+        self.maxConnections = maxConnections
+    }
+
+    /// Serves a listening socket inherited through systemd socket activation (`LISTEN_FDS`, fd 3).
+    public init(inheritedFD: Int32, access: SocketAccess, limits: ConnectionLimits, maxConnections: Int = 4096) {
+        signal(SIGPIPE, SIG_IGN)
+        listenFD = inheritedFD
+        _ = fcntl(inheritedFD, F_SETFD, FD_CLOEXEC)
+        setNonBlocking(inheritedFD)
+        path = nil
+        self.access = access
+        self.limits = limits
+        self.maxConnections = maxConnections
+    }
+
+    /// The fd systemd passed when `LISTEN_PID` is this process and `LISTEN_FDS` ≥ 1, else nil.
+    /// Clears the variables so children do not inherit them.
+    public static func systemdListenFD() -> Int32? {
+        guard let pid = getenv("LISTEN_PID").map({ String(cString: $0) }), let fds = getenv("LISTEN_FDS").map({ String(cString: $0) }) else {
+            return nil
+        }
+        unsetenv("LISTEN_PID")
+        unsetenv("LISTEN_FDS")
+        unsetenv("LISTEN_FDNAMES")
+        guard Int32(pid) == getpid(), let count = Int(fds), count >= 1 else { return nil }
+        return 3
+    }
+
+    /// Accepts and serves until ``shutdown()`` has drained every connection; blocks the caller.
+    public func run(_ factory: @escaping RPCHandlerFactory) {
+        loop.watchListener(listenFD)
+        loop.acceptHandler = { [self] in acceptPending(factory) }
+        loop.onShutdown = { [self] in stopListening() }
+        loop.run()
+    }
+
+    /// Stops accepting, removes the socket file, drains and stops; callable from any thread.
+    public func shutdown() { loop.requestShutdown() }
+
+    private func stopListening() {
+        _ = cshims_epoll_ctl(loop.epollFD, EPOLL_CTL_DEL, listenFD, 0, 0)
+        close(listenFD)
+        if let path { unlink(path) }
+        log.info("stopped accepting connections")
+    }
+
+    private func acceptPending(_ factory: @escaping RPCHandlerFactory) {
+        for _ in 0..<64 {
+            let fd = cshims_accept(listenFD, 1)
+            if fd < 0 {
+                if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED {
+                    log.warning("accept failed: \(errnoString())")
+                    if errno == EMFILE || errno == ENFILE { usleep(10_000) }
+                }
+                return
+            }
+            var pid: pid_t = 0
+            var uid: uid_t = 0
+            var gid: gid_t = 0
+            guard cshims_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
+                log.warning("SO_PEERCRED failed: \(errnoString()); peer refused")
+                close(fd)
+                continue
+            }
+            let peer = PeerCredentials(pid: pid, uid: uid, gid: gid)
+            guard access.allows(peer) else {
+                log.warning("peer \(peer) refused: not the daemon's user, root, an --allow-uid or the --socket-group")
+                close(fd)
+                continue
+            }
+            guard loop.connectionCount < maxConnections else {
+                log.warning("peer \(peer) refused: \(maxConnections) connections already open")
+                close(fd)
+                continue
+            }
+            let connection = loop.add(readFD: fd, writeFD: fd, isSocket: true, peer: peer, limits: limits, factory: factory)
+            log.debug("connection \(connection.number) from \(peer)")
+        }
+    }
+
+    private static func bind(path: String, access: SocketAccess) throws(SocketServerError) -> Int32 {
+        let bytes = Array(path.utf8)
+        var address = sockaddr_un()
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw .pathTooLong(path) }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
+            if isAlive(&address) { throw .alreadyInUse(path) }
+            unlink(path)
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw .system(call: "socket", path: path, errno: errno) }
+        // The file is created 0600 (umask), before any thread exists; the group variant widens it after chown.
+        let oldMask = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        let bindErrno = errno
+        umask(oldMask)
+        guard bound == 0 else {
+            close(fd)
+            if bindErrno == EADDRINUSE { throw .alreadyInUse(path) }
+            throw .system(call: "bind", path: path, errno: bindErrno)
+        }
+        if let group = access.group {
+            guard chown(path, uid_t.max, group) == 0 else {
+                let code = errno
+                close(fd)
+                unlink(path)
+                throw .system(call: "chown", path: path, errno: code)
+            }
+            chmod(path, 0o660)
+        }
+        guard listen(fd, 512) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw .system(call: "listen", path: path, errno: code)
+        }
+        return fd
+    }
+
+    /// True if something accepts connections at `address`.
+    private static func isAlive(_ address: inout sockaddr_un) -> Bool {
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { return false }
+        defer { close(probe) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return result == 0 || errno == EAGAIN
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import JSON
+
+// The test-only admin interface under /__admin/ (DESIGN §5; README.md).
+extension Emulator {
+    func routeAdmin(_ request: HTTPRequest, _ parts: [String]) throws(Failure) -> HTTPResponse {
+        switch (request.method, parts) {
+        case ("GET", ["clock"]):
+            return .json(200, ["nowMillis": .integer(clock.nowMillis())])
+        case ("POST", ["clock"]):
+            let body = try adminBody(request)
+            if let seconds = body["advanceSeconds"]?.doubleValue {
+                clock.advance(seconds: seconds)
+            } else if let millis = body["setMillis"]?.int64Value {
+                clock.set(millis: millis)
+            } else {
+                return .json(400, ["error": "expected {advanceSeconds} or {setMillis}"])
+            }
+            return .json(200, ["nowMillis": .integer(clock.nowMillis())])
+        case ("POST", ["reset"]):
+            state.withLock { $0 = EmulatorState() }
+            clock.reset()
+            return .json(200, ["reset": true])
+        case ("POST", ["faults"]):
+            let fault = try Fault(json: try adminBody(request))
+            let count = state.withLock { state in
+                state.faults.append(fault)
+                return state.faults.count
+            }
+            return .json(201, ["faults": .integer(Int64(count))])
+        case ("DELETE", ["faults"]):
+            state.withLock { $0.faults.removeAll() }
+            return .json(200, ["faults": 0])
+        case ("GET", ["public-key"]):
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-pem-file")], body: Array(key.publicKeyPEM.utf8))
+        case ("POST", ["partner-saml"]):
+            return try partnerSAML(try adminBody(request))
+        default:
+            return .json(404, ["error": "unknown admin call"])
+        }
+    }
+
+    private func adminBody(_ request: HTTPRequest) throws(Failure) -> JSON {
+        guard let body = try? JSON.parse(request.body), body.objectValue != nil else {
+            throw Failure(.json(400, ["error": "the body must be a JSON object"]))
+        }
+        return body
+    }
+
+    /// `{providerId, username, password, request}` → `{samlResponse}`: the MVPD (found by platformMappingId) checks
+    /// the user and answers the verification token `request` that `sessions/sso/Apple` issued.
+    private func partnerSAML(_ body: JSON) throws(Failure) -> HTTPResponse {
+        guard let providerID = body["providerId"]?.stringValue, let username = body["username"]?.stringValue,
+            let password = body["password"]?.stringValue, let token = body["request"]?.stringValue
+        else { return .json(400, ["error": "expected providerId, username, password and request"]) }
+        guard let mvpd = config.serviceProviders.lazy.compactMap({ $0.mvpd(platformMappingId: providerID) }).first else {
+            return .json(400, ["error": "unsupported_provider"])
+        }
+        guard let user = config.user(username, password: password, mvpd: mvpd.id) else {
+            return .json(401, ["error": "invalid_credentials"])
+        }
+        guard let data = Base64.decode(token), let query = String(data: data, encoding: .utf8),
+            let requestID = MockSAML.attribute(query, "ID"), state.withLock({ $0.partnerRequests[requestID] }) != nil
+        else { return .json(400, ["error": "invalid_verification_token"]) }
+        let userID = user.attributes["userID"]?["value"]?.stringValue ?? user.username
+        guard let saml = MockSAML.mint(requestID: requestID, providerID: providerID, username: user.username, userID: userID,
+                                       now: clock.nowMillis(), key: key)
+        else { return .json(500, ["error": "signing failed"]) }
+        return .json(200, ["samlResponse": .string(saml)])
+    }
+}

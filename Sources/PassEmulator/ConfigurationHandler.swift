@@ -1,0 +1,29 @@
+import JSON
+
+extension Emulator {
+    /// `GET /api/v2/{sp}/configuration` (rest-api-v2-notes §5): the requestor with its MVPDs nested inside.
+    func configuration(_ request: HTTPRequest, _ sp: String) throws(Failure) -> HTTPResponse {
+        let caller = try caller(request, sp, device: false)
+        let provider = caller.serviceProvider
+        let os = caller.deviceInfo?["osName"]?.stringValue ?? "Unknown"
+        let mvpds: [JSON] = provider.mvpds.map { mvpd in
+            var object: JSONObject = ["id": .string(mvpd.id), "displayName": .string(mvpd.displayName), "logoUrl": .string(mvpd.logoUrl)]
+            if mvpd.isTempPass { object["isTempPass"] = true }
+            if let id = mvpd.platformMappingId { object["platformMappingId"] = .string(id) }
+            if mvpd.enablePlatformServices { object["enablePlatformServices"] = true }
+            if let status = mvpd.boardingStatus { object["boardingStatus"] = .string(status) }
+            if mvpd.displayInPlatformPicker { object["displayInPlatformPicker"] = true }
+            return .object(object)
+        }
+        let domains: [JSON] = provider.domains.map { .object(["name": .string($0.name), "mvpdInitiated": .bool($0.mvpdInitiated)]) }
+        return .json(200, [
+            "device": "unknown",
+            "clientType": "restApiV2",
+            "os": .string(os),
+            "platform": .string(os),
+            "platformCategory": "unknown",
+            "sdkType": "restApiV2",
+            "requestor": .object(["id": .string(provider.id), "name": .string(provider.name), "domains": .array(domains), "mvpds": .array(mvpds)]),
+        ])
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+import JSON
+import Synchronization
+
+/// The Adobe Pass REST API V2 + DCR emulator (issue 3, DESIGN §5). Thread-safe: libmicrohttpd calls
+/// `respond(to:)` from one thread per connection; all mutable state sits behind `state`.
+public final class Emulator: HTTPResponder, Sendable {
+    public let config: EmulatorConfig
+    public let clock: EmulatorClock
+    /// The media-token and SAML signing key.
+    public let key: RSAKey
+    let state = Mutex(EmulatorState())
+    private let base = Mutex("http://127.0.0.1")
+
+    public init(config: EmulatorConfig, key: RSAKey, clock: EmulatorClock = EmulatorClock()) {
+        self.config = config
+        self.key = key
+        self.clock = clock
+    }
+
+    /// The emulator's own base URL (`http://127.0.0.1:PORT`), used in absolute URLs it hands out.
+    public var baseURL: String {
+        get { base.withLock { $0 } }
+        set { base.withLock { $0 = newValue } }
+    }
+
+    /// Applies any matching fault, routes the request, and stamps the `Date` header from the emulator's clock.
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        let fault = request.path.hasPrefix("/__admin/") ? nil : takeFault(for: request)
+        var response: HTTPResponse
+        if let fault, fault.kind == .latency {
+            usleep(useconds_t(max(0, min(fault.value?.intValue ?? 0, 120_000)) * 1000))
+        }
+        if let replaced = fault?.replacement() {
+            response = replaced
+        } else {
+            response = route(request)
+            if let fault { response = fault.corrupt(response) }
+        }
+        response.headers.append(("Date", HTTPDate.format(millis: clock.nowMillis())))
+        response.headers.append(("Cache-Control", "no-store"))
+        log("\(request.method) \(request.path) -> \(response.status)\(fault.map { " [fault \($0.kind.rawValue)]" } ?? "")")
+        return response
+    }
+
+    private func takeFault(for request: HTTPRequest) -> Fault? {
+        state.withLock { state in
+            guard let index = state.faults.firstIndex(where: { $0.matches(request) }) else { return nil }
+            let fault = state.faults[index]
+            if let remaining = fault.remaining {
+                if remaining <= 1 { state.faults.remove(at: index) } else { state.faults[index].remaining = remaining - 1 }
+            }
+            return fault
+        }
+    }
+
+    /// Dispatches by path; see README.md for the table.
+    func route(_ request: HTTPRequest) -> HTTPResponse {
+        let parts = request.segments
+        do throws(Failure) {
+            switch parts.first {
+            case "o": return try routeDCR(request, parts)
+            case "api" where parts.count >= 2 && parts[1] == "v2": return try routeV2(request, Array(parts.dropFirst(2)))
+            case "mock-mvpd": return try routeMockMVPD(request, Array(parts.dropFirst()))
+            case "sp" where parts == ["sp", "assertion"]: return try assertionConsumer(request)
+            case "activate": return try activation(request, Array(parts.dropFirst()))
+            case "__admin": return try routeAdmin(request, Array(parts.dropFirst()))
+            default: return .text(404, "Not Found\n")
+            }
+        } catch {
+            return error.response
+        }
+    }
+
+    private func routeDCR(_ request: HTTPRequest, _ parts: [String]) throws(Failure) -> HTTPResponse {
+        switch (request.method, parts) {
+        case ("POST", ["o", "client", "register"]): return register(request)
+        case ("POST", ["o", "client", "token"]): return issueToken(request)
+        case (_, ["o", "client", "register"]), (_, ["o", "client", "token"]): return .json(405, ["error": "invalid_request"])
+        default: return .text(404, "Not Found\n")
+        }
+    }
+
+    private func routeV2(_ request: HTTPRequest, _ parts: [String]) throws(Failure) -> HTTPResponse {
+        let method = request.method
+        if parts.count == 3, parts[0] == "authenticate" {
+            guard method == "GET" else { return .html(405, page(title: "Method Not Allowed", body: "<p>Use GET.</p>")) }
+            return authenticatePage(serviceProvider: parts[1], code: parts[2])
+        }
+        guard parts.count >= 2 else { return .text(404, "Not Found\n") }
+        let rest = Array(parts.dropFirst())
+        let sp = parts[0]
+        switch (method, rest.count, rest[0]) {
+        case ("GET", 1, "configuration"): return try configuration(request, sp)
+        case ("POST", 1, "sessions"): return try createSession(request, sp)
+        case ("POST", 3, "sessions") where rest[1] == "sso": return try partnerSession(request, sp, partner: rest[2])
+        case ("POST", 2, "sessions"): return try resumeSession(request, sp, code: rest[1])
+        case ("GET", 2, "sessions"): return try retrieveSession(request, sp, code: rest[1])
+        case ("GET", 1, "profiles"): return try profiles(request, sp, mvpd: nil)
+        case ("GET", 3, "profiles") where rest[1] == "code": return try profileForCode(request, sp, code: rest[2])
+        case ("POST", 3, "profiles") where rest[1] == "sso": return try partnerProfile(request, sp, partner: rest[2])
+        case ("GET", 2, "profiles"): return try profiles(request, sp, mvpd: rest[1])
+        case ("POST", 3, "decisions") where rest[1] == "authorize" || rest[1] == "preauthorize":
+            return try decisions(request, sp, mvpd: rest[2], authorize: rest[1] == "authorize")
+        case ("GET", 2, "logout"): return try logoutAction(request, sp, mvpd: rest[1])
+        default:
+            let known = ["configuration", "sessions", "profiles", "decisions", "logout"].contains(rest[0])
+            if known {
+                var body = EnhancedError.object("internal_server_error", status: 405)
+                if case .object(var object) = body { object["message"] = "The HTTP method is not supported on this path."; body = .object(object) }
+                return .json(405, body)
+            }
+            return .text(404, "Not Found\n")
+        }
+    }
+}
+
+/// Writes one log line to stderr (never tokens or secrets).
+func log(_ message: String) {
+    let line = Array("pass-emulator: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+/// A random string of `length` characters from `[A-Z0-9]` (authentication codes) or hex.
+enum Random {
+    static func code(_ length: Int = 7) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        return String((0..<length).map { _ in alphabet.randomElement()! })
+    }
+
+    static func hex(_ bytes: Int) -> String {
+        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    static func uuid() -> String { UUID().uuidString.lowercased() }
+}

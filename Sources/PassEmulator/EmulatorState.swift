@@ -1,0 +1,103 @@
+import JSON
+
+/// Everything the emulator remembers between requests. Guarded by the emulator's mutex; `/__admin/reset` empties it.
+struct EmulatorState {
+    /// DCR clients by client_id.
+    var clients: [String: Client] = [:]
+    /// Access tokens by token value.
+    var tokens: [String: AccessToken] = [:]
+    /// Authentication sessions by code.
+    var sessions: [String: Session] = [:]
+    /// Profiles by (client, service provider, device), then by MVPD id.
+    var profiles: [ProfileKey: [String: Profile]] = [:]
+    /// One-time login tickets from the mock MVPD to the SP's assertion consumer.
+    var tickets: [String: Ticket] = [:]
+    /// TempPass start times (ms) by (service provider, MVPD, device).
+    var tempPassStarts: [TempPassKey: Int64] = [:]
+    /// Partner SSO verification tokens (request ids) issued by `sessions/sso/{partner}`.
+    var partnerRequests: [String: PartnerRequest] = [:]
+    /// Injected faults, in the order they were added.
+    var faults: [Fault] = []
+}
+
+struct Client {
+    var id: String
+    var secret: String
+    var softwareStatement: String
+    var redirectURIs: [String]
+}
+
+struct AccessToken {
+    var clientID: String
+    var softwareStatement: String
+    var expiresAt: Int64
+}
+
+/// An authentication session (rest-api-v2-notes §6). Times in ms.
+struct Session {
+    var code: String
+    var sessionID: String
+    var serviceProvider: String
+    var clientID: String
+    var deviceID: String?
+    var deviceInfo: JSON?
+    var mvpd: String?
+    var domainName: String?
+    var redirectURL: String?
+    var notBefore: Int64
+    var notAfter: Int64
+    /// Set when the login completed: where the profile lives and when it was made.
+    var completedProfile: (key: ProfileKey, mvpd: String, notBefore: Int64)?
+
+    var missingParameters: [String] {
+        var missing: [String] = []
+        if mvpd == nil { missing.append("mvpd") }
+        if domainName == nil { missing.append("domainName") }
+        if redirectURL == nil { missing.append("redirectUrl") }
+        return missing
+    }
+}
+
+struct ProfileKey: Hashable {
+    var clientID: String
+    var serviceProvider: String
+    var deviceID: String
+}
+
+/// A profile (rest-api-v2-notes §7). `type` is regular, appleSSO, temporary or degraded.
+struct Profile {
+    var mvpd: String
+    var type: String
+    var issuer: String
+    var notBefore: Int64
+    var notAfter: Int64
+    var attributes: JSONObject
+    /// The mock MVPD user behind it (nil for TempPass and degraded profiles).
+    var username: String?
+
+    var json: JSON {
+        .object([
+            "notBefore": .integer(notBefore), "notAfter": .integer(notAfter),
+            "issuer": .string(issuer), "type": .string(type), "attributes": .object(attributes),
+        ])
+    }
+}
+
+struct Ticket {
+    var code: String
+    var username: String
+    var mvpd: String
+}
+
+struct TempPassKey: Hashable {
+    var serviceProvider: String
+    var mvpd: String
+    var deviceID: String
+}
+
+struct PartnerRequest {
+    var id: String
+    var serviceProvider: String
+    var mvpd: String
+    var issuedAt: Int64
+}

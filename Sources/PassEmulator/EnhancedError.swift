@@ -1,0 +1,67 @@
+import Foundation
+import JSON
+
+/// REST API V2 enhanced error codes the emulator emits, with their HTTP status, action and message
+/// (rest-api-v2-notes §12). `message` is sent as a string (DESIGN §5).
+public enum EnhancedError {
+    /// The help URL Adobe's samples carry.
+    public static let helpURL = "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"
+
+    static let table: [String: (status: Int, action: String, message: String)] = [
+        "invalid_parameter_service_provider": (400, "none", "The service provider parameter value is missing or invalid."),
+        "invalid_parameter_mvpd": (400, "none", "The mvpd parameter value is missing or invalid."),
+        "invalid_parameter_code": (400, "none", "The code parameter value is missing or invalid."),
+        "invalid_parameter_resources": (400, "none", "The resources parameter value is missing or invalid."),
+        "invalid_parameter_redirect_url": (400, "none", "The redirect URL parameter value is missing or invalid."),
+        "invalid_parameter_partner": (400, "none", "The partner parameter value is missing or invalid."),
+        "invalid_parameter_saml_response": (400, "none", "The SAML response parameter value is missing or invalid."),
+        "invalid_header_device_info": (400, "none", "The device information header value is missing or invalid."),
+        "invalid_header_device_identifier": (400, "none", "The device identifier header value is missing or invalid."),
+        "invalid_header_pfs_permission_access_not_present": (400, "none", "The permission access status value from the partner framework status header is not present."),
+        "invalid_header_pfs_permission_access_not_determined": (400, "none", "The permission access status value from the partner framework status header is undetermined."),
+        "invalid_header_pfs_permission_access_not_granted": (400, "none", "The permission access status value from the partner framework status header is not granted."),
+        "invalid_header_pfs_provider_id_not_determined": (400, "none", "The provider id value from the partner framework status header is not associated with a known mvpd."),
+        "invalid_header_pfs_provider_id_mismatch": (400, "none", "The provider id value from the partner framework status header does not match the mvpd sent as parameter."),
+        "invalid_header_pfs_provider_info_expired": (400, "none", "The provider information from the partner framework status header has expired."),
+        "invalid_integration": (400, "none", "The integration between the specified service provider and mvpd does not exist or is disabled."),
+        "invalid_authentication_session": (400, "none", "The authentication session associated with this request is missing or invalid."),
+        "preauthorization_denied_by_mvpd": (403, "none", "The MVPD has returned a \"Deny\" decision when requesting pre-authorization for the specified resource."),
+        "authorization_denied_by_mvpd": (403, "none", "The MVPD has returned a \"Deny\" decision when requesting authorization for the specified resource."),
+        "authorization_denied_by_degradation_rule": (403, "none", "The integration has an AuthZNone rule applied for the requested resources."),
+        "internal_server_error": (500, "none", "The request failed due to an internal server error."),
+        "too_many_resources": (403, "configuration", "The authorization or preauthorization request failed because too many resources were queried."),
+        "invalid_access_token_service_provider": (401, "application-registration", "The access token is invalid due to invalid service provider."),
+        "invalid_access_token_client_application": (401, "application-registration", "The access token is invalid due to invalid client application."),
+        "authenticated_profile_missing": (403, "authentication", "The authenticated profile associated with this request is missing."),
+        "authenticated_profile_expired": (403, "authentication", "The authenticated profile associated with this request has expired."),
+        "temporary_access_duration_limit_exceeded": (403, "authentication", "The temporary access duration limit has been exceeded."),
+    ]
+
+    /// The error object for `code` (an unknown code becomes a 500 `internal_server_error` shape with that code).
+    public static func object(_ code: String, details: String? = nil, status: Int? = nil) -> JSON {
+        let entry = table[code] ?? (500, "none", "The request failed due to an internal server error.")
+        var object: JSONObject = [
+            "status": .integer(Int64(status ?? entry.status)),
+            "code": .string(code),
+            "message": .string(entry.message),
+        ]
+        if let details { object["details"] = .string(details) }
+        object["helpUrl"] = .string(helpURL)
+        object["trace"] = .string(UUID().uuidString.lowercased())
+        object["action"] = .string(entry.action)
+        return .object(object)
+    }
+
+    /// A top-level error response: the body is the error object and the HTTP status matches it.
+    public static func response(_ code: String, details: String? = nil) -> HTTPResponse {
+        let body = object(code, details: details)
+        return .json(body["status"]?.intValue ?? 500, body)
+    }
+}
+
+/// A handler's early exit carrying the response to send.
+struct Failure: Error {
+    let response: HTTPResponse
+    init(_ response: HTTPResponse) { self.response = response }
+    init(_ code: String, details: String? = nil) { self.response = EnhancedError.response(code, details: details) }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import JSON
+
+/// An injected fault (DESIGN §5, `POST /__admin/faults`): which requests it hits and what it does.
+struct Fault {
+    enum Kind: String, CaseIterable {
+        case latency, status, malformed, truncated, contentType, drop, throttle
+    }
+
+    /// HTTP method to match, or nil for any.
+    var method: String?
+    /// Path to match exactly, or a prefix when it ends with `*`.
+    var path: String
+    var kind: Kind
+    /// latency: milliseconds; status: the HTTP status; contentType: the Content-Type to send.
+    var value: JSON?
+    /// Requests left to hit; nil = until `DELETE /__admin/faults`.
+    var remaining: Int?
+
+    func matches(_ request: HTTPRequest) -> Bool {
+        if let method, method != "*", method.uppercased() != request.method.uppercased() { return false }
+        if path.hasSuffix("*") { return request.path.hasPrefix(String(path.dropLast())) }
+        return path == request.path
+    }
+
+    /// Parses the admin request body `{method?, path, kind, value?, count?}`.
+    init(json: JSON) throws(Failure) {
+        guard let path = json["path"]?.stringValue, !path.isEmpty else { throw Failure(.json(400, ["error": "path is required"])) }
+        guard let kindName = json["kind"]?.stringValue, let kind = Kind(rawValue: kindName) else {
+            throw Failure(.json(400, ["error": .string("kind must be one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")]))
+        }
+        if let count = json["count"], !count.isNull, (count.intValue ?? 0) < 1 {
+            throw Failure(.json(400, ["error": "count must be a positive integer"]))
+        }
+        switch kind {
+        case .latency, .status:
+            guard let number = json["value"]?.intValue, number >= 0 else {
+                throw Failure(.json(400, ["error": .string("\(kind.rawValue) needs a numeric value")]))
+            }
+            if kind == .status, !(100...599).contains(number) { throw Failure(.json(400, ["error": "status value must be 100-599"])) }
+        default: break
+        }
+        self.method = json["method"]?.stringValue
+        self.path = path
+        self.kind = kind
+        self.value = json["value"]
+        self.remaining = json["count"]?.intValue
+    }
+
+    /// The 429 page Adobe's throttler sends (rest-api-v2-notes §13): HTML, no Retry-After.
+    static let throttlePage = """
+        <html>\r
+        <head><title>429 Too Many Requests</title></head>\r
+        <body>\r
+        <center><h1>429 Too Many Requests</h1></center>\r
+        <hr><center>openresty</center>\r
+        </body>\r
+        </html>\r
+
+        """
+
+    /// Answers in place of the real handler (status, throttle, drop), or nil when the handler must run.
+    func replacement() -> HTTPResponse? {
+        switch kind {
+        case .status:
+            let status = value?.intValue ?? 500
+            var body = EnhancedError.object("internal_server_error", status: status)
+            if case .object(var object) = body {
+                object["message"] = .string("Injected fault: HTTP \(status).")
+                body = .object(object)
+            }
+            return .json(status, body)
+        case .throttle:
+            return HTTPResponse(status: 429, headers: [("Content-Type", "text/html")], body: Array(Fault.throttlePage.utf8))
+        case .drop:
+            var response = HTTPResponse(status: 500)
+            response.delivery = .drop
+            return response
+        default:
+            return nil
+        }
+    }
+
+    /// Breaks a real response (malformed, truncated, contentType); other kinds leave it alone.
+    func corrupt(_ response: HTTPResponse) -> HTTPResponse {
+        var broken = response
+        switch kind {
+        case .malformed:
+            broken.body = Array(response.body.prefix(response.body.count / 2)) + Array("\u{1}<<not json>>".utf8)
+        case .truncated:
+            if broken.body.count < 2 { broken.body = Array("{\"truncated\": true}".utf8) }
+            broken.delivery = .truncated
+        case .contentType:
+            broken.headers.removeAll { $0.0.lowercased() == "content-type" }
+            broken.headers.append(("Content-Type", value?.stringValue ?? "text/plain"))
+        default: break
+        }
+        return broken
+    }
+}

@@ -1,1 +1,0 @@
-// The Adobe Pass emulator (issue 3).

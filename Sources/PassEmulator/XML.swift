@@ -1,0 +1,96 @@
+import Foundation
+
+/// Small XML text helpers: escaping, entity decoding and finding an element's text in trusted,
+/// emulator-generated or MRSS strings. Not a general XML parser.
+enum XML {
+    /// Escapes `& < > " '`.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// Decodes the five named entities and numeric references (`&#38;`, `&#x26;`); unknown ones stay as written.
+    static func unescape(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        var out = ""
+        var index = text.startIndex
+        while index < text.endIndex {
+            let character = text[index]
+            if character == "&", let semicolon = text[index...].firstIndex(of: ";"), text.distance(from: index, to: semicolon) <= 10 {
+                let name = String(text[text.index(after: index)..<semicolon])
+                if let decoded = decode(entity: name) {
+                    out.append(decoded)
+                    index = text.index(after: semicolon)
+                    continue
+                }
+            }
+            out.append(character)
+            index = text.index(after: index)
+        }
+        return out
+    }
+
+    private static func decode(entity name: String) -> Character? {
+        switch name {
+        case "amp": return "&"
+        case "lt": return "<"
+        case "gt": return ">"
+        case "quot": return "\""
+        case "apos": return "'"
+        default:
+            guard name.hasPrefix("#") else { return nil }
+            let digits = name.dropFirst()
+            let value = digits.hasPrefix("x") || digits.hasPrefix("X") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
+            return value.flatMap(Unicode.Scalar.init).map(Character.init)
+        }
+    }
+
+    /// The raw text between the first `<name>` (or `<name attr…>`) and the next `</name>` in `text`.
+    static func elementText(_ text: String, _ name: String) -> String? {
+        guard let open = openTag(text, name, from: text.startIndex) else { return nil }
+        guard let close = text.range(of: "</\(name)>", range: open..<text.endIndex) else { return nil }
+        return String(text[open..<close.lowerBound])
+    }
+
+    /// The index just past the first opening tag `<name>` or `<name …>` at or after `start`.
+    static func openTag(_ text: String, _ name: String, from start: String.Index) -> String.Index? {
+        var search = start
+        while let found = text.range(of: "<\(name)", range: search..<text.endIndex) {
+            let after = found.upperBound
+            guard after < text.endIndex else { return nil }
+            let next = text[after]
+            if next == ">" { return text.index(after: after) }
+            if next == " " || next == "\t" || next == "\n" || next == "\r" || next == "/" {
+                guard let close = text[after...].firstIndex(of: ">") else { return nil }
+                return text.index(after: close)
+            }
+            search = after
+        }
+        return nil
+    }
+}
+
+/// Resource matching (DESIGN §5): a plain id matches itself; an MRSS document matches by its
+/// `<channel><title>` text with entities decoded. Decisions echo the resource string as sent.
+public enum ResourceMatcher {
+    /// The id a resource string stands for.
+    public static func id(of resource: String) -> String {
+        let trimmed = resource.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.hasPrefix("<"), let channel = XML.openTag(trimmed, "channel", from: trimmed.startIndex),
+            let title = XML.openTag(trimmed, "title", from: channel),
+            let close = trimmed.range(of: "</title>", range: title..<trimmed.endIndex)
+        else { return resource }
+        return XML.unescape(String(trimmed[title..<close.lowerBound])).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,171 @@
+import AccessEnabler
+import Foundation
+import JSON
+import XCTest
+
+/// Sequences 4–6 of adobe-pass-sdk-notes §2.16, preauthorization and metadata, against the emulator.
+final class AuthorizationTests: EmulatorTestCase {
+    func testAuthorizedPlayDeliversAVerifiableMediaToken() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        let outcome = await client.engine.checkAuthorization("ch1", data: nil)
+        guard case .token(let token, let resource) = outcome else { return XCTFail("not authorized: \(outcome)") }
+        XCTAssertEqual(resource, "ch1")
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.count, 2)
+        XCTAssertEqual(callbacks[safe: 0], .setToken(token, "ch1"))
+        assertTracking(callbacks[safe: 1], event: 1, head: ["true", "MockMVPD"])
+        guard case .sendTrackingData(let data, _)? = callbacks[safe: 1] else { return }
+        XCTAssertEqual(data[3], "false")
+        XCTAssertNil(data[4])
+        XCTAssertNil(data[5])
+        try assertTokenVerifies(token, resource: "ch1")
+        XCTAssertNotEqual(try emulator.verifyToken(token, resource: "ch2").status, 0, "the token is for ch1 only")
+
+        let expiry = await client.engine.getMetadata(.authorizationExpiry(resource: "ch1"), arguments: ["opCode": 1, "resource": "ch1"])
+        XCTAssertNotNil(expiry.metadata.int64Value)
+        XCTAssertEqual(expiry.key, 1)
+        XCTAssertEqual(expiry.arguments, ["opCode": 1, "resource": "ch1"])
+        XCTAssertEqual(client.delegate.take(), [.setMetadataStatus(expiry.metadata, false, 1, ["opCode": 1, "resource": "ch1"])])
+    }
+
+    func testDenialCarriesTheMVPDMessageIntact() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        let outcome = await client.engine.checkAuthorization("ch2", data: nil)
+        let details = "Your subscription does not include \"Channel 2\"."
+        XCTAssertEqual(outcome, .failed(resource: "ch2", errorCode: "User not Authorized Error", errorDescription: details))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.count, 3)
+        XCTAssertEqual(callbacks[safe: 0], .tokenRequestFailed("ch2", "User not Authorized Error", details))
+        assertTracking(callbacks[safe: 1], event: 1, head: ["false", "MockMVPD"])
+        guard case .sendTrackingData(let data, _)? = callbacks[safe: 1] else { return }
+        XCTAssertEqual(data[4], "User not Authorized Error")
+        XCTAssertEqual(data[5], details)
+        assertStatus(callbacks[safe: 2], id: "Z100", level: "error")
+        guard case .status(let status)? = callbacks[safe: 2] else { return }
+        XCTAssertEqual(status.details, details)
+        XCTAssertEqual(status.resource, "ch2")
+    }
+
+    func testCheckAuthorizationWhileLoggedOutFailsWithoutLogin() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let outcome = await client.engine.checkAuthorization("ch1", data: nil)
+        XCTAssertEqual(outcome, .failed(resource: "ch1", errorCode: "User Not Authenticated Error", errorDescription: ""))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.count, 2)
+        XCTAssertEqual(callbacks[safe: 0], .tokenRequestFailed("ch1", "User Not Authenticated Error", ""))
+        assertTracking(callbacks[safe: 1], event: 1, head: ["false", nil, nil, "false", "User Not Authenticated Error", ""])
+    }
+
+    func testGetAuthorizationWhileLoggedOutContinuesAfterLogin() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let data: JSONObject = ["zip": "10001", "note": "café"]
+        let play = Task { await client.engine.getAuthorization("ch1", data: data) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        XCTAssertEqual(client.delegate.take(), [.displayProviderDialog(Self.allMVPDs)])
+        let selection = await client.engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(selection, .started)
+        let url = try XCTUnwrap(client.delegate.take().compactMap { if case .navigate(let url, _) = $0 { url } else { nil } }.first)
+        let end = try await Browser().open(url, fields: ["username": "demo", "password": "demo"])
+        guard case .redirected(let redirect) = end else { return XCTFail("no redirect: \(end)") }
+        let completed = try await client.engine.handleExternalURL(redirect)
+        XCTAssertEqual(completed.status, 1)
+        let outcome = await play.value
+        guard case .token(let token, "ch1") = outcome else { return XCTFail("not continued: \(outcome)") }
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.count, 4)
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(1, ""))
+        assertTracking(callbacks[safe: 1], event: 0, head: ["true", "MockMVPD"])
+        XCTAssertEqual(callbacks[safe: 2], .setToken(token, "ch1"))
+        assertTracking(callbacks[safe: 3], event: 1, head: ["true", "MockMVPD"])
+        try assertTokenVerifies(token, resource: "ch1")
+    }
+
+    func testGetAuthorizationWhoseLoginIsCancelledFails() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let play = Task { await client.engine.getAuthorization("ch1", data: nil) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        _ = client.delegate.take()
+        _ = await client.engine.setSelectedProvider(nil)
+        let outcome = await play.value
+        XCTAssertEqual(outcome, .failed(resource: "ch1", errorCode: "Provider not Selected Error", errorDescription: ""))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Provider not Selected Error"))
+        XCTAssertEqual(callbacks[safe: 3], .tokenRequestFailed("ch1", "Provider not Selected Error", ""))
+    }
+
+    func testMRSSResourcesReachSetTokenByteExact() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        let resources = [
+            #"<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>ch1</title><item><title>Tom &amp; Jerry's "Best" — Ça va? 日本</title><guid>a&amp;b</guid><media:rating scheme="urn:v-chip">tv-14</media:rating></item></channel></rss>"#,
+            #"<rss version="2.0"><channel><title>ch1</title><item><title>1 &lt; 2 &amp;&amp; "q" 'x'</title></item></channel></rss>"#,
+        ]
+        for resource in resources {
+            let outcome = await client.engine.checkAuthorization(resource, data: nil)
+            guard case .token(let token, let echoed) = outcome else { return XCTFail("not authorized: \(outcome)") }
+            XCTAssertEqual(Array(echoed.utf8), Array(resource.utf8))
+            XCTAssertEqual(client.delegate.take().first, .setToken(token, resource))
+            try assertTokenVerifies(token, resource: resource)
+        }
+    }
+
+    func testPreauthorizationReportsPermittedResourcesAndUsesTheCache() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let loggedOut = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true)
+        XCTAssertEqual(loggedOut, [])
+        XCTAssertEqual(client.delegate.take(), [.preauthorizedResources([])])
+        try await login(client)
+        let first = await client.engine.checkPreauthorizedResources(["ch2", "ch1"], cache: true)
+        XCTAssertEqual(first, ["ch1"])
+        XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(["ch1"])])
+        // Cached: answered while the backend fails.
+        try await emulator.fault(method: "POST", path: "/api/v2/REF/decisions/preauthorize/MockMVPD", kind: "status", value: 500, count: 5)
+        let cached = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true)
+        XCTAssertEqual(cached, ["ch1"])
+        XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(["ch1"])])
+        let uncached = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: false)
+        XCTAssertEqual(uncached, [])
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.first, .preauthorizedResources([]))
+        assertStatus(callbacks[safe: 1], id: "P100", level: "error")
+    }
+
+    func testMetadataAfterLogin() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let none = await client.engine.getMetadata(.authenticationExpiry, arguments: ["opCode": "METADATA_AUTHENTICATION"])
+        XCTAssertEqual(none, MetadataStatus(metadata: .null, encrypted: false, key: 0, arguments: ["opCode": "METADATA_AUTHENTICATION"]))
+        try await login(client)
+        _ = client.delegate.take()
+        let expiry = await client.engine.getMetadata(.authenticationExpiry, arguments: ["opCode": 0])
+        let notAfter = try XCTUnwrap(expiry.metadata.int64Value)
+        let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
+        XCTAssertGreaterThan(notAfter, nowMillis + 23 * 3_600_000, "profile TTL 24 h in epoch ms")
+        XCTAssertLessThan(notAfter, nowMillis + 25 * 3_600_000)
+        let zip = await client.engine.getMetadata(.userMetadata(key: "zip"), arguments: ["opCode": 3, "userMetaKey": "zip"])
+        XCTAssertTrue(zip.encrypted)
+        XCTAssertFalse(zip.metadata.isNull)
+        XCTAssertEqual(zip.key, 3)
+        let household = await client.engine.getMetadata(.userMetadata(key: "householdID"), arguments: ["opCode": 3])
+        XCTAssertFalse(household.encrypted)
+        XCTAssertFalse(household.metadata.isNull)
+        let source = await client.engine.getMetadata(.userMetadata(key: "tokenSource"), arguments: ["opCode": 3])
+        XCTAssertEqual(source.metadata, "MockMVPD")
+        let unknown = await client.engine.getMetadata(.userMetadata(key: "nothing"), arguments: ["opCode": 3])
+        XCTAssertEqual(unknown.metadata, .null)
+        let device = await client.engine.getMetadata(.deviceID, arguments: ["opCode": 2])
+        XCTAssertNotNil(device.metadata.stringValue)
+        XCTAssertEqual(client.delegate.take().count, 6)
+    }
+}

@@ -1,0 +1,91 @@
+import AccessEnabler
+import Foundation
+import JSON
+import XCTest
+
+/// Service providers, emulator faults, and persistence across a SIGKILL.
+final class ResilienceTests: EmulatorTestCase {
+    func testTwoServiceProvidersOneDownOneSlow() async throws {
+        try await emulator.fault(method: "GET", path: "/api/v2/REF/configuration", kind: "latency", value: 600, count: 1)
+        let client = try makeClient()
+        let down = URL(string: "http://127.0.0.1:1")!
+        let status = await client.engine.setRequestor("REF", serviceProviders: [down, emulator.baseURL])
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)])
+        try await login(client)
+        let play = await client.engine.checkAuthorization("ch1", data: nil)
+        guard case .token = play else { return XCTFail("MVPD not paired with the live service provider: \(play)") }
+    }
+
+    func testNonLoopbackHTTPServiceProvidersAreRefused() async throws {
+        let client = try makeClient()
+        let status = await client.engine.setRequestor("REF", serviceProviders: [URL(string: "http://example.com")!])
+        XCTAssertEqual(status, 0)
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
+        assertStatus(callbacks.last, id: "CFG404")
+    }
+
+    /// Each fault kind on the authorization decision ends in exactly one terminal callback.
+    func testEveryFaultKindEndsAuthorizationWithOneTerminalCallback() async throws {
+        let client = try makeClient(requestTimeout: .seconds(1))
+        await ready(client)
+        try await login(client)
+        let path = "/api/v2/REF/decisions/authorize/MockMVPD"
+        let cases: [(kind: String, value: JSON?, code: String, status: String)] = [
+            ("latency", 2500, "Generic Authorization Error", "Z500"),
+            ("status", 500, "Internal Authorization Error", "Z500"),
+            ("status", 503, "Internal Authorization Error", "Z500"),
+            ("malformed", nil, "Generic Authorization Error", "Z500"),
+            ("truncated", nil, "Generic Authorization Error", "Z500"),
+            ("contentType", nil, "Generic Authorization Error", "Z500"),
+            ("drop", nil, "Generic Authorization Error", "Z500"),
+            ("throttle", nil, "Generic Authorization Error", "Z100"),
+        ]
+        for fault in cases {
+            try await emulator.clearFaults()
+            try await emulator.fault(method: "POST", path: path, kind: fault.kind, value: fault.value, count: 10)
+            let outcome = await client.engine.checkAuthorization("ch1", data: nil)
+            XCTAssertEqual(outcome, .failed(resource: "ch1", errorCode: fault.code, errorDescription: ""), fault.kind)
+            let callbacks = client.delegate.take()
+            let terminal = callbacks.filter {
+                switch $0 {
+                case .setToken, .tokenRequestFailed: return true
+                default: return false
+                }
+            }
+            XCTAssertEqual(terminal, [.tokenRequestFailed("ch1", fault.code, "")], fault.kind)
+            assertStatus(callbacks.last, id: fault.status)
+        }
+        try await emulator.clearFaults()
+        let healthy = await client.engine.checkAuthorization("ch1", data: nil)
+        guard case .token = healthy else { return XCTFail("did not recover: \(healthy)") }
+    }
+
+    func testThrottleIsRetriedAfterASecond() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        try await emulator.fault(method: "POST", path: "/api/v2/REF/decisions/authorize/MockMVPD", kind: "throttle", count: 1)
+        let started = Date()
+        let outcome = await client.engine.checkAuthorization("ch1", data: nil)
+        guard case .token = outcome else { return XCTFail("429 once should be retried: \(outcome)") }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.0, "waits at least 1 s after a 429")
+    }
+
+    func testFaultsDuringLoginEndTheFlowOnce() async throws {
+        let client = try makeClient(requestTimeout: .seconds(1))
+        await ready(client)
+        try await emulator.fault(method: "POST", path: "/api/v2/REF/sessions", kind: "drop", count: 5)
+        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        _ = client.delegate.take()
+        let outcome = await client.engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(outcome, .ended(AuthenticationStatus(status: 0, errorCode: "Provider not Available Error")))
+        let result = await flow.value
+        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Provider not Available Error"))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.filter { if case .setAuthenticationStatus = $0 { true } else { false } }.count, 1)
+    }
+}

@@ -1,0 +1,128 @@
+import AccessEnabler
+import Foundation
+import JSON
+import XCTest
+
+@testable import AccessEnabler
+
+/// TempPass, second screen, and expiry driven by the emulator's clock (DESIGN §4 "Time").
+final class TimeAndSecondScreenTests: EmulatorTestCase {
+    func testTempPassAuthenticatesWithoutALoginPageThenExpires() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        _ = client.delegate.take()
+        let outcome = await client.engine.setSelectedProvider("TempPass")
+        XCTAssertEqual(outcome, .ended(AuthenticationStatus(status: 1, errorCode: "")))
+        var callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.count, 4)
+        assertTracking(callbacks[safe: 0], event: 2, head: ["TempPass"])
+        XCTAssertEqual(callbacks[safe: 1], .setAuthenticationStatus(1, ""))
+        assertTracking(callbacks[safe: 2], event: 0, head: ["true", "TempPass"])
+        assertStatus(callbacks[safe: 3], id: "N011", level: "info")
+        XCTAssertFalse(callbacks.contains { if case .navigate = $0 { true } else { false } })
+        let result = await flow.value
+        XCTAssertEqual(result, AuthenticationStatus(status: 1, errorCode: ""))
+
+        let play = await client.engine.checkAuthorization("anything", data: nil)
+        guard case .token(let token, "anything") = play else { return XCTFail("TempPass permits every resource: \(play)") }
+        try assertTokenVerifies(token, resource: "anything")
+        _ = client.delegate.take()
+
+        try await emulator.advanceClock(seconds: 181)
+        let again = await client.engine.setRequestor("REF", serviceProviders: nil)  // the app returns to the foreground
+        XCTAssertEqual(again, 1)
+        _ = client.delegate.take()
+        let check = await client.engine.checkAuthentication()
+        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
+        callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "User Not Authenticated Error"))
+        assertTracking(callbacks[safe: 1], event: 0, head: ["false", nil, nil, nil])
+        assertStatus(callbacks[safe: 2], id: "N111", level: "warning")
+    }
+
+    func testSecondScreenLoginCompletedOnTheActivationPage() async throws {
+        let client = try makeClient(webView: false)
+        await ready(client)
+        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        _ = client.delegate.take()
+        let outcome = await client.engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(outcome, .started)
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.count, 2)
+        assertTracking(callbacks[safe: 0], event: 2, head: ["MockMVPD"])
+        guard case .status(let regcode)? = callbacks[safe: 1] else { return XCTFail("no REGCODE: \(callbacks)") }
+        XCTAssertEqual(regcode.id, "REGCODE")
+        let code = try XCTUnwrap(regcode.code)
+        let activation = emulator.baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/activate"
+        XCTAssertEqual(regcode.url, activation)
+        let notAfter = try XCTUnwrap(regcode.notAfter)
+        let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
+        XCTAssertEqual(Double(notAfter - nowMillis), 1_800_000, accuracy: 60_000, "code TTL 30 min, epoch ms")
+
+        let end = try await Browser().open(activation, fields: ["code": code, "mvpd": "MockMVPD", "username": "demo", "password": "demo"])
+        if case .page(let status, _) = end { XCTAssertEqual(status, 200) }
+        let result = await flow.value
+        XCTAssertEqual(result, AuthenticationStatus(status: 1, errorCode: ""))
+        let final = client.delegate.take()
+        XCTAssertEqual(final[safe: 0], .setAuthenticationStatus(1, ""))
+        assertTracking(final[safe: 1], event: 0, head: ["true", "MockMVPD"])
+        XCTAssertFalse(final.contains { if case .navigate = $0 { true } else { false } })
+    }
+
+    func testSecondScreenCancelStopsPolling() async throws {
+        let client = try makeClient(webView: false)
+        await ready(client)
+        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        let started = await client.engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(started, .started)
+        _ = client.delegate.take()
+        let cancelled = await client.engine.setSelectedProvider(nil)
+        XCTAssertEqual(cancelled, .ended(AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error")))
+        let result = await flow.value
+        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error"))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Provider not Selected Error"))
+        assertStatus(callbacks.last, id: "N005")
+        let polling = await client.engine.engine.pollTask
+        XCTAssertNil(polling)
+        try await Task.sleep(for: .milliseconds(800))
+        XCTAssertEqual(client.delegate.take(), [], "no callback after the cancel")
+    }
+
+    func testProfileExpiresWithTheEmulatorClock() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        try await emulator.advanceClock(seconds: 25 * 3600)
+        let again = await client.engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(again, 1)
+        let callbacks = client.delegate.take()
+        XCTAssertTrue(callbacks.contains { if case .status(let s) = $0 { s.id == "CFG100" } else { false } }, "skew over 5 min")
+        let check = await client.engine.checkAuthentication()
+        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
+        assertStatus(client.delegate.take().last, id: "N000")
+    }
+
+    func testAccessTokenExpiryRefreshesOnceWithTheSameCredentials() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        let scope = RestClient.scope(baseURL: emulator.baseURL, softwareStatement: Self.softwareStatement)
+        let credentials = try XCTUnwrap(client.store.value(.credentials, scope))
+        let token = try XCTUnwrap(client.store.value(.credentials, scope + "|token"))
+        // 6 h + 1 min later the cached token is refused (401); the engine refreshes it once and retries.
+        try await emulator.advanceClock(seconds: 21_660)
+        let outcome = await client.engine.checkAuthorization("ch1", data: nil)
+        guard case .token(let media, _) = outcome else { return XCTFail("not authorized after refresh: \(outcome)") }
+        try assertTokenVerifies(media, resource: "ch1")
+        XCTAssertEqual(client.store.value(.credentials, scope), credentials, "never re-register to refresh")
+        XCTAssertNotEqual(client.store.value(.credentials, scope + "|token"), token)
+    }
+}

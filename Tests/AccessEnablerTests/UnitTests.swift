@@ -1,0 +1,186 @@
+import Foundation
+import JSON
+import XCTest
+
+@testable import AccessEnabler
+
+final class RedirectURLTests: XCTestCase {
+    func testMatchesSchemeHostAndPathIgnoringQueryAndFragment() {
+        XCTAssertTrue(RedirectURL.matches("adobepass://ios.app", registered: "adobepass://ios.app"))
+        XCTAssertTrue(RedirectURL.matches("adobepass://ios.app/?code=1#x", registered: "adobepass://ios.app"))
+        XCTAssertTrue(RedirectURL.matches("ADOBEPASS://IOS.APP", registered: "adobepass://ios.app"))
+        XCTAssertTrue(RedirectURL.matches("https://app.example/done?x=1", registered: "https://app.example/done"))
+    }
+
+    func testRejectsOtherURLs() {
+        XCTAssertFalse(RedirectURL.matches("adobepass://android.app", registered: "adobepass://ios.app"))
+        XCTAssertFalse(RedirectURL.matches("https://ios.app", registered: "adobepass://ios.app"))
+        XCTAssertFalse(RedirectURL.matches("adobepass://ios.app/other", registered: "adobepass://ios.app"))
+        XCTAssertFalse(RedirectURL.matches("not a url", registered: "adobepass://ios.app"))
+        XCTAssertFalse(RedirectURL.matches("", registered: "adobepass://ios.app"))
+    }
+
+    func testHandleExternalURLThrowsForAForeignURL() async throws {
+        let delegate = RecordingDelegate()
+        let engine = AccessEnabler(
+            configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
+            store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
+        do {
+            _ = try await engine.handleExternalURL("https://evil.example/")
+            XCTFail("accepted a foreign URL")
+        } catch {
+            XCTAssertEqual(error, .invalidRedirectURL("https://evil.example/"))
+        }
+        XCTAssertEqual(delegate.callbacks, [])
+    }
+}
+
+final class ClockTests: XCTestCase {
+    func testSkewFromDateHeaderCorrectsTheClock() {
+        let local = Date(timeIntervalSince1970: 1_800_000_000)
+        let clock = SkewedClock(local: { local })
+        XCTAssertFalse(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(120))))
+        XCTAssertEqual(clock.now().timeIntervalSince1970, local.timeIntervalSince1970 + 120, accuracy: 0.001)
+        XCTAssertEqual(clock.nowMillis(), 1_800_000_120_000)
+    }
+
+    func testWarnsOnceWhenSkewExceedsFiveMinutes() {
+        let local = Date(timeIntervalSince1970: 1_800_000_000)
+        let clock = SkewedClock(local: { local })
+        XCTAssertTrue(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(86_400))))
+        XCTAssertFalse(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(86_400))))
+        XCTAssertEqual(clock.now().timeIntervalSince1970, local.timeIntervalSince1970 + 86_400, accuracy: 0.001)
+        XCTAssertFalse(clock.observe(dateHeader: HTTPDate.format(local)))
+        XCTAssertTrue(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(-400))))
+    }
+
+    func testIgnoresUnreadableDates() {
+        let local = Date(timeIntervalSince1970: 1_800_000_000)
+        let clock = SkewedClock(local: { local })
+        XCTAssertFalse(clock.observe(dateHeader: "yesterday"))
+        XCTAssertEqual(clock.now(), local)
+    }
+
+    func testParsesRFC1123() {
+        XCTAssertEqual(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT")?.timeIntervalSince1970, 784_111_777)
+    }
+}
+
+final class HeaderTests: XCTestCase {
+    func testDeviceIdentifierIsFingerprintOfBase64DeviceId() {
+        XCTAssertEqual(
+            DeviceInfo.deviceIdentifierHeader("ba23d141-d715-561c-94f4-e9e4c966b1eb"),
+            "fingerprint YmEyM2QxNDEtZDcxNS01NjFjLTk0ZjQtZTllNGM5NjZiMWVi")
+    }
+
+    func testComputedDeviceInfoHasTheRequiredKeys() throws {
+        let value = DeviceInfo.computed(secondScreen: true)
+        let decoded = try XCTUnwrap(Data(base64Encoded: value))
+        let json = try JSON.parse([UInt8](decoded))
+        for key in ["model", "version", "osName", "osVersion", "connectionType"] {
+            XCTAssertNotNil(json[key]?.stringValue, key)
+        }
+        XCTAssertEqual(json["osName"], "Linux")
+        XCTAssertEqual(json["primaryHardwareType"], "SetTopBox")
+    }
+
+    func testFormEncodingEscapesReservedAndNonASCII() {
+        XCTAssertEqual(FormEncoding.encode([("redirectUrl", "adobepass://ios.app"), ("r", "a&b=c é")]),
+            "redirectUrl=adobepass%3A%2F%2Fios.app&r=a%26b%3Dc%20%C3%A9")
+    }
+
+    func testOnlyHTTPSOrLoopbackBackends() {
+        XCTAssertTrue(Engine.isAllowedBackend(URL(string: "https://sp.auth.adobe.com")!))
+        XCTAssertTrue(Engine.isAllowedBackend(URL(string: "http://127.0.0.1:8080")!))
+        XCTAssertTrue(Engine.isAllowedBackend(URL(string: "http://localhost:8080")!))
+        XCTAssertFalse(Engine.isAllowedBackend(URL(string: "http://sp.auth.adobe.com")!))
+        XCTAssertFalse(Engine.isAllowedBackend(URL(string: "ftp://127.0.0.1")!))
+    }
+
+    func testOptionsApplyKnownKeys() {
+        var options = Options()
+        options.apply(["visitorID": "ECID-1", "device_info": "eyJ9", "handleSVC": true, "other": 1])
+        XCTAssertEqual(options.visitorID, "ECID-1")
+        XCTAssertEqual(options.deviceInfo, "eyJ9")
+        XCTAssertTrue(options.handleSVC)
+    }
+
+    func testProfileTrackingGUIDIsMD5OfUserID() throws {
+        let json = try JSON.parse(#"{"notAfter":1,"issuer":"MockMVPD","type":"regular","attributes":{"userID":{"value":"u1","state":"plain"},"zip":{"value":"x","state":"enc"}}}"#)
+        let profile = Profile(mvpd: "MockMVPD", json: json)
+        XCTAssertEqual(profile.trackingGUID, Hash.md5Hex("u1"))
+        XCTAssertEqual(Hash.md5Hex("abc"), "900150983cd24fb0d6963f7d28e17f72")
+        XCTAssertEqual(profile.attribute("zip")?.encrypted, true)
+        XCTAssertEqual(profile.attribute("userID")?.value, "u1")
+    }
+}
+
+final class OfflineEngineTests: XCTestCase {
+    func testNoSoftwareStatementEndsSetRequestorWithR400AndFailsQueuedCalls() async throws {
+        let delegate = RecordingDelegate()
+        let engine = AccessEnabler(
+            configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
+            store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
+        XCTAssertFalse(engine.requestorWasSet)
+        let status = await engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(status, 0)
+        XCTAssertTrue(engine.requestorWasSet)
+        let callbacks = delegate.take()
+        XCTAssertEqual(callbacks.count, 2)
+        XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
+        guard case .status(let advanced) = callbacks.last else { return XCTFail("no status") }
+        XCTAssertEqual(advanced.id, "R400")
+        XCTAssertEqual(advanced.level, "error")
+
+        let check = await engine.checkAuthentication()
+        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
+        XCTAssertEqual(delegate.take(), [.setAuthenticationStatus(0, "Generic Authentication Error")])
+        let authz = await engine.checkAuthorization("ch1", data: nil)
+        XCTAssertEqual(authz, .failed(resource: "ch1", errorCode: "Generic Authorization Error", errorDescription: ""))
+        XCTAssertEqual(delegate.take(), [.tokenRequestFailed("ch1", "Generic Authorization Error", "")])
+    }
+
+    func testUnreachableBackendReportsCFG404() async throws {
+        let delegate = RecordingDelegate()
+        let engine = AccessEnabler(
+            configuration: AccessEnablerConfiguration(
+                backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: "a.b.c", requestTimeout: .seconds(5)),
+            store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
+        let status = await engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(status, 0)
+        let callbacks = delegate.take()
+        XCTAssertEqual(callbacks.count, 2)
+        XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
+        guard case .status(let advanced) = callbacks.last else { return XCTFail("no status") }
+        XCTAssertEqual(advanced.id, "CFG404")
+        let resources = await engine.checkPreauthorizedResources(["ch1"], cache: true)
+        XCTAssertEqual(resources, [])
+        XCTAssertEqual(delegate.take(), [.preauthorizedResources([])])
+    }
+
+    func testDeviceIdIsPersistedAndReportedAsMetadata() async throws {
+        let directory = temporaryDirectory()
+        let config = AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil)
+        let first = AccessEnabler(configuration: config, store: try TokenStore(directory: directory), delegate: RecordingDelegate())
+        let delegate = RecordingDelegate()
+        let second = AccessEnabler(configuration: config, store: try TokenStore(directory: directory), delegate: delegate)
+        let a = await first.getMetadata(.deviceID, arguments: ["opCode": 2])
+        let b = await second.getMetadata(.deviceID, arguments: ["opCode": 2])
+        XCTAssertEqual(a.metadata, b.metadata)
+        XCTAssertNotNil(a.metadata.stringValue)
+        XCTAssertEqual(delegate.callbacks, [.setMetadataStatus(b.metadata, false, 2, ["opCode": 2])])
+    }
+
+    func testSelectingWithoutRequestorEndsWithProviderNotSelected() async throws {
+        let delegate = RecordingDelegate()
+        let engine = AccessEnabler(
+            configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
+            store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
+        let outcome = await engine.setSelectedProvider(nil)
+        XCTAssertEqual(outcome, .ended(AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error")))
+        let callbacks = delegate.take()
+        XCTAssertEqual(callbacks.first, .setAuthenticationStatus(0, "Provider not Selected Error"))
+        XCTAssertEqual(engine.getSelectedProvider(), nil)
+        XCTAssertEqual(delegate.take(), [.selectedProvider(nil)])
+    }
+}

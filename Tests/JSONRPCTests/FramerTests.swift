@@ -1,0 +1,109 @@
+import JSON
+import XCTest
+
+@testable import JSONRPC
+
+final class FramerTests: XCTestCase {
+    /// Feeds `chunks` and returns what came out: message texts, or "<too large>" / "<fatal: …>".
+    private func run(_ framer: inout Framer, _ chunks: [[UInt8]]) -> [String] {
+        var events: [String] = []
+        for chunk in chunks {
+            chunk.withUnsafeBytes { buffer in
+                framer.feed(buffer) { event in
+                    switch event {
+                    case .message(let body): events.append(String(decoding: body, as: UTF8.self))
+                    case .tooLarge(let declared): events.append("<too large\(declared.map { " \($0)" } ?? "")>")
+                    case .fatal(let reason): events.append("<fatal: \(reason)>")
+                    }
+                }
+            }
+        }
+        return events
+    }
+
+    private let first = #"{"jsonrpc":"2.0","method":"echo","params":["é😀✓"],"id":1}"#
+    private let second = #"{"jsonrpc":"2.0","method":"ping","id":"é"}"#
+
+    func testNDJSONSplitAtEveryByteIncludingInsideMultibyteCharacters() {
+        let stream = Array((first + "\n" + second + "\r\n").utf8)
+        for split in 0...stream.count {
+            var framer = Framer(maxMessageBytes: 1024)
+            let events = run(&framer, [Array(stream[..<split]), Array(stream[split...])])
+            XCTAssertEqual(events, [first, second], "split at \(split)")
+            XCTAssertEqual(framer.framing, .ndjson)
+        }
+    }
+
+    func testNDJSONOneByteAtATime() {
+        let stream = Array((first + "\n" + second + "\n").utf8)
+        var framer = Framer(maxMessageBytes: 1024)
+        XCTAssertEqual(run(&framer, stream.map { [$0] }), [first, second])
+    }
+
+    func testContentLengthSplitAtEveryByteIncludingInsideMultibyteCharacters() {
+        let bodies = [first, second]
+        var stream: [UInt8] = []
+        for body in bodies {
+            stream += Array("Content-Length: \(body.utf8.count)\r\nContent-Type: application/vscode-jsonrpc; charset=utf8\r\n\r\n".utf8)
+            stream += Array(body.utf8)
+        }
+        for split in 0...stream.count {
+            for second in split...min(stream.count, split + 7) {
+                var framer = Framer(maxMessageBytes: 1024)
+                let events = run(&framer, [Array(stream[..<split]), Array(stream[split..<second]), Array(stream[second...])])
+                XCTAssertEqual(events, bodies, "split at \(split), \(second)")
+                XCTAssertEqual(framer.framing, .contentLength)
+            }
+        }
+    }
+
+    func testContentLengthHeadersAnyCaseAndOrder() {
+        let body = #"{"jsonrpc":"2.0","method":"x"}"#
+        let text = "content-type: application/json\r\ncontent-length:\(body.utf8.count)\r\n\r\n" + body
+        var framer = Framer(maxMessageBytes: 1024)
+        XCTAssertEqual(run(&framer, [Array(text.utf8)]), [body])
+    }
+
+    func testLeadingWhitespaceAndBlankLinesAreSkipped() {
+        var framer = Framer(maxMessageBytes: 1024)
+        XCTAssertEqual(run(&framer, [Array("\n \r\n\(first)\n\n\n".utf8)]), [first])
+        XCTAssertEqual(framer.framing, .ndjson)
+    }
+
+    func testOverLimitNDJSONLineIsRefusedAndTheNextLineStillRead() {
+        let big = "[" + String(repeating: "1,", count: 100) + "1]"
+        for chunkSize in [1, 7, 64, 4096] {
+            var framer = Framer(maxMessageBytes: 64)
+            let stream = Array((big + "\n" + second + "\n").utf8)
+            let chunks = stride(from: 0, to: stream.count, by: chunkSize).map { Array(stream[$0..<min(stream.count, $0 + chunkSize)]) }
+            XCTAssertEqual(run(&framer, chunks), ["<too large>", second], "chunk size \(chunkSize)")
+            XCTAssertLessThanOrEqual(framer.bufferedBytes, 65)
+        }
+    }
+
+    func testOverLimitContentLengthBodyIsSkippedWithoutBuffering() {
+        var framer = Framer(maxMessageBytes: 64)
+        let header = Array("Content-Length: 100000\r\n\r\n".utf8)
+        var events = run(&framer, [header])
+        XCTAssertEqual(events, ["<too large 100000>"])
+        for _ in 0..<100 { events += run(&framer, [[UInt8](repeating: 0x41, count: 1000)]) }
+        XCTAssertEqual(framer.bufferedBytes, 0)
+        events += run(&framer, [Array("Content-Length: \(second.utf8.count)\r\n\r\n\(second)".utf8)])
+        XCTAssertEqual(events, ["<too large 100000>", second])
+    }
+
+    func testUnreadableHeaderIsFatal() {
+        var framer = Framer(maxMessageBytes: 64)
+        XCTAssertEqual(run(&framer, [Array("Content-Type: x\r\n\r\n{}".utf8)]), ["<fatal: header block without Content-Length>"])
+        var other = Framer(maxMessageBytes: 64)
+        XCTAssertEqual(run(&other, [Array("Content-Length: -5\r\n\r\n".utf8)]), ["<fatal: invalid Content-Length>"])
+        var endless = Framer(maxMessageBytes: 64)
+        let events = run(&endless, [Array("Content-Length: 5\r\nX-Junk: ".utf8), [UInt8](repeating: 0x41, count: 9000)])
+        XCTAssertEqual(events, ["<fatal: header block over 8192 bytes>"])
+    }
+
+    func testOutputFraming() {
+        XCTAssertEqual(String(decoding: Framing.ndjson.frame(Array("{}".utf8)), as: UTF8.self), "{}\n")
+        XCTAssertEqual(String(decoding: Framing.contentLength.frame(Array(#"["é"]"#.utf8)), as: UTF8.self), "Content-Length: 6\r\n\r\n[\"é\"]")
+    }
+}

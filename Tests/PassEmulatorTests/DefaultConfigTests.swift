@@ -1,0 +1,46 @@
+import JSON
+import XCTest
+
+@testable import PassEmulator
+
+/// The shipped configuration is exactly DESIGN §5's table.
+final class DefaultConfigTests: XCTestCase {
+    func testDefaultConfigurationMatchesTheDesignTable() throws {
+        let config = try EmulatorConfig.builtIn()
+        XCTAssertEqual(config.accessTokenTTLSeconds, 21600)
+        XCTAssertTrue(config.softwareStatements.isEmpty)
+        let sp = try XCTUnwrap(config.serviceProvider("REF"))
+        XCTAssertEqual(sp.name, "Reference Programmer")
+        XCTAssertEqual(sp.mvpds.map(\.id), ["MockMVPD", "TempPass", "MockSSO", "MockPicker"])
+        XCTAssertEqual(sp.mvpds.map(\.displayName), ["Mock Cable", "Free Preview", "Mock SSO TV", "Mock Picker TV"])
+        XCTAssertEqual(sp.profileTTLSeconds, 86400)
+        XCTAssertEqual(sp.mediaTokenTTLSeconds, 420)
+        XCTAssertEqual(sp.codeTTLSeconds, 1800)
+        XCTAssertEqual(sp.mvpd("TempPass")?.tempPassSeconds, 180)
+        let sso = try XCTUnwrap(sp.mvpd("MockSSO"))
+        XCTAssertTrue(sso.supportsPartnerSSO("Apple"))
+        XCTAssertEqual(sso.platformMappingId, "MockSSO")
+        XCTAssertTrue(sso.displayInPlatformPicker)
+        let picker = try XCTUnwrap(sp.mvpd("MockPicker"))
+        XCTAssertEqual(picker.boardingStatus, "PICKER")
+        XCTAssertFalse(picker.supportsPartnerSSO("Apple"))
+        for mvpd in ["MockMVPD", "MockSSO", "MockPicker"] {
+            let user = try XCTUnwrap(config.user("demo", password: "demo", mvpd: mvpd))
+            XCTAssertEqual(user.entitlements["ch1"]?.permit, true)
+            XCTAssertEqual(user.entitlements["ch2"]?.permit, false)
+            XCTAssertEqual(user.entitlements["ch2"]?.details, "Your subscription does not include \"Channel 2\".")
+        }
+        XCTAssertNil(config.user("demo", password: "demo", mvpd: "TempPass"))
+        let user = try XCTUnwrap(config.user(named: "demo"))
+        XCTAssertEqual(user.attributes["zip"]?["state"], "enc")
+        XCTAssertEqual(user.attributes["householdID"]?["state"], "plain")
+    }
+
+    func testBadConfigurationNamesThePath() {
+        let json: JSON = ["serviceProviders": [["id": "X", "mvpds": [["id": "M", "degradation": "Sometimes"]]]]]
+        XCTAssertThrowsError(try EmulatorConfig(json: json)) { error in
+            XCTAssertEqual((error as? ConfigError)?.message, "serviceProviders[0].mvpds[0].degradation: expected AuthNAll, AuthZAll or AuthZNone")
+        }
+        XCTAssertThrowsError(try EmulatorConfig(json: ["serviceProviders": []]))
+    }
+}

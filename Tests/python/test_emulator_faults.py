@@ -1,0 +1,109 @@
+"""Fault injection through /__admin/faults (DESIGN §5): every kind, and the emulator keeps serving afterwards."""
+import http.client
+import json
+import threading
+import time
+
+import pytest
+
+from emulator_fixtures import _fresh_emulator, emulator, token  # noqa: F401 (fixtures)
+
+PATH = "/api/v2/REF/configuration"
+
+
+def add_fault(emulator, **fault):
+    response = emulator.admin("POST", "faults", {"method": "GET", "path": PATH, **fault})
+    assert response.status == 201, response
+
+
+def still_serving(emulator, token):
+    response = emulator.v2("GET", "/REF/configuration", token)
+    assert response.status == 200 and response.json()["requestor"]["id"] == "REF"
+
+
+def test_latency_delays_the_answer(emulator, token):
+    add_fault(emulator, kind="latency", value=300, count=1)
+    started = time.monotonic()
+    assert emulator.v2("GET", "/REF/configuration", token).status == 200
+    assert time.monotonic() - started >= 0.3
+    still_serving(emulator, token)
+
+
+def test_status_answers_with_that_status(emulator, token):
+    add_fault(emulator, kind="status", value=503, count=1)
+    response = emulator.v2("GET", "/REF/configuration", token, validate=False)
+    assert response.status == 503 and response.json()["status"] == 503
+    still_serving(emulator, token)
+
+
+def test_malformed_body_is_not_json(emulator, token):
+    add_fault(emulator, kind="malformed", count=1)
+    response = emulator.v2("GET", "/REF/configuration", token, validate=False)
+    assert response.status == 200 and response.headers["content-type"].startswith("application/json")
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(response.body)
+    still_serving(emulator, token)
+
+
+def test_truncated_body_stops_short_of_content_length(emulator, token):
+    add_fault(emulator, kind="truncated", count=1)
+    with pytest.raises(http.client.IncompleteRead):
+        emulator.v2("GET", "/REF/configuration", token, validate=False)
+    still_serving(emulator, token)
+
+
+def test_content_type_is_replaced(emulator, token):
+    add_fault(emulator, kind="contentType", value="text/plain", count=1)
+    response = emulator.v2("GET", "/REF/configuration", token, validate=False)
+    assert response.status == 200 and response.headers["content-type"] == "text/plain"
+    assert json.loads(response.body)["requestor"]["id"] == "REF"
+    still_serving(emulator, token)
+
+
+def test_drop_closes_the_connection_without_an_answer(emulator, token):
+    add_fault(emulator, kind="drop", count=1)
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError, http.client.BadStatusLine)):
+        emulator.v2("GET", "/REF/configuration", token, validate=False)
+    still_serving(emulator, token)
+
+
+def test_throttle_is_429_html_without_retry_after(emulator, token):
+    add_fault(emulator, kind="throttle", count=2)
+    for _ in range(2):
+        response = emulator.v2("GET", "/REF/configuration", token, validate=False)
+        assert response.status == 429
+        assert response.headers["content-type"].startswith("text/html")
+        assert "retry-after" not in response.headers
+        assert "429 Too Many Requests" in response.text
+    still_serving(emulator, token)
+
+
+def test_faults_match_by_method_and_path_prefix_until_deleted(emulator, token):
+    assert emulator.admin("POST", "faults", {"path": "/api/v2/REF/*", "kind": "status", "value": 500}).status == 201
+    for _ in range(3):
+        assert emulator.v2("GET", "/REF/profiles", token, validate=False).status == 500
+    assert emulator.admin("GET", "clock").status == 200  # admin calls are never faulted
+    assert emulator.admin("DELETE", "faults").status == 200
+    assert emulator.v2("GET", "/REF/profiles", token).status == 200
+
+
+def test_bad_fault_requests_are_rejected(emulator):
+    assert emulator.admin("POST", "faults", {"path": PATH, "kind": "explode"}).status == 400
+    assert emulator.admin("POST", "faults", {"kind": "drop"}).status == 400
+    assert emulator.admin("POST", "faults", {"path": PATH, "kind": "latency"}).status == 400
+
+
+def test_a_slow_request_does_not_block_another(emulator, token):
+    add_fault(emulator, kind="latency", value=1500, count=1)
+    results = {}
+
+    def slow():
+        results["slow"] = emulator.v2("GET", "/REF/configuration", token).status
+
+    thread = threading.Thread(target=slow)
+    thread.start()
+    time.sleep(0.2)
+    assert emulator.v2("GET", "/REF/profiles", token).status == 200
+    assert "slow" not in results  # the fast request finished while the slow one was still waiting
+    thread.join(10)
+    assert results["slow"] == 200

@@ -1,0 +1,265 @@
+"""`passbridge --socket`: both framings at once, splits, limits, slow and vanished peers, many clients,
+permissions, SIGTERM and a second daemon on a live socket — real processes and sockets."""
+import json
+import os
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import threading
+import time
+
+from jsonrpc_support import ByteReader, request
+
+
+def reader(sock):
+    return ByteReader(sock.fileno())
+
+
+def test_socket_file_is_private_and_removed_on_sigterm(socket_daemon):
+    daemon = socket_daemon()
+    mode = os.stat(daemon.path).st_mode
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+    sock = daemon.connect()
+    sock.sendall((request("test/sleep", {"ms": 300, "result": "finished"}) + "\n").encode())
+    time.sleep(0.05)
+    daemon.proc.send_signal(signal.SIGTERM)
+    # In-flight work is finished and answered before the daemon exits.
+    assert reader(sock).json()["result"] == "finished"
+    assert daemon.proc.wait(5) == 0
+    assert not os.path.exists(daemon.path)
+
+
+def test_ndjson_and_content_length_peers_at_once(socket_daemon):
+    daemon = socket_daemon()
+    a, b = daemon.connect(), daemon.connect()
+    ra, rb = reader(a), reader(b)
+    body = '{"jsonrpc":"2.0","method":"echo","params":["é"],"id":"lsp"}'.encode()
+    for _ in range(3):
+        a.sendall((request("sum", [1, 2, 3], id="nd") + "\n").encode())
+        b.sendall(b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf8\r\n\r\n" % len(body) + body)
+        assert ra.line() == b'{"jsonrpc":"2.0","id":"nd","result":6}'
+        assert rb.frame() == '{"jsonrpc":"2.0","id":"lsp","result":["é"]}'.encode()
+
+
+def test_message_split_at_every_byte(socket_daemon):
+    daemon = socket_daemon()
+    sock = daemon.connect()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    r = reader(sock)
+    message = '{"jsonrpc":"2.0","method":"echo","params":["é😀✓"],"id":1}\n'.encode()
+    for split in range(1, len(message)):
+        sock.sendall(message[:split])
+        time.sleep(0.002)
+        sock.sendall(message[split:])
+        assert r.line() == '{"jsonrpc":"2.0","id":1,"result":["é😀✓"]}'.encode()
+    # Byte by byte, Content-Length framing, on a fresh connection.
+    lsp = daemon.connect()
+    body = '{"jsonrpc":"2.0","method":"echo","params":["ü"],"id":2}'.encode()
+    framed = b"Content-Length: %d\r\n\r\n" % len(body) + body
+    for byte in framed:
+        lsp.sendall(bytes([byte]))
+    assert reader(lsp).frame() == '{"jsonrpc":"2.0","id":2,"result":["ü"]}'.encode()
+
+
+def test_over_limit_messages(socket_daemon):
+    daemon = socket_daemon("--max-message-bytes", "4096")
+    nd = daemon.connect()
+    rn = reader(nd)
+    nd.sendall((request("echo", ["x" * 100_000]) + "\n").encode())
+    refused = rn.json()
+    assert refused["id"] is None and refused["error"]["code"] == -32004
+    nd.sendall((request("echo", ["ok"], id=2) + "\n").encode())
+    assert rn.json()["result"] == ["ok"]
+    # Content-Length over the limit: refused, body skipped, connection kept.
+    lsp = daemon.connect()
+    rl = reader(lsp)
+    lsp.sendall(b"Content-Length: 100000\r\n\r\n" + b"x" * 100_000)
+    assert json.loads(rl.frame())["error"]["code"] == -32004
+    body = request("echo", ["after"], id=3).encode()
+    lsp.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    assert json.loads(rl.frame())["result"] == ["after"]
+    # A header that cannot be read: answered -32700, then closed cleanly.
+    broken = daemon.connect()
+    rb = reader(broken)
+    broken.sendall(b"Content-Length: lots\r\n\r\n{}")
+    assert json.loads(rb.frame())["error"]["code"] == -32700
+    assert rb.closed()
+    # The daemon is still fine.
+    nd.sendall((request("echo", ["still"], id=4) + "\n").encode())
+    assert rn.json()["result"] == ["still"]
+
+
+def test_parse_error_keeps_connection(socket_daemon):
+    sock = socket_daemon().connect()
+    r = reader(sock)
+    sock.sendall(b'{"broken\n' + (request("echo", [1]) + "\n").encode())
+    assert r.json()["error"]["code"] == -32700
+    assert r.json()["result"] == [1]
+
+
+def test_non_reading_peer_does_not_block_others(socket_daemon):
+    daemon = socket_daemon()
+    hog = daemon.connect()
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    # Ask for far more output than the socket buffers hold, and never read it.
+    hog.sendall((request("test/notify", {"count": 20000}) + "\n").encode())
+    for i in range(50):
+        hog.sendall((request("echo", ["x" * 1000], id=i) + "\n").encode())
+    other = daemon.connect()
+    r = reader(other)
+    started = time.monotonic()
+    for i in range(20):
+        other.sendall((request("sum", [i, 1], id=i) + "\n").encode())
+        assert r.json(timeout=2)["result"] == i + 1
+    assert time.monotonic() - started < 5
+    hog.close()
+
+
+def test_killed_client_leaves_server_healthy(socket_daemon, passbridge):
+    daemon = socket_daemon()
+    # A separate process connects, sends a slow request, and is killed before the answer.
+    script = (
+        "import socket,sys,time\n"
+        "s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
+        "s.sendall(b'{\"jsonrpc\":\"2.0\",\"method\":\"test/sleep\",\"params\":{\"ms\":300},\"id\":1}\\n')\n"
+        "print('sent',flush=True);time.sleep(60)\n")
+    victim = subprocess.Popen(["python3", "-c", script, daemon.path], stdout=subprocess.PIPE)
+    assert victim.stdout.readline().strip() == b"sent"
+    victim.kill()
+    victim.wait()
+    # An abortive close (RST) mid-request, too.
+    rude = daemon.connect()
+    rude.sendall((request("test/sleep", {"ms": 200}) + "\n").encode())
+    rude.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    rude.close()
+    time.sleep(0.5)
+    assert daemon.proc.poll() is None
+    sock = daemon.connect()
+    sock.sendall((request("subtract", [5, 3]) + "\n").encode())
+    assert reader(sock).json()["result"] == 2
+
+
+def test_half_closed_peer_still_gets_replies(socket_daemon):
+    sock = socket_daemon().connect()
+    sock.sendall((request("test/sleep", {"ms": 200, "result": "late"}, id=1) + "\n" + request("echo", [2], id=2) + "\n").encode())
+    sock.shutdown(socket.SHUT_WR)
+    r = reader(sock)
+    answers = {m["id"]: m for m in (r.json(), r.json())}
+    assert answers[1]["result"] == "late" and answers[2]["result"] == [2]
+    assert r.closed()
+
+
+def test_200_concurrent_clients(socket_daemon):
+    daemon = socket_daemon()
+    clients = [daemon.connect() for _ in range(200)]
+    for index, sock in enumerate(clients):
+        sock.sendall((request("subtract", [index, 1], id=index) + "\n" + request("test/sleep", {"ms": 50, "result": index}, id="s") + "\n").encode())
+    errors = []
+
+    def check(index, sock):
+        try:
+            r = reader(sock)
+            first, second = r.json(timeout=10), r.json(timeout=10)
+            assert first == {"jsonrpc": "2.0", "id": index, "result": index - 1}
+            assert second == {"jsonrpc": "2.0", "id": "s", "result": index}
+        except Exception as error:  # noqa: BLE001 - collected and reported below
+            errors.append((index, error))
+
+    threads = [threading.Thread(target=check, args=(i, s)) for i, s in enumerate(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert errors == []
+    for sock in clients:
+        sock.close()
+
+
+def test_second_daemon_on_live_socket_is_refused(socket_daemon, passbridge):
+    daemon = socket_daemon()
+    second = subprocess.run([passbridge, "--socket", daemon.path], capture_output=True, text=True, timeout=10)
+    assert second.returncode == 1
+    assert f"another daemon is already listening on {daemon.path}" in second.stderr
+    # The first daemon still serves.
+    sock = daemon.connect()
+    sock.sendall((request("echo", [1]) + "\n").encode())
+    assert reader(sock).json()["result"] == [1]
+
+
+def test_stale_socket_file_is_replaced_and_other_files_refused(passbridge, short_tmp, socket_daemon):
+    stale = short_tmp / "stale.sock"
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(stale))
+    s.close()  # the file stays, nobody listens
+    daemon = socket_daemon(name="stale.sock")
+    sock = daemon.connect()
+    sock.sendall((request("echo", [1]) + "\n").encode())
+    assert reader(sock).json()["result"] == [1]
+    regular = short_tmp / "file.sock"
+    regular.write_text("data")
+    result = subprocess.run([passbridge, "--socket", str(regular)], capture_output=True, text=True, timeout=10)
+    assert result.returncode == 1 and "not a socket" in result.stderr
+    assert regular.read_text() == "data"
+
+
+def test_socket_group_makes_file_0660(socket_daemon):
+    gid = os.getgid()
+    daemon = socket_daemon("--socket-group", str(gid))
+    info = os.stat(daemon.path)
+    assert stat.S_IMODE(info.st_mode) == 0o660 and info.st_gid == gid
+
+
+def test_systemd_socket_activation_serves_fd_3_and_keeps_the_file(passbridge, short_tmp):
+    path = str(short_tmp / "activated.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+    script = "import os,sys; os.dup2(int(sys.argv[1]), 3); os.environ['LISTEN_PID']=str(os.getpid()); os.environ['LISTEN_FDS']='1'; os.execv(sys.argv[2], [sys.argv[2], '--test-methods'])"
+    proc = subprocess.Popen(["python3", "-c", script, str(listener.fileno()), passbridge], pass_fds=(listener.fileno(),),
+                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    listener.close()
+    try:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.settimeout(5)
+        sock.connect(path)
+        sock.sendall((request("subtract", [10, 4]) + "\n").encode())
+        assert reader(sock).json()["result"] == 6
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(5) == 0
+        proc.stderr.close()
+    assert os.path.exists(path)
+
+
+def test_daemon_to_host_request_over_socket(socket_daemon):
+    sock = socket_daemon().connect()
+    r = reader(sock)
+    sock.sendall((request("test/callHost", {"method": "partnerSSO/requestAccountMetadata", "params": {"interruptionAllowed": True}}, id=1) + "\n").encode())
+    asked = r.json()
+    assert asked["method"] == "partnerSSO/requestAccountMetadata" and asked["id"].startswith("pb-")
+    sock.sendall((json.dumps({"jsonrpc": "2.0", "id": asked["id"], "error": {"code": 1, "message": "no", "data": {"reason": "userCancelled"}}}) + "\n").encode())
+    answer = r.json()
+    assert answer["id"] == 1 and answer["result"]["error"]["data"] == {"reason": "userCancelled"}
+
+
+def test_peer_that_never_reads_is_disconnected_after_stall_timeout(socket_daemon):
+    daemon = socket_daemon("--stall-timeout", "0.5")
+    hog = daemon.connect()
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hog.sendall((request("test/notify", {"count": 50000}) + "\n").encode())
+    time.sleep(1.5)
+    # The daemon gave up on it: draining what was buffered ends in EOF or a reset.
+    hog.settimeout(5)
+    ended = False
+    try:
+        while hog.recv(65536):
+            pass
+        ended = True
+    except ConnectionResetError:
+        ended = True
+    assert ended
+    sock = daemon.connect()
+    sock.sendall((request("echo", [1]) + "\n").encode())
+    assert reader(sock).json()["result"] == [1]

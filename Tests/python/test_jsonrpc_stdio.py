@@ -1,0 +1,198 @@
+"""JSON-RPC 2.0 conformance of `passbridge --stdio` (spec §7 examples with --test-methods), exact ids,
+lifecycle and command line, over real pipes."""
+import json
+import subprocess
+import time
+
+import pytest
+
+from jsonrpc_support import StdioDaemon, request
+
+
+@pytest.fixture()
+def daemon(passbridge):
+    d = StdioDaemon(passbridge, "--test-methods")
+    yield d
+    if d.proc.poll() is None:
+        d.proc.kill()
+        d.proc.wait()
+
+
+def code_and_id(line):
+    message = json.loads(line)
+    assert message["jsonrpc"] == "2.0"
+    return message["error"]["code"], message["id"]
+
+
+def test_spec_section_7_examples(daemon):
+    assert json.loads(daemon.call('{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}')) == \
+        {"jsonrpc": "2.0", "result": 19, "id": 1}
+    assert json.loads(daemon.call('{"jsonrpc": "2.0", "method": "subtract", "params": [23, 42], "id": 2}')) == \
+        {"jsonrpc": "2.0", "result": -19, "id": 2}
+    assert json.loads(daemon.call('{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}')) == \
+        {"jsonrpc": "2.0", "result": 19, "id": 3}
+    assert json.loads(daemon.call('{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 42, "subtrahend": 23}, "id": 4}')) == \
+        {"jsonrpc": "2.0", "result": 19, "id": 4}
+    # Notifications: nothing comes back, so the next line answers the following request.
+    daemon.send('{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}\n{"jsonrpc": "2.0", "method": "foobar"}\n')
+    assert code_and_id(daemon.call('{"jsonrpc": "2.0", "method": "foobar", "id": "1"}')) == (-32601, "1")
+    assert code_and_id(daemon.call('{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]')) == (-32700, None)
+    assert code_and_id(daemon.call('{"jsonrpc": "2.0", "method": 1, "params": "bar"}')) == (-32600, None)
+    assert code_and_id(daemon.call('[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method"]')) == (-32700, None)
+    assert code_and_id(daemon.call("[]")) == (-32600, None)
+    invalid_one = json.loads(daemon.call("[1]"))
+    assert [(m["error"]["code"], m["id"]) for m in invalid_one] == [(-32600, None)]
+    invalid_three = json.loads(daemon.call("[1,2,3]"))
+    assert [(m["error"]["code"], m["id"]) for m in invalid_three] == [(-32600, None)] * 3
+    mixed = json.loads(daemon.call(
+        '[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},'
+        '{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]},'
+        '{"jsonrpc": "2.0", "method": "subtract", "params": [42,23], "id": "2"},'
+        '{"foo": "boo"},'
+        '{"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"},'
+        '{"jsonrpc": "2.0", "method": "get_data", "id": "9"}]'))
+    by_id = {}
+    for m in mixed:
+        by_id.setdefault(m["id"], []).append(m)
+    assert by_id["1"][0]["result"] == 7
+    assert by_id["2"][0]["result"] == 19
+    assert by_id[None][0]["error"]["code"] == -32600
+    assert by_id["5"][0]["error"]["code"] == -32601
+    assert by_id["9"][0]["result"] == ["hello", 5]
+    assert len(mixed) == 5
+    daemon.send('[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]\n')
+    # All-notification batch: nothing at all, not "[]".
+    assert json.loads(daemon.call(request("echo", id="next")))["id"] == "next"
+    code, rest, _ = daemon.finish()
+    assert code == 0 and rest == b""
+
+
+@pytest.mark.parametrize("raw_id", [
+    b"9007199254740993", b"18446744073709551617", b"-18446744073709551617", b"0", b"null", b'"1"',
+    b'"\\u00e9\\ud83d\\ude00"', b"-7", b"1.5"])
+def test_ids_echoed_byte_for_byte(daemon, raw_id):
+    line = daemon.call('{"jsonrpc":"2.0","method":"echo","params":[1],"id":' + raw_id.decode() + '}')
+    expected_id = raw_id if not raw_id.startswith(b'"\\u') else '"é😀"'.encode()
+    assert line == b'{"jsonrpc":"2.0","id":' + expected_id + b',"result":[1]}'
+
+
+def test_big_ids_in_errors_and_batches(daemon):
+    line = daemon.call('{"jsonrpc":"2.0","method":"nope","id":18446744073709551617}')
+    assert line.startswith(b'{"jsonrpc":"2.0","id":18446744073709551617,"error":{"code":-32601')
+    line = daemon.call('[{"jsonrpc":"2.0","method":"echo","id":9007199254740993}]')
+    assert line == b'[{"jsonrpc":"2.0","id":9007199254740993,"result":null}]'
+
+
+def test_other_invalid_requests(daemon):
+    assert code_and_id(daemon.call('{"id":[],"method":"x"}')) == (-32600, None)
+    assert code_and_id(daemon.call('{"jsonrpc":"2.0","id":1}')) == (-32600, 1)
+    assert code_and_id(daemon.call('{"jsonrpc":"2.1","id":1,"method":"echo","params":[]}')) == (-32600, 1)
+    assert code_and_id(daemon.call("1")) == (-32600, None)
+    assert code_and_id(daemon.call("null")) == (-32600, None)
+    assert code_and_id(daemon.call('{"jsonrpc":"2.0","method":"rpc.anything","id":7}')) == (-32601, 7)
+    assert code_and_id(daemon.call('{"jsonrpc":"2.0","method":"subtract","params":["a"],"id":8}')) == (-32602, 8)
+    assert code_and_id(daemon.call('{"jsonrpc":"2.0","method":"x","id":1,"id":2}')) == (-32700, None)
+    assert code_and_id(daemon.call("[" * 100000)) == (-32700, None)
+    assert json.loads(daemon.call('{"jsonrpc":"2.0","method":"echo","params":null,"id":3}'))["result"] is None
+
+
+def test_rpc_discover_and_unknown_methods_without_test_flag(passbridge):
+    d = StdioDaemon(passbridge)
+    doc = json.loads(d.call(request("rpc.discover")))["result"]
+    assert doc["openrpc"].startswith("1.")
+    assert {"ShuttingDown", "Overloaded", "RequestorNotSet"} <= set(doc["components"]["errors"])
+    assert code_and_id(d.call(request("subtract", [1, 2], id=2))) == (-32601, 2)
+    assert d.finish()[0] == 0
+
+
+def test_stray_print_goes_to_stderr(daemon):
+    assert json.loads(daemon.call(request("test/print")))["result"] is True
+    code, rest, err = daemon.finish()
+    assert code == 0 and rest == b""
+    assert b"a stray print from a test method" in err
+
+
+def test_end_of_input_finishes_pending_work_then_exits_0(daemon):
+    daemon.send(request("test/sleep", {"ms": 300, "result": "late"}, id=1) + "\n")
+    daemon.close_input()
+    code, rest, _ = daemon.finish()
+    assert code == 0
+    assert json.loads(rest) == {"jsonrpc": "2.0", "id": 1, "result": "late"}
+
+
+def test_shutdown_timeout_answers_leftovers_with_32003(passbridge):
+    d = StdioDaemon(passbridge, "--test-methods", "--shutdown-timeout", "0.3")
+    d.send(request("test/sleep", {"ms": 5000}, id="slow") + "\n")
+    started = time.monotonic()
+    code, rest, _ = d.finish()
+    assert code == 0
+    assert time.monotonic() - started < 3
+    answer = json.loads(rest)
+    assert answer["id"] == "slow" and answer["error"]["code"] == -32003
+
+
+def test_sigterm_drains_and_exits_0(daemon):
+    daemon.send(request("test/sleep", {"ms": 200, "result": 1}, id=1) + "\n")
+    time.sleep(0.05)
+    daemon.proc.terminate()
+    assert daemon.reader.json()["result"] == 1
+    assert daemon.proc.wait(5) == 0
+
+
+def test_content_length_peer_over_stdio(daemon):
+    body = '{"jsonrpc":"2.0","method":"echo","params":["é✓"],"id":1}'.encode()
+    daemon.send(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    assert daemon.reader.frame() == '{"jsonrpc":"2.0","id":1,"result":["é✓"]}'.encode()
+
+
+def test_message_split_at_every_byte_over_a_pipe(daemon):
+    message = ('{"jsonrpc":"2.0","method":"echo","params":["é😀✓"],"id":"ü"}\n').encode()
+    for split in range(1, len(message)):
+        daemon.send(message[:split])
+        time.sleep(0.002)
+        daemon.send(message[split:])
+        assert daemon.reader.line() == '{"jsonrpc":"2.0","id":"ü","result":["é😀✓"]}'.encode()
+
+
+def test_over_limit_line_is_refused_and_connection_kept(passbridge):
+    d = StdioDaemon(passbridge, "--test-methods", "--max-message-bytes", "1024")
+    error = json.loads(d.call(request("echo", ["x" * 5000])))
+    assert error["id"] is None and error["error"]["code"] == -32004
+    assert error["error"]["data"]["limit"] == 1024
+    assert json.loads(d.call(request("echo", ["small"], id=2)))["result"] == ["small"]
+    assert d.finish()[0] == 0
+
+
+def test_daemon_to_host_request_over_stdio(daemon):
+    daemon.send(request("test/callHost", {"method": "partnerSSO/checkAccessStatus", "params": {"prompt": False}}, id=1) + "\n")
+    host_request = daemon.reader.json()
+    assert host_request["method"] == "partnerSSO/checkAccessStatus"
+    assert host_request["params"] == {"prompt": False}
+    daemon.send(json.dumps({"jsonrpc": "2.0", "id": host_request["id"], "result": {"accessStatus": "granted"}}) + "\n")
+    assert daemon.reader.json() == {"jsonrpc": "2.0", "id": 1, "result": {"result": {"accessStatus": "granted"}}}
+    daemon.send(request("test/callHost", {"method": "ask", "timeoutMs": 100}, id=2) + "\n")
+    assert daemon.reader.json()["method"] == "ask"
+    timed_out = daemon.reader.json()
+    assert timed_out["id"] == 2 and timed_out["result"]["error"]["code"] == -32001
+
+
+def test_spawn_from_dev_null_exits_0(passbridge):
+    result = subprocess.run([passbridge], stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    assert result.returncode == 0 and result.stdout == b""
+
+
+def test_command_line_model(passbridge):
+    ok = subprocess.run([passbridge, "--help"], capture_output=True, text=True, timeout=10)
+    assert ok.returncode == 0 and "--socket PATH" in ok.stdout and "--test-methods" in ok.stdout
+    version = subprocess.run([passbridge, "--version"], capture_output=True, text=True, timeout=10)
+    assert version.returncode == 0 and version.stdout.startswith("passbridge ")
+    bad = subprocess.run([passbridge, "--no-such-flag"], capture_output=True, text=True, timeout=10)
+    assert bad.returncode == 2 and "unknown option --no-such-flag" in bad.stderr and "USAGE:" in bad.stderr
+    assert bad.stdout == ""
+    both = subprocess.run([passbridge, "--stdio", "--socket", "/tmp/x"], capture_output=True, text=True, timeout=10)
+    assert both.returncode == 2
+    missing = subprocess.run([passbridge, "--socket"], capture_output=True, text=True, timeout=10)
+    assert missing.returncode == 2
+    group = subprocess.run([passbridge, "--socket", "/tmp/x.sock", "--socket-group", "no-such-group-xyz"],
+                           capture_output=True, text=True, timeout=10)
+    assert group.returncode == 1 and len(group.stderr.strip().splitlines()) == 1
