@@ -21,7 +21,7 @@ FAKE = textwrap.dedent(
     r'''
     import json, sys
     pending = {}
-    def send(m): sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+    def send(m): sys.stdout.write(json.dumps(m, separators=(",", ":")) + "\n"); sys.stdout.flush()
     def note(method, **p): send({"jsonrpc": "2.0", "method": method, "params": p})
     def reply(rid, result): send({"jsonrpc": "2.0", "id": rid, "result": result})
     for line in sys.stdin:

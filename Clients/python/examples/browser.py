@@ -160,3 +160,29 @@ def _fill_form(form: _Form, fill: Filler) -> List[Tuple[str, str]]:
 def _short(url: str) -> str:
     """The URL without its query string (queries may carry codes and tokens)."""
     return url.split("?")[0]
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """``browser.py URL [--redirect-url U] [--field NAME=VALUE]…``: prints the redirect URL reached.
+
+    A stand-in web view for scripts (Clients/shell/examples/login.sh's ``WEB_VIEW``): exit 0 with the URL on
+    stdout, 1 if the pages never led to the redirect URL.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="Follow a login page up to the app's redirect URL.")
+    parser.add_argument("url")
+    parser.add_argument("--redirect-url", default="adobepass://ios.app")
+    parser.add_argument("--field", action="append", default=[], help="NAME=VALUE to type into a form field")
+    args = parser.parse_args(argv)
+    fields = dict(f.split("=", 1) for f in args.field)
+    reached = Browser(log=lambda line: print(line, file=sys.stderr)).run(args.url, fields.get, args.redirect_url)
+    if reached is None:
+        return 1
+    print(reached)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
