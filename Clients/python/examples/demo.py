@@ -107,6 +107,7 @@ class DemoApp(passbridge.EntitlementDelegate):
         self.log: List[passbridge.Event] = []
         self.regcode: "asyncio.Future[dict]" = asyncio.get_running_loop().create_future()
         self.web_results: List[dict] = []
+        self.web_done = asyncio.Event()  # set when the web view has handed its URL over (or given up)
         self.failures: List[str] = []
 
     def onEvent(self, ev: passbridge.Event) -> None:
@@ -128,6 +129,12 @@ class DemoApp(passbridge.EntitlementDelegate):
 
     async def navigateToUrl(self, url: str, useSVC: Optional[bool]) -> None:
         """The web view: load the page, log in if asked, stop at the redirect URL, hand it back."""
+        try:
+            await self._web_view(url)
+        finally:
+            self.web_done.set()
+
+    async def _web_view(self, url: str) -> None:
         assert self.client is not None
         browser = Browser(log=lambda line: say(f"    web view: {line}"))
         fill = {"username": USER, "password": PASSWORD}
@@ -246,6 +253,7 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
         expect(ids[:4] == ["MockMVPD", "TempPass", "MockSSO", "MockPicker"], "displayProviderDialog", f"listed {ids}")
         if not args.second_screen:
             expect(app.index("navigateToUrl", mark) >= 0, "getAuthentication", "no navigateToUrl for the login page")
+            await asyncio.wait_for(app.web_done.wait(), TIMEOUT)  # handleExternalURL may answer after getAuthentication
             expect(app.web_results[-1:] == [{"status": 1, "errorCode": ""}], "handleExternalURL", f"answered {app.web_results}")
         expect(r == {"status": 1, "errorCode": ""}, "getAuthentication", f"answered {r}")
         auth = app.index("setAuthenticationStatus", mark)
@@ -284,10 +292,13 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
         ok("getMetadata", f"expiry {int(expiry)} ms, userID {r['metadata']!r}, zip encrypted")
 
         mark = len(app.log)
+        app.web_done.clear()
         r = await call("logout", ae.logout())
         expect(r == {"status": 0, "errorCode": passbridge.USER_NOT_AUTHENTICATED_ERROR}, "logout", f"answered {r}")
         if not args.second_screen:
             expect(app.index("navigateToUrl", mark) >= 0, "logout", "no navigateToUrl for the logout page")
+            await asyncio.wait_for(app.web_done.wait(), TIMEOUT)
+            expect(app.web_results[-1:] == [r], "logout", f"handleExternalURL answered {app.web_results[-1:]}")
         ok("logout", "logged out" + ("" if args.second_screen else " (logout page followed back to the redirect URL)"))
 
         r = await call("checkAuthentication", ae.checkAuthentication())
