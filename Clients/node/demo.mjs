@@ -111,11 +111,12 @@ async function main() {
     });
     ['setRequestorComplete', 'setAuthenticationStatus', 'displayProviderDialog', 'navigateToUrl', 'setToken', 'tokenRequestFailed', 'setMetadataStatus', 'status'].forEach(onNote);
     const webResults = [];
+    const webTasks = []; // one promise per navigateToUrl: settles once handleExternalURL has answered
     ae.on('displayProviderDialog', ({ mvpds }) => {
       say(`    (picker shows ${mvpds.map((m) => m.displayName).join(', ')}; user picks MockMVPD)`);
       ae.call('setSelectedProvider', { mvpdId: 'MockMVPD' }).catch(() => {});
     });
-    ae.on('navigateToUrl', async ({ url }) => {
+    ae.on('navigateToUrl', ({ url }) => webTasks.push((async () => {
       try {
         const reached = await webView(url, { username: 'demo', password: 'demo' });
         webResults.push(await ae.call('handleExternalURL', { url: reached }));
@@ -123,7 +124,7 @@ async function main() {
         webResults.push({ error: e.message });
         ae.call('setSelectedProvider', { mvpdId: null }).catch(() => {});
       }
-    });
+    })()));
     const call = (method, params) => { say(`--> ${method} ${params ? JSON.stringify(params) : ''}`); return withTimeout(ae.call(method, params), method); };
     const index = (name, from) => seen.findIndex((e, i) => i >= from && e.name === name);
 
@@ -142,6 +143,7 @@ async function main() {
     expect(r.status === 1 && r.errorCode === '', 'getAuthentication', `${JSON.stringify(r)} ${JSON.stringify(webResults)}`);
     expect(index('displayProviderDialog', mark) >= 0 && index('navigateToUrl', mark) >= 0, 'getAuthentication', 'picker and login page expected');
     expect(seen[index('setAuthenticationStatus', mark)]?.status === 1, 'getAuthentication', 'no setAuthenticationStatus(1) before the response');
+    await withTimeout(webTasks.at(-1), 'handleExternalURL'); // its answer may come after getAuthentication's
     expect(webResults.at(-1)?.status === 1, 'handleExternalURL', JSON.stringify(webResults));
     ok('getAuthentication', 'logged in at MockMVPD as demo');
 
@@ -167,6 +169,8 @@ async function main() {
     r = await call('logout');
     expect(r.status === 0 && r.errorCode === 'User Not Authenticated Error', 'logout', JSON.stringify(r));
     expect(index('navigateToUrl', mark) >= 0, 'logout', 'no navigateToUrl for the logout page');
+    await withTimeout(webTasks.at(-1), 'handleExternalURL');
+    expect(webResults.at(-1)?.status === 0, 'logout', `handleExternalURL answered ${JSON.stringify(webResults.at(-1))}`);
     ok('logout', 'logged out (logout page followed back to the redirect URL)');
 
     r = await call('checkAuthentication');

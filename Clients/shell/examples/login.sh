@@ -39,11 +39,10 @@ else
     echo "the login page did not reach the redirect URL: cancelling" >&2
     session_send "setSelectedProvider {\"mvpdId\":null}"   # ends the flow: "Provider not Selected Error"
 fi
-session_response && first=$REPLY_LINE && session_response || exit 2
-session_close
-if [[ $first == *'"status":1'* && $REPLY_LINE == *'"status":1'* ]]; then
+session_close   # the answers of handleExternalURL and of getAuthentication, in either order
+if [[ ${#SESSION_REST[@]} == 2 && ${SESSION_REST[0]} == *'"status":1'* && ${SESSION_REST[1]} == *'"status":1'* ]]; then
     echo "logged in at $mvpd"
     exit 0
 fi
-echo "login failed: $REPLY_LINE"
+echo "login failed: ${SESSION_REST[*]}"
 exit 1

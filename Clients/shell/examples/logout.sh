@@ -14,20 +14,19 @@ session_send "checkAuthentication"
 session_response && session_response && session_response || exit 2
 if [[ $REPLY_LINE != *'"status":1'* || -z ${WEB_VIEW:-} ]]; then
     session_send "logout"        # nothing to open: answered at once, or after the daemon's 10 s wait
-    session_response || exit 2
 else
     session_mark
     session_send "& logout"
+    session_send "wait navigateToUrl"
     url=$(json_str "$(session_note navigateToUrl)" url) || exit 1
     echo "logout page: ${url%%\?*}"
     reached=$($WEB_VIEW "$url") || exit 1
     session_send "handleExternalURL {\"url\":\"$reached\"}"
-    session_response && session_response || exit 2
 fi
-session_close
-if [[ $REPLY_LINE == *'"status":0'*'"User Not Authenticated Error"'* ]]; then
-    echo "logged out"
-    exit 0
-fi
-echo "logout failed: $REPLY_LINE"
-exit 1
+session_close   # every answer still to read: logout's (and handleExternalURL's)
+[ ${#SESSION_REST[@]} -gt 0 ] || { echo "no answer to logout" >&2; exit 2; }
+for line in "${SESSION_REST[@]}"; do
+    [[ $line == *'"status":0'*'"User Not Authenticated Error"'* ]] || { echo "logout failed: $line"; exit 1; }
+done
+echo "logged out"
+exit 0

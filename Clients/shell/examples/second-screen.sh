@@ -28,11 +28,10 @@ status=$(session_note status '"id":"REGCODE"') || exit 1
 code=$(json_str "$status" code) && url=$(json_str "$status" url) || { echo "no registration code: $status" >&2; exit 1; }
 echo "REGCODE $code"
 echo "On your phone or computer, open $url and enter the code $code"
-SESSION_TIMEOUT=1800 session_response || exit 2   # getAuthentication's answer, when the login ends
-session_close
-if [[ $REPLY_LINE == *'"status":1'* ]]; then
+SESSION_TIMEOUT=1800 session_close   # waits for getAuthentication's answer: when the login ends
+if [[ ${SESSION_REST[0]:-} == *'"status":1'* ]]; then
     echo "logged in at $mvpd"
     exit 0
 fi
-echo "login failed: $REPLY_LINE"
+echo "login failed: ${SESSION_REST[*]}"
 exit 1

@@ -5,7 +5,11 @@
 #   session_response                         read the next response line into $REPLY_LINE (exit 1 on timeout)
 #   session_mark                             remember where the notifications are now
 #   session_note NAME [TEXT]                 print the first notification NAME (holding TEXT) since the mark
-#   session_close                            end input; returns passbridge-call's exit status
+#   session_close                            end input: passbridge-call then waits for the answers to its
+#                                            "&" requests; they (and any unread answer) land in ${SESSION_REST[@]};
+#                                            returns passbridge-call's exit status
+# passbridge-call reads the daemon only while it waits (for an answer, or on "wait NAME"), so a script
+# collects the answers of its "&" requests with session_close.
 #   json_str LINE KEY                        the string value of "KEY" in a JSON line (simple values only)
 PB_CALL=${PASSBRIDGE_CALL:-"$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/passbridge-call"}
 SESSION_TIMEOUT=${SESSION_TIMEOUT:-60}
@@ -46,9 +50,10 @@ session_note() {
 }
 
 session_close() {
-    local pid=$PB_SESSION_PID
+    local pid=$PB_SESSION_PID line
+    SESSION_REST=()
     exec {PB_SESSION[1]}>&-
-    while IFS= read -r -t "$SESSION_TIMEOUT" REPLY_LINE <&"${PB_SESSION[0]}"; do :; done
+    while IFS= read -r -t "$SESSION_TIMEOUT" line <&"${PB_SESSION[0]}"; do SESSION_REST+=("$line"); done
     wait "$pid"
 }
 
