@@ -7,6 +7,23 @@ import JSON
 /// SDK's order (adobe-pass-sdk-notes §2.16), and returns its terminal outcome only after every callback of that
 /// outcome has been delivered. Calls made while setRequestor is in flight wait and run in order afterwards;
 /// setOptions, setSelectedProvider and getSelectedProvider are never queued.
+///
+/// Callback order of one outcome: the terminal callback (setRequestorComplete, setAuthenticationStatus,
+/// setToken, tokenRequestFailed, preauthorizedResources, setMetadataStatus), then its sendTrackingData, then
+/// its `status`. Backend failures end every call with exactly one terminal callback:
+/// - setRequestor: setRequestorComplete(0) + status R400 (statement refused), R401 (no access token),
+///   CFG404 (timeout, refused or dropped connection, truncated body), CFG429 (429 after retries),
+///   CFG500 (malformed JSON or wrong content type), CFG5xx (HTTP 5xx), CFG400 (other HTTP 4xx).
+/// - login (setSelectedProvider, handleExternalURL, second-screen polling): setAuthenticationStatus(0, …) with
+///   "Provider not Available Error" (no answer; + REG500 on a second-screen host), "Internal Authentication
+///   Error" (HTTP error, 429, garbage), "Generic Authentication Error" (+ R401 when no access token; code
+///   expired + N130; no profile after the redirect).
+/// - checkAuthorization/getAuthorization: tokenRequestFailed with "User not Authorized Error" + Z100 (MVPD deny,
+///   `details` as errorDescription; Z169 degradation, Z130 bad resource), "User Not Authenticated Error" + N130
+///   or N111 (profile missing/expired at the backend, TempPass over), "Internal Authorization Error" + Z500
+///   (HTTP error), "Generic Authorization Error" + Z500 (no answer, garbage) or + Z100 (429 after retries).
+/// - checkPreauthorizedResources: preauthorizedResources([]) + P100.
+/// - logout: setAuthenticationStatus(0, "User Not Authenticated Error") whatever the backend answered.
 public final class AccessEnabler: Sendable {
     let engine: Engine
 
@@ -15,13 +32,16 @@ public final class AccessEnabler: Sendable {
     }
 
     /// Sets `applicationProfile`, `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON,
-    /// → `X-Device-Info` instead of the computed one) and `handleSVC`; other keys are ignored. Never queued.
+    /// → `X-Device-Info` instead of the computed one) and `handleSVC` (true: login pages are sent with
+    /// `useSVC: true`); other keys are ignored. Applies to the next request. Never queued.
     public func setOptions(_ options: JSONObject) {
         engine.shared.withLock { $0.options.apply(options) }
     }
 
-    /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently;
-    /// calls setRequestorComplete(1) when at least one answered, else 0. Returns that status.
+    /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently
+    /// (first responder wins per MVPD), brings the stored profiles in line with the backend, then calls
+    /// setRequestorComplete(1) when at least one provider answered, else 0 + a status. Returns that status.
+    /// Call it again when the app returns to the foreground to resynchronize.
     public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
         await engine.setRequestor(requestorID, serviceProviders: serviceProviders)
     }

@@ -26,13 +26,16 @@ public struct AccessEnablerConfiguration: Sendable {
     public var pollInterval: Duration
     /// Attempts of one request when the backend answers 429 (waiting ≥ 1 s between them).
     public var maxThrottleRetries: Int
+    /// Receives one line per backend exchange (method, path with codes redacted, HTTP status or failure);
+    /// never tokens, secrets, bodies or query strings. nil: no logging.
+    public var log: (@Sendable (String) -> Void)?
 
     public init(
         backendURL: URL, softwareStatement: String?, redirectURL: String = "adobepass://ios.app",
         webView: Bool = true, activationURL: String? = nil, requestTimeout: Duration = .seconds(15),
         logoutTimeout: Duration = .seconds(10), clock: @escaping @Sendable () -> Date = { Date() },
         deviceID: String? = nil, partnerSSO: (any PartnerSSOProvider)? = nil, pollInterval: Duration = .seconds(4),
-        maxThrottleRetries: Int = 3
+        maxThrottleRetries: Int = 3, log: (@Sendable (String) -> Void)? = nil
     ) {
         self.backendURL = backendURL
         self.softwareStatement = softwareStatement
@@ -46,6 +49,7 @@ public struct AccessEnablerConfiguration: Sendable {
         self.partnerSSO = partnerSSO
         self.pollInterval = pollInterval
         self.maxThrottleRetries = maxThrottleRetries
+        self.log = log
     }
 
     /// The activation URL REGCODE reports.

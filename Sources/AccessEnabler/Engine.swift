@@ -12,7 +12,7 @@ actor Engine {
     /// What the never-queued calls read synchronously.
     nonisolated let shared = SharedBox()
     nonisolated let clock: SkewedClock
-    nonisolated let transport = HTTPTransport()
+    nonisolated let transport = HTTPTransport.shared
     nonisolated let deviceID: String
 
     enum Phase {
@@ -71,7 +71,24 @@ actor Engine {
         if providers.isEmpty {
             return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "CFG404", level: "error", message: "No usable service provider"))
         }
+        if let requestor { await synchronizeProfiles(requestor) }
         return finishSetRequestor(requestor, failureStatus: Self.configurationFailureStatus(firstFailure))
+    }
+
+    /// Brings each stored profile in line with the backend (`GET profiles/{mvpd}`): a profile the backend no
+    /// longer has (logout elsewhere, expiry, lost credentials) is dropped, a present one refreshed (new metadata).
+    /// Answers that say nothing certain (errors, TempPass over) leave the stored profile alone.
+    private func synchronizeProfiles(_ requestor: Requestor) async {
+        for profile in storedProfiles(requestor) {
+            let result = await requestor.client(for: profile.mvpd).call(
+                "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(profile.mvpd))")
+            guard case .ok(let body) = result, body["profiles"]?.objectValue != nil else { continue }
+            if let fresh = Profile.first(in: body, preferring: profile.mvpd), fresh.mvpd == profile.mvpd {
+                saveProfile(fresh, requestor)
+            } else if !profile.isTemporary {
+                store.set(.profile, profileKey(requestor, profile.mvpd), nil)
+            }
+        }
     }
 
     private func finishSetRequestor(_ requestor: Requestor?, failureStatus: AdvancedStatus) -> Int32 {
@@ -151,7 +168,7 @@ actor Engine {
             },
             onSkewWarning: {
                 delegate.status(AdvancedStatus(id: "CFG100", level: "warning", message: "The device clock differs from the backend's by more than 5 minutes"))
-            })
+            }, log: configuration.log)
         clients[key] = client
         return client
     }

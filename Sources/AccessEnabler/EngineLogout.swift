@@ -74,9 +74,10 @@ extension Engine {
     func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
         var value = JSON.null
         var encrypted = false
+        let requestor = await ready()  // queued behind a setRequestor in flight, like every getMetadata
         if case .deviceID = request {
             value = .string(deviceID)
-        } else if let requestor = await ready(), let profile = currentProfile(requestor) {
+        } else if let requestor, let profile = currentProfile(requestor) {
             switch request {
             case .authenticationExpiry:
                 value = .integer(profile.notAfter)

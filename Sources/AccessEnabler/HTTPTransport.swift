@@ -26,6 +26,9 @@ struct HTTPRequest: Sendable {
 
 /// URLSession with a hard per-request deadline (the task is cancelled when it passes).
 final class HTTPTransport: Sendable {
+    /// One session for every engine instance of the process.
+    static let shared = HTTPTransport()
+
     private let session: URLSession
 
     init() {

@@ -44,6 +44,7 @@ actor RestClient {
     private let maxThrottleRetries: Int
     private let headers: @Sendable () -> DeviceHeaders
     private let onSkewWarning: @Sendable () -> Void
+    private let log: (@Sendable (String) -> Void)?
     private var tokenTask: Task<String?, Never>?
     private var registrationRefused = false
     /// Why the last token fetch failed when the backend could not be reached (then no R4xx applies).
@@ -55,7 +56,8 @@ actor RestClient {
     init(
         baseURL: URL, softwareStatement: String, redirectURL: String, store: TokenStore, clock: SkewedClock,
         transport: HTTPTransport, timeout: Duration, maxThrottleRetries: Int,
-        headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void
+        headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void,
+        log: (@Sendable (String) -> Void)? = nil
     ) {
         self.baseURL = baseURL
         self.softwareStatement = softwareStatement
@@ -67,6 +69,7 @@ actor RestClient {
         self.maxThrottleRetries = maxThrottleRetries
         self.headers = headers
         self.onSkewWarning = onSkewWarning
+        self.log = log
         scope = Self.scope(baseURL: baseURL, softwareStatement: softwareStatement)
     }
 
@@ -133,6 +136,7 @@ actor RestClient {
         var attempt = 0
         while true {
             let result = await transport.perform(request, timeout: timeout)
+            if let log { log(Self.logLine(request, result)) }
             guard case .response(let status, let headers, let body) = result else {
                 if case .failure(let failure) = result { return .transport(failure) }
                 return .transport(.network)
@@ -154,6 +158,19 @@ actor RestClient {
             }
             return .httpError(status: status, error: parsed.flatMap { $0.objectValue != nil ? $0 : nil })
         }
+    }
+
+    /// `GET /api/v2/REF/profiles/code/<code> → 200`: no query, the authentication code redacted.
+    static func logLine(_ request: HTTPRequest, _ result: HTTPResult) -> String {
+        var path = request.url.path
+        if let range = path.range(of: "/code/") { path = String(path[..<range.upperBound]) + "<code>" }
+        if path.hasPrefix("/api/v2/authenticate/") { path = "/api/v2/authenticate/<code>" }
+        let outcome: String
+        switch result {
+        case .response(let status, _, _): outcome = String(status)
+        case .failure(let failure): outcome = "\(failure)"
+        }
+        return "\(request.method) \(path) → \(outcome)"
     }
 
     private func url(_ path: String, _ query: [(String, String)]) -> URL {
@@ -184,14 +201,29 @@ actor RestClient {
         return clock.nowMillis() + 60_000 < expires ? token : nil
     }
 
+    /// A token from the stored client credentials. Only when the backend says those credentials are unknown
+    /// (`invalid_client`, rest-api-v2-notes §4.4) are they dropped and the application registered again, once.
     private func fetchToken() async -> String? {
-        guard let credentials = await clientCredentials() else { return nil }
-        let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
-        var request = HTTPRequest(method: "POST", url: url("/o/client/token", []))
-        request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
-        request.body = Data(FormEncoding.encode(form).utf8)
-        let result = await send(request)
-        noteDCR(result)
+        for attempt in 0..<2 {
+            guard let credentials = await clientCredentials() else { return nil }
+            let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
+            var request = HTTPRequest(method: "POST", url: url("/o/client/token", []))
+            request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
+            request.body = Data(FormEncoding.encode(form).utf8)
+            let result = await send(request)
+            noteDCR(result)
+            if case .httpError(let status, let error) = result, status == 400 || status == 401,
+                error?["error"]?.stringValue == "invalid_client", attempt == 0
+            {
+                store.remove(.credentials, scope, ifEqualTo: credentials.record)
+                continue
+            }
+            return storeToken(result)
+        }
+        return nil
+    }
+
+    private func storeToken(_ result: APIResult) -> String? {
         guard case .ok(let body) = result, let token = body["access_token"]?.stringValue else { return nil }
         let lifetime = body["expires_in"]?.int64Value ?? 3600
         let created = body["created_at"]?.int64Value ?? clock.nowMillis()
@@ -202,7 +234,7 @@ actor RestClient {
 
     /// Client credentials: stored ones, else registered once and kept forever (the first writer wins when
     /// several processes register at the same time).
-    private func clientCredentials() async -> (id: String, secret: String)? {
+    private func clientCredentials() async -> (id: String, secret: String, record: String)? {
         if let stored = storedCredentials() { return stored }
         if registrationRefused { return nil }
         var request = HTTPRequest(method: "POST", url: url("/o/client/register", []))
@@ -226,11 +258,11 @@ actor RestClient {
         }
     }
 
-    private func storedCredentials() -> (id: String, secret: String)? {
+    private func storedCredentials() -> (id: String, secret: String, record: String)? {
         guard let text = store.value(.credentials, scope), let json = try? JSON.parse(text),
             let id = json["client_id"]?.stringValue, let secret = json["client_secret"]?.stringValue
         else { return nil }
-        return (id, secret)
+        return (id, secret, text)
     }
 
     private func dcrHeaders(contentType: String) -> [(String, String)] {

@@ -63,6 +63,11 @@ public final class TokenStore: Sendable {
         connection.withLock { _ = try? $0.deletePrefix(namespace.rawValue, prefix) }
     }
 
+    /// Deletes the value only while it still equals `expected` (another process may have replaced it).
+    func remove(_ namespace: Namespace, _ key: String, ifEqualTo expected: String) {
+        connection.withLock { _ = try? $0.exec("DELETE FROM kv WHERE ns = ? AND key = ? AND value = ?", [namespace.rawValue, key, expected]) }
+    }
+
     /// Inserts `value` only when no value exists; returns the stored value (for ids shared by processes).
     func setIfAbsent(_ namespace: Namespace, _ key: String, _ value: String) -> String {
         connection.withLock { conn in

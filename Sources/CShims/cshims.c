@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stddef.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -50,4 +51,11 @@ void cshims_eventfd_drain(int fd) {
     uint64_t value;
     ssize_t r = read(fd, &value, sizeof(value));
     (void)r;
+}
+
+int cshims_pin_to_cpu(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof(set), &set);
 }

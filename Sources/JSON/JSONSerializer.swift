@@ -71,7 +71,8 @@ extension JSON {
 /// Number literals jansson cannot write itself; they travel as unique strings and are
 /// substituted back into the output text.
 private struct RawNumbers {
-    private let nonce = String(UInt64.random(in: .min ... .max), radix: 36)
+    /// Drawn on first use only, so values without such numbers cost no random draw.
+    private lazy var nonce = String(UInt64.random(in: .min ... .max), radix: 36)
     private var literals: [(quoted: [UInt8], literal: [UInt8])] = []
 
     var isEmpty: Bool { literals.isEmpty }

@@ -20,7 +20,8 @@ public final class Connection: Sendable {
     let writeFD: Int32
     let isSocket: Bool
     let limits: ConnectionLimits
-    unowned let loop: EventLoop
+    /// Strong: a handler may answer after the transport ended; the cycle ends when the loop drops the connection.
+    let loop: EventLoop
     let state: Mutex<WriterState>
     private let log = Logger(label: "jsonrpc")
 
@@ -28,6 +29,7 @@ public final class Connection: Sendable {
     nonisolated(unsafe) var framer: Framer
     nonisolated(unsafe) var handler: RPCHandler?
     nonisolated(unsafe) var closedNotified = false
+    /// The epoll masks registered for the read and write fds (`.max` once removed); guarded by `state`.
     nonisolated(unsafe) var registeredRead: UInt32 = 0
     nonisolated(unsafe) var registeredWrite: UInt32 = 0
 
@@ -89,14 +91,13 @@ public final class Connection: Sendable {
 
     private func deliver(id: RequestID, bytes: [UInt8]) {
         state.withLock { state in
-            guard var slots = state.pending[id], !slots.isEmpty else {
+            guard let index = state.pending.firstIndex(where: { $0.id == id }) else {
                 log.debug("connection \(number): response for \(id) which is not awaiting one, dropped")
                 return
             }
-            let slot = slots.removeFirst()
-            state.pending[id] = slots.isEmpty ? nil : slots
+            let slot = state.pending.remove(at: index)
             state.inFlight -= 1
-            if let batch = slot {
+            if let batch = slot.batch {
                 batch.responses.append(bytes)
                 batch.remaining -= 1
                 if batch.remaining == 0 && batch.sealed {
@@ -113,7 +114,7 @@ public final class Connection: Sendable {
     func enqueueLocked(_ state: inout WriterState, _ body: [UInt8]) {
         guard !state.writeFailed else { return }
         if state.outbound.isEmpty { state.lastWriteProgress = monotonicNanos() }
-        state.outbound += state.framing.frame(body)
+        state.framing.append(body, to: &state.outbound)
         if !state.corked { flushLocked(&state) }
     }
 
@@ -149,20 +150,24 @@ public final class Connection: Sendable {
 
     /// Registers for writability while output waits, and for readability unless paused.
     func updateInterestLocked(_ state: inout WriterState) {
+        // Once the loop has closed the fds their numbers may belong to another peer: hands off.
+        guard !state.detached else { return }
         let queued = state.outbound.count - state.outboundOffset
         let wantWrite: UInt32 = (queued > 0 && !state.writeFailed) ? EPOLLOUT.rawValue : 0
         let wantRead: UInt32 = (!state.readDone && queued < limits.outboundHighWater) ? EPOLLIN.rawValue : 0
         if readFD == writeFD {
             loop.setInterest(self, fd: readFD, direction: 0, events: wantRead | wantWrite)
         } else {
-            loop.setInterest(self, fd: readFD, direction: 0, events: wantRead)
+            // A finished input leaves epoll entirely: a pipe without writers reports EPOLLHUP forever.
+            if state.readDone { loop.removeInterest(self, fd: readFD, direction: 0) }
+            else { loop.setInterest(self, fd: readFD, direction: 0, events: wantRead) }
             loop.setInterest(self, fd: writeFD, direction: 1, events: wantWrite)
         }
     }
 
     // MARK: Reader (loop thread)
 
-    /// Reads once and dispatches every whole message in what arrived. Returns false at end of input.
+    /// Reads once and dispatches every whole message in what arrived; at end of input, begins closing.
     func readable(buffer: UnsafeMutableRawBufferPointer) {
         let count = read(readFD, buffer.baseAddress, buffer.count)
         if count < 0 {
@@ -280,7 +285,7 @@ public final class Connection: Sendable {
         state.withLock { state in
             guard state.inFlight < limits.maxInFlightRequests else { return false }
             state.inFlight += 1
-            state.pending[id, default: []].append(batch)
+            state.pending.append(PendingRequest(id: id, batch: batch))
             if let batch { batch.remaining += 1 }
             return true
         }
@@ -302,7 +307,10 @@ public final class Connection: Sendable {
         let outgoing = state.withLock { state -> [OutgoingRequest] in
             if !state.closing {
                 state.closing = true
-                state.drainDeadline = monotonicNanos() + limits.shutdownTimeout.nanoseconds
+                // Leftovers are answered a little before the timeout, leaving a grace period to flush them.
+                let timeout = limits.shutdownTimeout.nanoseconds
+                state.flushGrace = min(500_000_000, timeout / 5)
+                state.drainDeadline = monotonicNanos() + timeout - state.flushGrace
             }
             state.readDone = true
             updateInterestLocked(&state)
@@ -344,7 +352,7 @@ public final class Connection: Sendable {
                 if state.inFlight > 0 { answerRemainingLocked(&state) }
                 if state.outbound.count - state.outboundOffset == 0 { return .close }
                 // One more grace period for the last answers to flush, then give up.
-                if now >= state.drainDeadline + 500_000_000 { return .close }
+                if now >= state.drainDeadline + state.flushGrace { return .close }
             }
             return .keep
         }
@@ -355,13 +363,13 @@ public final class Connection: Sendable {
 
     /// Answers every request still waiting with -32003.
     private func answerRemainingLocked(_ state: inout WriterState) {
-        let ids = state.pending.flatMap { id, slots in slots.map { (id, $0) } }
-        state.pending = [:]
+        let leftovers = state.pending
+        state.pending = []
         state.inFlight = 0
         var batches: [ObjectIdentifier: Batch] = [:]
-        for (id, batch) in ids {
-            let bytes = OutgoingMessage.response(id: id, error: .shuttingDown())
-            if let batch {
+        for request in leftovers {
+            let bytes = OutgoingMessage.response(id: request.id, error: .shuttingDown())
+            if let batch = request.batch {
                 batch.responses.append(bytes)
                 batches[ObjectIdentifier(batch)] = batch
             } else {
@@ -373,7 +381,8 @@ public final class Connection: Sendable {
         }
     }
 
-    /// The final step: the handler has been told; fds are closed by the loop.
+    /// The final step, before the loop closes the fds: tells the handler (if not yet), stops all writing
+    /// and fails daemon→host requests still waiting.
     func finish() {
         if !closedNotified {
             closedNotified = true
@@ -382,6 +391,7 @@ public final class Connection: Sendable {
         let outgoing = state.withLock { state -> [OutgoingRequest] in
             state.closing = true
             state.writeFailed = true
+            state.detached = true
             state.outbound = []
             state.outboundOffset = 0
             let requests = Array(state.outgoing.values)
@@ -403,14 +413,24 @@ struct WriterState: ~Copyable {
     /// Set while the reader dispatches one read's messages, so their answers go out in one write.
     var corked = false
     var writeFailed = false
+    /// Set before the loop closes the fds; nothing touches them afterwards.
+    var detached = false
     var readDone = false
     var closing = false
     var drainDeadline: UInt64 = 0
-    /// Requests from the peer awaiting an answer; a duplicate id queues a second slot.
-    var pending: [RequestID: [Batch?]] = [:]
+    var flushGrace: UInt64 = 0
+    /// Requests from the peer awaiting an answer, oldest first (a duplicate id is answered in order).
+    /// A short array: in-flight requests are few and capped.
+    var pending: [PendingRequest] = []
     var inFlight = 0
     var outgoing: [RequestID: OutgoingRequest] = [:]
     var nextOutgoingID = 0
+}
+
+/// A request from the peer awaiting its answer, and the batch it belongs to.
+struct PendingRequest {
+    let id: RequestID
+    let batch: Batch?
 }
 
 /// Collects the answers of one batch until every request in it has been answered.

@@ -72,7 +72,8 @@ final class EventLoop: @unchecked Sendable {
 
     var connectionCount: Int { connections.count }
 
-    /// Sets the epoll mask of one of a connection's fds; called under the connection's lock.
+    /// Sets the epoll mask of one of a connection's fds; called under the connection's lock, which
+    /// guards `registeredRead` and `registeredWrite`.
     func setInterest(_ connection: Connection, fd: Int32, direction: UInt64, events: UInt32) {
         let token = connection.number << 1 | direction
         if direction == 0 {
@@ -83,6 +84,18 @@ final class EventLoop: @unchecked Sendable {
             connection.registeredWrite = events
         }
         _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events, token)
+    }
+
+    /// Removes one of a connection's fds from epoll; called under the connection's lock.
+    func removeInterest(_ connection: Connection, fd: Int32, direction: UInt64) {
+        if direction == 0 {
+            guard connection.registeredRead != .max else { return }
+            connection.registeredRead = .max
+        } else {
+            guard connection.registeredWrite != .max else { return }
+            connection.registeredWrite = .max
+        }
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
     }
 
     /// Runs until shutdown has drained every connection (or, for stdio, the one connection closed).
@@ -128,13 +141,16 @@ final class EventLoop: @unchecked Sendable {
         guard let connection = connections[token >> 1] else { return }
         let hangup = events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
         if token & 1 == 0 {
-            if events & EPOLLIN.rawValue != 0 || (hangup && connection.registeredRead & EPOLLIN.rawValue != 0) {
-                connection.readable(buffer: readBuffer)
-            } else if hangup && connection.readFD != connection.writeFD {
-                // Input hung up while reading was paused: read what is left anyway.
+            if events & EPOLLIN.rawValue != 0 {
                 connection.readable(buffer: readBuffer)
             } else if hangup {
-                connection.state.withLock { $0.writeFailed = true }
+                // A hang-up while reading is paused or done: read what is left (pipes), or, once the
+                // input has ended, treat the peer as gone (a fully closed socket).
+                if connection.state.withLock({ $0.readDone }) {
+                    connection.state.withLock { $0.writeFailed = true }
+                } else {
+                    connection.readable(buffer: readBuffer)
+                }
             }
         }
         if events & EPOLLOUT.rawValue != 0 {
@@ -142,8 +158,7 @@ final class EventLoop: @unchecked Sendable {
         } else if hangup && (token & 1 == 1) {
             connection.state.withLock { state in
                 state.writeFailed = true
-                connection.registeredWrite = .max
-                _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.writeFD, 0, 0)
+                removeInterest(connection, fd: connection.writeFD, direction: 1)
             }
         }
         if connection.check(now: now) == .close { close(connection) }

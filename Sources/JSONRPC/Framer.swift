@@ -9,6 +9,17 @@ public enum Framing: UInt8, Sendable {
     /// LSP base protocol: `Content-Length: N\r\n\r\n` then N bytes of UTF-8 (other headers ignored).
     case contentLength
 
+    /// Appends `body` with this framing's delimiters to `output`.
+    public func append(_ body: [UInt8], to output: inout [UInt8]) {
+        if self == .contentLength {
+            output += "Content-Length: \(body.count)\r\n\r\n".utf8
+            output += body
+        } else {
+            output += body
+            output.append(UInt8(ascii: "\n"))
+        }
+    }
+
     /// `body` with this framing's delimiters (NDJSON when undetermined).
     public func frame(_ body: [UInt8]) -> [UInt8] {
         switch self {

@@ -81,6 +81,7 @@ public enum OutgoingMessage {
     /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`.
     public static func response(id: RequestID?, result: JSON) -> [UInt8] {
         var bytes = responsePrefix
+        bytes.reserveCapacity(128)
         bytes += (id?.json ?? .null).serialized()
         bytes += resultKey
         bytes += result.serialized()
@@ -91,6 +92,7 @@ public enum OutgoingMessage {
     /// `{"jsonrpc":"2.0","id":ID,"error":{…}}` (id null when unknown).
     public static func response(id: RequestID?, error: ErrorObject) -> [UInt8] {
         var bytes = responsePrefix
+        bytes.reserveCapacity(160)
         bytes += (id?.json ?? .null).serialized()
         bytes += errorKey
         bytes += error.json.serialized()

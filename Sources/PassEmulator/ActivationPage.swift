@@ -40,14 +40,16 @@ extension Emulator {
         return .html(status, page(title: "Activate", body: body))
     }
 
-    /// Validates the code (as sessions retrieve does), fills the missing parameters (as sessions resume does:
+    /// Finds the session by code (whatever `requestor` says), validates it (as sessions retrieve does), fills the missing parameters (as sessions resume does:
     /// the chosen MVPD, the first domain, and `/activate/done` as redirect), then 302s to the authenticate URL.
     func submitActivation(_ form: [String: String]) -> HTTPResponse {
-        let sp = form["requestor"].flatMap(config.serviceProvider) ?? config.serviceProviders[0]
+        let requested = form["requestor"].flatMap(config.serviceProvider) ?? config.serviceProviders[0]
         let code = (form["code"] ?? "").trimmingCharacters(in: .whitespaces).uppercased()
         let now = clock.nowMillis()
-        guard var session = try? liveSession(code, sp: sp.id, now: now) else {
-            return activationForm(requestor: sp.id, code: code, error: "That code is unknown or has expired.", status: 400)
+        // Codes are unique across service providers, so the code alone finds its session.
+        let owner = state.withLock { $0.sessions[code]?.serviceProvider }
+        guard let owner, let sp = config.serviceProvider(owner), var session = try? liveSession(code, sp: owner, now: now) else {
+            return activationForm(requestor: requested.id, code: code, error: "That code is unknown or has expired.", status: 400)
         }
         if session.mvpd == nil {
             guard let chosen = nonEmpty(form["mvpd"]), let mvpd = sp.mvpd(chosen), !mvpd.isTempPass else {

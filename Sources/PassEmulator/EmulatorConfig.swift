@@ -52,12 +52,29 @@ public struct EmulatorConfig: Sendable {
         }
     }
 
-    /// The configuration shipped inside the package (DESIGN §5 default table).
+    /// The configuration shipped inside the package (DESIGN §5 default table): `Resources/default-config.json`
+    /// from the resource bundle next to the executable, or the same document compiled in when the bundle
+    /// was not installed alongside (a test keeps the two identical).
     public static func builtIn() throws(ConfigError) -> EmulatorConfig {
-        guard let url = Bundle.module.url(forResource: "default-config", withExtension: "json", subdirectory: "Resources")
-            ?? Bundle.module.url(forResource: "default-config", withExtension: "json")
-        else { throw ConfigError(message: "default-config.json missing from the bundle") }
-        return try load(path: url.path)
+        if let path = bundledDefaultPath() { return try load(path: path) }
+        do {
+            return try EmulatorConfig(json: try JSON.parse(DefaultConfig.text))
+        } catch let error as ConfigError {
+            throw error
+        } catch {
+            throw ConfigError(message: "built-in configuration: \(error)")
+        }
+    }
+
+    /// Where the resource bundle's default-config.json is, if installed (SwiftPM names it `<package>_<target>.resources`).
+    static func bundledDefaultPath() -> String? {
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent()
+        let folders = [executable, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+        for folder in folders {
+            let path = folder.appendingPathComponent("PassBridge_PassEmulator.resources/Resources/default-config.json").path
+            if FileManager.default.fileExists(atPath: path) { return path }
+        }
+        return nil
     }
 }
 

@@ -4,6 +4,9 @@ import Glibc
 // libmicrohttpd callbacks. They are global functions on purpose: closures formed in main.swift would be
 // MainActor-isolated and crash when called from the server's threads (swift-linux-notes §6).
 
+/// Request bodies larger than this close the connection (the real API takes small forms and JSON).
+let maxBodyBytes = 1 << 20
+
 /// The access handler: gathers the body across upload calls, then asks the responder and queues the answer.
 func accessHandler(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
@@ -17,6 +20,7 @@ func accessHandler(
     }
     let buffer = Unmanaged<UploadBuffer>.fromOpaque(stored).takeUnretainedValue()
     if let uploadDataSize, uploadDataSize.pointee > 0 {
+        guard buffer.bytes.count + uploadDataSize.pointee <= maxBodyBytes else { return .NO }
         if let uploadData {
             uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadDataSize.pointee) {
                 buffer.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadDataSize.pointee))

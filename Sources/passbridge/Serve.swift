@@ -1,3 +1,4 @@
+import Bridge
 import Glibc
 import JSONRPC
 import Synchronization
@@ -12,10 +13,22 @@ func serve(_ options: DaemonOptions) -> Int32 {
         log.info("signal \(signal): stopping")
         if let stop = stopAction.withLock({ $0 }) { stop() } else { exit(0) }
     }
-    let testMethods = options.testMethods
-    let factory: RPCHandlerFactory = { _ in ServiceHandler(testMethods: testMethods) }
-    var access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
-    access.allowedUIDs = options.allowedUIDs
+    let factory: RPCHandlerFactory
+    var backend: Backend?
+    if options.testMethods {
+        factory = { _ in ServiceHandler(testMethods: true) }
+    } else {
+        do throws(CommandLineError) {
+            backend = try Backend.start(options)
+        } catch {
+            if case .failure(let message) = error { writeError("passbridge: \(message)") }
+            return 1
+        }
+        let service = BridgeService(configuration: backend!.configuration)
+        factory = { _ in service }
+    }
+    defer { backend?.emulator?.stop() }
+    let access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
     if let inherited = UnixSocketServer.systemdListenFD() {
         let server = UnixSocketServer(inheritedFD: inherited, access: access, limits: options.limits)
         stopAction.withLock { $0 = { server.shutdown() } }

@@ -1,27 +1,37 @@
 import Dispatch
 import JSON
+import Bridge
 import JSONRPC
 
-/// The connection handler served until the Bridge takes over: `rpc.discover`, everything else -32601,
-/// and with `--test-methods` the JSON-RPC 2.0 spec §7 sample methods plus a few probes for tests.
+/// The connection handler: `rpc.discover`, with `--test-methods` the JSON-RPC 2.0 spec §7 sample
+/// methods plus a few probes for tests, then `next` (the Bridge's per-connection handler, when wired),
+/// else -32601.
 final class ServiceHandler: RPCHandler {
     private let testMethods: Bool
+    private let next: RPCHandler?
 
-    init(testMethods: Bool) { self.testMethods = testMethods }
+    init(testMethods: Bool, next: RPCHandler? = nil) {
+        self.testMethods = testMethods
+        self.next = next
+    }
 
     func handle(method: String, params: JSON?, id: RequestID?, on connection: Connection) {
         if method == "rpc.discover" {
-            if let id { connection.respond(to: id, result: OpenRPCDocument.json) }
+            if let id { connection.respond(to: id, result: OpenRPC.document) }
             return
         }
         if testMethods, let test = TestMethods(rawValue: method) {
             test.run(params: params, id: id, on: connection)
             return
         }
-        if let id { connection.respond(to: id, error: .methodNotFound(method)) }
+        if let next {
+            next.handle(method: method, params: params, id: id, on: connection)
+        } else if let id {
+            connection.respond(to: id, error: .methodNotFound(method))
+        }
     }
 
-    func connectionClosed(_ connection: Connection) {}
+    func connectionClosed(_ connection: Connection) { next?.connectionClosed(connection) }
 }
 
 /// Methods served with `--test-methods` (never listed in the OpenRPC document).

@@ -17,6 +17,7 @@ class EmulatorTestCase: XCTestCase {
     override func tearDown() async throws {
         emulator?.stop()
         emulator = nil
+        try? FileManager.default.removeItem(at: testRoot)
     }
 
     /// Extra command-line arguments for the emulator (e.g. `--config`).

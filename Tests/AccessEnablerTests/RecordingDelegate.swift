@@ -66,10 +66,10 @@ final class RecordingDelegate: EntitlementDelegate {
     func status(_ status: AdvancedStatus) { record(.status(status)) }
 }
 
-/// A fresh state directory under the temporary folder.
-func temporaryDirectory(_ name: String = #function) -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("ae-tests-\(getpid())-\(UUID().uuidString.prefix(8))")
-        .appendingPathComponent("state")
-    return url
+/// Root of every state directory the tests create in this process (removed at the end of each emulator test).
+let testRoot = FileManager.default.temporaryDirectory.appendingPathComponent("ae-tests-\(getpid())")
+
+/// A fresh state directory under the test root.
+func temporaryDirectory() -> URL {
+    testRoot.appendingPathComponent(UUID().uuidString.lowercased()).appendingPathComponent("state")
 }

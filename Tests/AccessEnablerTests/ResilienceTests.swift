@@ -89,3 +89,73 @@ final class ResilienceTests: EmulatorTestCase {
         XCTAssertEqual(callbacks.filter { if case .setAuthenticationStatus = $0 { true } else { false } }.count, 1)
     }
 }
+
+extension ResilienceTests {
+    /// Each fault kind on the configuration ends setRequestor with setRequestorComplete(0) and one status.
+    func testEveryFaultKindEndsSetRequestorWithOneTerminalCallback() async throws {
+        let cases: [(kind: String, value: JSON?, status: String)] = [
+            ("latency", 2500, "CFG404"),
+            ("status", 500, "CFG500"),
+            ("status", 404, "CFG400"),
+            ("malformed", nil, "CFG500"),
+            ("truncated", nil, "CFG404"),
+            ("contentType", nil, "CFG500"),
+            ("drop", nil, "CFG404"),
+            ("throttle", nil, "CFG429"),
+        ]
+        for fault in cases {
+            try await emulator.clearFaults()
+            try await emulator.fault(method: "GET", path: "/api/v2/REF/configuration", kind: fault.kind, value: fault.value, count: 10)
+            let client = try makeClient(requestTimeout: .seconds(1))
+            let status = await client.engine.setRequestor("REF", serviceProviders: nil)
+            XCTAssertEqual(status, 0, fault.kind)
+            let callbacks = client.delegate.take()
+            XCTAssertEqual(callbacks.count, 2, "\(fault.kind): \(callbacks)")
+            XCTAssertEqual(callbacks.first, .setRequestorComplete(0), fault.kind)
+            assertStatus(callbacks.last, id: fault.status)
+        }
+    }
+
+    func testMalformedSoftwareStatementReportsR400() async throws {
+        let store = try TokenStore(directory: temporaryDirectory())
+        let delegate = RecordingDelegate()
+        let engine = AccessEnabler(
+            configuration: AccessEnablerConfiguration(backendURL: emulator.baseURL, softwareStatement: "not-a-jwt"), store: store,
+            delegate: delegate)
+        let status = await engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(status, 0)
+        let callbacks = delegate.take()
+        XCTAssertEqual(callbacks.count, 2)
+        XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
+        assertStatus(callbacks.last, id: "R400", level: "error")
+    }
+
+    func testTokenEndpointFailureReportsR401() async throws {
+        try await emulator.fault(method: "POST", path: "/o/client/token", kind: "status", value: 400, count: 10)
+        let client = try makeClient()
+        let status = await client.engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(status, 0)
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
+        assertStatus(callbacks.last, id: "R401", level: "error")
+    }
+}
+
+extension ResilienceTests {
+    /// A backend that forgot the client (`invalid_client`) gets one new registration; the profile it no longer
+    /// knows is dropped when setRequestor synchronizes.
+    func testForgottenClientRegistersAgainAndDropsTheStaleProfile() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        try await emulator.reset()
+        let status = await client.engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)])
+        let check = await client.engine.checkAuthentication()
+        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
+        try await login(client)
+        let play = await client.engine.checkAuthorization("ch1", data: nil)
+        guard case .token = play else { return XCTFail("\(play)") }
+    }
+}

@@ -126,3 +126,21 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
         XCTAssertNotEqual(client.store.value(.credentials, scope + "|token"), token)
     }
 }
+
+extension TimeAndSecondScreenTests {
+    func testSecondScreenCodeExpiryEndsTheFlow() async throws {
+        let client = try makeClient(webView: false)
+        await ready(client)
+        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        let started = await client.engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(started, .started)
+        _ = client.delegate.take()
+        try await emulator.advanceClock(seconds: 1801)
+        let result = await flow.value
+        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.filter { if case .setAuthenticationStatus = $0 { true } else { false } }, [.setAuthenticationStatus(0, "Generic Authentication Error")])
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 import XCTest
 
@@ -34,6 +35,12 @@ final class DefaultConfigTests: XCTestCase {
         let user = try XCTUnwrap(config.user(named: "demo"))
         XCTAssertEqual(user.attributes["zip"]?["state"], "enc")
         XCTAssertEqual(user.attributes["householdID"]?["state"], "plain")
+    }
+
+    func testCompiledInCopyEqualsTheShippedFile() throws {
+        let path = try XCTUnwrap(EmulatorConfig.bundledDefaultPath())
+        let file = try JSON.parse([UInt8](try XCTUnwrap(FileManager.default.contents(atPath: path))))
+        XCTAssertEqual(try JSON.parse(DefaultConfig.text), file)
     }
 
     func testBadConfigurationNamesThePath() {

@@ -42,12 +42,18 @@ def pfs_header(status: str, provider: str = "MockSSO", expires_ms: int | None = 
 # ---------------------------------------------------------------------------------------------- OpenAPI
 
 def _openapi_dir() -> pathlib.Path:
-    candidates = [os.environ.get("PASSBRIDGE_OPENAPI_DIR"), ROOT / "Tests" / "python" / "openapi", ROOT / "Protocol" / "adobe",
-                  pathlib.Path("/work/shared/reference/openapi")]
+    """Adobe's OpenAPI documents: $PASSBRIDGE_OPENAPI_DIR, else the team's shared reference folder beside the clone.
+
+    They are Adobe's files, not ours, so the repository does not carry them; without them the schema checks
+    are skipped on a developer machine and fail in CI (CI always has the shared folder)."""
+    candidates = [os.environ.get("PASSBRIDGE_OPENAPI_DIR"), ROOT.parent / "shared" / "reference" / "openapi"]
     for candidate in candidates:
         if candidate and (pathlib.Path(candidate) / "restApiV2.json").is_file():
             return pathlib.Path(candidate)
-    pytest.fail("Adobe's restApiV2.json / dcrApi.json not found: set PASSBRIDGE_OPENAPI_DIR or add them under Tests/python/openapi")
+    message = "Adobe's restApiV2.json / dcrApi.json not found: set PASSBRIDGE_OPENAPI_DIR"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 class OpenAPI:

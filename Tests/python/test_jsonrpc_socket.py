@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from jsonrpc_support import ByteReader, request
+from conftest import ByteReader, request
 
 
 def reader(sock):
@@ -263,3 +263,33 @@ def test_peer_that_never_reads_is_disconnected_after_stall_timeout(socket_daemon
     sock = daemon.connect()
     sock.sendall((request("echo", [1]) + "\n").encode())
     assert reader(sock).json()["result"] == [1]
+
+
+NOBODY = 65534
+PEER_SCRIPT = (
+    "import os,socket,sys\n"
+    "os.setgid(65534); os.setuid(65534)\n"
+    "s=socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])\n"
+    "try:\n"
+    "    s.sendall(b'{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[1],\"id\":1}\\n')\n"
+    "    print(s.recv(1000).decode().strip() or 'closed')\n"
+    "except (ConnectionResetError, BrokenPipeError):\n"
+    "    print('closed')\n")
+
+
+def peer_as_nobody(path):
+    os.chmod(os.path.dirname(path), 0o755)
+    os.chmod(path, 0o666)  # widen the file so only SO_PEERCRED decides
+    return subprocess.run(["python3", "-c", PEER_SCRIPT, path], capture_output=True, text=True, timeout=10).stdout.strip()
+
+
+def test_peer_credentials_decide_who_is_served(socket_daemon):
+    if os.geteuid() != 0:
+        import pytest
+        pytest.skip("needs root to act as another uid")
+    refused = socket_daemon(name="only-me.sock")
+    assert peer_as_nobody(refused.path) == "closed"
+    allowed = socket_daemon("--allow-uid", str(NOBODY), name="allow.sock")
+    assert json.loads(peer_as_nobody(allowed.path))["result"] == [1]
+    grouped = socket_daemon("--socket-group", str(NOBODY), name="group.sock")
+    assert json.loads(peer_as_nobody(grouped.path))["result"] == [1]

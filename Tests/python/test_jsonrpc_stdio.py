@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from jsonrpc_support import StdioDaemon, request
+from conftest import StdioDaemon, request
 
 
 @pytest.fixture()
@@ -193,6 +193,26 @@ def test_command_line_model(passbridge):
     assert both.returncode == 2
     missing = subprocess.run([passbridge, "--socket"], capture_output=True, text=True, timeout=10)
     assert missing.returncode == 2
+    local = subprocess.run([passbridge, "--backend", "http://127.0.0.1:8080"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    assert local.returncode == 0
     group = subprocess.run([passbridge, "--socket", "/tmp/x.sock", "--socket-group", "no-such-group-xyz"],
                            capture_output=True, text=True, timeout=10)
     assert group.returncode == 1 and len(group.stderr.strip().splitlines()) == 1
+
+
+def test_backpressure_never_drops_a_message(daemon):
+    # 100,000 notifications (~5 MB) while the host reads nothing for a while, then more requests.
+    daemon.send(request("test/notify", {"count": 100000}, id="burst") + "\n")
+    time.sleep(0.5)
+    for i in range(100):
+        daemon.send(request("sum", [i, 1], id=i) + "\n")
+    daemon.close_input()
+    rest = daemon.reader.buffer + daemon.proc.stdout.read()  # read everything, then the exit code
+    assert daemon.proc.wait(10) == 0
+    lines = rest.splitlines()
+    events = [line for line in lines if line.startswith(b'{"jsonrpc":"2.0","method":"test/event"')]
+    assert len(events) == 100000
+    assert json.loads(events[-1])["params"] == {"n": 99999}
+    answers = [json.loads(line) for line in lines if not line.startswith(b'{"jsonrpc":"2.0","method"')]
+    assert [a["id"] for a in answers] == ["burst"] + list(range(100))
+    assert all(a["result"] == a["id"] + 1 for a in answers[1:])

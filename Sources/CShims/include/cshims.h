@@ -29,4 +29,7 @@ void cshims_eventfd_signal(int fd);
 
 /// Resets an eventfd to zero.
 void cshims_eventfd_drain(int fd);
+
+/// Restricts the calling thread (and processes it starts later) to one CPU; 0 or -1 with errno set.
+int cshims_pin_to_cpu(int cpu);
 #endif

@@ -1,1 +1,0 @@
-// JSON-RPC ⇄ engine mapping (issue 5).

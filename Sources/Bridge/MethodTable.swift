@@ -1,0 +1,31 @@
+import JSON
+import JSONRPC
+
+/// What a host→daemon method does once its params are valid.
+enum Operation: Sendable {
+    /// Answered at once on the reader thread (never queued): init, setOptions, getSelectedProvider, rpc.discover.
+    case now(JSON)
+    /// An engine call, answered with its value when the operation ends, after its notifications.
+    case engine(@Sendable (any EngineAPI) async throws(ErrorObject) -> JSON)
+}
+
+/// One row of the method table: the method's name, whether it needs a prior setRequestor (-32002), and the
+/// step that validates its params (-32602) and returns what to run.
+struct MethodSpec: Sendable {
+    let name: String
+    let needsRequestor: Bool
+    let prepare: @Sendable (Session, Params) throws(ErrorObject) -> Operation
+}
+
+/// Every host→daemon method the daemon serves (DESIGN §3 "Methods"); `Protocol/openrpc.json` lists the same
+/// names, which BridgeTests checks both ways.
+enum MethodTable {
+    static let all: [MethodSpec] =
+        LifecycleMethods.all + AuthenticationMethods.all + AuthorizationMethods.all + MetadataMethods.all
+        + [DiscoveryMethod.spec]
+
+    static let byName: [String: MethodSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+
+    /// The names served, sorted.
+    static var names: [String] { all.map(\.name).sorted() }
+}

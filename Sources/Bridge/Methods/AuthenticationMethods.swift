@@ -1,0 +1,67 @@
+import AccessEnabler
+import JSON
+import JSONRPC
+
+/// The login family: checkAuthentication, getAuthentication, setSelectedProvider, handleExternalURL,
+/// getAuthenticationToken, logout, getSelectedProvider (DESIGN §3 "Methods").
+enum AuthenticationMethods {
+    static let all = [
+        checkAuthentication, getAuthentication, setSelectedProvider, handleExternalURL, getAuthenticationToken, logout,
+        getSelectedProvider,
+    ]
+
+    /// → `{status, errorCode}` (local state only).
+    static let checkAuthentication = MethodSpec(name: "checkAuthentication", needsRequestor: true) { _, _ in
+        .engine { engine in Wire.authentication(await engine.checkAuthentication()) }
+    }
+
+    /// `{forceAuthn?, data?, filter?}` → `{status, errorCode}` when the login flow ends.
+    static let getAuthentication = MethodSpec(name: "getAuthentication", needsRequestor: true) { _, params throws(ErrorObject) in
+        let forceAuthn = try params.bool("forceAuthn") ?? false
+        let data = try params.object("data")
+        let filter = try params.stringArray("filter")
+        return .engine { engine in
+            Wire.authentication(await engine.getAuthentication(forceAuthn: forceAuthn, data: data, filter: filter))
+        }
+    }
+
+    /// `{mvpdId: string|null}` → `{}` once the login started, or `{status, errorCode}` when the call ended the
+    /// flow itself (TempPass, null, unknown id). Never queued (the engine runs it at once).
+    static let setSelectedProvider = MethodSpec(name: "setSelectedProvider", needsRequestor: true) { _, params throws(ErrorObject) in
+        let mvpdId = try params.requiredNullableString("mvpdId")
+        return .engine { engine in
+            switch await engine.setSelectedProvider(mvpdId) {
+            case .started: return .object([:])
+            case .ended(let status): return Wire.authentication(status)
+            }
+        }
+    }
+
+    /// `{url}` → `{status, errorCode}` of the flow it completes; a URL other than the redirect URL → -32602.
+    static let handleExternalURL = MethodSpec(name: "handleExternalURL", needsRequestor: true) { _, params throws(ErrorObject) in
+        let url = try params.requiredString("url")
+        return .engine { engine throws(ErrorObject) in
+            do throws(AccessEnablerError) {
+                return Wire.authentication(try await engine.handleExternalURL(url))
+            } catch {
+                throw Params.invalid("url", "is not the registered redirect URL (scheme, host and path must match)")
+            }
+        }
+    }
+
+    /// Deprecated alias of completing the pending flow → `{status, errorCode}`.
+    static let getAuthenticationToken = MethodSpec(name: "getAuthenticationToken", needsRequestor: true) { _, _ in
+        .engine { engine in Wire.authentication(await engine.getAuthenticationToken()) }
+    }
+
+    /// → `{status: 0, errorCode: "User Not Authenticated Error"}` after the logout page's handleExternalURL or
+    /// the engine's logout timeout.
+    static let logout = MethodSpec(name: "logout", needsRequestor: true) { _, _ in
+        .engine { engine in Wire.authentication(await engine.logout()) }
+    }
+
+    /// → `{mvpd}` (an MVPD object or null) after the selectedProvider notification; never queued.
+    static let getSelectedProvider = MethodSpec(name: "getSelectedProvider", needsRequestor: false) { session, _ in
+        .now(.object(["mvpd": Wire.mvpd(session.engine().getSelectedProvider())]))
+    }
+}

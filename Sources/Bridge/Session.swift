@@ -1,0 +1,119 @@
+import AccessEnabler
+import JSON
+import JSONRPC
+import Synchronization
+
+/// One connection's application instance: its engine and the per-connection rules of DESIGN §3
+/// (lazy `init {}`, -32002 before setRequestor, call order, cancel on close).
+///
+/// `handle` runs on the connection's reader thread, one message at a time. Engine calls start on
+/// `Task.immediate`, so each call enters the engine before the next message is read: calls reach the engine in
+/// the order the host sent them (the engine queues them behind setRequestor itself).
+final class Session: Sendable {
+    let outbound: any Outbound
+    let configuration: BridgeConfiguration
+    let factory: EngineFactory
+
+    /// All access under the mutex.
+    private struct State {
+        var engine: (any EngineAPI)?
+        /// A valid setRequestor was received on this instance.
+        var requestorSent = false
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    init(outbound: any Outbound, configuration: BridgeConfiguration, factory: @escaping EngineFactory) {
+        self.outbound = outbound
+        self.configuration = configuration
+        self.factory = factory
+    }
+
+    // MARK: dispatch
+
+    /// Validates and starts one request (`id` non-nil) or host notification (`id` nil; never answered).
+    func handle(method: String, params: JSON?, id: RequestID?) {
+        guard let spec = MethodTable.byName[method] else {
+            if let id { outbound.respond(to: id, error: .methodNotFound(method)) }
+            return
+        }
+        let operation: Operation
+        do throws(ErrorObject) {
+            let params = try Params(params)
+            if spec.needsRequestor && !state.withLock({ $0.requestorSent }) {
+                throw ErrorObject.requestorNotSet()
+            }
+            operation = try spec.prepare(self, params)
+        } catch {
+            if let id { outbound.respond(to: id, error: error) }
+            return
+        }
+        switch operation {
+        case .now(let result):
+            if let id { outbound.respond(to: id, result: result) }
+        case .engine(let run):
+            let engine = self.engine()
+            let outbound = self.outbound
+            Task.immediate {
+                do throws(ErrorObject) {
+                    let result = try await run(engine)
+                    if let id { outbound.respond(to: id, result: result) }
+                } catch {
+                    if let id { outbound.respond(to: id, error: error) }
+                }
+            }
+        }
+    }
+
+    // MARK: engine instance
+
+    /// This connection's engine, created with `init {}` defaults on first use.
+    func engine() -> any EngineAPI {
+        if let engine = state.withLock({ $0.engine }) { return engine }
+        let engine = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
+        return state.withLock { state in
+            if let existing = state.engine { return existing }
+            state.engine = engine
+            return engine
+        }
+    }
+
+    /// `init`: a fresh engine with these settings replaces any earlier one (whose flows are cancelled);
+    /// the new instance has no requestor yet.
+    func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?) {
+        let engine = makeEngine(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView)
+        let previous = state.withLock { state in
+            defer {
+                state.engine = engine
+                state.requestorSent = false
+            }
+            return state.engine
+        }
+        if let previous { Task { await previous.cancel() } }
+    }
+
+    private func makeEngine(softwareStatement: String?, redirectURL: String?, webView: Bool?) -> any EngineAPI {
+        var engineConfiguration = configuration.engine
+        if let softwareStatement { engineConfiguration.softwareStatement = softwareStatement }
+        if let redirectURL { engineConfiguration.redirectURL = redirectURL }
+        if let webView { engineConfiguration.webView = webView }
+        return factory(engineConfiguration, DelegateAdapter(outbound: outbound))
+    }
+
+    /// Records that a valid setRequestor was received (calls after it no longer get -32002).
+    func markRequestorSent() { state.withLock { $0.requestorSent = true } }
+
+    // MARK: lifecycle
+
+    /// The connection closed (or the daemon is draining): flows waiting on the host end with their cancel
+    /// outcome; backend calls in progress finish and are answered where the peer is still there (the transport
+    /// answers what is left after its shutdown timeout with -32003).
+    func close() {
+        let engine = state.withLock { state -> (any EngineAPI)? in
+            if state.closed { return nil }
+            state.closed = true
+            return state.engine
+        }
+        if let engine { Task { await engine.cancel() } }
+    }
+}

@@ -1,0 +1,69 @@
+import AccessEnabler
+import JSON
+
+/// JSON shapes of the engine's values on the wire (DESIGN §3).
+enum Wire {
+    /// `{ID, displayName, logoURL, enablePlatformServices, boardingStatus, displayInPlatformPicker,
+    /// platformMappingId, isTempPass}`; absent strings are null, absent flags false.
+    static func mvpd(_ mvpd: MVPD) -> JSON {
+        .object([
+            "ID": .string(mvpd.ID),
+            "displayName": .string(mvpd.displayName),
+            "logoURL": optional(mvpd.logoURL),
+            "enablePlatformServices": .bool(mvpd.enablePlatformServices),
+            "boardingStatus": optional(mvpd.boardingStatus),
+            "displayInPlatformPicker": .bool(mvpd.displayInPlatformPicker),
+            "platformMappingId": optional(mvpd.platformMappingId),
+            "isTempPass": .bool(mvpd.isTempPass),
+        ])
+    }
+
+    /// An MVPD object or null.
+    static func mvpd(_ mvpd: MVPD?) -> JSON { mvpd.map { Wire.mvpd($0) } ?? .null }
+
+    /// `{status, errorCode}` as in setAuthenticationStatus.
+    static func authentication(_ status: AuthenticationStatus) -> JSON {
+        .object(["status": .integer(Int64(status.status)), "errorCode": .string(status.errorCode)])
+    }
+
+    /// `{token, resource}` as in setToken, or `{resource, errorCode, errorDescription}` as in tokenRequestFailed.
+    static func authorization(_ outcome: AuthorizationOutcome) -> JSON {
+        switch outcome {
+        case .token(let token, let resource):
+            return .object(["token": .string(token), "resource": .string(resource)])
+        case .failed(let resource, let errorCode, let errorDescription):
+            return .object([
+                "resource": .string(resource), "errorCode": .string(errorCode),
+                "errorDescription": .string(errorDescription),
+            ])
+        }
+    }
+
+    /// `{metadata, encrypted, key, arguments}` as in setMetadataStatus.
+    static func metadata(_ status: MetadataStatus) -> JSON {
+        .object([
+            "metadata": status.metadata, "encrypted": .bool(status.encrypted),
+            "key": .integer(Int64(status.key)), "arguments": status.arguments,
+        ])
+    }
+
+    /// `{resources}` as in preauthorizedResources.
+    static func resources(_ resources: [String]) -> JSON {
+        .object(["resources": .array(resources.map { .string($0) })])
+    }
+
+    /// The advanced status dictionary: `{id, level}` plus whichever of message, details, resource, code, url,
+    /// notAfter (epoch ms) the engine set.
+    static func status(_ status: AdvancedStatus) -> JSON {
+        var object: JSONObject = ["id": .string(status.id), "level": .string(status.level)]
+        if let message = status.message { object["message"] = .string(message) }
+        if let details = status.details { object["details"] = .string(details) }
+        if let resource = status.resource { object["resource"] = .string(resource) }
+        if let code = status.code { object["code"] = .string(code) }
+        if let url = status.url { object["url"] = .string(url) }
+        if let notAfter = status.notAfter { object["notAfter"] = .integer(notAfter) }
+        return .object(object)
+    }
+
+    static func optional(_ value: String?) -> JSON { value.map { .string($0) } ?? .null }
+}

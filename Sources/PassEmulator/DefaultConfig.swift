@@ -1,0 +1,47 @@
+/// The compiled-in copy of `Resources/default-config.json` (DESIGN §5 default table), used when the resource
+/// bundle is not next to the executable. `DefaultConfigTests` checks that both documents are equal.
+enum DefaultConfig {
+    static let text = #"""
+{
+  "accessTokenTTLSeconds": 21600,
+  "serviceProviders": [
+    {
+      "id": "REF",
+      "name": "Reference Programmer",
+      "domains": [{"name": "adobe.com", "mvpdInitiated": false}],
+      "profileTTLSeconds": 86400,
+      "codeTTLSeconds": 1800,
+      "mediaTokenTTLSeconds": 420,
+      "authorizationTTLSeconds": 86400,
+      "mvpds": [
+        {"id": "MockMVPD", "displayName": "Mock Cable", "logoUrl": "https://entitlement.auth.adobe.com/entitlement/noLogo.png"},
+        {"id": "TempPass", "displayName": "Free Preview", "logoUrl": "https://entitlement.auth.adobe.com/entitlement/noLogo.png",
+         "tempPassSeconds": 180, "logout": false},
+        {"id": "MockSSO", "displayName": "Mock SSO TV", "logoUrl": "https://entitlement.auth.adobe.com/entitlement/noLogo.png",
+         "platformMappingId": "MockSSO", "enablePlatformServices": true, "boardingStatus": "SUPPORTED",
+         "displayInPlatformPicker": true, "partnerSSO": ["Apple"]},
+        {"id": "MockPicker", "displayName": "Mock Picker TV", "logoUrl": "https://entitlement.auth.adobe.com/entitlement/noLogo.png",
+         "platformMappingId": "MockPicker", "enablePlatformServices": true, "boardingStatus": "PICKER",
+         "displayInPlatformPicker": true}
+      ]
+    }
+  ],
+  "users": [
+    {
+      "username": "demo",
+      "password": "demo",
+      "mvpds": ["MockMVPD", "MockSSO", "MockPicker"],
+      "attributes": {
+        "userID": {"value": "demo-user-0001", "state": "plain"},
+        "householdID": {"value": "demo-household-0001", "state": "plain"},
+        "zip": {"value": ["10001"], "state": "enc"}
+      },
+      "entitlements": {
+        "ch1": {"permit": true},
+        "ch2": {"permit": false, "details": "Your subscription does not include \"Channel 2\"."}
+      }
+    }
+  ]
+}
+"""#
+}

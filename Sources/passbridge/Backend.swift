@@ -1,0 +1,87 @@
+import AccessEnabler
+import Bridge
+import Foundation
+import JSONRPC
+
+/// What the backend and state flags resolve to (DESIGN §3 "Command line"): the engine template every
+/// connection starts from, the shared store, and the emulator child when `--backend emulator` started one.
+struct Backend {
+    let configuration: BridgeConfiguration
+    let emulator: EmulatorChild?
+
+    /// Reads `--software-statement @FILE`, checks the backend URL (https, or http on loopback only), starts
+    /// the emulator when asked, and opens the state directory (created 0700).
+    /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
+    static func start(_ options: DaemonOptions) throws(CommandLineError) -> Backend {
+        let softwareStatement = try readSoftwareStatement(options.softwareStatement)
+        let stateDirectory = try StateDirectory.resolve(options.stateDir)
+        var emulator: EmulatorChild?
+        let backendURL: URL
+        if options.backend == "emulator" {
+            let child = try EmulatorChild.launch()
+            emulator = child
+            backendURL = child.baseURL
+        } else {
+            backendURL = try checkBackendURL(options.backend)
+        }
+        let store: TokenStore
+        do {
+            store = try TokenStore(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
+        } catch {
+            emulator?.stop()
+            throw .failure("cannot open the state directory \(stateDirectory): \(error)")
+        }
+        let engine = AccessEnablerConfiguration(
+            backendURL: backendURL, softwareStatement: softwareStatement,
+            redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
+            log: { line in Logger(label: "engine").debug(line) })
+        return Backend(configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator)
+    }
+
+    /// A JWT as given, or the trimmed content of FILE for `@FILE`; nil when the flag is absent.
+    static func readSoftwareStatement(_ value: String?) throws(CommandLineError) -> String? {
+        guard let value else { return nil }
+        guard value.hasPrefix("@") else { return value }
+        let path = String(value.dropFirst())
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw .failure("cannot read the software statement file \(path)")
+        }
+        let statement = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if statement.isEmpty { throw .failure("the software statement file \(path) is empty") }
+        return statement
+    }
+
+    /// An absolute https URL, or http whose host is loopback (127.0.0.0/8, ::1, localhost).
+    static func checkBackendURL(_ text: String) throws(CommandLineError) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            throw .failure("--backend needs an absolute URL or \"emulator\", got \(text)")
+        }
+        switch scheme {
+        case "https": return url
+        case "http" where isLoopback(host): return url
+        case "http": throw .failure("refusing plain http backend \(text): only loopback hosts may use http")
+        default: throw .failure("--backend needs an https URL, got \(text)")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+    }
+}
+
+/// The state directory rule: `--state-dir`, else `$STATE_DIRECTORY` (systemd; the first of a colon list),
+/// else `$XDG_STATE_HOME/passbridge`, else `~/.local/state/passbridge`.
+enum StateDirectory {
+    static func resolve(_ flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandLineError) -> String {
+        if let flag, !flag.isEmpty { return flag }
+        if let systemd = environment["STATE_DIRECTORY"], let first = systemd.split(separator: ":").first {
+            return String(first)
+        }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/passbridge" }
+        guard let home = environment["HOME"], !home.isEmpty else {
+            throw .failure("no state directory: pass --state-dir (HOME, XDG_STATE_HOME and STATE_DIRECTORY are unset)")
+        }
+        return home + "/.local/state/passbridge"
+    }
+}

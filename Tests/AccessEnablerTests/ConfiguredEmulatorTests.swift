@@ -1,0 +1,60 @@
+import AccessEnabler
+import Foundation
+import JSON
+import XCTest
+
+/// Tests that need an emulator configuration of their own (`pass-emulator --config FILE`).
+final class ConfiguredEmulatorTests: EmulatorTestCase {
+    static let denialDetails = #"Your package "Basic" lacks « Sports » — upgrade at https://cable.example/upgrade?plan=a&b=1 (日本語) 'now'"#
+
+    override var emulatorArguments: [String] {
+        let logo = "https://entitlement.auth.adobe.com/entitlement/noLogo.png"
+        let config: JSON = [
+            "serviceProviders": [
+                ["id": "EMPTY", "name": "No MVPDs", "domains": [["name": "adobe.com", "mvpdInitiated": false]], "mvpds": []],
+                [
+                    "id": "REF", "name": "Reference Programmer", "domains": [["name": "adobe.com", "mvpdInitiated": false]],
+                    "mvpds": [["id": "MockMVPD", "displayName": "Mock Cable", "logoUrl": .string(logo)]],
+                ],
+            ],
+            "users": [
+                [
+                    "username": "demo", "password": "demo", "mvpds": ["MockMVPD"],
+                    "attributes": ["userID": ["value": "u-1", "state": "plain"]],
+                    "entitlements": ["ch1": ["permit": true], "ch3": ["permit": false, "details": .string(Self.denialDetails)]],
+                ]
+            ],
+        ]
+        try? FileManager.default.createDirectory(at: testRoot, withIntermediateDirectories: true)
+        let file = testRoot.appendingPathComponent("config-\(UUID().uuidString).json")
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data(config.serialized()))
+        return ["--config", file.path]
+    }
+
+    func testZeroMVPDsEndsWithGenericAuthenticationErrorAndNoPicker() async throws {
+        let client = try makeClient()
+        let status = await client.engine.setRequestor("EMPTY", serviceProviders: nil)
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)])
+        let result = await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil)
+        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.count, 2)
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Generic Authentication Error"))
+        assertTracking(callbacks[safe: 1], event: 0, head: ["false", nil, nil, nil])
+        XCTAssertFalse(callbacks.contains { if case .displayProviderDialog = $0 { true } else { false } })
+    }
+
+    func testDenialDetailsWithQuotesURLsAndNonASCIIArriveIntact() async throws {
+        let client = try makeClient()
+        await ready(client)
+        try await login(client)
+        let outcome = await client.engine.checkAuthorization("ch3", data: nil)
+        XCTAssertEqual(outcome, .failed(resource: "ch3", errorCode: "User not Authorized Error", errorDescription: Self.denialDetails))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks[safe: 0], .tokenRequestFailed("ch3", "User not Authorized Error", Self.denialDetails))
+        guard case .tokenRequestFailed(_, _, let description)? = callbacks[safe: 0] else { return }
+        XCTAssertEqual(Array(description.utf8), Array(Self.denialDetails.utf8))
+        assertStatus(callbacks.last, id: "Z100")
+    }
+}

@@ -1,0 +1,151 @@
+import JSON
+import JSONRPC
+import XCTest
+
+@testable import Bridge
+
+/// DESIGN §3: params by name, null = omitted, unknown names ignored, wrong type or missing → -32602 naming the
+/// param; -32002 before setRequestor.
+final class ParamValidationTests: XCTestCase {
+    private func invalidParams(_ written: [Written], file: StaticString = #filePath, line: UInt = #line) -> ErrorObject? {
+        guard case .error(_, let error)? = written.last else {
+            XCTFail("expected an error, got \(written)", file: file, line: line)
+            return nil
+        }
+        XCTAssertEqual(error.code, .invalidParams, file: file, line: line)
+        return error
+    }
+
+    func testMissingRequiredParamNamesTheParam() throws {
+        let harness = try Harness()
+        let error = invalidParams(harness.call("setRequestor", [:]))
+        XCTAssertEqual(error?.message, "Invalid params: 'requestorID' is required (a string)")
+        XCTAssertEqual(error?.data?["param"], "requestorID")
+    }
+
+    func testWrongTypeNamesTheParamAndTheType() throws {
+        let harness = try Harness()
+        harness.call("setRequestor", ["requestorID": "REF"])
+        let error = invalidParams(harness.call("getAuthentication", ["forceAuthn": "yes"]))
+        XCTAssertEqual(error?.message, "Invalid params: 'forceAuthn' must be a boolean, not string")
+        let filter = invalidParams(harness.call("getAuthentication", ["filter": ["MockMVPD", 7]]))
+        XCTAssertEqual(filter?.message, "Invalid params: 'filter' must be an array of strings (item 1 is number)")
+        let resources = invalidParams(harness.call("checkPreauthorizedResources", ["resources": "ch1"]))
+        XCTAssertEqual(resources?.data?["param"], "resources")
+        let mvpd = invalidParams(harness.call("setSelectedProvider", ["mvpdId": 3]))
+        XCTAssertEqual(mvpd?.message, "Invalid params: 'mvpdId' must be a string or null, not number")
+        let missingMVPD = invalidParams(harness.call("setSelectedProvider", [:]))
+        XCTAssertEqual(missingMVPD?.data?["param"], "mvpdId")
+        let provider = invalidParams(harness.call("setRequestor", ["requestorID": "REF", "serviceProviders": ["ftp://x"]]))
+        XCTAssertEqual(provider?.message, "Invalid params: 'serviceProviders' item 0 is not an http(s) URL")
+    }
+
+    func testNothingReachesTheEngineWhenParamsAreInvalid() throws {
+        let harness = try Harness()
+        harness.call("setRequestor", ["requestorID": "REF"])
+        _ = harness.call("checkAuthorization", ["resource": 42])
+        _ = harness.call("checkAuthorization", ["data": [:]])
+        XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setRequestor REF []"])
+    }
+
+    func testNullParamsCountAsOmittedAndUnknownNamesAreIgnored() throws {
+        let harness = try Harness()
+        harness.call("setRequestor", ["requestorID": "REF", "signedRequestorID": "old", "futureFlag": true])
+        XCTAssertEqual(harness.call("checkAuthentication", .null).last, .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"]))
+        _ = harness.call("getAuthentication", ["forceAuthn": .null, "data": ["email": "x"], "somethingNew": 1])
+        _ = harness.call("checkPreauthorizedResources", ["resources": ["ch1"], "cache": .null])
+        XCTAssertEqual(
+            harness.engine?.calls.withLock { $0 },
+            ["setRequestor REF []", "checkAuthentication", "getAuthentication false {\"email\":\"x\"} []",
+             "checkPreauthorizedResources [\"ch1\"] true"])
+    }
+
+    func testPositionalParamsAreRejected() throws {
+        let harness = try Harness()
+        let error = invalidParams(harness.call("setRequestor", ["REF"]))
+        XCTAssertEqual(error?.data?["param"], "params")
+    }
+
+    func testCallsNeedingARequestorAnswerMinus32002BeforeSetRequestor() throws {
+        let harness = try Harness()
+        for method in ["checkAuthentication", "getAuthentication", "getAuthenticationToken", "logout"] {
+            guard case .error(_, let error)? = harness.call(method).last else { return XCTFail(method) }
+            XCTAssertEqual(error.code, .requestorNotSet, method)
+            XCTAssertNotNil(error.data, method)
+        }
+        let withParams: [(String, JSON)] = [
+            ("setSelectedProvider", ["mvpdId": "MockMVPD"]), ("handleExternalURL", ["url": "adobepass://ios.app"]),
+            ("checkPreauthorizedResources", ["resources": ["ch1"]]), ("checkAuthorization", ["resource": "ch1"]),
+            ("getAuthorization", ["resource": "ch1"]), ("getMetadata", ["opCode": 0]),
+        ]
+        for (method, params) in withParams {
+            guard case .error(_, let error)? = harness.call(method, params).last else { return XCTFail(method) }
+            XCTAssertEqual(error.code, .requestorNotSet, method)
+        }
+        XCTAssertEqual(harness.call("setOptions", ["visitorID": "v1"]).last, .result(RequestID(11), [:]))
+        XCTAssertEqual(harness.call("getSelectedProvider").last, .result(RequestID(12), ["mvpd": .null]))
+        XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setOptions {\"visitorID\":\"v1\"}", "getSelectedProvider"])
+    }
+
+    func testInitStartsAFreshInstanceWithoutARequestor() throws {
+        let harness = try Harness()
+        harness.call("setRequestor", ["requestorID": "REF"])
+        XCTAssertEqual(
+            harness.call("init", ["softwareStatement": "a.b.c", "redirectUrl": "myapp://done", "webView": false]).last,
+            .result(RequestID(2), [:]))
+        let engine = try XCTUnwrap(harness.engine)
+        XCTAssertEqual(engine.configuration.softwareStatement, "a.b.c")
+        XCTAssertEqual(engine.configuration.redirectURL, "myapp://done")
+        XCTAssertFalse(engine.configuration.webView)
+        guard case .error(_, let error)? = harness.call("checkAuthentication").last else { return XCTFail() }
+        XCTAssertEqual(error.code, .requestorNotSet)
+        let first = harness.engines.withLock { $0[0] }
+        XCTAssertTrue(first.cancelled.load(ordering: .sequentiallyConsistent) || waitFor { first.cancelled.load(ordering: .sequentiallyConsistent) })
+    }
+
+    func testMethodsBeforeInitUseTheFlagDefaults() throws {
+        let harness = try Harness()
+        harness.call("setRequestor", ["requestorID": "REF"])
+        let engine = try XCTUnwrap(harness.engine)
+        XCTAssertEqual(engine.configuration.softwareStatement, "flag.jwt.sig")
+        XCTAssertEqual(engine.configuration.redirectURL, "adobepass://ios.app")
+        XCTAssertTrue(engine.configuration.webView)
+    }
+
+    func testGetMetadataOpCodeByNameOrNumberAndItsRequiredParams() throws {
+        let harness = try Harness()
+        harness.call("setRequestor", ["requestorID": "REF"])
+        let missing = invalidParams(harness.call("getMetadata", ["opCode": "METADATA_AUTHORIZATION"]))
+        XCTAssertEqual(missing?.message, "Invalid params: 'resource' is required for METADATA_AUTHORIZATION")
+        let unknown = invalidParams(harness.call("getMetadata", ["opCode": 9]))
+        XCTAssertEqual(unknown?.data?["param"], "opCode")
+        let noKey = invalidParams(harness.call("getMetadata", ["opCode": 3]))
+        XCTAssertEqual(noKey?.data?["param"], "userMetaKey")
+        _ = harness.call("getMetadata", ["opCode": "METADATA_DEVICE_ID"])
+        _ = harness.call("getMetadata", ["opCode": 1, "resource": "ch1"])
+        XCTAssertEqual(
+            harness.engine?.calls.withLock { Array($0.dropFirst()) },
+            ["getMetadata deviceID", "getMetadata authorizationExpiry(resource: \"ch1\")"])
+    }
+
+    func testHostNotificationsAreNeverAnswered() throws {
+        let harness = try Harness()
+        harness.service.handle(method: "noSuchMethod", params: nil, id: nil, from: harness.connection)
+        harness.service.handle(method: "setRequestor", params: [:], id: nil, from: harness.connection)
+        harness.service.handle(method: "setOptions", params: ["handleSVC": true], id: nil, from: harness.connection)
+        guard case .error(_, let error)? = harness.call("noSuchMethod").last else { return XCTFail() }
+        XCTAssertEqual(error.code, .methodNotFound)
+        XCTAssertEqual(harness.connection.all.count, 1)
+        XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setOptions {\"handleSVC\":true}"])
+    }
+}
+
+/// Polls `condition` for up to 5 s.
+func waitFor(_ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(5)
+    while Date() < deadline {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.005)
+    }
+    return false
+}

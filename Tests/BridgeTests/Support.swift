@@ -1,0 +1,226 @@
+import AccessEnabler
+import Foundation
+import JSON
+import JSONRPC
+import Synchronization
+import XCTest
+
+@testable import Bridge
+
+/// One message the bridge wrote, in write order.
+enum Written: Equatable {
+    case result(RequestID, JSON)
+    case error(RequestID, ErrorObject)
+    case notification(String, JSON)
+}
+
+/// An `Outbound` that records what the bridge writes.
+final class Recorder: Outbound {
+    let messages = Mutex<[Written]>([])
+
+    func respond(to id: RequestID, result: JSON) { messages.withLock { $0.append(.result(id, result)) } }
+    func respond(to id: RequestID, error: ErrorObject) { messages.withLock { $0.append(.error(id, error)) } }
+    func notify(method: String, params: JSON) { messages.withLock { $0.append(.notification(method, params)) } }
+
+    var all: [Written] { messages.withLock { $0 } }
+
+    /// Waits (up to 5 s) until request `id` is answered; returns everything written up to and including it.
+    func waitForAnswer(_ id: Int64, file: StaticString = #filePath, line: UInt = #line) -> [Written] {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            let current = all
+            if let index = current.firstIndex(where: { $0.answers(id) }) { return Array(current[...index]) }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        XCTFail("no answer to request \(id); written: \(all)", file: file, line: line)
+        return all
+    }
+}
+
+extension Written {
+    func answers(_ id: Int64) -> Bool {
+        switch self {
+        case .result(let rid, _), .error(let rid, _): return rid == RequestID(id)
+        case .notification: return false
+        }
+    }
+}
+
+/// An engine scripted after the SDK's callback sequences; records the calls it gets.
+final class FakeEngine: EngineAPI {
+    let configuration: AccessEnablerConfiguration
+    let delegate: EntitlementDelegate
+    let calls = Mutex<[String]>([])
+    let cancelled = Atomic<Bool>(false)
+
+    static let mock = MVPD(ID: "MockMVPD", displayName: "Mock Cable", logoURL: "https://logo.example/m.png")
+    static let tempPass = MVPD(ID: "TempPass", displayName: "Free Preview", isTempPass: true)
+    static let sso = MVPD(
+        ID: "MockSSO", displayName: "Mock SSO TV", enablePlatformServices: true, boardingStatus: "SUPPORTED",
+        displayInPlatformPicker: true, platformMappingId: "MockSSO")
+
+    init(configuration: AccessEnablerConfiguration, delegate: EntitlementDelegate) {
+        self.configuration = configuration
+        self.delegate = delegate
+    }
+
+    private func record(_ call: String) { calls.withLock { $0.append(call) } }
+
+    func setOptions(_ options: JSONObject) { record("setOptions \(JSON.object(options).serializedString())") }
+
+    func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
+        record("setRequestor \(requestorID) \(serviceProviders?.map(\.absoluteString) ?? [])")
+        try? await Task.sleep(for: .milliseconds(50))
+        delegate.setRequestorComplete(1)
+        return 1
+    }
+
+    func checkAuthentication() async -> AuthenticationStatus {
+        record("checkAuthentication")
+        delegate.setAuthenticationStatus(0, errorCode: "User Not Authenticated Error")
+        delegate.sendTrackingData(["false", nil, nil, nil, "unknown", "restApiV2", "Linux"], forEventType: 0)
+        delegate.status(AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
+        return AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error")
+    }
+
+    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: [String]?) async -> AuthenticationStatus {
+        record("getAuthentication \(forceAuthn) \(data.map { JSON.object($0).serializedString() } ?? "nil") \(filter ?? [])")
+        delegate.displayProviderDialog([Self.mock, Self.tempPass, Self.sso])
+        return AuthenticationStatus(status: 1, errorCode: "")
+    }
+
+    func setSelectedProvider(_ mvpdId: String?) async -> SelectionOutcome {
+        record("setSelectedProvider \(mvpdId ?? "nil")")
+        switch mvpdId {
+        case "MockMVPD"?:
+            delegate.navigate(toUrl: "http://127.0.0.1:1/login?code=1", useSVC: false)
+            return .started
+        case "Phone"?:
+            delegate.status(
+                AdvancedStatus(id: "REGCODE", level: "info", code: "AB12CD", url: "http://127.0.0.1:1/activate", notAfter: 1_800_000_000_123))
+            return .started
+        default:
+            delegate.setAuthenticationStatus(0, errorCode: "Provider not Selected Error")
+            delegate.status(AdvancedStatus(id: "N005", level: "info"))
+            return .ended(AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error"))
+        }
+    }
+
+    func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {
+        guard url.hasPrefix("adobepass://ios.app") else { throw .invalidRedirectURL(url) }
+        record("handleExternalURL")
+        delegate.setAuthenticationStatus(1, errorCode: "")
+        return AuthenticationStatus(status: 1, errorCode: "")
+    }
+
+    func getAuthenticationToken() async -> AuthenticationStatus {
+        try! await handleExternalURL("adobepass://ios.app")
+    }
+
+    func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
+        record("checkPreauthorizedResources \(resources) \(cache)")
+        let allowed = resources.filter { $0 != "ch2" }
+        delegate.preauthorizedResources(allowed)
+        return allowed
+    }
+
+    func checkAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
+        record("checkAuthorization \(resource) \(data.map { JSON.object($0).serializedString() } ?? "nil")")
+        if resource == "ch2" {
+            let details = "Your subscription does not include \"Channel 2\"."
+            delegate.tokenRequestFailed(resource, errorCode: "User not Authorized Error", errorDescription: details)
+            delegate.status(AdvancedStatus(id: "Z100", level: "error", details: details, resource: resource))
+            return .failed(resource: resource, errorCode: "User not Authorized Error", errorDescription: details)
+        }
+        delegate.setToken("bWVkaWEtdG9rZW4=", forResource: resource)
+        delegate.sendTrackingData(["true", "MockMVPD", "guid", "false", nil, nil, "unknown", "restApiV2", "Linux"], forEventType: 1)
+        return .token(token: "bWVkaWEtdG9rZW4=", resource: resource)
+    }
+
+    func getAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
+        await checkAuthorization(resource, data: data)
+    }
+
+    func logout() async -> AuthenticationStatus {
+        record("logout")
+        delegate.setAuthenticationStatus(0, errorCode: "User Not Authenticated Error")
+        return AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error")
+    }
+
+    func getSelectedProvider() -> MVPD? {
+        record("getSelectedProvider")
+        delegate.selectedProvider(nil)
+        return nil
+    }
+
+    func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
+        record("getMetadata \(request)")
+        let value: JSON
+        switch request {
+        case .authenticationExpiry, .authorizationExpiry: value = .integer(1_800_000_000_000)
+        case .deviceID: value = "device-1"
+        case .userMetadata(let key): value = key == "zip" ? "ZW5jcnlwdGVk" : .null
+        }
+        let status = MetadataStatus(metadata: value, encrypted: request == .userMetadata(key: "zip"), key: request.key, arguments: arguments)
+        delegate.setMetadataStatus(status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments)
+        return status
+    }
+
+    func cancel() async {
+        record("cancel")
+        cancelled.store(true, ordering: .sequentiallyConsistent)
+    }
+}
+
+/// A bridge on fake engines, with one recorded connection.
+/// The engines a harness's factory made, in order.
+final class EngineList: Sendable {
+    private let list = Mutex<[FakeEngine]>([])
+    func append(_ engine: FakeEngine) { list.withLock { $0.append(engine) } }
+    func withLock<T>(_ body: ([FakeEngine]) -> T) -> T { list.withLock { body($0) } }
+}
+
+final class Harness {
+    let engines = EngineList()
+    let service: BridgeService
+    let connection = Recorder()
+    private var nextID: Int64 = 0
+
+    init() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-tests-\(UUID().uuidString)")
+        let store = try TokenStore(directory: directory)
+        let template = AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: "flag.jwt.sig")
+        let engines = self.engines
+        service = BridgeService(configuration: BridgeConfiguration(engine: template, store: store)) { configuration, delegate in
+            let engine = FakeEngine(configuration: configuration, delegate: delegate)
+            engines.append(engine)
+            return engine
+        }
+    }
+
+    /// Sends a request and returns its id.
+    @discardableResult
+    func send(_ method: String, _ params: JSON? = nil) -> Int64 {
+        nextID += 1
+        service.handle(method: method, params: params, id: RequestID(nextID), from: connection)
+        return nextID
+    }
+
+    /// Sends a request and waits for everything written up to its answer.
+    @discardableResult
+    func call(_ method: String, _ params: JSON? = nil, file: StaticString = #filePath, line: UInt = #line) -> [Written] {
+        connection.waitForAnswer(send(method, params), file: file, line: line)
+    }
+
+    /// The messages written for one call, after the ones already seen.
+    func callFresh(_ method: String, _ params: JSON? = nil) -> [Written] {
+        let before = connection.all.count
+        return Array(call(method, params).dropFirst(before))
+    }
+
+    var engine: FakeEngine? { engines.withLock { $0.last } }
+}
+
+/// The repository root (for Protocol/openrpc.json).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()

@@ -1,0 +1,320 @@
+"""A small JSON-RPC 2.0 client for the bridge's end-to-end tests: passbridge over stdio or a Unix socket,
+pass-emulator as its own process, and a urllib "browser" that walks the mock MVPD pages to the redirect URL."""
+import html.parser
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+# Any well-formed three-part JWT is accepted by the emulator as a software statement.
+SOFTWARE_STATEMENT = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ0ZXN0In0.c2ln"
+REDIRECT_URL = "adobepass://ios.app"
+NOT_AUTHENTICATED = "User Not Authenticated Error"
+NOT_SELECTED = "Provider not Selected Error"
+NOT_AUTHORIZED = "User not Authorized Error"
+
+
+class RpcError(Exception):
+    def __init__(self, error: dict):
+        super().__init__(f"{error.get('code')}: {error.get('message')}")
+        self.error = error
+        self.code = error.get("code")
+
+
+class Client:
+    """One JSON-RPC connection (NDJSON). Every message read is kept in `received`, every message sent in
+    `sent`; `transcript` interleaves both in the order this client saw them."""
+
+    def __init__(self, reader, writer, closer):
+        self._reader, self._writer, self._closer = reader, writer, closer
+        self.received: list[dict] = []
+        self.transcript: list[tuple[str, dict]] = []
+        self._next_id = 0
+        self._lock = threading.Condition()
+        self._eof = False
+        self._thread = threading.Thread(target=self._read_loop, daemon=True)
+        self._thread.start()
+
+    def _read_loop(self):
+        for line in self._reader:
+            line = line.strip()
+            if not line:
+                continue
+            message = json.loads(line)
+            with self._lock:
+                self.received.append(message)
+                self.transcript.append(("<--", message))
+                self._lock.notify_all()
+        with self._lock:
+            self._eof = True
+            self._lock.notify_all()
+
+    def send_raw(self, text: str):
+        self._writer(text.encode() + b"\n")
+
+    def send(self, method: str, params=None, *, notification=False) -> int | None:
+        """Sends a request (returns its id) or, with notification=True, a notification."""
+        message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        request_id = None
+        if not notification:
+            self._next_id += 1
+            request_id = message["id"] = self._next_id
+        with self._lock:
+            self.transcript.append(("-->", message))
+        self._writer(json.dumps(message).encode() + b"\n")
+        return request_id
+
+    def mark(self) -> int:
+        """The number of messages received so far (a position for `since`)."""
+        with self._lock:
+            return len(self.received)
+
+    def wait_for(self, predicate, since: int = 0, timeout: float = 30) -> tuple[int, dict]:
+        """Waits for a received message (after position `since`) matching `predicate`; returns (index, message)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                for index in range(since, len(self.received)):
+                    if predicate(self.received[index]):
+                        return index, self.received[index]
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._eof:
+                    raise AssertionError(f"timed out waiting; received since {since}: {self.received[since:]}")
+                self._lock.wait(remaining)
+
+    def response(self, request_id: int, since: int = 0, timeout: float = 30) -> tuple[int, dict]:
+        return self.wait_for(lambda m: isinstance(m, dict) and m.get("id") == request_id and "method" not in m, since, timeout)
+
+    def notification(self, method: str, since: int = 0, timeout: float = 30) -> tuple[int, dict]:
+        return self.wait_for(lambda m: isinstance(m, dict) and m.get("method") == method and "id" not in m, since, timeout)
+
+    def exchange(self, method: str, params=None, timeout: float = 30) -> tuple[list[dict], dict]:
+        """Sends a request; returns (notifications received between sending and its response, the response)."""
+        start = self.mark()
+        request_id = self.send(method, params)
+        index, response = self.response(request_id, start, timeout)
+        with self._lock:
+            between = [m for m in self.received[start:index] if "id" not in m]
+        return between, response
+
+    def call(self, method: str, params=None, timeout: float = 30):
+        """Sends a request and returns its result (raises RpcError on an error response)."""
+        _, response = self.exchange(method, params, timeout)
+        if "error" in response:
+            raise RpcError(response["error"])
+        return response["result"]
+
+    def close(self):
+        self._closer()
+
+
+def notifications_named(messages: list[dict]) -> list[str]:
+    return [m["method"] for m in messages if "method" in m and "id" not in m]
+
+
+# --------------------------------------------------------------------------------------------- processes
+
+class Emulator:
+    """pass-emulator on a free loopback port."""
+
+    def __init__(self, bin_dir: pathlib.Path):
+        self.binary = str(pathlib.Path(bin_dir) / "pass-emulator")
+        self.process = subprocess.Popen([self.binary, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.base = self.process.stdout.readline().strip()
+        assert self.base.startswith("http://127.0.0.1:"), self.base
+
+    def verify_token(self, token: str, resource: str) -> subprocess.CompletedProcess:
+        return subprocess.run([self.binary, "verify-token", token, "--resource", resource, "--url", self.base],
+                              capture_output=True, text=True, timeout=30)
+
+    def admin(self, path: str, payload: dict):
+        request = urllib.request.Request(self.base + "/__admin/" + path, data=json.dumps(payload).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.process.stdout.close()
+
+
+def daemon_args(backend: str, state_dir, *extra) -> list[str]:
+    return ["--backend", backend, "--state-dir", str(state_dir), "--software-statement", SOFTWARE_STATEMENT, *extra]
+
+
+class StdioDaemon(Client):
+    """`passbridge --stdio …` as a child; this client is its only connection."""
+
+    def __init__(self, bin_dir: pathlib.Path, *args: str):
+        self.process = subprocess.Popen([str(pathlib.Path(bin_dir) / "passbridge"), "--stdio", *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+        def write(data: bytes):
+            self.process.stdin.write(data)
+            self.process.stdin.flush()
+
+        super().__init__(self.process.stdout, write, self.process.stdin.close)
+
+    def stop(self) -> int:
+        """Closes stdin (end of input) and waits for the exit status."""
+        try:
+            self.process.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            return self.process.wait(timeout=20)
+        finally:
+            self.process.stdout.close()
+            self.process.stderr.close()
+
+
+class SocketDaemon:
+    """`passbridge --socket PATH …` as a child; `connect()` opens client connections."""
+
+    def __init__(self, bin_dir: pathlib.Path, path, *args: str):
+        self.path = str(path)
+        self.process = subprocess.Popen([str(pathlib.Path(bin_dir) / "passbridge"), "--socket", self.path, *args],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 20
+        while not os.path.exists(self.path):
+            assert self.process.poll() is None, self.process.stderr.read().decode()
+            assert time.monotonic() < deadline, "socket never appeared"
+            time.sleep(0.02)
+
+    def connect(self) -> Client:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(self.path)
+        reader = sock.makefile("rb")
+
+        def close():
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+        return Client(reader, sock.sendall, close)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=20)
+        finally:
+            self.process.stderr.close()
+
+
+# --------------------------------------------------------------------------------------------- the browser
+
+class _Forms(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.forms: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self.forms.append({"action": attrs.get("action") or "", "method": (attrs.get("method") or "get").upper(), "fields": {}})
+        elif tag in ("input", "select") and self.forms and attrs.get("name"):
+            self.forms[-1]["fields"][attrs["name"]] = attrs.get("value") or ""
+
+
+class _StopAtAppRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows http(s) redirects; a redirect to another scheme (the app's redirect URL) ends the walk."""
+
+    def http_error_302(self, req, fp, code, msg, headers):
+        location = headers.get("Location", "")
+        target = urllib.parse.urljoin(req.full_url, location)
+        if urllib.parse.urlsplit(target).scheme not in ("http", "https"):
+            raise AppRedirect(target)
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_302
+
+
+class AppRedirect(Exception):
+    def __init__(self, url: str):
+        super().__init__(url)
+        self.url = url
+
+
+def follow_to_redirect_url(url: str, username: str = "demo", password: str = "demo", max_pages: int = 10,
+                           extra_fields: dict | None = None, stop_at_page_without_form: bool = False) -> str:
+    """Walks a login (or logout) page like a web view: follows redirects, fills and submits each form with
+    `username`/`password` (and `extra_fields`, for fields the page has), until the page redirects to a non-http URL, which it returns. With
+    `stop_at_page_without_form`, a final page with no form (the second screen's "done" page) ends the walk and
+    its URL is returned."""
+    opener = urllib.request.build_opener(_StopAtAppRedirect())
+    method, data = "GET", None
+    for _ in range(max_pages):
+        try:
+            request = urllib.request.Request(url, data=data, method=method)
+            with opener.open(request, timeout=15) as response:
+                page_url = response.geturl()
+                page = response.read().decode("utf-8", "replace")
+        except AppRedirect as redirect:
+            return redirect.url
+        parser = _Forms()
+        parser.feed(page)
+        if not parser.forms and stop_at_page_without_form:
+            return page_url
+        assert parser.forms, f"no form and no redirect at {page_url}: {page[:300]}"
+        form = parser.forms[0]
+        fields = dict(form["fields"])
+        if "username" in fields:
+            fields.update(username=username, password=password)
+        fields.update({key: value for key, value in (extra_fields or {}).items() if key in fields})
+        url = urllib.parse.urljoin(page_url, form["action"] or page_url)
+        encoded = urllib.parse.urlencode(fields)
+        if form["method"] == "POST":
+            method, data = "POST", encoded.encode()
+        else:
+            method, data = "GET", None
+            url = url.split("?")[0] + "?" + encoded
+    raise AssertionError("the pages never reached the redirect URL")
+
+
+# --------------------------------------------------------------------------------------------- the document
+
+def _schema(schema: dict, document: dict) -> dict:
+    """A schema whose `#/components/...` references resolve inside `document`."""
+    return dict(schema, components=document["components"])
+
+
+def check_against_openrpc(transcript: list[tuple[str, dict]], document: dict) -> int:
+    """Validates what the daemon sent in `transcript` against the OpenRPC document: each notification's params
+    against that notification's entry, each result against the result schema of the method it answers.
+    Returns the number of messages checked."""
+    import jsonschema
+
+    methods = {m["name"]: m for m in document["methods"]}
+    asked = {m["id"]: m["method"] for arrow, m in transcript if arrow == "-->" and "id" in m and "method" in m}
+    checked = 0
+    for arrow, message in transcript:
+        if arrow != "<--":
+            continue
+        if "method" in message and "id" not in message:
+            entry = methods[message["method"]]
+            assert entry.get("x-direction") == "daemon-to-host" and entry.get("x-notification") is True, message
+            params = entry["params"]
+            schema = {"type": "object", "properties": {p["name"]: p["schema"] for p in params},
+                      "required": [p["name"] for p in params if p.get("required")]}
+            jsonschema.Draft7Validator(_schema(schema, document)).validate(message.get("params", {}))
+            checked += 1
+        elif "result" in message and message.get("id") in asked:
+            entry = methods[asked[message["id"]]]
+            jsonschema.Draft7Validator(_schema(entry["result"]["schema"], document)).validate(message["result"])
+            checked += 1
+    return checked

@@ -1,0 +1,144 @@
+"""The passbridge command line and the protocol document (DESIGN §3): rpc.discover serves Protocol/openrpc.json,
+the daemon serves exactly the host→daemon methods it lists, the backend and state flags, and the second screen."""
+import json
+import os
+import pathlib
+import re
+import stat
+import subprocess
+import time
+
+import pytest
+
+from rpc_helper import (NOT_SELECTED, SOFTWARE_STATEMENT, Emulator, StdioDaemon, check_against_openrpc, daemon_args,
+                        follow_to_redirect_url)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCUMENT = json.loads((ROOT / "Protocol" / "openrpc.json").read_text())
+
+
+@pytest.fixture()
+def emulator(bin_dir):
+    emulator = Emulator(bin_dir)
+    yield emulator
+    emulator.stop()
+
+
+def run_passbridge(bin_dir, *args, env=None, stdin=""):
+    return subprocess.run([str(bin_dir / "passbridge"), *args], input=stdin, capture_output=True, text=True, timeout=60,
+                          env=env)
+
+
+def test_rpc_discover_returns_the_protocol_document(bin_dir, tmp_path):
+    daemon = StdioDaemon(bin_dir, "--state-dir", str(tmp_path / "state"))
+    assert daemon.call("rpc.discover") == DOCUMENT
+    assert daemon.stop() == 0
+
+
+def test_the_daemon_serves_exactly_the_listed_host_methods(bin_dir, tmp_path):
+    host = [m["name"] for m in DOCUMENT["methods"] if m.get("x-direction") != "daemon-to-host"]
+    daemon_to_host = [m["name"] for m in DOCUMENT["methods"] if m.get("x-direction") == "daemon-to-host"]
+    assert "partnerSSO/checkAccessStatus" in daemon_to_host and "partnerSSO/requestAccountMetadata" in daemon_to_host
+    assert {"setToken", "navigateToUrl", "status", "displayProviderDialog"} <= set(daemon_to_host)
+    daemon = StdioDaemon(bin_dir, "--state-dir", str(tmp_path / "state"))
+    for name in host:
+        _, response = daemon.exchange(name, {})
+        assert response.get("error", {}).get("code") != -32601, name
+    for name in daemon_to_host + ["getToken", "rpc.other"]:
+        _, response = daemon.exchange(name, {})
+        assert response["error"]["code"] == -32601, name
+    assert daemon.stop() == 0
+
+
+def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
+    daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"),
+                         "--software-statement", SOFTWARE_STATEMENT)
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = daemon.mark()
+    daemon.send("getAuthentication")
+    _, dialog = daemon.notification("displayProviderDialog", start)
+    assert dialog["params"]["mvpds"][0]["ID"] == "MockMVPD"
+    daemon.process.stdin.close()
+    assert daemon.process.wait(timeout=20) == 0
+    log = daemon.process.stderr.read().decode()
+    child = int(re.search(r"pass-emulator started at http://127\.0\.0\.1:\d+ \(pid (\d+)\)", log).group(1))
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{child}"), "the emulator child outlived passbridge"
+
+
+@pytest.mark.parametrize("backend", ["http://example.com", "http://10.0.0.1:8080"])
+def test_plain_http_backend_is_refused_unless_loopback(bin_dir, tmp_path, backend):
+    result = run_passbridge(bin_dir, "--backend", backend, "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 1
+    assert result.stderr.strip().count("\n") == 0 and "http" in result.stderr
+    assert result.stdout == ""
+
+
+def test_software_statement_from_a_file_and_state_dir_created_private(bin_dir, emulator, tmp_path):
+    statement = tmp_path / "statement.jwt"
+    statement.write_text(SOFTWARE_STATEMENT + "\n")
+    state = tmp_path / "deep" / "state"
+    daemon = StdioDaemon(bin_dir, "--backend", emulator.base, "--state-dir", str(state), "--software-statement", f"@{statement}")
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.stop() == 0
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    missing = run_passbridge(bin_dir, "--software-statement", f"@{tmp_path / 'nope'}", "--state-dir", str(state))
+    assert missing.returncode == 1 and "nope" in missing.stderr
+
+
+def test_default_state_dir_follows_state_directory_then_xdg(bin_dir, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("STATE_DIRECTORY", "XDG_STATE_HOME")}
+    env["XDG_STATE_HOME"] = str(tmp_path / "xdg")
+    assert run_passbridge(bin_dir, env=env).returncode == 0
+    assert stat.S_IMODE((tmp_path / "xdg" / "passbridge").stat().st_mode) == 0o700
+    env["STATE_DIRECTORY"] = str(tmp_path / "systemd")
+    assert run_passbridge(bin_dir, env=env).returncode == 0
+    assert (tmp_path / "systemd" / "passbridge.sqlite").exists()
+
+
+def test_without_a_software_statement_set_requestor_fails_with_r400(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, "--backend", emulator.base, "--state-dir", str(tmp_path / "state"))
+    notes, response = daemon.exchange("setRequestor", {"requestorID": "REF"})
+    assert response["result"] == {"status": 0}
+    assert {"jsonrpc": "2.0", "method": "setRequestorComplete", "params": {"status": 0}} in notes
+    assert any(n["method"] == "status" and n["params"]["id"] == "R400" for n in notes)
+    assert daemon.stop() == 0
+
+
+def test_second_screen_login_with_the_activation_page(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("init", {"webView": False}) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = daemon.mark()
+    get_id = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    notes, response = daemon.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    assert response["result"] == {}
+    assert "navigateToUrl" not in [n["method"] for n in notes]
+    regcode = next(n["params"] for n in notes if n["method"] == "status")
+    assert regcode["id"] == "REGCODE" and regcode["code"] and regcode["url"].startswith(emulator.base)
+    assert isinstance(regcode["notAfter"], int) and regcode["notAfter"] > time.time() * 1000
+    # The "phone": the activation page, then the MVPD login form.
+    follow_to_redirect_url(regcode["url"], extra_fields={"code": regcode["code"], "mvpd": "MockMVPD"},
+                           stop_at_page_without_form=True)
+    status_index, status = daemon.notification("setAuthenticationStatus", start, timeout=30)
+    get_index, answer = daemon.response(get_id, start, timeout=30)
+    assert status["params"] == {"status": 1, "errorCode": ""} and get_index > status_index
+    assert answer["result"] == {"status": 1, "errorCode": ""}
+    assert daemon.stop() == 0
+    assert check_against_openrpc(daemon.transcript, DOCUMENT) > 0
+
+
+def test_second_screen_cancel_stops_the_wait(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    daemon.call("init", {"webView": False})
+    daemon.call("setRequestor", {"requestorID": "REF"})
+    start = daemon.mark()
+    get_id = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    daemon.call("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    assert daemon.call("setSelectedProvider", {"mvpdId": None}) == {"status": 0, "errorCode": NOT_SELECTED}
+    assert daemon.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert daemon.stop() == 0

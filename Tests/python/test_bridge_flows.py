@@ -1,0 +1,236 @@
+"""The canonical AccessEnabler flows through the real passbridge against the real pass-emulator, over stdio and
+over the Unix socket: each response comes after the notifications of its operation, in the SDK's order
+(DESIGN §3, adobe-pass-sdk-notes §2.16)."""
+import json
+import pathlib
+
+import pytest
+
+from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, Emulator, RpcError, SocketDaemon,
+                        StdioDaemon, check_against_openrpc, daemon_args, follow_to_redirect_url, notifications_named)
+
+DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
+
+MVPD_KEYS = ["ID", "displayName", "logoURL", "enablePlatformServices", "boardingStatus", "displayInPlatformPicker",
+             "platformMappingId", "isTempPass"]
+
+
+@pytest.fixture()
+def emulator(bin_dir):
+    emulator = Emulator(bin_dir)
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture(params=["stdio", "socket"])
+def client(request, bin_dir, emulator, tmp_path, short_tmp):
+    """A connection to a fresh daemon (fresh state directory) on the emulator, over stdio or the socket.
+    Afterwards, every notification and result it received must match Protocol/openrpc.json."""
+    args = daemon_args(emulator.base, tmp_path / "state")
+    if request.param == "stdio":
+        daemon = StdioDaemon(bin_dir, *args)
+        yield daemon
+        assert daemon.stop() == 0
+        assert check_against_openrpc(daemon.transcript, DOCUMENT) > 0
+    else:
+        daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *args)
+        connection = daemon.connect()
+        yield connection
+        connection.close()
+        assert daemon.stop() == 0
+        assert check_against_openrpc(connection.transcript, DOCUMENT) > 0
+
+
+def ready(client):
+    """init + setRequestor REF: setRequestorComplete(1) comes before the `{status: 1}` answer."""
+    assert client.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    notes, response = client.exchange("setRequestor", {"requestorID": "REF"})
+    assert notes == [{"jsonrpc": "2.0", "method": "setRequestorComplete", "params": {"status": 1}}]
+    assert response["result"] == {"status": 1}
+
+
+def login(client, mvpd="MockMVPD"):
+    """The login flow (sequence 2): getAuthentication → displayProviderDialog → setSelectedProvider →
+    sendTrackingData(2) + navigateToUrl → the MVPD form → handleExternalURL → setAuthenticationStatus(1) + tracking."""
+    start = client.mark()
+    get_id = client.send("getAuthentication")
+    _, dialog = client.notification("displayProviderDialog", start)
+    assert [m["ID"] for m in dialog["params"]["mvpds"]] == ["MockMVPD", "TempPass", "MockSSO", "MockPicker"]
+    notes, response = client.exchange("setSelectedProvider", {"mvpdId": mvpd})
+    assert notifications_named(notes) == ["sendTrackingData", "navigateToUrl"]
+    assert notes[0]["params"] == {"data": [mvpd, "unknown", "restApiV2", "Linux"], "eventType": 2}
+    assert response["result"] == {}
+    redirect = follow_to_redirect_url(notes[1]["params"]["url"])
+    assert redirect.startswith(REDIRECT_URL)
+    done_at = client.mark()
+    notes, response = client.exchange("handleExternalURL", {"url": redirect})
+    assert notifications_named(notes) == ["setAuthenticationStatus", "sendTrackingData"]
+    assert notes[0]["params"] == {"status": 1, "errorCode": ""}
+    assert notes[1]["params"]["eventType"] == 0 and notes[1]["params"]["data"][:2] == ["true", mvpd]
+    assert response["result"] == {"status": 1, "errorCode": ""}
+    # getAuthentication is ended by the same callback: answered after it, with the same status.
+    status_index, _ = client.notification("setAuthenticationStatus", done_at)
+    get_index, get_response = client.response(get_id, start)
+    assert get_index > status_index
+    assert get_response["result"] == {"status": 1, "errorCode": ""}
+    return redirect
+
+
+def test_cold_start_is_not_authenticated(client):
+    ready(client)
+    notes, response = client.exchange("checkAuthentication")
+    assert notifications_named(notes) == ["setAuthenticationStatus", "sendTrackingData", "status"]
+    assert notes[0]["params"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert notes[1]["params"]["data"][0] == "false" and notes[1]["params"]["eventType"] == 0
+    assert notes[2]["params"]["id"] == "N000" and notes[2]["params"]["level"] == "info"
+    assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def test_login_then_check_and_a_second_handle_external_url(client):
+    ready(client)
+    start = client.mark()
+    get_id = client.send("getAuthentication")
+    _, dialog = client.notification("displayProviderDialog", start)
+    for mvpd in dialog["params"]["mvpds"]:
+        assert list(mvpd) == MVPD_KEYS
+    temp_pass = next(m for m in dialog["params"]["mvpds"] if m["ID"] == "TempPass")
+    assert temp_pass["isTempPass"] is True and temp_pass["displayName"] == "Free Preview"
+    client.call("setSelectedProvider", {"mvpdId": None})  # cancel this one; login() starts afresh
+    client.response(get_id, start)
+    redirect = login(client)
+    notes, response = client.exchange("handleExternalURL", {"url": redirect})
+    assert notes == [] and response["result"] == {"status": 1, "errorCode": ""}
+    notes, response = client.exchange("checkAuthentication")
+    assert notes[0]["params"] == {"status": 1, "errorCode": ""}
+    assert response["result"] == {"status": 1, "errorCode": ""}
+    notes, response = client.exchange("getSelectedProvider")
+    assert notes[0]["method"] == "selectedProvider" and notes[0]["params"]["mvpd"]["ID"] == "MockMVPD"
+    assert response["result"]["mvpd"]["displayName"] == "Mock Cable"
+
+
+def test_authorization_issues_a_media_token_that_verifies(client, emulator):
+    ready(client)
+    login(client)
+    notes, response = client.exchange("checkAuthorization", {"resource": "ch1"})
+    assert notifications_named(notes) == ["setToken", "sendTrackingData"]
+    assert notes[0]["params"]["resource"] == "ch1"
+    assert notes[1]["params"]["eventType"] == 1 and notes[1]["params"]["data"][0] == "true"
+    assert response["result"] == notes[0]["params"]
+    check = emulator.verify_token(response["result"]["token"], "ch1")
+    assert check.returncode == 0, check.stdout + check.stderr
+    notes, response = client.exchange("checkPreauthorizedResources", {"resources": ["ch1", "ch2"]})
+    assert notes[-1]["method"] == "preauthorizedResources" and response["result"] == notes[-1]["params"]
+    assert "ch1" in response["result"]["resources"]
+
+
+def test_denial_carries_the_mvpd_message(client):
+    ready(client)
+    login(client)
+    notes, response = client.exchange("checkAuthorization", {"resource": "ch2"})
+    assert notifications_named(notes) == ["tokenRequestFailed", "sendTrackingData", "status"]
+    failure = {"resource": "ch2", "errorCode": NOT_AUTHORIZED, "errorDescription": 'Your subscription does not include "Channel 2".'}
+    assert notes[0]["params"] == failure
+    assert notes[2]["params"]["id"] == "Z100" and notes[2]["params"]["resource"] == "ch2"
+    assert response["result"] == failure
+
+
+def test_get_authorization_logs_in_first_then_continues(client):
+    ready(client)
+    start = client.mark()
+    authz_id = client.send("getAuthorization", {"resource": "ch1"})
+    _, dialog = client.notification("displayProviderDialog", start)
+    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    redirect = follow_to_redirect_url(notes[-1]["params"]["url"])
+    client.call("handleExternalURL", {"url": redirect})
+    authn_index, _ = client.notification("setAuthenticationStatus", start)
+    token_index, token = client.notification("setToken", start)
+    answer_index, answer = client.response(authz_id, start)
+    assert authn_index < token_index < answer_index
+    assert answer["result"] == token["params"] and token["params"]["resource"] == "ch1"
+
+
+def test_cancel_at_the_picker(client):
+    ready(client)
+    start = client.mark()
+    get_id = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    notes, response = client.exchange("setSelectedProvider", {"mvpdId": None})
+    names = notifications_named(notes)
+    assert names[0] == "setAuthenticationStatus" and "status" in names
+    assert notes[0]["params"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert next(n for n in notes if n["method"] == "status")["params"]["id"] == "N005"
+    assert response["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    status_index, _ = client.notification("setAuthenticationStatus", start)
+    get_index, get_response = client.response(get_id, start)
+    assert get_index > status_index and get_response["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert client.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def test_temp_pass_needs_no_login_page(client):
+    ready(client)
+    start = client.mark()
+    get_id = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    notes, response = client.exchange("setSelectedProvider", {"mvpdId": "TempPass"})
+    names = notifications_named(notes)
+    assert "navigateToUrl" not in names
+    assert "setAuthenticationStatus" in names and response["result"] == {"status": 1, "errorCode": ""}
+    assert any(n["method"] == "status" and n["params"]["id"] == "N011" for n in notes)
+    assert client.response(get_id, start)[1]["result"] == {"status": 1, "errorCode": ""}
+    token = client.call("checkAuthorization", {"resource": "ch1"})
+    assert token["resource"] == "ch1" and token["token"]
+
+
+def test_logout_through_the_logout_page(client):
+    ready(client)
+    login(client)
+    start = client.mark()
+    logout_id = client.send("logout")
+    _, navigate = client.notification("navigateToUrl", start)
+    redirect = follow_to_redirect_url(navigate["params"]["url"])
+    notes, response = client.exchange("handleExternalURL", {"url": redirect})
+    assert notes[0]["params"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    status_index, _ = client.notification("setAuthenticationStatus", start)
+    logout_index, logout = client.response(logout_id, start)
+    assert logout_index > status_index
+    assert logout["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert client.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def test_metadata_after_login(client):
+    ready(client)
+    login(client)
+    notes, response = client.exchange("getMetadata", {"opCode": "METADATA_AUTHENTICATION"})
+    assert notes[0]["method"] == "setMetadataStatus" and response["result"] == notes[0]["params"]
+    assert isinstance(response["result"]["metadata"], int) and response["result"]["key"] == 0
+    assert response["result"]["arguments"] == {"opCode": "METADATA_AUTHENTICATION"}
+    source = client.call("getMetadata", {"opCode": 3, "userMetaKey": "tokenSource"})
+    assert source["metadata"] == "MockMVPD" and source["key"] == 3
+    zip_code = client.call("getMetadata", {"opCode": "METADATA_USER_META", "userMetaKey": "zip"})
+    assert zip_code["encrypted"] is True
+
+
+def test_errors(client):
+    with pytest.raises(RpcError) as error:
+        client.call("checkAuthentication")
+    assert error.value.code == -32002
+    with pytest.raises(RpcError) as error:
+        client.call("setRequestor", {"requestorID": 7})
+    assert error.value.code == -32602 and "requestorID" in error.value.error["message"]
+    with pytest.raises(RpcError) as error:
+        client.call("getAuthentication", {"filter": "MockMVPD"})
+    assert error.value.code == -32002  # no requestor yet: -32002 comes first
+    ready(client)
+    with pytest.raises(RpcError) as error:
+        client.call("getAuthentication", {"filter": "MockMVPD"})
+    assert error.value.code == -32602 and "filter" in error.value.error["message"]
+    with pytest.raises(RpcError) as error:
+        client.call("handleExternalURL", {"url": "https://example.com/elsewhere"})
+    assert error.value.code == -32602 and "url" in error.value.error["message"]
+    with pytest.raises(RpcError) as error:
+        client.call("setToken", {"token": "x", "resource": "ch1"})
+    assert error.value.code == -32601
+    start = client.mark()
+    client.send_raw('{"jsonrpc": "2.0", "method": "checkAuthentication", "id": 99')
+    _, parse_error = client.wait_for(lambda m: "error" in m, start)
+    assert parse_error["error"]["code"] == -32700 and parse_error["id"] is None

@@ -1,0 +1,146 @@
+"""Several application instances on one daemon (DESIGN §1, §3): socket clients of the same requestor share the
+login through the store, a logout is seen by the others at their next check, and a client that vanishes in the
+middle of a login leaves nothing stuck."""
+import time
+
+import pytest
+
+from rpc_helper import (NOT_AUTHENTICATED, REDIRECT_URL, Emulator, SocketDaemon, daemon_args,
+                        follow_to_redirect_url)
+from test_bridge_flows import login, ready
+
+
+@pytest.fixture()
+def emulator(bin_dir):
+    emulator = Emulator(bin_dir)
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture()
+def daemon(bin_dir, emulator, tmp_path, short_tmp):
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
+    yield daemon
+    assert daemon.stop() == 0
+
+
+def test_second_client_sees_the_first_clients_login_and_logout(daemon):
+    first, second = daemon.connect(), daemon.connect()
+    ready(first)
+    ready(second)
+    assert second.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    login(first)
+    # The second instance never logged in: its next check finds the profile the first one stored.
+    start = second.mark()
+    assert second.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    assert [m for m in second.received[start:] if m.get("method") == "displayProviderDialog"] == []
+    assert second.call("checkAuthorization", {"resource": "ch1"})["resource"] == "ch1"
+    # A logout on the first is seen by the second at its next check.
+    logout_start = first.mark()
+    logout_id = first.send("logout")
+    _, navigate = first.notification("navigateToUrl", logout_start)
+    first.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
+    first.response(logout_id, logout_start)
+    assert second.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    first.close()
+    second.close()
+
+
+def test_a_client_that_disconnects_mid_login_leaves_nothing_stuck(daemon):
+    quitter = daemon.connect()
+    ready(quitter)
+    start = quitter.mark()
+    quitter.send("getAuthentication")
+    quitter.notification("displayProviderDialog", start)
+    notes, _ = quitter.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    assert notes[-1]["method"] == "navigateToUrl"
+    quitter.close()  # gone while the login page is open
+    time.sleep(0.2)
+    newcomer = daemon.connect()
+    ready(newcomer)
+    assert newcomer.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    login(newcomer)
+    assert newcomer.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    newcomer.close()
+
+
+def test_a_closed_client_does_not_disturb_another_clients_flow(daemon):
+    steady, quitter = daemon.connect(), daemon.connect()
+    ready(steady)
+    ready(quitter)
+    steady_start = steady.mark()
+    get_id = steady.send("getAuthentication")
+    steady.notification("displayProviderDialog", steady_start)
+    quitter_start = quitter.mark()
+    quitter.send("getAuthentication")
+    quitter.notification("displayProviderDialog", quitter_start)
+    quitter.close()
+    notes, response = steady.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    assert response["result"] == {} and notes[-1]["method"] == "navigateToUrl"
+    redirect = follow_to_redirect_url(notes[-1]["params"]["url"])
+    assert steady.call("handleExternalURL", {"url": redirect}) == {"status": 1, "errorCode": ""}
+    assert steady.response(get_id, steady_start)[1]["result"] == {"status": 1, "errorCode": ""}
+    steady.close()
+
+
+def test_requests_are_answered_in_the_connections_order_of_outcomes(daemon):
+    client = daemon.connect()
+    # Pipelined before setRequestor completes: queued by the engine, run in order afterwards.
+    init_id = client.send("init", {"redirectUrl": REDIRECT_URL})
+    requestor_id = client.send("setRequestor", {"requestorID": "REF"})
+    check_id = client.send("checkAuthentication")
+    _, check = client.response(check_id)
+    complete_index, _ = client.notification("setRequestorComplete")
+    check_index, _ = client.response(check_id)
+    assert complete_index < check_index
+    assert check["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert client.response(init_id)[1]["result"] == {}
+    assert client.response(requestor_id)[1]["result"] == {"status": 1}
+    client.close()
+
+
+def test_end_of_input_cancels_the_waiting_login_and_answers_it(bin_dir, emulator, tmp_path):
+    from rpc_helper import NOT_SELECTED, StdioDaemon
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    ready(daemon)
+    start = daemon.mark()
+    get_id = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    daemon.process.stdin.close()
+    status_index, status = daemon.notification("setAuthenticationStatus", start)
+    answer_index, answer = daemon.response(get_id, start)
+    assert status["params"] == {"status": 0, "errorCode": NOT_SELECTED} and answer_index > status_index
+    assert answer["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert daemon.process.wait(timeout=20) == 0
+
+
+def test_sigterm_cancels_waiting_flows_answers_them_and_exits_zero(daemon):
+    from rpc_helper import NOT_SELECTED
+    client = daemon.connect()
+    ready(client)
+    start = client.mark()
+    get_id = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    daemon.process.send_signal(15)
+    assert client.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert daemon.process.wait(timeout=20) == 0
+    client.close()
+
+
+def test_a_batch_runs_in_order_and_is_answered_after_its_notifications(bin_dir, emulator, tmp_path):
+    from rpc_helper import StdioDaemon
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    batch = [{"jsonrpc": "2.0", "id": "a", "method": "init", "params": {}},
+             {"jsonrpc": "2.0", "id": "b", "method": "setRequestor", "params": {"requestorID": "REF"}},
+             {"jsonrpc": "2.0", "id": "c", "method": "checkAuthentication"},
+             {"jsonrpc": "2.0", "method": "setOptions", "params": {"visitorID": "v"}}]
+    import json
+    daemon.send_raw(json.dumps(batch))
+    index, answer = daemon.wait_for(lambda m: isinstance(m, list))
+    by_id = {entry["id"]: entry for entry in answer}
+    assert sorted(by_id) == ["a", "b", "c"]
+    assert by_id["a"]["result"] == {} and by_id["b"]["result"] == {"status": 1}
+    assert by_id["c"]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    methods = [m.get("method") for m in daemon.received[:index]]
+    assert methods.index("setRequestorComplete") < methods.index("setAuthenticationStatus")
+    assert daemon.stop() == 0
