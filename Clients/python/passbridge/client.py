@@ -12,14 +12,10 @@ import logging
 import os
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Union
 
-from ._wire import Connection
 from .delegate import EntitlementDelegate, Event, PartnerSSOHost, invoke
-from .errors import RPCError
+from .rpc import AsyncConnection
 
 log = logging.getLogger("passbridge")
-
-#: Largest line the client accepts from the daemon (the daemon's default message limit is 16 MiB).
-READ_LIMIT = 32 * 1024 * 1024
 
 RequestHandlerFn = Callable[[Any], Union[Any, Awaitable[Any]]]
 _DONE = object()
@@ -76,6 +72,46 @@ class EventStream:
         self.close()
 
 
+class _EOFWatch:
+    """A stream reader that reports the end of the daemon's output (for the event streams)."""
+
+    def __init__(self, reader: asyncio.StreamReader, on_eof: Callable[[], None]) -> None:
+        self._reader, self._on_eof = reader, on_eof
+
+    async def read(self, n: int = -1) -> bytes:
+        try:
+            data = await self._reader.read(n)
+        except Exception:
+            self._on_eof()
+            raise
+        if not data:
+            self._on_eof()
+        return data
+
+
+class _PipeWriter:
+    """The child's stdin with the half-close API ``AsyncConnection`` expects (closing stdin = EOF)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    def write(self, data: bytes) -> None:
+        self._writer.write(data)
+
+    async def drain(self) -> None:
+        await self._writer.drain()
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def write_eof(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self._writer.is_closing():
+            self._writer.close()
+
+
 class AsyncAccessEnabler:
     """One AccessEnabler instance in the daemon (one connection = one application instance).
 
@@ -86,10 +122,10 @@ class AsyncAccessEnabler:
     def __init__(self, delegate: Optional[EntitlementDelegate] = None) -> None:
         self.delegate = delegate
         self.process: Optional[asyncio.subprocess.Process] = None
-        self._conn: Optional[Connection] = None
+        self._conn: Optional[AsyncConnection] = None
+        self._closed: "Optional[asyncio.Future]" = None
         self._streams: set = set()
         self._listeners: List[Callable[[Event], None]] = []
-        self._handlers: Dict[str, RequestHandlerFn] = {}
         self._tasks: set = set()
 
     # ---- lifecycle ------------------------------------------------------------------------------------------
@@ -108,40 +144,49 @@ class AsyncAccessEnabler:
         the daemon's logs go (inherited by default; a file object or ``asyncio.subprocess.DEVNULL``).
         """
         self = cls(delegate)
-        self.process = await asyncio.create_subprocess_exec(
+        process = await asyncio.create_subprocess_exec(
             executable, "--stdio", *args,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
-            env=env if env is not None else os.environ.copy(), limit=READ_LIMIT,
+            env=env if env is not None else os.environ.copy(),
         )
-        assert self.process.stdout is not None and self.process.stdin is not None
-        self._attach(self.process.stdout, self.process.stdin)
+        assert process.stdout is not None and process.stdin is not None
+        self.process = process
+        self._attach(process.stdout, _PipeWriter(process.stdin), process)
         return self
 
     @classmethod
     async def connect(cls, path: str, delegate: Optional[EntitlementDelegate] = None) -> "AsyncAccessEnabler":
         """Connects to a daemon listening on the Unix socket ``path`` (e.g. /run/passbridge/passbridge.sock)."""
         self = cls(delegate)
-        reader, writer = await asyncio.open_unix_connection(path, limit=READ_LIMIT)
-        self._attach(reader, writer)
+        reader, writer = await asyncio.open_unix_connection(path)
+        self._attach(reader, writer, None)
         return self
 
-    def _attach(self, reader: asyncio.StreamReader, writer: Any) -> None:
-        self._conn = Connection(reader, writer, self._notified, self._requested)
-        self._conn.closed.add_done_callback(lambda _: [s._offer(_DONE) for s in list(self._streams)])
+    def _attach(self, reader: asyncio.StreamReader, writer: Any, process: Any) -> None:
+        self._closed = asyncio.get_running_loop().create_future()
+        self._conn = AsyncConnection(_EOFWatch(reader, self._on_eof), writer, process=process)
+        self._conn.on_notification(None, self._notified)
+
+    def _on_eof(self) -> None:
+        if not self._closed.done():
+            self._closed.set_result(None)
+        for s in list(self._streams):
+            s._offer(_DONE)
 
     async def close(self) -> int:
         """Closes the connection; for a spawned daemon waits for it to exit and returns its exit status."""
+        code: Optional[int] = None
         if self._conn is not None:
-            await self._conn.close()
+            try:
+                code = await self._conn.close(timeout=15)
+            except asyncio.TimeoutError:
+                if self.process is not None:
+                    self.process.kill()
+                    code = await self.process.wait()
         for t in list(self._tasks):
             t.cancel()
-        if self.process is not None:
-            try:
-                return await asyncio.wait_for(self.process.wait(), timeout=15)
-            except asyncio.TimeoutError:
-                self.process.kill()
-                return await self.process.wait()
-        return 0
+        self._on_eof()
+        return code or 0
 
     async def __aenter__(self) -> "AsyncAccessEnabler":
         return self
@@ -152,8 +197,7 @@ class AsyncAccessEnabler:
     @property
     def closed(self) -> "asyncio.Future":
         """A future that completes when the daemon's side of the connection is closed."""
-        assert self._conn is not None
-        return self._conn.closed
+        return self._closed
 
     # ---- callbacks ------------------------------------------------------------------------------------------
     def events(self, *names: str) -> EventStream:
@@ -172,7 +216,8 @@ class AsyncAccessEnabler:
         The return value is the result; raise ``HostError(reason)`` to answer with an error. Requests with no
         handler are answered with -32601.
         """
-        self._handlers[method] = fn
+        assert self._conn is not None, "not connected"
+        self._conn.on_request(method, fn)
 
     def register_partner_sso(self, host: PartnerSSOHost) -> None:
         """Registers the two ``partnerSSO/*`` requests on ``host`` (see ``PartnerSSOHost``)."""
@@ -206,18 +251,11 @@ class AsyncAccessEnabler:
         if not task.cancelled() and task.exception() is not None:
             log.error("passbridge: delegate callback failed", exc_info=task.exception())
 
-    async def _requested(self, method: str, params: Any) -> Any:
-        fn = self._handlers.get(method)
-        if fn is None:
-            raise RPCError(-32601, f"no host handler for {method}")
-        out = fn(params)
-        return await out if inspect.isawaitable(out) else out
-
     # ---- methods (host → daemon), DESIGN §3 -----------------------------------------------------------------
     async def call(self, method: str, params: Optional[dict] = None) -> Any:
         """Sends any request (``rpc.discover``, or a method newer than this client) and returns its result."""
         assert self._conn is not None, "not connected"
-        return await self._conn.request(method, params)
+        return await self._conn.call(method, params)
 
     async def _call(self, method: str, **params: Any) -> Any:
         return await self.call(method, {k: v for k, v in params.items() if v is not None})
