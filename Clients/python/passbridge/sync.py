@@ -7,6 +7,7 @@ callback may call the client again (``setSelectedProvider`` from ``displayProvid
 keeps delivering callbacks while it waits. Use one ``AccessEnabler`` from one thread.
 """
 import asyncio
+import inspect
 import itertools
 import logging
 import queue
@@ -118,9 +119,13 @@ class AccessEnabler:
         if kind == "event":
             if self.delegate is not None:
                 try:
-                    invoke(self.delegate, item[1])
+                    out = invoke(self.delegate, item[1])
                 except Exception:
                     log.exception("passbridge: delegate %s failed", item[1].name)
+                    return
+                if inspect.iscoroutine(out):  # the blocking client has no loop of yours to run it on
+                    out.close()
+                    log.warning("passbridge: delegate %s is a coroutine; AccessEnabler needs plain methods", item[1].name)
         elif kind == "request":
             _, fn, params, fut = item
             try:
