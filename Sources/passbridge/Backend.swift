@@ -13,7 +13,7 @@ struct Backend {
     /// the emulator when asked, and opens the state directory (created 0700).
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
     static func start(_ options: DaemonOptions) throws(CommandLineError) -> Backend {
-        let softwareStatement = try readSoftwareStatement(options.softwareStatement)
+        var softwareStatement = try readSoftwareStatement(options.softwareStatement)
         let stateDirectory = try StateDirectory.resolve(options.stateDir)
         var emulator: EmulatorChild?
         let backendURL: URL
@@ -21,6 +21,7 @@ struct Backend {
             let child = try EmulatorChild.launch()
             emulator = child
             backendURL = child.baseURL
+            softwareStatement = softwareStatement ?? EmulatorChild.developmentSoftwareStatement
         } else {
             backendURL = try checkBackendURL(options.backend)
         }

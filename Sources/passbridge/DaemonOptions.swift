@@ -80,7 +80,8 @@ extension DaemonOptions {
                                       "emulator" starts pass-emulator on loopback.
           --staging                   Use \(stagingBackend).
           --software-statement JWT|@FILE
-                                      The registered application's software statement.
+                                      The registered application's software statement
+                                      (with --backend emulator, a built-in one by default).
           --state-dir DIR             Persistent state (default $STATE_DIRECTORY, $XDG_STATE_HOME/passbridge
                                       or ~/.local/state/passbridge).
           --redirect-url URL          Redirect URL registered for the application.

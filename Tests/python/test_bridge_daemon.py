@@ -50,6 +50,13 @@ def test_the_daemon_serves_exactly_the_listed_host_methods(bin_dir, tmp_path):
     assert daemon.stop() == 0
 
 
+def test_backend_emulator_works_without_a_software_statement(bin_dir, tmp_path):
+    daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.call("checkAuthentication") == {"status": 0, "errorCode": "User Not Authenticated Error"}
+    assert daemon.stop() == 0
+
+
 def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
     daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"),
                          "--software-statement", SOFTWARE_STATEMENT)

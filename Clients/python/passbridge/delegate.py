@@ -1,0 +1,137 @@
+"""The EntitlementDelegate callbacks: a handler class to subclass, and the event value of the event streams.
+
+Every daemon notification (DESIGN §3) is one callback. The client calls the delegate method of the same name
+with the notification's params as positional arguments in the SDK's order (table ``CALLBACKS``); a param the
+daemon left out arrives as ``None``, and params this version does not know are ignored. ``status`` receives the
+whole status dictionary (``{id, level, message?, details?, resource?}``; for second screen
+``{id: "REGCODE", level, code, url, notAfter}``).
+"""
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+#: notification name → the names of its params, in the order the delegate method takes them.
+CALLBACKS: Dict[str, Tuple[str, ...]] = {
+    "setRequestorComplete": ("status",),
+    "setAuthenticationStatus": ("status", "errorCode"),
+    "displayProviderDialog": ("mvpds",),
+    "navigateToUrl": ("url", "useSVC"),
+    "setToken": ("token", "resource"),
+    "tokenRequestFailed": ("resource", "errorCode", "errorDescription"),
+    "preauthorizedResources": ("resources",),
+    "selectedProvider": ("mvpd",),
+    "setMetadataStatus": ("metadata", "encrypted", "key", "arguments"),
+    "sendTrackingData": ("data", "eventType"),
+    "presentTvProviderDialog": (),
+    "dismissTvProviderDialog": (),
+}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One notification from the daemon: ``name`` (e.g. ``"setToken"``) and its ``params`` dict.
+
+    ``event["token"]`` reads a param (``None`` if absent).
+    """
+
+    name: str
+    params: Dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.params.get(key)
+
+
+def callback_args(event: Event) -> List[Any]:
+    """The positional arguments the delegate method for ``event`` receives."""
+    if event.name == "status":
+        return [dict(event.params)]
+    names = CALLBACKS.get(event.name)
+    if names is None:
+        return [dict(event.params)]
+    return [event.params.get(n) for n in names]
+
+
+def invoke(delegate: Any, event: Event) -> Any:
+    """Calls ``delegate``'s method for ``event`` (or its ``onNotification``); returns what it returned."""
+    fn = getattr(delegate, event.name, None) if not event.name.startswith("_") else None
+    if fn is None:
+        fallback = getattr(delegate, "onNotification", None)
+        return fallback(event.name, dict(event.params)) if fallback is not None else None
+    return fn(*callback_args(event))
+
+
+class EntitlementDelegate:
+    """Subclass and override the callbacks you need; the others do nothing.
+
+    Methods may be plain functions or coroutines. With ``AsyncAccessEnabler`` a plain method runs at once, in
+    arrival order, before the response that ends its operation is delivered; a coroutine method is started as
+    a task at that moment (so it may itself await client calls, e.g. ``setSelectedProvider`` from
+    ``displayProviderDialog``). With the blocking ``AccessEnabler`` every method runs on the thread that is
+    waiting in a client call, and may call the client again.
+    A notification with no method here goes to ``onNotification(name, params)``.
+    """
+
+    def setRequestorComplete(self, status: int) -> Any:
+        """``setRequestor`` ended: 1 success, 0 failure."""
+
+    def setAuthenticationStatus(self, status: int, errorCode: str) -> Any:
+        """Authentication state: 1 authenticated (errorCode ""), 0 not (errorCode says why)."""
+
+    def displayProviderDialog(self, mvpds: List[dict]) -> Any:
+        """Show the MVPD picker; answer with ``setSelectedProvider(id)`` or ``setSelectedProvider(None)``.
+
+        Each MVPD is ``{ID, displayName, logoURL, enablePlatformServices, boardingStatus,
+        displayInPlatformPicker, platformMappingId, isTempPass}``.
+        """
+
+    def navigateToUrl(self, url: str, useSVC: Optional[bool]) -> Any:
+        """Open ``url`` in a web view; when it redirects to the redirect URL, call ``handleExternalURL``."""
+
+    def setToken(self, token: str, resource: str) -> Any:
+        """Authorization granted: ``token`` is the short media token (base64) for ``resource``."""
+
+    def tokenRequestFailed(self, resource: str, errorCode: str, errorDescription: str) -> Any:
+        """Authorization refused or failed for ``resource``; ``errorDescription`` is the MVPD's message or ""."""
+
+    def preauthorizedResources(self, resources: List[str]) -> Any:
+        """Answer to ``checkPreauthorizedResources``: the ids that are authorized."""
+
+    def selectedProvider(self, mvpd: Optional[dict]) -> Any:
+        """Answer to ``getSelectedProvider``: the MVPD object or ``None``."""
+
+    def setMetadataStatus(self, metadata: Any, encrypted: bool, key: int, arguments: dict) -> Any:
+        """Answer to ``getMetadata``: expiry in epoch ms for key 0/1, device id for 2, attribute value for 3."""
+
+    def sendTrackingData(self, data: List[Any], eventType: int) -> Any:
+        """Analytics: ``eventType`` 0 authentication, 1 authorization, 2 MVPD selection; ``data`` strings."""
+
+    def presentTvProviderDialog(self) -> Any:
+        """The platform's provider dialog is about to show (partner SSO)."""
+
+    def dismissTvProviderDialog(self) -> Any:
+        """The platform's provider dialog is gone."""
+
+    def status(self, status: dict) -> Any:
+        """Advanced status (``N000``, ``Z100``, ``REGCODE``…): ``{id, level, message?, details?, resource?}``."""
+
+    def onNotification(self, name: str, params: dict) -> Any:
+        """Any notification this class has no method for (forward compatibility)."""
+
+
+class PartnerSSOHost:
+    """The host side of the daemon→host partner-SSO requests (DESIGN §3); subclass and override both.
+
+    Register it with ``client.register_partner_sso(host)`` and send ``init(partnerSSO="...")``. To refuse,
+    raise ``passbridge.HostError(reason)``. Methods may be plain or coroutines.
+    """
+
+    def checkAccessStatus(self, prompt: bool) -> dict:
+        """Return ``{"accessStatus": "granted" | "denied" | "restricted" | "notDetermined"}``."""
+        return {"accessStatus": "notDetermined"}
+
+    def requestAccountMetadata(self, params: dict) -> dict:
+        """``params``: ``interruptionAllowed``, ``verificationToken?``, ``attributeNames?``,
+        ``supportedProviderIds?``, ``featuredProviderIds?``. Return ``{providerId,
+        authenticationExpirationDate (epoch ms), samlAttributeQueryResponse?}``."""
+        from .errors import HostError
+
+        raise HostError("other", "no partner account on this host")

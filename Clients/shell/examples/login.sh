@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Log in with a web view: getAuthentication, pick MVPD (default MockMVPD) in displayProviderDialog, open the
+# navigateToUrl page, hand the redirect URL it ends at to handleExternalURL. $WEB_VIEW is the command that
+# opens a URL and prints the redirect URL it reached (default: ask you to open it in a browser and paste
+# the address the browser could not open).
+#   REQUESTOR=REF WEB_VIEW="…" login.sh [MVPD] [passbridge-call options]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/session.sh"
+mvpd=MockMVPD
+[[ $# -gt 0 && $1 != -* ]] && { mvpd=$1; shift; }
+
+ask_user() {
+    echo "Open this page in a browser and log in: $1" >&2
+    read -r -p "Then paste the address it ends at (adobepass://…): " reached </dev/tty
+    printf '%s\n' "$reached"
+}
+
+session_open "$@"
+session_send "init"
+session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
+session_send "checkAuthentication"
+session_response && session_response && session_response || exit 2
+if [[ $REPLY_LINE == *'"status":1'* ]]; then
+    echo "already logged in"
+    session_close
+    exit 0
+fi
+session_send "& getAuthentication"
+session_send "wait displayProviderDialog"
+session_mark
+session_send "setSelectedProvider {\"mvpdId\":\"$mvpd\"}"
+session_response || exit 2
+url=$(json_str "$(session_note navigateToUrl)" url) || { echo "no login page" >&2; exit 1; }
+echo "login page: ${url%%\?*}"
+if reached=$(${WEB_VIEW:-ask_user} "$url"); then
+    session_send "handleExternalURL {\"url\":\"$reached\"}"
+else
+    echo "the login page did not reach the redirect URL: cancelling" >&2
+    session_send "setSelectedProvider {\"mvpdId\":null}"   # ends the flow: "Provider not Selected Error"
+fi
+session_close   # the answers of handleExternalURL and of getAuthentication, in either order
+if [[ ${#SESSION_REST[@]} == 2 && ${SESSION_REST[0]} == *'"status":1'* && ${SESSION_REST[1]} == *'"status":1'* ]]; then
+    echo "logged in at $mvpd"
+    exit 0
+fi
+echo "login failed: ${SESSION_REST[*]}"
+exit 1

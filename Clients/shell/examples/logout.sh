@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Log out: logout, open the MVPD's logout page (navigateToUrl) with $WEB_VIEW up to the redirect URL, hand
+# it to handleExternalURL. Without $WEB_VIEW the page is not opened; the daemon ends the logout by itself
+# after 10 s (the profiles are already deleted). Exit 0 when logged out.
+#   REQUESTOR=REF WEB_VIEW="…" logout.sh [passbridge-call options]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/session.sh"
+
+session_open "$@"
+session_send "init"
+session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
+session_send "checkAuthentication"
+session_response && session_response && session_response || exit 2
+if [[ $REPLY_LINE != *'"status":1'* || -z ${WEB_VIEW:-} ]]; then
+    session_send "logout"        # nothing to open: answered at once, or after the daemon's 10 s wait
+else
+    session_mark
+    session_send "& logout"
+    session_send "wait navigateToUrl"
+    url=$(json_str "$(session_note navigateToUrl)" url) || exit 1
+    echo "logout page: ${url%%\?*}"
+    reached=$($WEB_VIEW "$url") || exit 1
+    session_send "handleExternalURL {\"url\":\"$reached\"}"
+fi
+session_close   # every answer still to read: logout's (and handleExternalURL's)
+[ ${#SESSION_REST[@]} -gt 0 ] || { echo "no answer to logout" >&2; exit 2; }
+for line in "${SESSION_REST[@]}"; do
+    [[ $line == *'"status":0'*'"User Not Authenticated Error"'* ]] || { echo "logout failed: $line"; exit 1; }
+done
+echo "logged out"
+exit 0

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Log in a set-top box with a second screen: init {webView: false}, getAuthentication, pick MVPD (default
+# MockMVPD), print the registration code and the activation page from the REGCODE status, then wait (up to
+# 30 min, the code's lifetime) while the daemon polls until the user has finished on a phone or computer.
+#   REQUESTOR=REF second-screen.sh [MVPD] [passbridge-call options]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/session.sh"
+mvpd=MockMVPD
+[[ $# -gt 0 && $1 != -* ]] && { mvpd=$1; shift; }
+
+SESSION_TIMEOUT=1800 session_open "$@"
+session_send "init {\"webView\":false}"
+session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
+session_send "checkAuthentication"
+session_response && session_response && session_response || exit 2
+if [[ $REPLY_LINE == *'"status":1'* ]]; then
+    echo "already logged in"
+    session_close
+    exit 0
+fi
+session_send "& getAuthentication"
+session_send "wait displayProviderDialog"
+session_mark
+session_send "setSelectedProvider {\"mvpdId\":\"$mvpd\"}"
+session_response || exit 2
+status=$(session_note status '"id":"REGCODE"') || exit 1
+code=$(json_str "$status" code) && url=$(json_str "$status" url) || { echo "no registration code: $status" >&2; exit 1; }
+echo "REGCODE $code"
+echo "On your phone or computer, open $url and enter the code $code"
+SESSION_TIMEOUT=1800 session_close   # waits for getAuthentication's answer: when the login ends
+if [[ ${SESSION_REST[0]:-} == *'"status":1'* ]]; then
+    echo "logged in at $mvpd"
+    exit 0
+fi
+echo "login failed: ${SESSION_REST[*]}"
+exit 1

@@ -1,0 +1,62 @@
+# session.sh — sourced by the examples: one `passbridge-call --session` connection as a coprocess, so a
+# script can send a line, read the answer, and look at the notifications that came meanwhile.
+#   session_open [passbridge-call options…]  start it (notifications collect in $SESSION_NOTES)
+#   session_send LINE                        send a session line: "METHOD [PARAMS]", "& METHOD …", "wait NAME"
+#   session_response                         read the next response line into $REPLY_LINE (exit 1 on timeout)
+#   session_mark                             remember where the notifications are now
+#   session_note NAME [TEXT]                 print the first notification NAME (holding TEXT) since the mark
+#   session_close                            end input: passbridge-call then waits for the answers to its
+#                                            "&" requests; they (and any unread answer) land in ${SESSION_REST[@]};
+#                                            returns passbridge-call's exit status
+# passbridge-call reads the daemon only while it waits (for an answer, or on "wait NAME"), so a script
+# collects the answers of its "&" requests with session_close.
+#   json_str LINE KEY                        the string value of "KEY" in a JSON line (simple values only)
+PB_CALL=${PASSBRIDGE_CALL:-"$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/passbridge-call"}
+SESSION_TIMEOUT=${SESSION_TIMEOUT:-60}
+
+session_open() {
+    SESSION_NOTES=$(mktemp)
+    SESSION_MARK=0
+    coproc PB_SESSION { exec "$PB_CALL" --timeout "$SESSION_TIMEOUT" "$@" --session 2>"$SESSION_NOTES"; }
+    trap 'rm -f "$SESSION_NOTES"' EXIT
+}
+
+session_send() {
+    printf '%s\n' "$1" >&"${PB_SESSION[1]}"
+}
+
+session_response() {
+    IFS= read -r -t "$SESSION_TIMEOUT" REPLY_LINE <&"${PB_SESSION[0]}" || {
+        echo "no answer from passbridge-call: $(tail -n 3 "$SESSION_NOTES")" >&2
+        return 1
+    }
+}
+
+session_mark() {
+    SESSION_MARK=$(wc -l <"$SESSION_NOTES")
+}
+
+session_note() {
+    local line deadline=$((SECONDS + SESSION_TIMEOUT))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        line=$(tail -n "+$((SESSION_MARK + 1))" "$SESSION_NOTES" | grep -F "\"method\":\"$1\"" | grep -m 1 -F -- "${2:-}") && {
+            printf '%s\n' "$line"
+            return 0
+        }
+        sleep 0.2
+    done
+    echo "no $1 notification within ${SESSION_TIMEOUT}s" >&2
+    return 1
+}
+
+session_close() {
+    local pid=$PB_SESSION_PID line
+    SESSION_REST=()
+    exec {PB_SESSION[1]}>&-
+    while IFS= read -r -t "$SESSION_TIMEOUT" line <&"${PB_SESSION[0]}"; do SESSION_REST+=("$line"); done
+    wait "$pid"
+}
+
+json_str() {
+    [[ $1 =~ \"$2\":\"([^\"]*)\" ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+}

@@ -1,0 +1,105 @@
+"""The shell examples (Clients/shell/examples/*.sh) drive whole flows through passbridge-call against the
+emulator: check, web login (browser.py as the web view), authorize granted and denied, logout, second screen.
+
+Each script spawns its own `passbridge --stdio` (PASSBRIDGE, PASSBRIDGE_ARGS); they share the state directory,
+so a login made by one script is seen by the next, as on a real box.
+"""
+import base64
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "Clients" / "shell" / "examples"
+sys.path.insert(0, str(ROOT / "Clients" / "python" / "examples"))
+
+from browser import Browser  # noqa: E402
+
+
+def statement() -> str:
+    part = lambda raw: base64.urlsafe_b64encode(raw).decode().rstrip("=")  # noqa: E731
+    return ".".join([part(b'{"alg":"RS256"}'), part(json.dumps({"iss": "shell-test"}).encode()), part(b"sig")])
+
+
+@pytest.fixture
+def emulator(bin_dir: pathlib.Path):
+    proc = subprocess.Popen([str(bin_dir / "pass-emulator"), "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    url = proc.stdout.readline().strip()
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def env(bin_dir: pathlib.Path, emulator: str, tmp_path: pathlib.Path) -> dict:
+    e = dict(os.environ)
+    e["PASSBRIDGE"] = str(bin_dir / "passbridge")
+    e["PASSBRIDGE_ARGS"] = (f"--backend {emulator} --state-dir {tmp_path / 'state'} --software-statement {statement()}"
+                            f" --activation-url {emulator}/activate")
+    e["WEB_VIEW"] = f"{sys.executable} {ROOT / 'Clients/python/examples/browser.py'} --field username=demo --field password=demo"
+    e["EMULATOR"] = emulator
+    return e
+
+
+def run(script: str, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(EXAMPLES / script), *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_shell_flow_login_authorize_logout(env: dict, bin_dir: pathlib.Path) -> None:
+    r = run("check-auth.sh", env)
+    assert (r.returncode, r.stdout.strip()) == (1, "not authenticated: User Not Authenticated Error"), r.stderr
+
+    r = run("login.sh", env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "login page: http://127.0.0.1:" in r.stdout
+    assert r.stdout.strip().endswith("logged in at MockMVPD")
+
+    r = run("check-auth.sh", env)
+    assert (r.returncode, r.stdout.strip()) == (0, "authenticated"), r.stderr
+
+    r = run("authorize.sh", env, "ch1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    token = r.stdout.split("media token: ")[1].strip()
+    check = subprocess.run([str(bin_dir / "pass-emulator"), "verify-token", token, "--resource", "ch1", "--url", env["EMULATOR"]],
+                           capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    r = run("authorize.sh", env, "ch2")
+    assert r.returncode == 1
+    assert r.stdout.strip() == 'denied: ch2: User not Authorized Error: Your subscription does not include "Channel 2".'
+
+    r = run("logout.sh", env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "logout page: http://127.0.0.1:" in r.stdout and r.stdout.strip().endswith("logged out")
+
+    r = run("check-auth.sh", env)
+    assert r.returncode == 1 and r.stdout.startswith("not authenticated"), r.stdout
+
+
+def test_shell_second_screen_login(env: dict) -> None:
+    proc = subprocess.Popen(["bash", str(EXAMPLES / "second-screen.sh")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline().strip()
+        assert first.startswith("REGCODE "), first + proc.stderr.read()
+        code = first.split()[1]
+        hint = proc.stdout.readline()
+        url = hint.split(" open ")[1].split(" and enter")[0]
+        assert url.startswith(env["EMULATOR"] + "/activate")
+
+        def fill(name: str):
+            return {"code": code, "mvpd": "MockMVPD", "username": "demo", "password": "demo"}.get(name)
+
+        Browser().run(url, fill)  # the phone
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, out + err
+    assert out.strip().endswith("logged in at MockMVPD")
+    r = run("check-auth.sh", env)
+    assert (r.returncode, r.stdout.strip()) == (0, "authenticated")
