@@ -368,3 +368,62 @@ def test_a_host_that_declared_nothing_never_receives_a_request(host):
     cancel_picker(daemon, get_id, start)
     daemon.call("logout")
     assert daemon.take_requests() == []
+
+
+# ------------------------------------------------------------------------------ the Python client's host helper
+
+CLIENTS = pathlib.Path(__file__).resolve().parents[2] / "Clients" / "python"
+
+
+def test_account_file_host_answers_from_the_file(bin_dir, emulator, tmp_path):
+    """passbridge.partner_sso.TVProviderAccount over the Python client: signed in → silent login; the file
+    edited (signed out, then access denied) → what the platform would say."""
+    import asyncio
+    import sys
+    sys.path.insert(0, str(CLIENTS))
+    import passbridge
+    from passbridge.partner_sso import TVProviderAccount
+
+    async def run():
+        path = TVProviderAccount.write(tmp_path / "account.json", accessStatus="granted", providerId="MockSSO",
+                                       expiresInSeconds=3600, username="demo", password="demo")
+        assert path.stat().st_mode & 0o777 == 0o600
+        events = []
+        ae = await passbridge.AsyncAccessEnabler.spawn(*daemon_args(emulator.base, tmp_path / "state"),
+                                                       executable=str(bin_dir / "passbridge"), stderr=asyncio.subprocess.DEVNULL)
+        ae.add_listener(lambda event: events.append((event.name, dict(event.params))))
+        ae.register_partner_sso(TVProviderAccount(path, emulator_url=emulator.base))
+        try:
+            assert await ae.init(partnerSSO="Apple") == {}
+            assert await ae.setRequestor("REF") == {"status": 1}
+            assert [name for name, _ in events] == ["setRequestorComplete"]
+            assert await ae.checkAuthentication() == {"status": 1, "errorCode": ""}
+            assert (await ae.getMetadata(passbridge.METADATA_USER_META, userMetaKey="tokenSource"))["metadata"] == "Apple"
+            # Signed out on the platform: the partner profile no longer stands.
+            TVProviderAccount.write(path, accessStatus="granted", providerId=None, username="demo", password="demo")
+            assert (await ae.checkAuthentication())["status"] == 0
+            # Permission withdrawn: VSA403.
+            TVProviderAccount.write(path, accessStatus="denied", providerId="MockSSO", username="demo", password="demo")
+            del events[:]
+            assert (await ae.checkAuthentication())["status"] == 0
+            assert [params["id"] for name, params in events if name == "status"] == ["VSA403"]
+        finally:
+            assert await ae.close() == 0
+
+    asyncio.run(run())
+
+
+def test_demo_logs_in_with_no_login_page(bin_dir):
+    import subprocess
+    import sys
+    demo = CLIENTS / "examples" / "demo.py"
+    proc = subprocess.run([sys.executable, str(demo), "--partner-sso", "--bin-dir", str(bin_dir)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "[ok] checkAuthentication: logged in by setRequestor through the platform's TV provider account" in out
+    assert "[ok] getMetadata tokenSource: Apple" in out
+    assert "[ok] getAuthentication: logged in at MockSSO as demo" in out
+    assert "navigateToUrl" not in out and "displayProviderDialog" not in out and "web view:" not in out
+    assert '"id": "VSA203"' in out
+    assert out.splitlines()[-1] == "DEMO OK: every step did what it should"

@@ -8,9 +8,12 @@ to the redirect URL, hands it to handleExternalURL), getAuthorization ch1 (short
 ``pass-emulator verify-token``), getAuthorization ch2 (denied), getMetadata, logout (follows the logout page
 back to the redirect URL). ``--second-screen`` plays a set-top box instead: ``init {webView: false}``, the
 registration code is printed and a separate HTTP client, standing in for the phone, completes ``/activate``.
+``--partner-sso`` plays a platform that holds the user's TV-provider account (partner single sign-on): the
+host answers the daemon's partnerSSO/* requests from a small account file (passbridge.partner_sso), so
+setRequestor logs in with no login page at all, and logout ends with VSA203 (sign out on the platform too).
 
 Each step prints what happened; the exit status is 0 only if every step did what it should.
-Usage: demo.py [--second-screen] [--bin-dir DIR] [--verbose]
+Usage: demo.py [--second-screen | --partner-sso] [--bin-dir DIR] [--verbose]
 """
 import argparse
 import asyncio
@@ -31,6 +34,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import passbridge  # noqa: E402
+from passbridge.partner_sso import TVProviderAccount  # noqa: E402
 from browser import Browser  # noqa: E402
 
 REQUESTOR, MVPD, USER, PASSWORD = "REF", "MockMVPD", "demo", "demo"
@@ -202,6 +206,10 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
                                                    stderr=daemon_log)
     app.client = ae
     ae.add_listener(app.onEvent)
+    if args.partner_sso:  # the platform's TV-provider account: signed in with MockSSO as demo/demo
+        account = TVProviderAccount.write(work / "tv-provider-account.json", accessStatus="granted", providerId="MockSSO",
+                                          expiresInSeconds=86400, username=USER, password=PASSWORD)
+        ae.register_partner_sso(TVProviderAccount(account, emulator_url=emulator.url))
 
     async def call(name: str, coro: Any) -> Any:
         say(f"--> {name}")
@@ -213,9 +221,11 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
     try:
         ok("passbridge", f"spawned over stdio (pid {ae.process.pid}), state in a fresh {state_dir}")
 
-        r = await call("init", ae.init(webView=False) if args.second_screen else ae.init())
+        settings = ({"webView": False} if args.second_screen else {}) | ({"partnerSSO": "Apple"} if args.partner_sso else {})
+        r = await call("init", ae.init(**settings))
         expect(r == {}, "init", f"answered {r}")
-        ok("init", "second-screen host (webView: false)" if args.second_screen else "web-view host, redirect URL " + REDIRECT_URL)
+        ok("init", "second-screen host (webView: false)" if args.second_screen else "web-view host, redirect URL " + REDIRECT_URL
+           + (", partner SSO (Apple) answered from the TV provider account file" if args.partner_sso else ""))
 
         mark = len(app.log)
         r = await call("setRequestor REF", ae.setRequestor(REQUESTOR))
@@ -225,13 +235,22 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
         ok("setRequestor", "configuration of REF loaded, setRequestorComplete(1)")
 
         r = await call("checkAuthentication", ae.checkAuthentication())
-        expect(r.get("status") == 0 and r.get("errorCode") == passbridge.USER_NOT_AUTHENTICATED_ERROR,
-               "checkAuthentication", f"a fresh device should not be logged in, got {r}")
-        ok("checkAuthentication", f"not logged in yet ({r['errorCode']})")
+        if args.partner_sso:
+            expect(r == {"status": 1, "errorCode": ""}, "checkAuthentication", f"setRequestor should have logged in, got {r}")
+            ok("checkAuthentication", "logged in by setRequestor through the platform's TV provider account")
+            r = await call("getMetadata tokenSource", ae.getMetadata(passbridge.METADATA_USER_META, userMetaKey="tokenSource"))
+            expect(r.get("metadata") == "Apple", "getMetadata tokenSource", f"answered {r}")
+            ok("getMetadata tokenSource", "Apple: a partner single sign-on login")
+        else:
+            expect(r.get("status") == 0 and r.get("errorCode") == passbridge.USER_NOT_AUTHENTICATED_ERROR,
+                   "checkAuthentication", f"a fresh device should not be logged in, got {r}")
+            ok("checkAuthentication", f"not logged in yet ({r['errorCode']})")
 
         mark = len(app.log)
         login = asyncio.ensure_future(ae.getAuthentication())
-        if args.second_screen:
+        if args.partner_sso:
+            say("--> getAuthentication (already logged in: no picker, no login page)")
+        elif args.second_screen:
             say("--> getAuthentication (set-top: registration code for a second screen)")
             regcode = await asyncio.wait_for(app.regcode, TIMEOUT)
             expect(bool(regcode.get("code")) and str(regcode.get("url", "")).startswith("http"), "REGCODE",
@@ -248,17 +267,20 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
             raise StepFailed(f"getAuthentication: the login did not end within {TIMEOUT} s") from None
         expect(not app.failures, "getAuthentication", "; ".join(app.failures))
         picker = app.index("displayProviderDialog", mark)
-        expect(picker >= 0, "getAuthentication", "no displayProviderDialog")
-        ids = [m.get("ID") for m in app.log[picker]["mvpds"]]
-        expect(ids[:4] == ["MockMVPD", "TempPass", "MockSSO", "MockPicker"], "displayProviderDialog", f"listed {ids}")
-        if not args.second_screen:
+        if args.partner_sso:
+            expect(picker < 0 and app.index("navigateToUrl", mark) < 0, "getAuthentication", "showed a picker or a login page")
+        else:
+            expect(picker >= 0, "getAuthentication", "no displayProviderDialog")
+            ids = [m.get("ID") for m in app.log[picker]["mvpds"]]
+            expect(ids[:4] == ["MockMVPD", "TempPass", "MockSSO", "MockPicker"], "displayProviderDialog", f"listed {ids}")
+        if not args.second_screen and not args.partner_sso:
             expect(app.index("navigateToUrl", mark) >= 0, "getAuthentication", "no navigateToUrl for the login page")
             await asyncio.wait_for(app.web_done.wait(), TIMEOUT)  # handleExternalURL may answer after getAuthentication
             expect(app.web_results[-1:] == [{"status": 1, "errorCode": ""}], "handleExternalURL", f"answered {app.web_results}")
         expect(r == {"status": 1, "errorCode": ""}, "getAuthentication", f"answered {r}")
         auth = app.index("setAuthenticationStatus", mark)
         expect(auth >= 0 and app.log[auth]["status"] == 1, "getAuthentication", "no setAuthenticationStatus(1) before the response")
-        ok("getAuthentication", f"logged in at {MVPD} as {USER} (setAuthenticationStatus(1))")
+        ok("getAuthentication", f"logged in at {'MockSSO' if args.partner_sso else MVPD} as {USER} (setAuthenticationStatus(1))")
 
         mark = len(app.log)
         r = await call("getAuthorization ch1", ae.getAuthorization("ch1"))
@@ -295,11 +317,14 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
         app.web_done.clear()
         r = await call("logout", ae.logout())
         expect(r == {"status": 0, "errorCode": passbridge.USER_NOT_AUTHENTICATED_ERROR}, "logout", f"answered {r}")
-        if not args.second_screen:
+        if args.partner_sso:
+            expect(any(e.name == "status" and e["id"] == "VSA203" for e in app.log[mark:]), "logout", "no VSA203 status")
+            say("    VSA203: the user must also sign out of the TV provider in the platform's settings")
+        elif not args.second_screen:
             expect(app.index("navigateToUrl", mark) >= 0, "logout", "no navigateToUrl for the logout page")
             await asyncio.wait_for(app.web_done.wait(), TIMEOUT)
             expect(app.web_results[-1:] == [r], "logout", f"handleExternalURL answered {app.web_results[-1:]}")
-        ok("logout", "logged out" + ("" if args.second_screen else " (logout page followed back to the redirect URL)"))
+        ok("logout", "logged out" + ("" if args.second_screen or args.partner_sso else " (logout page followed back to the redirect URL)"))
 
         r = await call("checkAuthentication", ae.checkAuthentication())
         expect(r.get("status") == 0, "checkAuthentication", f"should be logged out, got {r}")
@@ -314,6 +339,8 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--second-screen", action="store_true", help="set-top variant: registration code + phone")
+    parser.add_argument("--partner-sso", action="store_true",
+                        help="the platform holds the TV provider account (partner SSO): login with no login page")
     parser.add_argument("--bin-dir", help="folder with passbridge and pass-emulator (default: swift's bin path)")
     parser.add_argument("--verbose", action="store_true", help="print the daemon's and emulator's logs at the end")
     args = parser.parse_args(argv)
