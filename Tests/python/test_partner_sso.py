@@ -3,6 +3,7 @@ requests"): the real passbridge over stdio against the real pass-emulator, with 
 daemon's partnerSSO/* requests on the same connection. One test per branch of the issue's list."""
 import json
 import pathlib
+import socket
 import threading
 import time
 import urllib.request
@@ -10,8 +11,8 @@ import urllib.request
 import jsonschema
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, NOT_SELECTED, REDIRECT_URL, Emulator, StdioDaemon, check_against_openrpc,
-                        daemon_args, follow_to_redirect_url, notifications_named)
+from rpc_helper import (NOT_AUTHENTICATED, NOT_SELECTED, REDIRECT_URL, Client, Emulator, SocketDaemon, StdioDaemon,
+                        check_against_openrpc, daemon_args, follow_to_redirect_url, notifications_named)
 
 DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 METHODS = {m["name"]: m for m in DOCUMENT["methods"]}
@@ -70,17 +71,16 @@ class Platform:
         return "\n  " + saml.replace("<saml:Assertion>", "\n\t<saml:Assertion>") + "\n"  # as a platform may indent it
 
 
-class ScriptedHost(StdioDaemon):
-    """passbridge over stdio; daemon→host requests are answered by `platform` from a thread of their own and
-    recorded in `host_requests` (method, params), in order."""
+class AnswersHostRequests:
+    """A client whose daemon→host requests are answered by `platform` from a thread of their own and recorded
+    in `host_requests` (method, params), in order. Mixed into a Client (call `_host_setup` before its __init__)."""
 
-    def __init__(self, bin_dir, platform: Platform, *args):
+    def _host_setup(self, platform: Platform):
         self.platform = platform
         self.host_requests: list[tuple[str, dict]] = []
         self.answers: list[tuple[dict, dict]] = []  # (request, the answer message)
-        super().__init__(bin_dir, *args)
 
-    def _read_loop(self):
+    def _read_loop(self):  # replaces Client's: requests from the daemon are answered, not queued as messages
         for line in self._reader:
             line = line.strip()
             if not line:
@@ -120,6 +120,32 @@ class ScriptedHost(StdioDaemon):
         with self._lock:
             taken, self.host_requests = self.host_requests, []
         return taken
+
+
+class ScriptedHost(AnswersHostRequests, StdioDaemon):
+    """passbridge over stdio with a scripted platform host."""
+
+    def __init__(self, bin_dir, platform: Platform, *args):
+        self._host_setup(platform)
+        super().__init__(bin_dir, *args)
+
+
+class ScriptedSocketHost(AnswersHostRequests, Client):
+    """One connection to `passbridge --socket` with a scripted platform host."""
+
+    def __init__(self, path: str, platform: Platform):
+        self._host_setup(platform)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+
+        def close():
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.sock.close()
+
+        super().__init__(self.sock.makefile("rb"), self.sock.sendall, close)
 
 
 @pytest.fixture()
@@ -368,6 +394,29 @@ def test_a_host_that_declared_nothing_never_receives_a_request(host):
     cancel_picker(daemon, get_id, start)
     daemon.call("logout")
     assert daemon.take_requests() == []
+
+
+def test_over_the_socket_a_closed_host_connection_cancels_only_its_own_partner_wait(bin_dir, emulator, tmp_path, short_tmp):
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        signed_in = ScriptedSocketHost(daemon.path, Platform(emulator))
+        assert signed_in.call("init", {"partnerSSO": "Apple"}) == {}
+        assert notifications_named(set_requestor(signed_in)) == ["setRequestorComplete"]
+        assert signed_in.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+
+        stuck = ScriptedSocketHost(daemon.path, Platform(emulator, signed_in=None, silent=True))
+        assert stuck.call("init", {"partnerSSO": "Apple"}) == {}
+        stuck.send("setRequestor", {"requestorID": "REF"})
+        deadline = time.monotonic() + 10
+        while not stuck.host_requests:  # the daemon waits for this host's answer...
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        stuck.close()  # ...and the host goes away
+        # The other connection is served as before.
+        assert signed_in.call("getMetadata", {"opCode": "METADATA_USER_META", "userMetaKey": "tokenSource"})["metadata"] == "Apple"
+        signed_in.close()
+    finally:
+        assert daemon.stop() == 0
 
 
 # ------------------------------------------------------------------------------ the Python client's host helper
