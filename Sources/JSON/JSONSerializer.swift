@@ -12,12 +12,20 @@ extension JSON {
         guard let root = makeJansson(&raw) else { return Array("null".utf8) }
         defer { json_decref(root) }
         let flags = Int(JSON_ENCODE_ANY) | (pretty ? 2 : Int(JSON_COMPACT))
-        let size = json_dumpb(root, nil, 0, flags)
-        var bytes = [UInt8](repeating: 0, count: size)
-        _ = bytes.withUnsafeMutableBytes { buffer in
-            json_dumpb(root, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), size, flags)
-        }
+        // One pass into a buffer that fits most messages; a larger text is dumped again at its exact size.
+        var bytes = dump(root, flags: flags, capacity: 1024)
+        if bytes.count > 1024 { bytes = dump(root, flags: flags, capacity: bytes.count) }
         return raw.isEmpty ? bytes : raw.substitute(into: bytes)
+    }
+
+    /// jansson's text of `root` if it fits `capacity` bytes; otherwise an array whose count is the size needed.
+    private func dump(_ root: UnsafeMutablePointer<json_t>, flags: Int, capacity: Int) -> [UInt8] {
+        var needed = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            needed = json_dumpb(root, UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: CChar.self), capacity, flags)
+            count = needed <= capacity ? needed : 0
+        }
+        return needed <= capacity ? bytes : [UInt8](repeating: 0, count: needed)
     }
 
     /// The compact (or `pretty`) JSON text as a String.
@@ -101,3 +109,4 @@ private struct RawNumbers {
         return output
     }
 }
+

@@ -71,55 +71,32 @@ public enum IncomingMessage: Sendable, Equatable {
 /// Member order is fixed — `jsonrpc`, then `id`, then `result`/`error` (responses), or `jsonrpc`,
 /// `method`, `params`, then `id` (requests and notifications) — so simple line-based clients can rely on it.
 public enum OutgoingMessage {
-    private static let responsePrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
-    private static let resultKey = Array(#","result":"#.utf8)
-    private static let errorKey = Array(#","error":"#.utf8)
-    private static let methodPrefix = Array(#"{"jsonrpc":"2.0","method":"#.utf8)
-    private static let paramsKey = Array(#","params":"#.utf8)
-    private static let idKey = Array(#","id":"#.utf8)
-
     /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`.
     public static func response(id: RequestID?, result: JSON) -> [UInt8] {
-        var bytes = responsePrefix
-        bytes.reserveCapacity(128)
-        bytes += (id?.json ?? .null).serialized()
-        bytes += resultKey
-        bytes += result.serialized()
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        JSON.object(["jsonrpc": "2.0", "id": id?.json ?? .null, "result": result]).serialized()
     }
 
     /// `{"jsonrpc":"2.0","id":ID,"error":{…}}` (id null when unknown).
     public static func response(id: RequestID?, error: ErrorObject) -> [UInt8] {
-        var bytes = responsePrefix
-        bytes.reserveCapacity(160)
-        bytes += (id?.json ?? .null).serialized()
-        bytes += errorKey
-        bytes += error.json.serialized()
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        JSON.object(["jsonrpc": "2.0", "id": id?.json ?? .null, "error": error.json]).serialized()
     }
 
     /// `{"jsonrpc":"2.0","method":M,"params":P}` (no params member when `params` is nil).
     public static func notification(method: String, params: JSON?) -> [UInt8] {
-        var bytes = methodPrefix
-        bytes += JSON.string(method).serialized()
-        if let params {
-            bytes += paramsKey
-            bytes += params.serialized()
-        }
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        JSON.object(message(method: method, params: params)).serialized()
     }
 
     /// `{"jsonrpc":"2.0","method":M,"params":P,"id":ID}`.
     public static func request(method: String, params: JSON?, id: RequestID) -> [UInt8] {
-        var bytes = notification(method: method, params: params)
-        bytes.removeLast()
-        bytes += idKey
-        bytes += id.json.serialized()
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        var object = message(method: method, params: params)
+        object["id"] = id.json
+        return JSON.object(object).serialized()
+    }
+
+    private static func message(method: String, params: JSON?) -> JSONObject {
+        var object: JSONObject = ["jsonrpc": "2.0", "method": .string(method)]
+        object["params"] = params
+        return object
     }
 
     /// A batch response: the already encoded responses joined into one array.

@@ -16,6 +16,14 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(try JSON.parse("[9007199254740993]"), [.integer(9_007_199_254_740_993)])
     }
 
+    func testLargeValuesSerializeWhole() throws {
+        let long = String(repeating: "é", count: 3000)
+        let value: JSON = ["text": .string(long), "list": .array((0..<500).map { .integer($0) })]
+        let text = value.serializedString()
+        XCTAssertEqual(text.utf8.count, 7910)
+        XCTAssertEqual(try JSON.parse(text), value)
+    }
+
     func testDoublesUseShortestForm() throws {
         XCTAssertEqual(JSON.double(0.1).serializedString(), "0.1")
         XCTAssertEqual(try JSON.parse("[1.5,-2e-3]").serializedString(), "[1.5,-0.002]")
