@@ -3,6 +3,7 @@ browser redirects, read HTML forms, and validate every JSON answer against Adobe
 import base64
 import html.parser
 import http.client
+import functools
 import json
 import os
 import pathlib
@@ -46,7 +47,8 @@ def _openapi_dir() -> pathlib.Path:
 
     They are Adobe's files, not ours, so the repository does not carry them; without them the schema checks
     are skipped on a developer machine and fail in CI (CI always has the shared folder)."""
-    candidates = [os.environ.get("PASSBRIDGE_OPENAPI_DIR"), ROOT.parent / "shared" / "reference" / "openapi"]
+    candidates = [os.environ.get("PASSBRIDGE_OPENAPI_DIR"), ROOT.parent / "shared" / "reference" / "openapi",
+                  pathlib.Path("/work/shared/reference/openapi")]
     for candidate in candidates:
         if candidate and (pathlib.Path(candidate) / "restApiV2.json").is_file():
             return pathlib.Path(candidate)
@@ -204,9 +206,16 @@ class EmulatorProcess:
         line = self.process.stdout.readline().strip()
         assert line.startswith("http://127.0.0.1:"), f"first stdout line was {line!r}"
         self.base = line
-        directory = _openapi_dir()
-        self.rest = OpenAPI(directory / "restApiV2.json", "/api/v2")
-        self.dcr = OpenAPI(directory / "dcrApi.json", "/o")
+
+    @functools.cached_property
+    def rest(self) -> "OpenAPI":
+        """Adobe's REST API V2 document (loaded on first schema check)."""
+        return OpenAPI(_openapi_dir() / "restApiV2.json", "/api/v2")
+
+    @functools.cached_property
+    def dcr(self) -> "OpenAPI":
+        """Adobe's DCR document (loaded on first schema check)."""
+        return OpenAPI(_openapi_dir() / "dcrApi.json", "/o")
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
