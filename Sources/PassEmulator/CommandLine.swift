@@ -13,14 +13,22 @@ public enum PassEmulatorCommand {
     static let usage = """
         usage: pass-emulator [--port PORT] [--config FILE] [--key FILE]
                pass-emulator verify-token TOKEN [--resource R] (--url BASE | --public-key FILE)
+               pass-emulator --help | --version
 
         """
+
+    /// The version `--version` prints.
+    public static let version = "0.1.0"
 
     /// Runs the command and returns the process exit status.
     public static func run(_ arguments: [String]) -> Int32 {
         if arguments.first == "verify-token" { return verifyToken(Array(arguments.dropFirst())) }
         if arguments.contains("--help") || arguments.contains("-h") {
             writeOut(usage)
+            return 0
+        }
+        if arguments == ["--version"] {
+            writeOut("pass-emulator \(version)\n")
             return 0
         }
         var options: [String: String] = [:]

@@ -32,6 +32,8 @@ final class EmulatorChild: Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice
+        // Its request log is debugging detail: shown at --log-level debug or trace only.
+        if Logger.level > .debug { process.standardError = FileHandle.nullDevice }
         do { try process.run() } catch { throw .failure("--backend emulator: cannot start \(binary): \(error)") }
         guard let line = firstLine(output.fileHandleForReading.fileDescriptor, timeout: timeout),
             line.hasPrefix("http://"), let url = URL(string: line)

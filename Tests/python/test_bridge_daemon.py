@@ -54,7 +54,11 @@ def test_backend_emulator_works_without_a_software_statement(bin_dir, tmp_path):
     daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"))
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     assert daemon.call("checkAuthentication") == {"status": 0, "errorCode": "User Not Authenticated Error"}
-    assert daemon.stop() == 0
+    daemon.process.stdin.close()
+    assert daemon.process.wait(timeout=20) == 0
+    log = daemon.process.stderr.read().decode()
+    assert "pass-emulator started at http://127.0.0.1:" in log
+    assert "/api/v2/REF/configuration" not in log, "the emulator's request log shows only at --log-level debug"
 
 
 def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
