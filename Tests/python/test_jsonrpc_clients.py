@@ -37,7 +37,7 @@ def test_shell_call_over_stdio(passbridge):
 def test_shell_call_usage_and_connection_errors(passbridge, short_tmp):
     assert run_call(passbridge).returncode == 2
     assert run_call(passbridge, "--bogus", "x").returncode == 2
-    assert run_call(passbridge, "--requestor", "REF", "x").returncode == 2
+    assert run_call(passbridge, "--requestor").returncode == 2
     missing = run_call(passbridge, "--socket", str(short_tmp / "none.sock"), "echo")
     assert missing.returncode == 2 and "cannot connect" in missing.stderr
 
