@@ -179,29 +179,37 @@ public final class Connection: Sendable {
         }
         if count == 0 {
             log.debug("connection \(number): end of input")
+            corked { framer.finish(handle) }
             beginClosing()
             return
         }
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
         state.withLock { state in
-            state.corked = true
             if state.framing == .undetermined { state.framing = Framer.detect(chunk) }
         }
-        framer.feed(chunk) { event in
-            switch event {
-            case .message(let body): dispatch(body)
-            case .tooLarge(let declared):
-                log.warning("connection \(number): message over \(limits.maxMessageBytes) bytes refused" + (declared.map { " (Content-Length \($0))" } ?? ""))
-                send(OutgoingMessage.response(id: nil, error: .messageTooLarge(limit: limits.maxMessageBytes)))
-            case .fatal(let reason):
-                log.warning("connection \(number): unreadable framing (\(reason)), closing")
-                send(OutgoingMessage.response(id: nil, error: ErrorObject(code: .parseError, message: "Parse error", data: ["reason": .string(reason)])))
-                beginClosing()
-            }
-        }
+        corked { framer.feed(chunk, handle) }
+    }
+
+    /// Runs `work` with writes held back, then flushes what it queued in one write.
+    private func corked(_ work: () -> Void) {
+        state.withLock { $0.corked = true }
+        work()
         state.withLock { state in
             state.corked = false
             flushLocked(&state)
+        }
+    }
+
+    private func handle(_ event: FrameEvent) {
+        switch event {
+        case .message(let body): dispatch(body)
+        case .tooLarge(let declared):
+            log.warning("connection \(number): message over \(limits.maxMessageBytes) bytes refused" + (declared.map { " (Content-Length \($0))" } ?? ""))
+            send(OutgoingMessage.response(id: nil, error: .messageTooLarge(limit: limits.maxMessageBytes)))
+        case .fatal(let reason):
+            log.warning("connection \(number): unreadable framing (\(reason)), closing")
+            send(OutgoingMessage.response(id: nil, error: ErrorObject(code: .parseError, message: "Parse error", data: ["reason": .string(reason)])))
+            beginClosing()
         }
     }
 

@@ -170,6 +170,18 @@ public struct Framer {
         }
     }
 
+    /// The peer's input ended: an unterminated NDJSON line still held is its last message (a partial
+    /// Content-Length body or header is dropped, since its end was never announced).
+    public mutating func finish(_ body: (FrameEvent) -> Void) {
+        defer {
+            pending = []
+            state = .dead
+        }
+        guard case .line(discarding: false) = state, !pending.isEmpty else { return }
+        let line = pending
+        line.withUnsafeBufferPointer { emitLine($0, body) }
+    }
+
     private mutating func emitLine(_ line: UnsafeBufferPointer<UInt8>, _ body: (FrameEvent) -> Void) {
         var count = line.count
         if count > 0 && line[count - 1] == UInt8(ascii: "\r") { count -= 1 }

@@ -102,6 +102,20 @@ final class FramerTests: XCTestCase {
         XCTAssertEqual(events, ["<fatal: header block over 8192 bytes>"])
     }
 
+    func testUnterminatedLastLineIsAMessageAtEndOfInput() {
+        var framer = Framer(maxMessageBytes: 1024)
+        XCTAssertEqual(run(&framer, [Array((first + "\n" + second).utf8)]), [first])
+        var events: [String] = []
+        framer.finish { event in
+            if case .message(let body) = event { events.append(String(decoding: body, as: UTF8.self)) }
+        }
+        XCTAssertEqual(events, [second])
+
+        var partial = Framer(maxMessageBytes: 1024)
+        XCTAssertEqual(run(&partial, [Array("Content-Length: 40\r\n\r\n{\"jsonrpc\"".utf8)]), [])
+        partial.finish { _ in XCTFail("a partial Content-Length body is dropped") }
+    }
+
     func testOutputFraming() {
         XCTAssertEqual(String(decoding: Framing.ndjson.frame(Array("{}".utf8)), as: UTF8.self), "{}\n")
         XCTAssertEqual(String(decoding: Framing.contentLength.frame(Array(#"["é"]"#.utf8)), as: UTF8.self), "Content-Length: 6\r\n\r\n[\"é\"]")

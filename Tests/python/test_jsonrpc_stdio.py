@@ -112,6 +112,14 @@ def test_stray_print_goes_to_stderr(daemon):
     assert b"a stray print from a test method" in err
 
 
+def test_last_request_without_newline_is_answered_at_end_of_input(daemon):
+    daemon.send(request("subtract", [42, 23], id=9))
+    daemon.close_input()
+    code, rest, _ = daemon.finish()
+    assert code == 0
+    assert json.loads(rest) == {"jsonrpc": "2.0", "id": 9, "result": 19}
+
+
 def test_end_of_input_finishes_pending_work_then_exits_0(daemon):
     daemon.send(request("test/sleep", {"ms": 300, "result": "late"}, id=1) + "\n")
     daemon.close_input()
