@@ -11,11 +11,24 @@ import JSON
 /// Usage errors exit 2, failures 1 (one line on stderr).
 public enum PassEmulatorCommand {
     static let usage = """
-        usage: pass-emulator [--port PORT] [--config FILE] [--key FILE]
+        usage: pass-emulator [--port PORT] [--config FILE] [--key FILE] [--exit-on-eof]
                pass-emulator verify-token TOKEN [--resource R] (--url BASE | --public-key FILE)
                pass-emulator --help | --version
 
         """
+
+    /// `--exit-on-eof`: a thread waits for standard input to end, then stops the server as SIGTERM does.
+    /// A parent that keeps the write end of a pipe on our stdin ties our life to its own, even if it is killed.
+    private static func stopAtEndOfInput() {
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(0, &byte, 1)
+                if count == 0 || (count < 0 && errno != EINTR) { break }
+            }
+            kill(getpid(), SIGTERM)
+        }
+    }
 
     /// The version `--version` prints.
     public static let version = "0.1.0"
@@ -32,18 +45,24 @@ public enum PassEmulatorCommand {
             return 0
         }
         var options: [String: String] = [:]
+        var exitOnEOF = false
         var index = 0
         while index < arguments.count {
             let name = arguments[index]
+            if name == "--exit-on-eof" {
+                exitOnEOF = true
+                index += 1
+                continue
+            }
             guard ["--port", "--config", "--key"].contains(name), index + 1 < arguments.count else { return usageError("unexpected argument \(name)") }
             options[name] = arguments[index + 1]
             index += 2
         }
         guard let port = UInt16(options["--port"] ?? "0") else { return usageError("--port needs a number 0-65535") }
-        return serve(port: port, configPath: options["--config"], keyPath: options["--key"])
+        return serve(port: port, configPath: options["--config"], keyPath: options["--key"], exitOnEOF: exitOnEOF)
     }
 
-    private static func serve(port: UInt16, configPath: String?, keyPath: String?) -> Int32 {
+    private static func serve(port: UInt16, configPath: String?, keyPath: String?, exitOnEOF: Bool) -> Int32 {
         let config: EmulatorConfig
         do {
             config = try configPath.map { path throws(ConfigError) in try EmulatorConfig.load(path: path) } ?? EmulatorConfig.builtIn()
@@ -76,6 +95,7 @@ public enum PassEmulatorCommand {
         emulator.baseURL = "http://127.0.0.1:\(server.port)"
         writeOut(emulator.baseURL + "\n")
         log("serving \(config.serviceProviders.map(\.id).joined(separator: ", ")) at \(emulator.baseURL)")
+        if exitOnEOF { stopAtEndOfInput() }
         var received: Int32 = 0
         sigwait(&signals, &received)
         log("signal \(received): stopping")

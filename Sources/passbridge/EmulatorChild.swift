@@ -15,11 +15,14 @@ final class EmulatorChild: Sendable {
     let baseURL: URL
     /// Kept open so the child never writes into a closed pipe.
     let output: Pipe
+    /// The write end of the child's stdin (`--exit-on-eof`), open for as long as this process lives.
+    let lifeline: Pipe
 
-    private init(process: Process, baseURL: URL, output: Pipe) {
+    private init(process: Process, baseURL: URL, output: Pipe, lifeline: Pipe) {
         self.process = process
         self.baseURL = baseURL
         self.output = output
+        self.lifeline = lifeline
     }
 
     /// Starts the child and waits (at most `timeout`) for its base URL.
@@ -28,10 +31,12 @@ final class EmulatorChild: Sendable {
         guard access(binary, X_OK) == 0 else { throw .failure("--backend emulator: \(binary) not found or not executable") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--port", "0"]
+        process.arguments = ["--port", "0", "--exit-on-eof"]
         let output = Pipe()
         process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
+        // We hold the pipe's write end until we exit, however we exit: then the child sees end of input and stops.
+        let lifeline = Pipe()
+        process.standardInput = lifeline
         // Its request log is debugging detail: shown at --log-level debug or trace only.
         if Logger.level > .debug { process.standardError = FileHandle.nullDevice }
         do { try process.run() } catch { throw .failure("--backend emulator: cannot start \(binary): \(error)") }
@@ -42,7 +47,7 @@ final class EmulatorChild: Sendable {
             throw .failure("--backend emulator: pass-emulator did not print its base URL")
         }
         Logger(label: "emulator").info("pass-emulator started at \(line) (pid \(process.processIdentifier))")
-        return EmulatorChild(process: process, baseURL: url, output: output)
+        return EmulatorChild(process: process, baseURL: url, output: output, lifeline: lifeline)
     }
 
     /// Stops the child (SIGTERM) and reaps it.

@@ -153,3 +153,19 @@ def test_second_screen_cancel_stops_the_wait(bin_dir, emulator, tmp_path):
     assert daemon.call("setSelectedProvider", {"mvpdId": None}) == {"status": 0, "errorCode": NOT_SELECTED}
     assert daemon.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_SELECTED}
     assert daemon.stop() == 0
+
+
+def test_the_emulator_child_stops_when_passbridge_is_killed(bin_dir, tmp_path):
+    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--backend", "emulator", "--state-dir", str(tmp_path / "s")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = daemon.stderr.readline().decode()
+    while "pass-emulator started at" not in line:
+        line = daemon.stderr.readline().decode()
+        assert line, "passbridge ended before starting its emulator"
+    child = int(re.search(r"\(pid (\d+)\)", line).group(1))
+    daemon.kill()
+    daemon.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{child}"), "the emulator child outlived a SIGKILLed passbridge"
