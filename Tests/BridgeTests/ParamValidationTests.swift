@@ -23,6 +23,14 @@ final class ParamValidationTests: XCTestCase {
         XCTAssertEqual(error?.data?["param"], "requestorID")
     }
 
+    func testInitRefusesARedirectURLThatIsNotAnAbsoluteURL() throws {
+        let harness = try Harness()
+        for bad in ["", "not a url", "/relative/path", "adobepass:"] {
+            let error = invalidParams(harness.call("init", ["redirectUrl": .string(bad)]))
+            XCTAssertEqual(error?.data?["param"], "redirectUrl", bad)
+        }
+    }
+
     func testWrongTypeNamesTheParamAndTheType() throws {
         let harness = try Harness()
         harness.call("setRequestor", ["requestorID": "REF"])

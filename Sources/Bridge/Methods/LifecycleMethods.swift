@@ -13,11 +13,21 @@ enum LifecycleMethods {
     static let initialize = MethodSpec(name: "init", needsRequestor: false) { session, params throws(ErrorObject) in
         let softwareStatement = try params.string("softwareStatement")
         let redirectURL = try params.string("redirectUrl")
+        if let redirectURL, !isAbsoluteURL(redirectURL) {
+            throw Params.invalid("redirectUrl", "must be an absolute URL such as adobepass://ios.app")
+        }
         let webView = try params.bool("webView")
         let partnerSSO = try params.string("partnerSSO")
         if partnerSSO?.isEmpty == true { throw Params.invalid("partnerSSO", "must not be empty") }
         session.initialize(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO)
         return .now(.object([:]))
+    }
+
+    /// A URL with a scheme and a host (`adobepass://ios.app`, `https://example.com/done`): what a login page can
+    /// redirect to and `handleExternalURL` can compare.
+    static func isAbsoluteURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), url.scheme?.isEmpty == false, url.host?.isEmpty == false else { return false }
+        return true
     }
 
     /// `setOptions {applicationProfile?, visitorID?, device_info?, handleSVC?}` → `{}`; never queued.
