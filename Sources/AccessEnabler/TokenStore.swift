@@ -22,8 +22,11 @@ public final class TokenStore: Sendable {
     public init(directory: URL) throws {
         let path = directory.path
         let manager = FileManager.default
-        if !manager.fileExists(atPath: path) {
+        var isDirectory: ObjCBool = false
+        if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
             try manager.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } else if !isDirectory.boolValue {
+            throw TokenStoreError.notADirectory(path)
         }
         if chmod(path, 0o700) != 0 { throw TokenStoreError.io("cannot chmod state directory", errno) }
         fileURL = directory.appendingPathComponent("passbridge.sqlite")
@@ -82,10 +85,24 @@ public final class TokenStore: Sendable {
 }
 
 /// A store failure.
-public enum TokenStoreError: Error, Equatable {
+public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
+    /// A file system call failed: what was done, and errno.
     case io(String, Int32)
+    /// An SQLite call failed: the operation, and SQLite's result code.
     case sqlite(String, Int32)
+    /// The database was written by a newer PassBridge (its schema version).
     case newerSchema(Int32)
+    /// The state path exists and is not a directory (it is left untouched).
+    case notADirectory(String)
+
+    public var description: String {
+        switch self {
+        case .io(let what, let code): return "\(what): \(String(cString: strerror(code)))"
+        case .sqlite(let operation, let code): return "SQLite \(operation) failed: \(String(cString: sqlite3_errstr(code)))"
+        case .newerSchema(let version): return "the store has schema version \(version), newer than this PassBridge knows"
+        case .notADirectory(let path): return "\(path) is not a directory"
+        }
+    }
 }
 
 /// One SQLite connection; all access under the store's mutex.

@@ -169,3 +169,13 @@ def test_the_emulator_child_stops_when_passbridge_is_killed(bin_dir, tmp_path):
     while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{child}"), "the emulator child outlived a SIGKILLed passbridge"
+
+
+def test_a_state_path_that_is_a_file_is_refused_and_left_alone(bin_dir, tmp_path):
+    path = tmp_path / "not-a-dir"
+    path.write_text("keep me")
+    path.chmod(0o644)
+    result = run_passbridge(bin_dir, "--state-dir", str(path))
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"passbridge: cannot open the state directory {path}: {path} is not a directory"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644 and path.read_text() == "keep me"
