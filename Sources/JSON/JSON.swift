@@ -109,12 +109,17 @@ extension JSON: CustomStringConvertible {
     public var description: String { serializedString() }
 }
 
-/// A JSON object: members in insertion order, looked up by name in O(1).
+/// A JSON object: members in insertion order.
 ///
-/// Equality and hashing ignore member order, as RFC 8259 does.
+/// Lookups scan the members, which beats hashing for the small objects of a protocol; objects of more than
+/// ``JSONObject/indexThreshold`` members also keep a name index. Equality and hashing ignore member order, as
+/// RFC 8259 does.
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var keys: [String] = []
-    private var storage: [String: JSON] = [:]
+    /// Member count above which lookups go through a dictionary index.
+    public static let indexThreshold = 16
+
+    private var members: [(key: String, value: JSON)] = []
+    private var index: [String: Int]?
 
     public init() {}
 
@@ -125,31 +130,64 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     public init(dictionaryLiteral elements: (String, JSON)...) { self.init(elements) }
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+    public var keys: [String] { members.map(\.key) }
 
     /// The member's value; assigning nil removes the member.
     public subscript(key: String) -> JSON? {
-        get { storage[key] }
+        get { position(of: key).map { members[$0].value } }
         set {
-            if let newValue {
-                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if storage.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+            let existing = position(of: key)
+            switch (existing, newValue) {
+            case (let position?, let value?):
+                members[position].value = value
+            case (nil, let value?):
+                members.append((key, value))
+                if index != nil {
+                    index![key] = members.count - 1
+                } else if members.count > JSONObject.indexThreshold {
+                    rebuildIndex()
+                }
+            case (let position?, nil):
+                members.remove(at: position)
+                if index != nil { rebuildIndex() }
+            case (nil, nil):
+                break
             }
         }
     }
 
-    public func makeIterator() -> AnyIterator<(key: String, value: JSON)> {
-        var index = 0
-        return AnyIterator {
-            guard index < keys.count else { return nil }
-            defer { index += 1 }
-            let key = keys[index]
-            return (key, storage[key]!)
-        }
+    private func position(of key: String) -> Int? {
+        if let index { return index[key] }
+        return members.firstIndex { $0.key == key }
     }
 
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.storage == rhs.storage }
-    public func hash(into hasher: inout Hasher) { hasher.combine(storage) }
+    private mutating func rebuildIndex() {
+        var built: [String: Int] = [:]
+        for (position, member) in members.enumerated() { built[member.key] = position }
+        index = built
+    }
+
+    public func makeIterator() -> AnyIterator<(key: String, value: JSON)> {
+        var iterator = members.makeIterator()
+        return AnyIterator { iterator.next() }
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.count == rhs.count && lhs.members.allSatisfy { rhs[$0.key] == $0.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        // Order-independent: the members' own hashes, combined commutatively.
+        var combined = 0
+        for member in members {
+            var memberHasher = Hasher()
+            memberHasher.combine(member.key)
+            memberHasher.combine(member.value)
+            combined ^= memberHasher.finalize()
+        }
+        hasher.combine(count)
+        hasher.combine(combined)
+    }
 }

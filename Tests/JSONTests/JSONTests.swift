@@ -56,6 +56,24 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(value.serializedString(), #""a\u0000b\u0001""#)
     }
 
+    func testObjectsSmallAndLargeKeepOrderAndFindMembers() {
+        for size in [3, JSONObject.indexThreshold + 5] {
+            var object = JSONObject()
+            for n in 0..<size { object["k\(n)"] = .integer(Int64(n)) }
+            object["k1"] = "replaced"
+            object["k0"] = nil
+            XCTAssertEqual(object.count, size - 1)
+            XCTAssertEqual(object.keys.first, "k1")
+            XCTAssertEqual(object["k1"], "replaced")
+            XCTAssertNil(object["k0"])
+            XCTAssertEqual(object["k\(size - 1)"], .integer(Int64(size - 1)))
+            let reversed = JSONObject(object.reversed().map { ($0.key, $0.value) })
+            XCTAssertEqual(reversed, object)
+            XCTAssertEqual(reversed.hashValue, object.hashValue)
+            XCTAssertEqual(reversed.keys.last, "k1")
+        }
+    }
+
     func testAccessors() throws {
         let value = try JSON.parse(#"{"n":3,"s":"x","b":true,"a":[1],"o":{}}"#)
         XCTAssertEqual(value["n"]?.intValue, 3)
