@@ -212,7 +212,9 @@ extension Engine {
             case .completing:
                 return await withCheckedContinuation { loginFlow?.waiters.append($0) }
             case .partner, .picker, .polling:
-                break
+                // No login page is open yet: nothing to complete, and no callback, since the flow's own
+                // setAuthenticationStatus is still to come. The answer is the current state.
+                return currentProfile(requestor) != nil ? .authenticated : .failed(ErrorCode.userNotAuthenticated)
             }
         }
         if let lastCompleted { return lastCompleted }

@@ -78,6 +78,22 @@ final class LoginFlowTests: EmulatorTestCase {
         XCTAssertEqual(client.delegate.take(), [])
     }
 
+    func testHandleExternalURLBeforeTheLoginPageSendsNoCallback() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        _ = client.delegate.take()
+        let early = try await client.engine.handleExternalURL("adobepass://ios.app")
+        XCTAssertEqual(early, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
+        XCTAssertEqual(client.delegate.take(), [], "the pending getAuthentication's status is still to come")
+        _ = await client.engine.setSelectedProvider(nil)
+        let result = await flow.value
+        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error"))
+        XCTAssertEqual(client.delegate.take().first, .setAuthenticationStatus(0, "Provider not Selected Error"))
+    }
+
     func testFilterNarrowsThePicker() async throws {
         let client = try makeClient()
         await ready(client)
