@@ -52,11 +52,21 @@ class EmulatorTestCase: XCTestCase {
         XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)], file: file, line: line)
     }
 
-    /// The whole web-view login with MockMVPD (demo/demo); leaves the delegate empty.
-    func login(_ client: Client, file: StaticString = #filePath, line: UInt = #line) async throws {
+    /// Starts getAuthentication, waits for displayProviderDialog and clears the recorded callbacks; the task ends
+    /// with the login's outcome.
+    func startLoginAtPicker(
+        _ client: Client, file: StaticString = #filePath, line: UInt = #line
+    ) async -> Task<AuthenticationStatus, Never> {
         let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
         let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown, file: file, line: line)
+        XCTAssertTrue(shown, "no displayProviderDialog", file: file, line: line)
+        _ = client.delegate.take()
+        return flow
+    }
+
+    /// The whole web-view login with MockMVPD (demo/demo); leaves the delegate empty.
+    func login(_ client: Client, file: StaticString = #filePath, line: UInt = #line) async throws {
+        let flow = await startLoginAtPicker(client, file: file, line: line)
         let selection = await client.engine.setSelectedProvider("MockMVPD")
         XCTAssertEqual(selection, .started, file: file, line: line)
         let url = try XCTUnwrap(client.delegate.callbacks.compactMap { if case .navigate(let url, _) = $0 { url } else { nil } }.first)

@@ -62,10 +62,7 @@ final class LoginFlowTests: EmulatorTestCase {
     func testCancelAtPickerReportsProviderNotSelected() async throws {
         let client = try makeClient()
         await ready(client)
-        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
-        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown)
-        _ = client.delegate.take()
+        let flow = await startLoginAtPicker(client)
         let outcome = await client.engine.setSelectedProvider(nil)
         XCTAssertEqual(outcome, .ended(AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error")))
         let callbacks = client.delegate.take()
@@ -81,10 +78,7 @@ final class LoginFlowTests: EmulatorTestCase {
     func testHandleExternalURLBeforeTheLoginPageSendsNoCallback() async throws {
         let client = try makeClient()
         await ready(client)
-        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
-        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown)
-        _ = client.delegate.take()
+        let flow = await startLoginAtPicker(client)
         let early = try await client.engine.handleExternalURL("adobepass://ios.app")
         XCTAssertEqual(early, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
         XCTAssertEqual(client.delegate.take(), [], "the pending getAuthentication's status is still to come")

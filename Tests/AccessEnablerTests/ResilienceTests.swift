@@ -77,10 +77,7 @@ final class ResilienceTests: EmulatorTestCase {
         let client = try makeClient(requestTimeout: .seconds(1))
         await ready(client)
         try await emulator.fault(method: "POST", path: "/api/v2/REF/sessions", kind: "drop", count: 5)
-        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
-        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown)
-        _ = client.delegate.take()
+        let flow = await startLoginAtPicker(client)
         let outcome = await client.engine.setSelectedProvider("MockMVPD")
         XCTAssertEqual(outcome, .ended(AuthenticationStatus(status: 0, errorCode: "Provider not Available Error")))
         let result = await flow.value

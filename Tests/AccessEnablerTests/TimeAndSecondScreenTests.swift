@@ -10,10 +10,7 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
     func testTempPassAuthenticatesWithoutALoginPageThenExpires() async throws {
         let client = try makeClient()
         await ready(client)
-        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
-        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown)
-        _ = client.delegate.take()
+        let flow = await startLoginAtPicker(client)
         let outcome = await client.engine.setSelectedProvider("TempPass")
         XCTAssertEqual(outcome, .ended(AuthenticationStatus(status: 1, errorCode: "")))
         var callbacks = client.delegate.take()
@@ -46,10 +43,7 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
     func testSecondScreenLoginCompletedOnTheActivationPage() async throws {
         let client = try makeClient(webView: false)
         await ready(client)
-        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
-        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown)
-        _ = client.delegate.take()
+        let flow = await startLoginAtPicker(client)
         let outcome = await client.engine.setSelectedProvider("MockMVPD")
         XCTAssertEqual(outcome, .started)
         let callbacks = client.delegate.take()
