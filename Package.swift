@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler"]),
         .executableTarget(name: "passbridge", dependencies: ["Bridge"]),
 
-        .target(name: "PassEmulator", dependencies: ["JSON", "CMicroHTTPD", "COpenSSL"], exclude: ["README.md"], resources: [.copy("Resources")]),
+        .target(name: "PassEmulator", dependencies: ["JSON", "CMicroHTTPD", "COpenSSL"], exclude: ["README.md", "default-config.json"]),
         .executableTarget(name: "pass-emulator", dependencies: ["PassEmulator"]),
 
         .executableTarget(name: "passbridge-bench", dependencies: ["JSON", "CShims"], path: "Bench/Sources/passbridge-bench"),

@@ -1,5 +1,5 @@
-/// The compiled-in copy of `Resources/default-config.json` (DESIGN §5 default table), used when the resource
-/// bundle is not next to the executable. `DefaultConfigTests` checks that both documents are equal.
+/// `default-config.json` (DESIGN §5 default table), compiled in so an installed binary needs no data files.
+/// `DefaultConfigTests` checks that both documents are equal.
 enum DefaultConfig {
     static let text = #"""
 {

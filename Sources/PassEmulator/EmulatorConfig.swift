@@ -8,7 +8,7 @@ public struct ConfigError: Error, CustomStringConvertible {
 }
 
 /// The emulator's behaviour, read from JSON (format in Sources/PassEmulator/README.md). The default
-/// configuration ships as `Resources/default-config.json` and is the table of DESIGN §5.
+/// configuration is `default-config.json` (compiled in) and is the table of DESIGN §5.
 public struct EmulatorConfig: Sendable {
     /// DCR access-token lifetime in seconds (default 21600).
     public var accessTokenTTLSeconds: Int64
@@ -52,11 +52,9 @@ public struct EmulatorConfig: Sendable {
         }
     }
 
-    /// The configuration shipped inside the package (DESIGN §5 default table): `Resources/default-config.json`
-    /// from the resource bundle next to the executable, or the same document compiled in when the bundle
-    /// was not installed alongside (a test keeps the two identical).
+    /// The configuration shipped inside the package (DESIGN §5 default table): `default-config.json`, compiled in
+    /// as ``DefaultConfig`` so an installed binary needs no data files (a test keeps the two identical).
     public static func builtIn() throws(ConfigError) -> EmulatorConfig {
-        if let path = bundledDefaultPath() { return try load(path: path) }
         do {
             return try EmulatorConfig(json: try JSON.parse(DefaultConfig.text))
         } catch let error as ConfigError {
@@ -64,17 +62,6 @@ public struct EmulatorConfig: Sendable {
         } catch {
             throw ConfigError(message: "built-in configuration: \(error)")
         }
-    }
-
-    /// Where the resource bundle's default-config.json is, if installed (SwiftPM names it `<package>_<target>.resources`).
-    static func bundledDefaultPath() -> String? {
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent()
-        let folders = [executable, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        for folder in folders {
-            let path = folder.appendingPathComponent("PassBridge_PassEmulator.resources/Resources/default-config.json").path
-            if FileManager.default.fileExists(atPath: path) { return path }
-        }
-        return nil
     }
 }
 
