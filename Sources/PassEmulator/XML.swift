@@ -57,6 +57,20 @@ enum XML {
     }
 
     /// The raw text between the first `<name>` (or `<name attr…>`) and the next `</name>` in `text`.
+    /// An element's content as text: `<![CDATA[…]]>` sections taken literally, entities decoded elsewhere.
+    static func characterData(_ content: String) -> String {
+        var text = ""
+        var rest = Substring(content)
+        while let open = rest.range(of: "<![CDATA[") {
+            text += unescape(String(rest[..<open.lowerBound]))
+            let body = rest[open.upperBound...]
+            guard let close = body.range(of: "]]>") else { return text + body }
+            text += body[..<close.lowerBound]
+            rest = body[close.upperBound...]
+        }
+        return text + unescape(String(rest))
+    }
+
     static func elementText(_ text: String, _ name: String) -> String? {
         guard let open = openTag(text, name, from: text.startIndex) else { return nil }
         guard let close = text.range(of: "</\(name)>", range: open..<text.endIndex) else { return nil }
@@ -91,6 +105,6 @@ public enum ResourceMatcher {
             let title = XML.openTag(trimmed, "title", from: channel),
             let close = trimmed.range(of: "</title>", range: title..<trimmed.endIndex)
         else { return resource }
-        return XML.unescape(String(trimmed[title..<close.lowerBound])).trimmingCharacters(in: .whitespacesAndNewlines)
+        return XML.characterData(String(trimmed[title..<close.lowerBound])).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -14,6 +14,11 @@ final class MatchingAndParsingTests: XCTestCase {
         XCTAssertEqual(ResourceMatcher.id(of: mrss), "A & B & C")
     }
 
+    func testMRSSTitleInCDATAIsTakenLiterally() {
+        XCTAssertEqual(ResourceMatcher.id(of: "<rss><channel><title><![CDATA[ch1]]></title></channel></rss>"), "ch1")
+        XCTAssertEqual(ResourceMatcher.id(of: "<rss><channel><title>A &amp; <![CDATA[B &amp; C]]></title></channel></rss>"), "A & B &amp; C")
+    }
+
     func testMRSSWithoutChannelStaysAsSent() {
         XCTAssertEqual(ResourceMatcher.id(of: "<rss><item><title>x</title></item></rss>"), "<rss><item><title>x</title></item></rss>")
     }
