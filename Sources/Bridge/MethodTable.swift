@@ -15,6 +15,14 @@ struct MethodSpec: Sendable {
     let name: String
     let needsRequestor: Bool
     let prepare: @Sendable (Session, Params) throws(ErrorObject) -> Operation
+
+    /// The calls the SDK holds back while a setRequestor is in flight (adobe-pass-sdk-notes §2.3 step 5).
+    static let queuedBehindSetRequestor: Set<String> = [
+        "checkAuthentication", "getAuthentication", "checkAuthorization", "getAuthorization",
+        "checkPreauthorizedResources", "getMetadata", "logout",
+    ]
+
+    var waitsForSetRequestor: Bool { MethodSpec.queuedBehindSetRequestor.contains(name) }
 }
 
 /// Every host→daemon method the daemon serves (DESIGN §3 "Methods"); `Protocol/openrpc.json` lists the same

@@ -20,6 +20,9 @@ final class Session: Sendable {
         /// A valid setRequestor was received on this instance.
         var requestorSent = false
         var closed = false
+        /// setRequestor calls not answered yet, and the calls held until the last of them is answered.
+        var setRequestorsInFlight = 0
+        var heldBack: [@Sendable () -> Void] = []
     }
     private let state = Mutex(State())
 
@@ -53,16 +56,41 @@ final class Session: Sendable {
             if let id { outbound.respond(to: id, result: result) }
         case .engine(let run):
             let engine = self.engine()
-            let outbound = self.outbound
-            Task.immediate {
-                do throws(ErrorObject) {
-                    let result = try await run(engine)
-                    if let id { outbound.respond(to: id, result: result) }
-                } catch {
-                    if let id { outbound.respond(to: id, error: error) }
+            let isSetRequestor = method == LifecycleMethods.setRequestor.name
+            let start: @Sendable () -> Void = { [self] in
+                Task.immediate {
+                    let result: Result<JSON, ErrorObject>
+                    do throws(ErrorObject) { result = .success(try await run(engine)) } catch { result = .failure(error) }
+                    if let id {
+                        switch result {
+                        case .success(let value): outbound.respond(to: id, result: value)
+                        case .failure(let error): outbound.respond(to: id, error: error)
+                        }
+                    }
+                    if isSetRequestor { setRequestorAnswered() }
                 }
             }
+            // The engine queues these behind setRequestor too; holding them here as well keeps their
+            // notifications and responses after setRequestor's own response.
+            let holdBack = state.withLock { state -> Bool in
+                if isSetRequestor { state.setRequestorsInFlight += 1 }
+                guard spec.waitsForSetRequestor, state.setRequestorsInFlight > 0 else { return false }
+                state.heldBack.append(start)
+                return true
+            }
+            if !holdBack { start() }
         }
+    }
+
+    /// Starts, in arrival order, the calls held while setRequestor was in flight, once the last one is answered.
+    private func setRequestorAnswered() {
+        let released = state.withLock { state -> [@Sendable () -> Void] in
+            state.setRequestorsInFlight -= 1
+            guard state.setRequestorsInFlight == 0 else { return [] }
+            defer { state.heldBack = [] }
+            return state.heldBack
+        }
+        for start in released { start() }
     }
 
     // MARK: engine instance

@@ -85,17 +85,22 @@ def test_a_closed_client_does_not_disturb_another_clients_flow(daemon):
 
 def test_requests_are_answered_in_the_connections_order_of_outcomes(daemon):
     client = daemon.connect()
-    # Pipelined before setRequestor completes: queued by the engine, run in order afterwards.
+    # Pipelined before setRequestor completes: held back, run in order once setRequestor is answered.
     init_id = client.send("init", {"redirectUrl": REDIRECT_URL})
     requestor_id = client.send("setRequestor", {"requestorID": "REF"})
     check_id = client.send("checkAuthentication")
+    preauth_id = client.send("checkPreauthorizedResources", {"resources": ["ch1"]})
     _, check = client.response(check_id)
     complete_index, _ = client.notification("setRequestorComplete")
+    requestor_index, requestor = client.response(requestor_id)
+    status_index, _ = client.notification("setAuthenticationStatus")
     check_index, _ = client.response(check_id)
-    assert complete_index < check_index
+    preauth_index, preauth = client.response(preauth_id)
+    assert complete_index < requestor_index < status_index < check_index < preauth_index
+    assert requestor["result"] == {"status": 1}
     assert check["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert preauth["result"] == {"resources": []}
     assert client.response(init_id)[1]["result"] == {}
-    assert client.response(requestor_id)[1]["result"] == {"status": 1}
     client.close()
 
 
