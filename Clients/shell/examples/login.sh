@@ -17,20 +17,7 @@ ask_user() {
 }
 
 session_open "$@"
-session_send "init"
-session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
-session_send "checkAuthentication"
-session_response && session_response && session_response || exit 2
-if [[ $REPLY_LINE == *'"status":1'* ]]; then
-    echo "already logged in"
-    session_close
-    exit 0
-fi
-session_send "& getAuthentication"
-session_send "wait displayProviderDialog"
-session_mark
-session_send "setSelectedProvider {\"mvpdId\":\"$mvpd\"}"
-session_response || exit 2
+session_start_login "" "$mvpd"
 url=$(json_str "$(session_note navigateToUrl)" url) || { echo "no login page" >&2; exit 1; }
 echo "login page: ${url%%\?*}"
 if reached=$(${WEB_VIEW:-ask_user} "$url"); then

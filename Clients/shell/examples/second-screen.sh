@@ -10,20 +10,7 @@ mvpd=MockMVPD
 [[ $# -gt 0 && $1 != -* ]] && { mvpd=$1; shift; }
 
 SESSION_TIMEOUT=1800 session_open "$@"
-session_send "init {\"webView\":false}"
-session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
-session_send "checkAuthentication"
-session_response && session_response && session_response || exit 2
-if [[ $REPLY_LINE == *'"status":1'* ]]; then
-    echo "already logged in"
-    session_close
-    exit 0
-fi
-session_send "& getAuthentication"
-session_send "wait displayProviderDialog"
-session_mark
-session_send "setSelectedProvider {\"mvpdId\":\"$mvpd\"}"
-session_response || exit 2
+session_start_login '{"webView":false}' "$mvpd"
 status=$(session_note status '"id":"REGCODE"') || exit 1
 code=$(json_str "$status" code) && url=$(json_str "$status" url) || { echo "no registration code: $status" >&2; exit 1; }
 echo "REGCODE $code"

@@ -10,6 +10,9 @@
 #                                            returns passbridge-call's exit status
 # passbridge-call reads the daemon only while it waits (for an answer, or on "wait NAME"), so a script
 # collects the answers of its "&" requests with session_close.
+#   session_start_login INIT MVPD            init (params INIT), setRequestor $REQUESTOR (default REF), then
+#                                            exit 0 if already logged in; else getAuthentication, pick MVPD at
+#                                            the provider dialog (notifications after it marked), read its answer
 #   json_str LINE KEY                        the string value of "KEY" in a JSON line (simple values only)
 PB_CALL=${PASSBRIDGE_CALL:-"$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/passbridge-call"}
 SESSION_TIMEOUT=${SESSION_TIMEOUT:-60}
@@ -55,6 +58,23 @@ session_close() {
     exec {PB_SESSION[1]}>&-
     while IFS= read -r -t "$SESSION_TIMEOUT" line <&"${PB_SESSION[0]}"; do SESSION_REST+=("$line"); done
     wait "$pid"
+}
+
+session_start_login() {
+    session_send "init $1"
+    session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
+    session_send "checkAuthentication"
+    session_response && session_response && session_response || exit 2
+    if [[ $REPLY_LINE == *'"status":1'* ]]; then
+        echo "already logged in"
+        session_close
+        exit 0
+    fi
+    session_send "& getAuthentication"
+    session_send "wait displayProviderDialog"
+    session_mark
+    session_send "setSelectedProvider {\"mvpdId\":\"$2\"}"
+    session_response || exit 2
 }
 
 json_str() {
