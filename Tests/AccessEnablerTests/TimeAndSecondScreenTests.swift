@@ -71,9 +71,7 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
     func testSecondScreenCancelStopsPolling() async throws {
         let client = try makeClient(webView: false)
         await ready(client)
-        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
-        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown)
+        let flow = await startLoginAtPicker(client)
         let started = await client.engine.setSelectedProvider("MockMVPD")
         XCTAssertEqual(started, .started)
         _ = client.delegate.take()
@@ -125,9 +123,7 @@ extension TimeAndSecondScreenTests {
     func testSecondScreenCodeExpiryEndsTheFlow() async throws {
         let client = try makeClient(webView: false)
         await ready(client)
-        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
-        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown)
+        let flow = await startLoginAtPicker(client)
         let started = await client.engine.setSelectedProvider("MockMVPD")
         XCTAssertEqual(started, .started)
         _ = client.delegate.take()
