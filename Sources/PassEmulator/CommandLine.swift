@@ -6,14 +6,46 @@ import Glibc
 import JSON
 
 /// The `pass-emulator` command line (DESIGN §5):
-/// - `pass-emulator [--port 0] [--config FILE] [--key FILE]`: serve; the first stdout line is `http://127.0.0.1:PORT`.
+/// - `pass-emulator [--port 0] [--config FILE] [--key FILE] [--exit-on-eof]`: serve; the first stdout line is `http://127.0.0.1:PORT`.
 /// - `pass-emulator verify-token TOKEN [--resource R] (--url BASE | --public-key FILE)`: exit 0 valid, 1 with the reason.
-/// Usage errors exit 2, failures 1 (one line on stderr).
+/// `--help` and `--version` win wherever they appear (exit 0); `--opt=value` equals `--opt value`. Usage errors print
+/// one line on stderr and exit 2; failures exit 1 with one line on stderr.
 public enum PassEmulatorCommand {
     static let usage = """
-        usage: pass-emulator [--port PORT] [--config FILE] [--key FILE] [--exit-on-eof]
+        USAGE: pass-emulator [--port PORT] [--config FILE] [--key FILE] [--exit-on-eof]
                pass-emulator verify-token TOKEN [--resource R] (--url BASE | --public-key FILE)
                pass-emulator --help | --version
+
+        A stand-in for Adobe Pass on 127.0.0.1: REST API V2 and Dynamic Client Registration, a mock MVPD
+        login, a second-screen activation page (/activate) and test controls under /__admin/. The first
+        stdout line is the base URL http://127.0.0.1:PORT; logs go to stderr; SIGTERM or SIGINT stops it
+        with exit 0. The configuration format and every endpoint: Sources/PassEmulator/README.md.
+
+        SERVE:
+          --port PORT          Port on 127.0.0.1, 0-65535 (default 0: any free port).
+          --config FILE        JSON configuration replacing the built-in one.
+          --key FILE           PEM RSA private key that signs media tokens (default: a new key at each start).
+          --exit-on-eof        Also stop when standard input ends (a parent holding the pipe ties our life to its own).
+
+        VERIFY-TOKEN (exit 0 valid, 1 invalid with the reason, 2 usage error):
+          TOKEN                A media token's serializedToken.
+          --resource R         Also require this resource (the exact string, or an MRSS channel title).
+          --url BASE           Take the key and "now" from a running emulator at BASE.
+          --public-key FILE    Take the key from this PEM file and "now" from the system clock.
+
+        ADMIN (JSON bodies; never faulted nor throttled):
+          GET    /__admin/clock          -> {nowMillis}
+          POST   /__admin/clock          {advanceSeconds} or {setMillis} -> {nowMillis}
+          POST   /__admin/reset          forget clients, sessions, profiles, passes, faults; system clock again
+          POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, malformed,
+                                         truncated, contentType, drop, throttle, redirect
+          DELETE /__admin/faults         remove every fault
+          GET    /__admin/public-key     PEM of the media-token key
+          POST   /__admin/partner-saml   {providerId, username, password, request} -> {samlResponse}
+
+        OTHER:
+          -h, --help           Show this help.
+          --version            Show the version.
 
         """
 
@@ -35,31 +67,27 @@ public enum PassEmulatorCommand {
 
     /// Runs the command and returns the process exit status.
     public static func run(_ arguments: [String]) -> Int32 {
-        if arguments.first == "verify-token" { return verifyToken(Array(arguments.dropFirst())) }
-        if arguments.contains("--help") || arguments.contains("-h") {
+        if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
             writeOut(usage)
             return 0
         }
-        if arguments == ["--version"] {
+        if arguments.contains("--version") {
             writeOut("pass-emulator \(version)\n")
             return 0
         }
-        var options: [String: String] = [:]
-        var exitOnEOF = false
-        var index = 0
-        while index < arguments.count {
-            let name = arguments[index]
-            if name == "--exit-on-eof" {
-                exitOnEOF = true
-                index += 1
-                continue
+        do throws(UsageError) {
+            if arguments.first == "verify-token" {
+                let parsed = try Arguments(Array(arguments.dropFirst()), valued: ["--resource", "--url", "--public-key"], flags: [], positionals: 1)
+                return try verifyToken(parsed)
             }
-            guard ["--port", "--config", "--key"].contains(name), index + 1 < arguments.count else { return usageError("unexpected argument \(name)") }
-            options[name] = arguments[index + 1]
-            index += 2
+            let parsed = try Arguments(arguments, valued: ["--port", "--config", "--key"], flags: ["--exit-on-eof"], positionals: 0)
+            let portText = parsed.values["--port"] ?? "0"
+            guard let port = UInt16(portText) else { throw UsageError("--port needs a number 0-65535, got \(portText)") }
+            return serve(port: port, configPath: parsed.values["--config"], keyPath: parsed.values["--key"], exitOnEOF: parsed.flags.contains("--exit-on-eof"))
+        } catch {
+            log("\(error.message) (see pass-emulator --help)")
+            return 2
         }
-        guard let port = UInt16(options["--port"] ?? "0") else { return usageError("--port needs a number 0-65535") }
-        return serve(port: port, configPath: options["--config"], keyPath: options["--key"], exitOnEOF: exitOnEOF)
     }
 
     private static func serve(port: UInt16, configPath: String?, keyPath: String?, exitOnEOF: Bool) -> Int32 {
@@ -103,25 +131,10 @@ public enum PassEmulatorCommand {
         return 0
     }
 
-    private static func verifyToken(_ arguments: [String]) -> Int32 {
-        var token: String?
-        var options: [String: String] = [:]
-        var index = 0
-        while index < arguments.count {
-            let item = arguments[index]
-            if ["--resource", "--url", "--public-key"].contains(item) {
-                guard index + 1 < arguments.count else { return usageError("\(item) needs a value") }
-                options[item] = arguments[index + 1]
-                index += 2
-            } else if token == nil, !item.hasPrefix("--") {
-                token = item
-                index += 1
-            } else {
-                return usageError("unexpected argument \(item)")
-            }
-        }
-        guard let token else { return usageError("verify-token needs a TOKEN") }
-        guard (options["--url"] == nil) != (options["--public-key"] == nil) else { return usageError("give exactly one of --url or --public-key") }
+    private static func verifyToken(_ arguments: Arguments) throws(UsageError) -> Int32 {
+        let options = arguments.values
+        guard let token = arguments.positionals.first else { throw UsageError("verify-token needs a TOKEN") }
+        guard (options["--url"] == nil) != (options["--public-key"] == nil) else { throw UsageError("give exactly one of --url or --public-key") }
         let pem: String
         var now = Int64(Date().timeIntervalSince1970 * 1000)
         if let base = options["--url"] {
@@ -160,12 +173,6 @@ public enum PassEmulatorCommand {
         return result.get()
     }
 
-    private static func usageError(_ message: String) -> Int32 {
-        log(message)
-        writeErr(usage)
-        return 2
-    }
-
     private static func failure(_ message: String) -> Int32 {
         log(message)
         return 1
@@ -184,9 +191,4 @@ final class FetchResult: @unchecked Sendable {
 func writeOut(_ text: String) {
     let bytes = Array(text.utf8)
     _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-}
-
-func writeErr(_ text: String) {
-    let bytes = Array(text.utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }

@@ -4,7 +4,7 @@ import JSON
 /// An injected fault (DESIGN §5, `POST /__admin/faults`): which requests it hits and what it does.
 struct Fault {
     enum Kind: String, CaseIterable {
-        case latency, status, malformed, truncated, contentType, drop, throttle
+        case latency, status, malformed, truncated, contentType, drop, throttle, redirect
     }
 
     /// HTTP method to match, or nil for any.
@@ -12,10 +12,12 @@ struct Fault {
     /// Path to match exactly, or a prefix when it ends with `*`.
     var path: String
     var kind: Kind
-    /// latency: milliseconds; status: the HTTP status; contentType: the Content-Type to send.
+    /// latency: milliseconds; status: the HTTP status; contentType: the Content-Type to send; redirect: the `Location`.
     var value: JSON?
     /// Requests left to hit; nil = until `DELETE /__admin/faults`.
     var remaining: Int?
+    /// redirect: the 3xx status (default 302).
+    var redirectStatus = 302
 
     func matches(_ request: HTTPRequest) -> Bool {
         if let method, method != "*", method.uppercased() != request.method.uppercased() { return false }
@@ -23,7 +25,7 @@ struct Fault {
         return path == request.path
     }
 
-    /// Parses the admin request body `{method?, path, kind, value?, count?}`.
+    /// Parses the admin request body `{method?, path, kind, value?, count?, status?}` (`status` only for redirect).
     init(json: JSON) throws(Failure) {
         guard let path = json["path"]?.stringValue, !path.isEmpty else { throw Failure(.json(400, ["error": "path is required"])) }
         guard let kindName = json["kind"]?.stringValue, let kind = Kind(rawValue: kindName) else {
@@ -38,6 +40,16 @@ struct Fault {
                 throw Failure(.json(400, ["error": .string("\(kind.rawValue) needs a numeric value")]))
             }
             if kind == .status, !(100...599).contains(number) { throw Failure(.json(400, ["error": "status value must be 100-599"])) }
+        case .redirect:
+            guard let location = json["value"]?.stringValue, !location.isEmpty else {
+                throw Failure(.json(400, ["error": "redirect needs the Location as value"]))
+            }
+            if let status = json["status"], !status.isNull {
+                guard let code = status.intValue, [301, 302, 303, 307, 308].contains(code) else {
+                    throw Failure(.json(400, ["error": "redirect status must be 301, 302, 303, 307 or 308"]))
+                }
+                redirectStatus = code
+            }
         default: break
         }
         self.method = json["method"]?.stringValue
@@ -59,7 +71,7 @@ struct Fault {
 
         """
 
-    /// Answers in place of the real handler (status, throttle, drop), or nil when the handler must run.
+    /// Answers in place of the real handler (status, throttle, drop, redirect), or nil when the handler must run.
     func replacement() -> HTTPResponse? {
         switch kind {
         case .status:
@@ -75,6 +87,10 @@ struct Fault {
         case .drop:
             var response = HTTPResponse(status: 500)
             response.delivery = .drop
+            return response
+        case .redirect:
+            var response = HTTPResponse.redirect(value?.stringValue ?? "/")
+            response.status = redirectStatus
             return response
         default:
             return nil

@@ -28,7 +28,6 @@ public final class HTTPServer: @unchecked Sendable {
     public let port: UInt16
     private let responderBox: Unmanaged<ResponderBox>
     private var daemon: OpaquePointer?
-    private let listenFD: Int32
 
     /// Binds 127.0.0.1:`port` (0 = any free port) and starts serving with `responder`.
     public init(port: UInt16, responder: HTTPResponder) throws(HTTPServerError) {
@@ -52,7 +51,6 @@ public final class HTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         self.port = UInt16(bigEndian: actual.sin_port)
-        self.listenFD = fd
         let box = Unmanaged.passRetained(ResponderBox(responder))
         self.responderBox = box
         let flags = UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
@@ -69,12 +67,13 @@ public final class HTTPServer: @unchecked Sendable {
         self.daemon = started
     }
 
-    /// Stops accepting, finishes the connections in progress, and closes the socket.
+    /// Stops accepting and finishes the connections in progress. The listening socket was handed over with
+    /// `MHD_OPTION_LISTEN_SOCKET`, so `MHD_stop_daemon` closes it (libmicrohttpd manual: a daemon that was not
+    /// quiesced closes its listen socket); closing it here too could close a descriptor another thread reused.
     public func stop() {
         guard let daemon else { return }
         MHD_stop_daemon(daemon)
         self.daemon = nil
-        close(listenFD)
         responderBox.release()
     }
 }

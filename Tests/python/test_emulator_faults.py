@@ -78,6 +78,25 @@ def test_throttle_is_429_html_without_retry_after(emulator, token):
     still_serving(emulator, token)
 
 
+def test_redirect_answers_302_with_that_location_without_running_the_handler(emulator, token):
+    target = emulator.base + "/__admin/clock?from=redirect"
+    assert emulator.admin("POST", "faults", {"method": "POST", "path": "/api/v2/REF/sessions", "kind": "redirect", "value": target,
+                                             "count": 1}).status == 201
+    response = emulator.v2("POST", "/REF/sessions", token, form={"mvpd": "MockMVPD", "domainName": "adobe.com", "redirectUrl": "adobepass://ios.app"},
+                           validate=False)
+    assert response.status == 302 and response.headers["location"] == target and response.body == b""
+    assert emulator.v2("GET", "/REF/configuration", token).status == 200  # the count was 1
+    session = emulator.v2("POST", "/REF/sessions", token, form={"mvpd": "MockMVPD", "domainName": "adobe.com", "redirectUrl": "adobepass://ios.app"})
+    assert session.json()["actionName"] == "authenticate"
+
+
+@pytest.mark.parametrize("status", [301, 303, 307, 308])
+def test_redirect_can_use_another_3xx(emulator, token, status):
+    add_fault(emulator, kind="redirect", value="http://127.0.0.1:9/elsewhere", status=status, count=1)
+    response = emulator.v2("GET", "/REF/configuration", token, validate=False)
+    assert response.status == status and response.headers["location"] == "http://127.0.0.1:9/elsewhere"
+
+
 def test_faults_match_by_method_and_path_prefix_until_deleted(emulator, token):
     assert emulator.admin("POST", "faults", {"path": "/api/v2/REF/*", "kind": "status", "value": 500}).status == 201
     for _ in range(3):
@@ -91,6 +110,8 @@ def test_bad_fault_requests_are_rejected(emulator):
     assert emulator.admin("POST", "faults", {"path": PATH, "kind": "explode"}).status == 400
     assert emulator.admin("POST", "faults", {"kind": "drop"}).status == 400
     assert emulator.admin("POST", "faults", {"path": PATH, "kind": "latency"}).status == 400
+    assert emulator.admin("POST", "faults", {"path": PATH, "kind": "redirect"}).status == 400
+    assert emulator.admin("POST", "faults", {"path": PATH, "kind": "redirect", "value": "http://x/", "status": 200}).status == 400
 
 
 def test_a_slow_request_does_not_block_another(emulator, token):
