@@ -18,7 +18,7 @@ extension Emulator {
             }
             return .json(200, ["nowMillis": .integer(clock.nowMillis())])
         case ("POST", ["reset"]):
-            state.withLock { $0 = EmulatorState() }
+            state.withLock { $0 = EmulatorState(throttle: config.throttle.map(Throttle.init)) }
             clock.reset()
             return .json(200, ["reset": true])
         case ("POST", ["faults"]):
@@ -31,6 +31,22 @@ extension Emulator {
         case ("DELETE", ["faults"]):
             state.withLock { $0.faults.removeAll() }
             return .json(200, ["faults": 0])
+        case ("GET", ["throttle"]):
+            return .json(200, state.withLock { $0.throttle?.settings.json } ?? [:])
+        case ("POST", ["throttle"]):
+            let settings: ThrottleSettings
+            do {
+                settings = try ThrottleSettings(Reader(try adminBody(request), path: ""))
+            } catch let error as ConfigError {
+                return .json(400, ["error": .string(error.message)])
+            } catch {
+                return .json(400, ["error": "the body must be a JSON object"])
+            }
+            state.withLock { $0.throttle = Throttle(settings) }
+            return .json(200, settings.json)
+        case ("DELETE", ["throttle"]):
+            state.withLock { $0.throttle = nil }
+            return .json(200, [:])
         case ("GET", ["public-key"]):
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-pem-file")], body: Array(key.publicKeyPEM.utf8))
         case ("POST", ["partner-saml"]):

@@ -11,8 +11,12 @@ extension Emulator {
             throw Failure("invalid_parameter_resources")
         }
         var resources: [String] = []
-        for item in items {
+        for (index, item) in items.enumerated() {
             guard let text = item.stringValue, !text.isEmpty else { throw Failure("invalid_parameter_resources") }
+            if MRSS.isMalformed(text) {
+                let details = "Resource \(index + 1) starts with < but is not well-formed XML (MRSS): escape & < > in text as &amp; &lt; &gt;."
+                throw Failure("invalid_parameter_resources", details: details)
+            }
             resources.append(text)
         }
         let limit = authorize ? caller.serviceProvider.maxAuthorizeResources : caller.serviceProvider.maxPreauthorizeResources

@@ -10,13 +10,14 @@ public final class Emulator: HTTPResponder, Sendable {
     public let clock: EmulatorClock
     /// The media-token and SAML signing key.
     public let key: RSAKey
-    let state = Mutex(EmulatorState())
+    let state: Mutex<EmulatorState>
     private let base = Mutex("http://127.0.0.1")
 
     public init(config: EmulatorConfig, key: RSAKey, clock: EmulatorClock = EmulatorClock()) {
         self.config = config
         self.key = key
         self.clock = clock
+        self.state = Mutex(EmulatorState(throttle: config.throttle.map(Throttle.init)))
     }
 
     /// The emulator's own base URL (`http://127.0.0.1:PORT`), used in absolute URLs it hands out.
@@ -25,14 +26,18 @@ public final class Emulator: HTTPResponder, Sendable {
         set { base.withLock { $0 = newValue } }
     }
 
-    /// Applies any matching fault, routes the request, and stamps the `Date` header from the emulator's clock.
+    /// Applies the throttle, then any matching fault, routes the request, and stamps the `Date` header from the
+    /// emulator's clock.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
-        let fault = request.path.hasPrefix("/__admin/") ? nil : takeFault(for: request)
+        let refused = throttled(request)
+        let fault = refused != nil || request.path.hasPrefix("/__admin/") ? nil : takeFault(for: request)
         var response: HTTPResponse
         if let fault, fault.kind == .latency {
             usleep(useconds_t(max(0, min(fault.value?.intValue ?? 0, 120_000)) * 1000))
         }
-        if let replaced = fault?.replacement() {
+        if let refused {
+            response = refused
+        } else if let replaced = fault?.replacement() {
             response = replaced
         } else {
             response = route(request)
@@ -40,7 +45,8 @@ public final class Emulator: HTTPResponder, Sendable {
         }
         response.headers.append(("Date", HTTPDate.format(millis: clock.nowMillis())))
         response.headers.append(("Cache-Control", "no-store"))
-        log("\(request.method) \(request.path) -> \(response.status)\(fault.map { " [fault \($0.kind.rawValue)]" } ?? "")")
+        let note = refused != nil ? " [throttled]" : fault.map { " [fault \($0.kind.rawValue)]" } ?? ""
+        log("\(request.method) \(request.path) -> \(response.status)\(note)")
         return response
     }
 

@@ -16,6 +16,8 @@ public struct EmulatorConfig: Sendable {
     public var softwareStatements: [String]
     public var serviceProviders: [ServiceProviderConfig]
     public var users: [UserConfig]
+    /// The built-in throttle, or nil (the default) for none.
+    public var throttle: ThrottleSettings?
 
     /// The service provider (requestor) with this id.
     public func serviceProvider(_ id: String) -> ServiceProviderConfig? { serviceProviders.first { $0.id == id } }
@@ -35,6 +37,7 @@ public struct EmulatorConfig: Sendable {
         softwareStatements = try reader.strings("softwareStatements")
         serviceProviders = try reader.objects("serviceProviders").map { reader throws(ConfigError) in try ServiceProviderConfig(reader) }
         users = try reader.objects("users").map { reader throws(ConfigError) in try UserConfig(reader) }
+        throttle = try reader.child("throttle").map { reader throws(ConfigError) in try ThrottleSettings(reader) }
         guard !serviceProviders.isEmpty else { throw ConfigError(message: "serviceProviders: at least one is needed") }
     }
 
@@ -192,7 +195,7 @@ struct Reader {
     let path: String
     init(_ json: JSON, path: String) { self.json = json; self.path = path }
 
-    private func fail(_ key: String, _ what: String) -> ConfigError { ConfigError(message: "\(path.isEmpty ? "" : path + ".")\(key): \(what)") }
+    func fail(_ key: String, _ what: String) -> ConfigError { ConfigError(message: "\(path.isEmpty ? "" : path + ".")\(key): \(what)") }
 
     func string(_ key: String, default fallback: String? = nil) throws(ConfigError) -> String {
         if let value = try optionalString(key) { return value }
@@ -208,6 +211,11 @@ struct Reader {
     func optionalInt(_ key: String) throws(ConfigError) -> Int64? {
         guard let value = json[key], !value.isNull else { return nil }
         guard let number = value.int64Value, number >= 0 else { throw fail(key, "expected a non-negative integer") }
+        return number
+    }
+    func double(_ key: String, default fallback: Double) throws(ConfigError) -> Double {
+        guard let value = json[key], !value.isNull else { return fallback }
+        guard let number = value.doubleValue else { throw fail(key, "expected a number") }
         return number
     }
     func bool(_ key: String, default fallback: Bool) throws(ConfigError) -> Bool {
@@ -229,6 +237,11 @@ struct Reader {
         guard let value = json[key], !value.isNull else { return nil }
         guard let object = value.objectValue else { throw fail(key, "expected an object") }
         return object
+    }
+    /// The object at `key` as a reader, or nil when absent.
+    func child(_ key: String) throws(ConfigError) -> Reader? {
+        guard try object(key) != nil, let value = json[key] else { return nil }
+        return Reader(value, path: "\(path.isEmpty ? "" : path + ".")\(key)")
     }
     func objects(_ key: String) throws(ConfigError) -> [Reader] {
         guard let value = json[key], !value.isNull else { return [] }

@@ -18,6 +18,8 @@ struct EmulatorState {
     var partnerRequests: [String: PartnerRequest] = [:]
     /// Injected faults, in the order they were added.
     var faults: [Fault] = []
+    /// The built-in throttle and its buckets, or nil when off.
+    var throttle: Throttle?
 }
 
 struct Client {

@@ -14,6 +14,21 @@ final class MatchingAndParsingTests: XCTestCase {
         XCTAssertEqual(ResourceMatcher.id(of: mrss), "A & B & C")
     }
 
+    func testMalformedMRSSIsToldApartFromWellFormedMRSSAndPlainIds() {
+        let malformed = [
+            "<rss version=\"2.0\"><channel><title>Law & Order: \"SVU\" <Pilot></title></channel></rss>",
+            "<rss><channel><title>ch1</title></channel>", "<rss>", "<a></a><b/>", "<a>x</b>", "<a b=c/>", "<a>&foo;</a>",
+            "<a>x</a> trailing", "< a/>", "<a><b></a></b>",
+        ]
+        for resource in malformed { XCTAssertTrue(MRSS.isMalformed(resource), resource) }
+        let accepted = [
+            "ch1", "Law & Order: \"SVU\" <Pilot>", "<a>&amp;&#38;&lt;</a>", "  <?xml version=\"1.0\"?><a/>\n",
+            "<rss xmlns:media=\"http://search.yahoo.com/mrss/\"><channel><title><![CDATA[A & <B>]]></title>"
+                + "<media:rating scheme=\"urn:mpaa\">pg</media:rating></channel></rss>",
+        ]
+        for resource in accepted { XCTAssertFalse(MRSS.isMalformed(resource), resource) }
+    }
+
     func testMRSSTitleInCDATAIsTakenLiterally() {
         XCTAssertEqual(ResourceMatcher.id(of: "<rss><channel><title><![CDATA[ch1]]></title></channel></rss>"), "ch1")
         XCTAssertEqual(ResourceMatcher.id(of: "<rss><channel><title>A &amp; <![CDATA[B &amp; C]]></title></channel></rss>"), "A & B &amp; C")

@@ -127,3 +127,35 @@ def test_dcr_errors(emulator):
     wrong = f"client_id={client['client_id']}&client_secret={client['client_secret']}&grant_type=password"
     assert emulator.call("POST", "/o/client/token", wrong.encode(), {"Content-Type": "application/x-www-form-urlencoded"}).json() == {
         "error": "unsupported_grant_type"}
+
+
+MALFORMED_MRSS = '<rss version="2.0"><channel><title>Law & Order: "SVU" <Pilot></title></channel></rss>'
+ESCAPED_MRSS = '<rss version="2.0"><channel><title>Law &amp; Order: "SVU" &lt;Pilot&gt;</title></channel></rss>'
+
+
+def test_malformed_mrss_is_400_invalid_parameter_resources_on_both_decisions(emulator, token):
+    emulator.login(token)
+    for kind in ("authorize", "preauthorize"):
+        response = emulator.v2("POST", f"/REF/decisions/{kind}/MockMVPD", token, json_body={"resources": ["ch1", MALFORMED_MRSS]})
+        error = error_of(response, 400, "invalid_parameter_resources", "none")
+        assert error["message"] == "The resources parameter value is missing or invalid."
+        assert error["details"] == "Resource 2 starts with < but is not well-formed XML (MRSS): escape & < > in text as &amp; &lt; &gt;."
+
+
+def test_malformed_mrss_is_refused_before_the_profile_is_looked_at(emulator, token):
+    # No login: the parameter error comes first, as Adobe validates parameters before the profile.
+    response = emulator.v2("POST", "/REF/decisions/authorize/MockMVPD", token, json_body={"resources": ["  " + MALFORMED_MRSS]})
+    error_of(response, 400, "invalid_parameter_resources")
+    error_of(emulator.v2("POST", "/REF/decisions/authorize/MockMVPD", token, json_body={"resources": [ESCAPED_MRSS]}), 403,
+             "authenticated_profile_missing")
+
+
+def test_escaped_mrss_and_plain_ids_with_xml_characters_are_accepted(emulator, token):
+    emulator.login(token)
+    decisions = emulator.v2("POST", "/REF/decisions/preauthorize/MockMVPD", token,
+                            json_body={"resources": [ESCAPED_MRSS, 'Law & Order: "SVU" <Pilot>']}).json()["decisions"]
+    assert [d["resource"] for d in decisions] == [ESCAPED_MRSS, 'Law & Order: "SVU" <Pilot>']
+    assert [d["error"]["code"] for d in decisions] == ["preauthorization_denied_by_mvpd"] * 2
+    for broken in ("<rss><channel><title>ch1</title></channel>", "<rss><channel><title>ch1</title></channel></rss><rss/>"):
+        error_of(emulator.v2("POST", "/REF/decisions/authorize/MockMVPD", token, json_body={"resources": [broken]}), 400,
+                 "invalid_parameter_resources")
