@@ -23,7 +23,7 @@ public enum PassEmulatorCommand {
 
         SERVE:
           --port PORT          Port on 127.0.0.1, 0-65535 (default 0: any free port).
-          --config FILE        JSON configuration replacing the built-in one.
+          --config FILE        JSON configuration replacing the built-in one (requestors REF and REF2).
           --key FILE           PEM RSA private key that signs media tokens (default: a new key at each start).
           --exit-on-eof        Also stop when standard input ends (a parent holding the pipe ties our life to its own).
 

@@ -22,8 +22,11 @@ extension Emulator {
         let limit = authorize ? caller.serviceProvider.maxAuthorizeResources : caller.serviceProvider.maxPreauthorizeResources
         if limit > 0, resources.count > limit { throw Failure("too_many_resources") }
         let outcome = try outcomes(caller, mvpd, resources: resources, authorize: authorize, request: request)
+        // Adobe's AuthZAll samples carry no decision-level times.
+        let timed = authorize && mvpd.degradation != "AuthZAll"
         let decisions: [JSON] = zip(resources, outcome.verdicts).map { resource, verdict in
-            decision(caller, mvpd: mvpd.id, resource: resource, verdict: verdict, source: outcome.source, user: outcome.userID, authorize: authorize)
+            decision(caller, mvpd: mvpd.id, resource: resource, verdict: verdict, source: outcome.source, user: outcome.userID, authorize: authorize,
+                     timed: timed)
         }
         return .json(200, ["decisions": .array(decisions)])
     }
@@ -38,6 +41,10 @@ extension Emulator {
         throws(Failure) -> (source: String, verdicts: [Verdict], userID: String)
     {
         let device = caller.deviceID ?? ""
+        if mvpd.promotional {
+            let outcome = try promoVerdicts(caller, mvpd, resources: resources, authorize: authorize, request: request)
+            return ("temppass", outcome.verdicts, outcome.userID)
+        }
         if let seconds = mvpd.tempPassSeconds {
             let key = TempPassKey(serviceProvider: caller.serviceProvider.id, mvpd: mvpd.id, deviceID: device)
             let start = authorize
@@ -79,7 +86,7 @@ extension Emulator {
         return ("mvpd", verdicts, userID)
     }
 
-    private func decision(_ caller: Caller, mvpd: String, resource: String, verdict: Verdict, source: String, user: String, authorize: Bool) -> JSON {
+    private func decision(_ caller: Caller, mvpd: String, resource: String, verdict: Verdict, source: String, user: String, authorize: Bool, timed: Bool) -> JSON {
         let sp = caller.serviceProvider
         var object: JSONObject = [
             "resource": .string(resource), "serviceProvider": .string(sp.id), "mvpd": .string(mvpd),
@@ -103,7 +110,7 @@ extension Emulator {
             object["authorized"] = false
             object["error"] = EnhancedError.object(code, details: details)
         }
-        if authorize {
+        if timed {
             object["notBefore"] = .integer(caller.now)
             object["notAfter"] = .integer(caller.now + sp.authorizationTTLSeconds * 1000)
         }

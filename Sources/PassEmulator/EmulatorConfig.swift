@@ -117,6 +117,10 @@ public struct MVPDConfig: Sendable {
     public var logoUrl: String
     /// TempPass duration in seconds, or nil for a regular MVPD.
     public var tempPassSeconds: Int64?
+    /// A promotional TempPass: its trials are keyed by the `AP-TempPass-Identity` value (or the device).
+    public var promotional: Bool
+    /// Promotional TempPass: how many distinct resources a trial may be granted; 0 = no limit.
+    public var maxResources: Int
     /// `AuthNAll`, `AuthZAll` or `AuthZNone`, or nil.
     public var degradation: String?
     /// Custom text for AuthZNone denials (`details`).
@@ -142,6 +146,10 @@ public struct MVPDConfig: Sendable {
         displayName = try reader.string("displayName", default: id)
         logoUrl = try reader.string("logoUrl", default: "https://entitlement.auth.adobe.com/entitlement/noLogo.png")
         tempPassSeconds = try reader.optionalInt("tempPassSeconds")
+        promotional = try reader.bool("promotional", default: false)
+        maxResources = Int(try reader.int("maxResources", default: 0))
+        if promotional, tempPassSeconds == nil { throw reader.fail("promotional", "needs tempPassSeconds") }
+        if maxResources > 0, !promotional { throw reader.fail("maxResources", "applies to a promotional TempPass only") }
         degradation = try reader.optionalString("degradation")
         if let rule = degradation, !["AuthNAll", "AuthZAll", "AuthZNone"].contains(rule) {
             throw ConfigError(message: "\(reader.path).degradation: expected AuthNAll, AuthZAll or AuthZNone")

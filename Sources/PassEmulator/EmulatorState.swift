@@ -14,6 +14,8 @@ struct EmulatorState {
     var tickets: [String: Ticket] = [:]
     /// TempPass start times (ms) by (service provider, MVPD, device).
     var tempPassStarts: [TempPassKey: Int64] = [:]
+    /// Promotional TempPass trials by (service provider, MVPD), in the order they started.
+    var promoTrials: [TempPassScope: [PromoTrial]] = [:]
     /// Partner SSO verification tokens (request ids) issued by `sessions/sso/{partner}`.
     var partnerRequests: [String: PartnerRequest] = [:]
     /// Injected faults, in the order they were added.

@@ -17,6 +17,7 @@ public enum EnhancedError {
         "invalid_parameter_saml_response": (400, "none", "The SAML response parameter value is missing or invalid."),
         "invalid_header_device_info": (400, "none", "The device information header value is missing or invalid."),
         "invalid_header_device_identifier": (400, "none", "The device identifier header value is missing or invalid."),
+        "invalid_header_identity_for_temporary_access": (400, "none", "The identity for temporary access header value is missing or invalid."),
         "invalid_header_pfs_permission_access_not_present": (400, "none", "The permission access status value from the partner framework status header is not present."),
         "invalid_header_pfs_permission_access_not_determined": (400, "none", "The permission access status value from the partner framework status header is undetermined."),
         "invalid_header_pfs_permission_access_not_granted": (400, "none", "The permission access status value from the partner framework status header is not granted."),
@@ -35,6 +36,7 @@ public enum EnhancedError {
         "authenticated_profile_missing": (403, "authentication", "The authenticated profile associated with this request is missing."),
         "authenticated_profile_expired": (403, "authentication", "The authenticated profile associated with this request has expired."),
         "temporary_access_duration_limit_exceeded": (403, "authentication", "The temporary access duration limit has been exceeded."),
+        "temporary_access_resources_limit_exceeded": (403, "authentication", "The temporary access resources limit has been exceeded."),
     ]
 
     /// The error object for `code` (an unknown code becomes a 500 `internal_server_error` shape with that code).

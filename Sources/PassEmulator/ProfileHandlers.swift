@@ -10,12 +10,12 @@ extension Emulator {
         guard let mvpdID else {
             var all = JSONObject()
             for mvpd in caller.serviceProvider.mvpds {
-                if let profile = try? visibleProfile(caller, mvpd, partner: partner) { all[mvpd.id] = profile.json }
+                if let profile = try? visibleProfile(caller, mvpd, partner: partner, request: nil) { all[mvpd.id] = profile.json }
             }
             return .json(200, ["profiles": .object(all)])
         }
         let mvpd = try mvpd(mvpdID, of: caller.serviceProvider)
-        guard let profile = try visibleProfile(caller, mvpd, partner: partner) else { return .json(200, ["profiles": [:]]) }
+        guard let profile = try visibleProfile(caller, mvpd, partner: partner, request: request) else { return .json(200, ["profiles": [:]]) }
         return .json(200, ["profiles": .object([mvpd.id: profile.json])])
     }
 
@@ -32,8 +32,13 @@ extension Emulator {
 
     /// The valid profile the caller may see for `mvpd`: TempPass (403 once used up), AuthNAll degraded, a stored
     /// regular one, or an appleSSO one when `partner` (from a valid AP-Partner-Framework-Status) names this MVPD.
-    func visibleProfile(_ caller: Caller, _ mvpd: MVPDConfig, partner: MVPDConfig?) throws(Failure) -> Profile? {
+    /// `request` is the one-MVPD call's (nil for the all-profiles call, which lists no degraded profile, as Adobe's
+    /// page says, and finds a promotional trial by device alone); there a promotional TempPass needs its identity.
+    func visibleProfile(_ caller: Caller, _ mvpd: MVPDConfig, partner: MVPDConfig?, request: HTTPRequest?) throws(Failure) -> Profile? {
         guard let key = caller.profileKey else { return nil }
+        if mvpd.promotional {
+            return try promoProfile(caller, mvpd, identity: try request.map { request throws(Failure) in try Self.requiredTempPassIdentity(request) })
+        }
         if let seconds = mvpd.tempPassSeconds {
             let tempKey = TempPassKey(serviceProvider: key.serviceProvider, mvpd: mvpd.id, deviceID: key.deviceID)
             guard let start = state.withLock({ $0.tempPassStarts[tempKey] }) else { return nil }
@@ -43,7 +48,7 @@ extension Emulator {
         if let profile = state.withLock({ $0.profiles[key]?[mvpd.id] }), profile.notAfter > caller.now {
             if profile.type != "appleSSO" || partner?.id == mvpd.id { return profile }
         }
-        if mvpd.degradation == "AuthNAll" {
+        if mvpd.degradation == "AuthNAll", request != nil {
             let ttl = caller.serviceProvider.profileTTLSeconds * 1000
             let user = "95cf93bcd183214a" + String(Digest.sha256Hex("degraded|\(key.deviceID)").prefix(40))
             return Profile(

@@ -12,7 +12,7 @@ extension Emulator {
         if let mvpdID { _ = try mvpd(mvpdID, of: caller.serviceProvider) }
         if let redirect, !Self.isValidRedirect(redirect) { throw Failure("invalid_parameter_redirect_url") }
         let sessionID = Random.uuid()
-        if let mvpdID, let shortcut = try shortcut(caller, mvpdID: mvpdID, sessionID: sessionID) { return shortcut }
+        if let mvpdID, let shortcut = try shortcut(caller, mvpdID: mvpdID, sessionID: sessionID, request: request) { return shortcut }
         let ttl = caller.serviceProvider.codeTTLSeconds * 1000
         let session = Session(
             code: Random.code(), sessionID: sessionID, serviceProvider: sp, clientID: caller.clientID, deviceID: caller.deviceID,
@@ -40,7 +40,7 @@ extension Emulator {
         state.withLock { $0.sessions[code] = stored }
         if let mvpdID = session.mvpd, let device = session.deviceID {
             let owner = Caller(clientID: session.clientID, serviceProvider: caller.serviceProvider, deviceID: device, deviceInfo: nil, now: caller.now)
-            if let shortcut = try shortcut(owner, mvpdID: mvpdID, sessionID: session.sessionID) { return shortcut }
+            if let shortcut = try shortcut(owner, mvpdID: mvpdID, sessionID: session.sessionID, request: request) { return shortcut }
         }
         return .json(200, sessionBody(session, next: session.missingParameters.isEmpty ? "authenticate" : "retry"))
     }
@@ -64,8 +64,10 @@ extension Emulator {
     }
 
     /// The `authorize` answers that skip a login: TempPass, AuthNAll degradation, or an existing regular profile.
-    /// Throws `temporary_access_duration_limit_exceeded` when the device's TempPass is used up.
-    func shortcut(_ caller: Caller, mvpdID: String, sessionID: String) throws(Failure) -> HTTPResponse? {
+    /// Throws `temporary_access_duration_limit_exceeded` when the device's TempPass is used up. A promotional TempPass
+    /// needs `AP-TempPass-Identity` (400 `invalid_header_identity_for_temporary_access`), starts the trial of that
+    /// identity (or device) and throws the duration or resources limit once it is over.
+    func shortcut(_ caller: Caller, mvpdID: String, sessionID: String, request: HTTPRequest) throws(Failure) -> HTTPResponse? {
         guard let mvpd = caller.serviceProvider.mvpd(mvpdID) else { return nil }
         let sp = caller.serviceProvider.id
         func authorize(_ reason: String) -> HTTPResponse {
@@ -74,6 +76,12 @@ extension Emulator {
                 "url": .string("/api/v2/\(sp)/decisions/authorize/\(mvpdID)"), "sessionId": .string(sessionID),
                 "mvpd": .string(mvpdID), "serviceProvider": .string(sp),
             ])
+        }
+        if mvpd.promotional, let device = caller.deviceID {
+            let identity = try Self.requiredTempPassIdentity(request)
+            let trial = promoTrial(sp, mvpdID, identity: identity, device: device, startAt: caller.now)
+            if let trial, let limit = promoLimit(trial, mvpd, now: caller.now) { throw Failure(limit) }
+            return authorize("temporary")
         }
         if let seconds = mvpd.tempPassSeconds, let device = caller.deviceID {
             let start = startTempPass(sp: sp, mvpd: mvpdID, device: device, now: caller.now)

@@ -35,6 +35,38 @@ final class DefaultConfigTests: XCTestCase {
         let user = try XCTUnwrap(config.user(named: "demo"))
         XCTAssertEqual(user.attributes["zip"]?["state"], "enc")
         XCTAssertEqual(user.attributes["householdID"]?["state"], "plain")
+        XCTAssertNil(config.throttle)
+    }
+
+    func testSecondRequestorKeepsREFsMVPDsThenAddsPromotionalAndDegraded() throws {
+        let config = try EmulatorConfig.builtIn()
+        XCTAssertEqual(config.serviceProviders.map(\.id), ["REF", "REF2"])
+        let ref = try XCTUnwrap(config.serviceProvider("REF"))
+        let ref2 = try XCTUnwrap(config.serviceProvider("REF2"))
+        XCTAssertEqual(ref2.name, "Reference Programmer 2")
+        XCTAssertTrue(ref.softwareStatements.isEmpty && ref2.softwareStatements.isEmpty)  // one application's client serves both
+        XCTAssertEqual(Array(ref2.mvpds.prefix(4)).map(\.id), ref.mvpds.map(\.id))
+        XCTAssertEqual(ref2.mvpds.dropFirst(4).map(\.id), ["PromoTempPass", "DegradedAuthN", "DegradedAuthZ"])
+        let promo = try XCTUnwrap(ref2.mvpd("PromoTempPass"))
+        XCTAssertTrue(promo.promotional && promo.isTempPass)
+        XCTAssertEqual(promo.tempPassSeconds, 600)
+        XCTAssertEqual(promo.maxResources, 2)
+        XCTAssertFalse(promo.hasLogout)
+        XCTAssertEqual(ref2.mvpd("DegradedAuthN")?.degradation, "AuthNAll")
+        XCTAssertEqual(ref2.mvpd("DegradedAuthZ")?.degradation, "AuthZAll")
+        XCTAssertNotNil(config.user("demo", password: "demo", mvpd: "DegradedAuthZ"))
+        XCTAssertNil(config.user("demo", password: "demo", mvpd: "DegradedAuthN"))
+    }
+
+    func testPromotionalNeedsTempPassSecondsAndMaxResourcesNeedsPromotional() {
+        let promo: JSON = ["serviceProviders": [["id": "X", "mvpds": [["id": "P", "promotional": true]]]]]
+        XCTAssertThrowsError(try EmulatorConfig(json: promo)) { error in
+            XCTAssertEqual((error as? ConfigError)?.message, "serviceProviders[0].mvpds[0].promotional: needs tempPassSeconds")
+        }
+        let limited: JSON = ["serviceProviders": [["id": "X", "mvpds": [["id": "P", "tempPassSeconds": 60, "maxResources": 3]]]]]
+        XCTAssertThrowsError(try EmulatorConfig(json: limited)) { error in
+            XCTAssertEqual((error as? ConfigError)?.message, "serviceProviders[0].mvpds[0].maxResources: applies to a promotional TempPass only")
+        }
     }
 
     func testCompiledInCopyEqualsTheShippedFile() throws {
