@@ -18,8 +18,13 @@ public struct AccessEnablerConfiguration: Sendable {
     public var logoutTimeout: Duration
     /// The local clock; the engine corrects it with the skew measured from the backend's `Date` header.
     public var clock: @Sendable () -> Date
-    /// A fixed device id; nil → a random id persisted in the store.
+    /// A fixed device id; nil → a random id persisted in the store. A host acting for a device (fleet mode)
+    /// sets that device's identifier: the profiles, the selection and every REST API V2 call are then its own.
     public var deviceID: String?
+    /// `X-Device-Info` (base64 JSON) of the device a host acts for; nil → setOptions' `device_info`, else computed.
+    public var deviceInfo: String?
+    /// The address of the device a host acts for, sent as `X-Forwarded-For` on every REST API V2 call.
+    public var forwardedFor: String?
     /// The host's partner single sign-on (issue 6; apple-sso-cookbook); nil = no partner SSO, regular flows only.
     public var partnerSSO: (any PartnerSSOProvider)?
     /// How long the engine waits for one answer of `partnerSSO` before counting it as
@@ -50,6 +55,8 @@ public struct AccessEnablerConfiguration: Sendable {
         self.logoutTimeout = logoutTimeout
         self.clock = clock
         self.deviceID = deviceID
+        deviceInfo = nil
+        forwardedFor = nil
         self.partnerSSO = partnerSSO
         self.partnerSSOTimeout = partnerSSOTimeout
         self.pollInterval = pollInterval

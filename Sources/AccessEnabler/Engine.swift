@@ -13,7 +13,12 @@ actor Engine {
     nonisolated let shared = SharedBox()
     nonisolated let clock: SkewedClock
     nonisolated let transport = HTTPTransport.shared
-    nonisolated let deviceID: String
+    /// The device identifier: the configuration's, else the store's (read at the first setRequestor or
+    /// getMetadata, never invented: an id that could not be stored is never used).
+    var deviceID: String?
+    /// Preauthorization permits, in memory only (never persisted, Adobe's rule), per profile; dropped at every
+    /// login and logout.
+    var preauthorized: [ProfileKey: Set<String>] = [:]
 
     enum Phase {
         case idle
@@ -41,7 +46,21 @@ actor Engine {
         self.store = store
         self.delegate = delegate
         clock = SkewedClock(local: configuration.clock)
-        deviceID = configuration.deviceID ?? store.setIfAbsent(.device, "id", UUID().uuidString.lowercased())
+        deviceID = configuration.deviceID
+    }
+
+    /// The device identifier, read (or created) in the store the first time.
+    func resolveDeviceID() async throws -> String {
+        if let deviceID { return deviceID }
+        let stored = try await store.deviceIdentity()
+        deviceID = stored
+        return stored
+    }
+
+    /// A store failure: logged, and reported to the host as status STORE500 after the call's failure callback.
+    func storeFailure(_ error: any Error) -> AdvancedStatus {
+        configuration.log?("store failure: \(error)")
+        return AdvancedStatus(id: "STORE500", level: "error", message: "The device's store failed: \(error)")
     }
 
     // MARK: setRequestor and the queue
@@ -51,6 +70,11 @@ actor Engine {
         phase = .pending
         guard let statement = configuration.softwareStatement else {
             return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "R400", level: "error", message: "No software statement"))
+        }
+        do {
+            _ = try await resolveDeviceID()
+        } catch {
+            return finishSetRequestor(nil, failureStatus: storeFailure(error))
         }
         let urls = (serviceProviders ?? [configuration.backendURL]).filter(Self.isAllowedBackend)
         let providers = urls.map { client(for: $0, statement: statement) }
@@ -74,16 +98,26 @@ actor Engine {
             return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "CFG404", level: "error", message: "No usable service provider"))
         }
         var partnerStatus: AdvancedStatus?
-        if let requestor { partnerStatus = await partnerSetRequestor(requestor) }
-        return finishSetRequestor(requestor, failureStatus: Self.configurationFailureStatus(firstFailure), partnerStatus: partnerStatus)
+        var selected: MVPD?
+        if let requestor {
+            do {
+                partnerStatus = try await partnerSetRequestor(requestor)
+                selected = try await store.selectedProvider(selectionKey(requestor)).flatMap { requestor.mvpd($0) }
+            } catch {
+                return finishSetRequestor(nil, failureStatus: storeFailure(error))
+            }
+        }
+        return finishSetRequestor(
+            requestor, selected: selected, failureStatus: Self.configurationFailureStatus(firstFailure), partnerStatus: partnerStatus)
     }
 
     /// Brings each stored profile in line with the backend (`GET profiles/{mvpd}`): a profile the backend no
     /// longer has (logout elsewhere, expiry, lost credentials) is dropped, a present one refreshed (new metadata).
-    /// Answers that say nothing certain (errors, TempPass over) leave the stored profile alone.
+    /// Answers that say nothing certain (errors, TempPass over) leave the stored profile alone. Every call is made
+    /// with this store's device identifier, the one the profiles are stored under.
     /// A partner profile is checked only with the platform's current status for its MVPD (else left alone).
-    func synchronizeProfiles(_ requestor: Requestor) async {
-        for profile in storedProfiles(requestor) {
+    func synchronizeProfiles(_ requestor: Requestor) async throws {
+        for profile in try await storedProfiles(requestor) {
             var headers: [(String, String)] = []
             if profile.isPartner {
                 guard let header = partnerHeader(for: profile.mvpd) else { continue }
@@ -93,19 +127,20 @@ actor Engine {
                 "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(profile.mvpd))", headers: headers)
             guard case .ok(let body) = result, body["profiles"]?.objectValue != nil else { continue }
             if let fresh = Profile.first(in: body, preferring: profile.mvpd), fresh.mvpd == profile.mvpd {
-                saveProfile(fresh, requestor)
+                if fresh.json != profile.json { try await saveProfile(fresh, requestor) }
             } else if !profile.isTemporary {
-                store.set(.profile, profileKey(requestor, profile.mvpd), nil)
+                try await deleteProfile(profile.mvpd, requestor)
             }
         }
     }
 
     /// `partnerStatus`: VSA403, VSA404 or APPL_ERROR of the partner check, reported after setRequestorComplete(1).
-    private func finishSetRequestor(_ requestor: Requestor?, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil) -> Int32 {
+    private func finishSetRequestor(
+        _ requestor: Requestor?, selected: MVPD? = nil, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil
+    ) -> Int32 {
         let status: Int32
         if let requestor {
             phase = .ready(requestor)
-            let selected = store.value(.selected, selectionKey(requestor)).flatMap { requestor.mvpd($0) }
             shared.withLock { $0.selectedMVPD = selected }
             status = AccessEnablerStatus.success
             delegate.setRequestorComplete(status)
@@ -139,6 +174,8 @@ actor Engine {
             return AdvancedStatus(id: "CFG429", level: "error", message: "Too many requests")
         case .garbage:
             return AdvancedStatus(id: "CFG500", level: "error", message: "Unreadable configuration")
+        case .store(let error):
+            return AdvancedStatus(id: "STORE500", level: "error", message: "The device's store failed: \(error)")
         case .transport, .ok, .none:
             return AdvancedStatus(id: "CFG404", level: "error", message: "Backend not reachable")
         }
@@ -167,15 +204,19 @@ actor Engine {
         let key = url.absoluteString
         if let existing = clients[key] { return existing }
         let shared = self.shared
-        let deviceID = self.deviceID
+        let deviceID = self.deviceID ?? ""
         let computedInfo = DeviceInfo.computed(secondScreen: !configuration.webView)
+        let hostInfo = configuration.deviceInfo
+        let forwardedFor = configuration.forwardedFor
         let delegate = self.delegate
         let client = RestClient(
             baseURL: url, softwareStatement: statement, redirectURL: configuration.redirectURL, store: store, clock: clock,
             transport: transport, timeout: configuration.requestTimeout, maxThrottleRetries: configuration.maxThrottleRetries,
             headers: {
                 let options = shared.withLock { $0.options }
-                return DeviceHeaders(deviceID: deviceID, deviceInfo: options.deviceInfo ?? computedInfo, visitorID: options.visitorID)
+                return DeviceHeaders(
+                    deviceID: deviceID, deviceInfo: hostInfo ?? options.deviceInfo ?? computedInfo, visitorID: options.visitorID,
+                    forwardedFor: forwardedFor)
             },
             onSkewWarning: {
                 delegate.status(AdvancedStatus(id: "CFG100", level: "warning", message: "The device clock differs from the backend's by more than 5 minutes"))
@@ -186,36 +227,64 @@ actor Engine {
 
     // MARK: stored state keys
 
-    nonisolated func selectionKey(_ requestor: Requestor) -> String {
-        RestClient.scope(baseURL: configuration.backendURL, softwareStatement: configuration.softwareStatement ?? "") + "|" + requestor.id
+    /// The selected MVPD is kept per (backend, software statement, device, requestor).
+    func selectionKey(_ requestor: Requestor) -> LoginKey {
+        let scope = RestClient.scope(baseURL: configuration.backendURL, softwareStatement: configuration.softwareStatement ?? "")
+        return LoginKey(scope: scope, device: deviceID ?? "", requestor: requestor.id)
     }
 
-    nonisolated func profileKey(_ requestor: Requestor, _ mvpd: String) -> String {
-        requestor.client(for: mvpd).scope + "|" + requestor.id + "|" + mvpd
+    /// A profile is kept per (the MVPD's backend, software statement, device, requestor, MVPD).
+    func profileKey(_ requestor: Requestor, _ mvpd: String) -> ProfileKey {
+        ProfileKey(login: LoginKey(scope: requestor.client(for: mvpd).scope, device: deviceID ?? "", requestor: requestor.id), mvpd: mvpd)
     }
 
     /// Profiles stored for the requestor's MVPDs, expired ones included.
-    func storedProfiles(_ requestor: Requestor) -> [Profile] {
-        requestor.mvpds.compactMap { mvpd in
-            store.value(.profile, profileKey(requestor, mvpd.ID)).flatMap { try? JSON.parse($0) }.map { Profile(mvpd: mvpd.ID, json: $0) }
+    func storedProfiles(_ requestor: Requestor) async throws -> [Profile] {
+        let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
+        return try await store.profiles(keys).compactMap { key, stored in
+            (try? JSON.parse(stored.json)).map { Profile(mvpd: key.mvpd, json: $0) }
         }
     }
 
     /// The profile the user is authenticated with: the selected MVPD's when valid, else the longest valid one.
-    func currentProfile(_ requestor: Requestor) -> Profile? {
+    func currentProfile(_ requestor: Requestor) async throws -> Profile? {
+        currentProfile(in: try await storedProfiles(requestor))
+    }
+
+    /// The current profile among `stored` (one store read serves both, so that calls released together from
+    /// the setRequestor queue still end in their order).
+    func currentProfile(in stored: [Profile]) -> Profile? {
         let now = clock.nowMillis()
-        let valid = storedProfiles(requestor).filter { $0.notAfter > now }
+        let valid = stored.filter { $0.notAfter > now }
         let selected = shared.withLock { $0.selectedMVPD?.ID }
         return valid.first { $0.mvpd == selected } ?? valid.max { $0.notAfter < $1.notAfter }
     }
 
-    func saveProfile(_ profile: Profile, _ requestor: Requestor) {
-        store.set(.profile, profileKey(requestor, profile.mvpd), profile.json.serializedString())
+    /// Stores a profile durably (a login), dropping the permits cached for it.
+    func saveProfile(_ profile: Profile, _ requestor: Requestor) async throws {
+        let key = profileKey(requestor, profile.mvpd)
+        preauthorized[key] = nil
+        try await store.saveProfile(StoredProfile(json: profile.json.serializedString(), notAfter: profile.notAfter), key)
     }
 
+    /// Deletes a profile and its authorization expiries durably (a logout), dropping its cached permits.
+    func deleteProfile(_ mvpd: String, _ requestor: Requestor) async throws {
+        let key = profileKey(requestor, mvpd)
+        preauthorized[key] = nil
+        try await store.deleteProfile(key)
+    }
+
+    /// Records the selection at once in memory; the store write is queued in order (not awaited: a lost
+    /// selection costs nothing but the preference) and a failure is logged.
     func select(_ mvpd: MVPD?, _ requestor: Requestor) {
-        shared.withLock { $0.selectedMVPD = mvpd }
-        store.set(.selected, selectionKey(requestor), mvpd?.ID)
+        let changed = shared.withLock { shared in
+            defer { shared.selectedMVPD = mvpd }
+            return shared.selectedMVPD?.ID != mvpd?.ID
+        }
+        guard changed else { return }
+        let key = selectionKey(requestor)
+        let log = configuration.log
+        store.submit({ error in log?("store failure keeping the selected provider: \(error)") }) { try $0.setSelectedProvider(mvpd?.ID, key) }
     }
 
     // MARK: checkAuthentication (adobe-pass-sdk-notes §2.4)
@@ -225,7 +294,14 @@ actor Engine {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         var partnerStatus: AdvancedStatus?
-        let current = currentProfile(requestor)
+        let current: Profile?
+        let stored: [Profile]
+        do {
+            stored = try await storedProfiles(requestor)
+            current = currentProfile(in: stored)
+        } catch {
+            return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+        }
         if current == nil || current?.isPartner == true {
             // Cookbook step 3: a partner profile stands only while the platform account does.
             let check = await partnerAuthenticationCheck(requestor, profile: current)
@@ -241,9 +317,13 @@ actor Engine {
             return report(.authenticated, requestor: requestor, profile: profile, cached: true)
         }
         let now = clock.nowMillis()
-        let expiredTempPass = storedProfiles(requestor).first { $0.isTemporary && $0.notAfter <= now }
+        let expiredTempPass = stored.first { $0.isTemporary && $0.notAfter <= now }
         if let expiredTempPass {
-            store.set(.profile, profileKey(requestor, expiredTempPass.mvpd), nil)
+            do {
+                try await deleteProfile(expiredTempPass.mvpd, requestor)
+            } catch {
+                return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+            }
             return report(
                 .failed(ErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
                 status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))

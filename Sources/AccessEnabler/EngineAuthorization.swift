@@ -8,13 +8,22 @@ extension Engine {
         guard let requestor = await ready() else {
             return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: nil, profile: nil)
         }
-        var current = currentProfile(requestor)
+        var current: Profile?
+        do {
+            current = try await currentProfile(requestor)
+        } catch {
+            return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
+        }
         if current == nil {
             guard loginIfNeeded else {
                 return authorizationFailed(resource, ErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
             }
             let login = await self.login(requestor, filter: nil)
-            current = currentProfile(requestor)
+            do {
+                current = try await currentProfile(requestor)
+            } catch {
+                return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
+            }
             guard login.status == AccessEnablerStatus.success, current != nil else {
                 let code = login.errorCode.isEmpty ? ErrorCode.userNotAuthenticated : login.errorCode
                 return authorizationFailed(resource, code, "", requestor: requestor, profile: nil)
@@ -32,7 +41,7 @@ extension Engine {
             try? await Task.sleep(for: .milliseconds(300))
             result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: partner)
         }
-        return authorizationOutcome(result, resource: resource, requestor: requestor, profile: profile)
+        return await authorizationOutcome(result, resource: resource, requestor: requestor, profile: profile)
     }
 
     /// The decision for `resource` in a `{"decisions": [...]}` answer (the first one when none echoes it).
@@ -41,7 +50,7 @@ extension Engine {
         return decisions.first { $0["resource"]?.stringValue == resource } ?? decisions.first
     }
 
-    private func authorizationOutcome(_ result: APIResult, resource: String, requestor: Requestor, profile: Profile) -> AuthorizationOutcome {
+    private func authorizationOutcome(_ result: APIResult, resource: String, requestor: Requestor, profile: Profile) async -> AuthorizationOutcome {
         switch result {
         case .ok(let body):
             guard let decision = Self.decision(in: body, for: resource), let authorized = decision["authorized"]?.boolValue else {
@@ -49,7 +58,12 @@ extension Engine {
             }
             if authorized, let token = decision["token"]?["serializedToken"]?.stringValue {
                 if let notAfter = Self.millis(decision["notAfter"]) ?? Self.millis(decision["token"]?["notAfter"]) {
-                    store.set(.authz, profileKey(requestor, profile.mvpd) + "|" + resource, String(notAfter))
+                    // A cache: queued without an fsync or a wait; a failure is logged.
+                    let key = profileKey(requestor, profile.mvpd)
+                    let log = configuration.log
+                    store.submit({ error in log?("store failure caching an authorization expiry: \(error)") }) {
+                        try $0.setAuthorizationExpiry(notAfter, key, resource: resource)
+                    }
                 }
                 delegate.setToken(token, forResource: resource)
                 delegate.sendTrackingData(
@@ -57,11 +71,11 @@ extension Engine {
                     forEventType: TrackingEvent.authorization)
                 return .token(token: token, resource: resource)
             }
-            return denied(decision["error"], resource: resource, requestor: requestor, profile: profile)
+            return await denied(decision["error"], resource: resource, requestor: requestor, profile: profile)
         case .httpError(let status, let error):
             let code = error?["code"]?.stringValue ?? ""
             if status == 403, code.hasPrefix("authenticated_profile") || code.hasPrefix("temporary_access") {
-                return denied(error, resource: resource, requestor: requestor, profile: profile)
+                return await denied(error, resource: resource, requestor: requestor, profile: profile)
             }
             if status == 400, code == "invalid_parameter_resources" {
                 return authorizationFailed(
@@ -77,6 +91,8 @@ extension Engine {
             return authorizationFailed(
                 resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
                 status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
+        case .store(let error):
+            return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: storeFailure(error))
         case .garbage, .transport:
             return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
         }
@@ -85,13 +101,18 @@ extension Engine {
     static var z500: AdvancedStatus { AdvancedStatus(id: "Z500", level: "error", message: "Internal authorization error") }
 
     /// A deny (item-level or top-level error object): the MVPD's `details` reach the host intact.
-    private func denied(_ error: JSON?, resource: String, requestor: Requestor, profile: Profile) -> AuthorizationOutcome {
+    private func denied(_ error: JSON?, resource: String, requestor: Requestor, profile: Profile) async -> AuthorizationOutcome {
         let code = error?["code"]?.stringValue ?? ""
         let details = error?["details"]?.stringValue ?? ""
         let message = error?["message"]?.stringValue
         if code.hasPrefix("authenticated_profile") || code.hasPrefix("temporary_access") {
             // The profile is gone at the backend: forget it here too.
-            store.set(.profile, profileKey(requestor, profile.mvpd), nil)
+            do {
+                try await deleteProfile(profile.mvpd, requestor)
+            } catch {
+                return authorizationFailed(
+                    resource, ErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: storeFailure(error), code: code)
+            }
             let status =
                 code.hasPrefix("temporary_access")
                 ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)
@@ -123,30 +144,45 @@ extension Engine {
     // MARK: checkPreauthorizedResources (adobe-pass-sdk-notes §2.9; rest-api-v2-notes §8.4)
 
     func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
-        guard let requestor = await ready(), let profile = currentProfile(requestor), !resources.isEmpty else {
+        guard let requestor = await ready(), !resources.isEmpty else {
             delegate.preauthorizedResources([])
             return []
         }
-        let cacheKey = profileKey(requestor, profile.mvpd)
-        var known = store.value(.preauth, cacheKey).flatMap { try? JSON.parse($0) }?.objectValue ?? JSONObject()
+        let profile: Profile
+        do {
+            guard let current = try await currentProfile(requestor) else {
+                delegate.preauthorizedResources([])
+                return []
+            }
+            profile = current
+        } catch {
+            delegate.preauthorizedResources([])
+            delegate.status(storeFailure(error))
+            return []
+        }
+        // Permits are cached in memory only and decisions never persisted (Adobe's rule); a resource not known
+        // to be permitted is asked for again.
+        let key = profileKey(requestor, profile.mvpd)
+        var permitted = preauthorized[key] ?? []
         var failure: AdvancedStatus?
-        if !cache || !resources.allSatisfy({ known[$0] != nil }) {
+        if !cache || !resources.allSatisfy(permitted.contains) {
             let partner = await partnerHeaders(requestor, profile: profile)
             let result = await requestor.client(for: profile.mvpd).call(
                 "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/preauthorize/\(FormEncoding.escape(profile.mvpd))",
                 json: ["resources": .array(resources.map { .string($0) })], headers: partner)
             if case .ok(let body) = result, let decisions = body["decisions"]?.arrayValue {
                 for decision in decisions {
-                    if let id = decision["resource"]?.stringValue { known[id] = .bool(decision["authorized"]?.boolValue ?? false) }
+                    guard let id = decision["resource"]?.stringValue else { continue }
+                    if decision["authorized"]?.boolValue == true { permitted.insert(id) } else { permitted.remove(id) }
                 }
-                store.set(.preauth, cacheKey, JSON.object(known).serializedString())
+                preauthorized[key] = permitted
             } else {
                 failure = AdvancedStatus(id: "P100", level: "error", message: "Preauthorization failed")
-                known = JSONObject()
+                permitted = []
             }
         }
         var seen = Set<String>()
-        let authorized = resources.filter { known[$0]?.boolValue == true && seen.insert($0).inserted }
+        let authorized = resources.filter { permitted.contains($0) && seen.insert($0).inserted }
         delegate.preauthorizedResources(authorized)
         if let failure { delegate.status(failure) }
         return authorized

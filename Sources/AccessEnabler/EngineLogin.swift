@@ -31,7 +31,13 @@ extension Engine {
         guard let requestor = await ready() else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
-        if !forceAuthn, let profile = currentProfile(requestor) {
+        let current: Profile?
+        do {
+            current = try await currentProfile(requestor)
+        } catch {
+            return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+        }
+        if !forceAuthn, let profile = current {
             let stands = profile.isPartner ? await partnerAuthenticationCheck(requestor, profile: profile).valid : true
             if stands {
                 return report(.authenticated, requestor: requestor, profile: profile, cached: true)
@@ -77,10 +83,19 @@ extension Engine {
         for waiter in waiters { waiter.resume(returning: outcome) }
     }
 
-    /// Stores a new profile and ends the flow (or reports, when there is none) with success.
-    func loginSucceeded(_ profile: Profile, _ requestor: Requestor) -> AuthenticationStatus {
-        saveProfile(profile, requestor)
-        store.removeAll(.preauth, prefix: profileKey(requestor, profile.mvpd))
+    /// Stores a new profile (durably, before any callback) and ends the flow (or reports, when there is none)
+    /// with success; a failed write ends it with "Generic Authentication Error" and status STORE500.
+    func loginSucceeded(_ profile: Profile, _ requestor: Requestor) async -> AuthenticationStatus {
+        let flowID = loginFlow?.id
+        do {
+            try await saveProfile(profile, requestor)
+        } catch {
+            let status = storeFailure(error)
+            guard loginFlow?.id == flowID else { return lastCompleted ?? .failed(ErrorCode.genericAuthentication) }
+            return loginFailed(ErrorCode.genericAuthentication, requestor, status: status)
+        }
+        // The flow may have been ended (cancelled) while the profile was written: the login stands, unreported.
+        if let flowID, loginFlow?.id != flowID { return lastCompleted ?? .authenticated }
         select(requestor.mvpd(profile.mvpd), requestor)
         let status = profile.isTemporary ? AdvancedStatus(id: "N011", level: "info", message: "Authenticated with TempPass") : nil
         if loginFlow != nil {
@@ -112,6 +127,8 @@ extension Engine {
             return loginFailed(ErrorCode.providerNotAvailable, requestor, status: regStatus)
         case .registration:
             return loginFailed(ErrorCode.genericAuthentication, requestor, status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
+        case .store(let error):
+            return loginFailed(ErrorCode.genericAuthentication, requestor, status: storeFailure(error))
         case .throttled, .garbage, .httpError, .ok:
             return loginFailed(ErrorCode.internalAuthentication, requestor, status: regStatus)
         }
@@ -188,7 +205,7 @@ extension Engine {
             "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(mvpdID))")
         guard loginFlow?.id == flowID else { return lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
         if case .ok(let body) = result, let profile = Profile.first(in: body, preferring: mvpdID) {
-            return loginSucceeded(profile, requestor)
+            return await loginSucceeded(profile, requestor)
         }
         if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
             return loginFailed(
@@ -214,14 +231,20 @@ extension Engine {
             case .partner, .picker, .polling:
                 // No login page is open yet: nothing to complete, and no callback, since the flow's own
                 // setAuthenticationStatus is still to come. The answer is the current state.
-                return currentProfile(requestor) != nil ? .authenticated : .failed(ErrorCode.userNotAuthenticated)
+                return (try? await currentProfile(requestor)) != nil ? .authenticated : .failed(ErrorCode.userNotAuthenticated)
             }
         }
         if let lastCompleted { return lastCompleted }
         guard case .ready(let requestor) = phase else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
-        let outcome: AuthenticationStatus = currentProfile(requestor) != nil ? .authenticated : .failed(ErrorCode.userNotAuthenticated)
+        let current: Profile?
+        do {
+            current = try await currentProfile(requestor)
+        } catch {
+            return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false, status: storeFailure(error))
+        }
+        let outcome: AuthenticationStatus = current != nil ? .authenticated : .failed(ErrorCode.userNotAuthenticated)
         delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
         return outcome
     }
@@ -234,7 +257,7 @@ extension Engine {
             let result = await client.call("GET", path)
             guard loginFlow?.id == flowID else { return lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
             guard case .ok(let body) = result else { return loginFailure(result, requestor) }
-            if let profile = Profile.first(in: body, preferring: mvpd) { return loginSucceeded(profile, requestor) }
+            if let profile = Profile.first(in: body, preferring: mvpd) { return await loginSucceeded(profile, requestor) }
             if attempt < 3 { try? await Task.sleep(for: .milliseconds(500)) }
         }
         return loginFailed(ErrorCode.genericAuthentication, requestor)
@@ -265,14 +288,14 @@ extension Engine {
         switch result {
         case .ok(let body):
             if let profile = Profile.first(in: body, preferring: mvpd) {
-                _ = loginSucceeded(profile, requestor)
+                _ = await loginSucceeded(profile, requestor)
                 return false
             }
             return true
         case .httpError(let status, _) where status == 400 || status == 403 || status == 404:
             _ = loginFailed(ErrorCode.genericAuthentication, requestor)
             return false
-        case .registration:
+        case .registration, .store:
             _ = loginFailure(result, requestor)
             return false
         default:

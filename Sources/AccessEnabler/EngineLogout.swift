@@ -20,7 +20,13 @@ extension Engine {
         }
         var logoutURL: String?
         var partner = false
-        for profile in storedProfiles(requestor) {
+        let stored: [Profile]
+        do {
+            stored = try await storedProfiles(requestor)
+        } catch {
+            return logoutFailed(error)
+        }
+        for profile in stored {
             let client = requestor.client(for: profile.mvpd)
             let result = await client.call(
                 "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/logout/\(FormEncoding.escape(profile.mvpd))",
@@ -31,9 +37,11 @@ extension Engine {
             if let entry, entry["actionName"]?.stringValue == "logout", let url = entry["url"]?.stringValue, logoutURL == nil {
                 logoutURL = client.absolute(url)
             }
-            store.set(.profile, profileKey(requestor, profile.mvpd), nil)
-            store.removeAll(.preauth, prefix: profileKey(requestor, profile.mvpd))
-            store.removeAll(.authz, prefix: profileKey(requestor, profile.mvpd) + "|")
+            do {
+                try await deleteProfile(profile.mvpd, requestor)
+            } catch {
+                return logoutFailed(error)
+            }
         }
         select(nil, requestor)
         guard configuration.webView, let logoutURL else {
@@ -55,6 +63,16 @@ extension Engine {
             logoutFlow?.waiters.append(continuation)
             delegate.navigate(toUrl: logoutURL, useSVC: false)
         }
+    }
+
+    /// The local profiles could not be deleted: setAuthenticationStatus(0, "Generic Authentication Error") and
+    /// status STORE500 (the user stays logged in on this device).
+    private func logoutFailed(_ error: any Error) -> AuthenticationStatus {
+        let outcome = AuthenticationStatus.failed(ErrorCode.genericAuthentication)
+        let status = storeFailure(error)
+        delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
+        delegate.status(status)
+        return outcome
     }
 
     private func logoutTimedOut(_ id: Int) {
@@ -87,15 +105,38 @@ extension Engine {
         var value = JSON.null
         var encrypted = false
         let requestor = await ready()  // queued behind a setRequestor in flight, like every getMetadata
-        if case .deviceID = request {
-            value = .string(deviceID)
-        } else if let requestor, let profile = currentProfile(requestor) {
+        var failure: AdvancedStatus?
+        do {
+            if case .deviceID = request {
+                value = .string(try await resolveDeviceID())
+            } else if let requestor {
+                // One store read (profiles with their authorization expiry), so that queued calls keep their order.
+                let resource: String? = if case .authorizationExpiry(let resource) = request { resource } else { nil }
+                let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
+                let read = try await store.profiles(keys, authorizationExpiryOf: resource)
+                let stored = read.compactMap { key, profile, _ in (try? JSON.parse(profile.json)).map { Profile(mvpd: key.mvpd, json: $0) } }
+                if let profile = currentProfile(in: stored) {
+                    let expiry = read.first { $0.0.mvpd == profile.mvpd }?.2
+                    value = metadata(request, profile: profile, authorizationExpiry: expiry, encrypted: &encrypted)
+                }
+            }
+        } catch {
+            value = .null
+            failure = storeFailure(error)
+        }
+        let status = MetadataStatus(metadata: value, encrypted: encrypted, key: request.key, arguments: arguments)
+        delegate.setMetadataStatus(status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments)
+        if let failure { delegate.status(failure) }
+        return status
+    }
+
+    private func metadata(_ request: MetadataRequest, profile: Profile, authorizationExpiry: Int64?, encrypted: inout Bool) -> JSON {
+        var value = JSON.null
             switch request {
             case .authenticationExpiry:
                 value = .integer(profile.notAfter)
-            case .authorizationExpiry(let resource):
-                let key = profileKey(requestor, profile.mvpd) + "|" + resource
-                if let notAfter = store.value(.authz, key).flatMap({ Int64($0) }), notAfter > clock.nowMillis() {
+            case .authorizationExpiry:
+                if let notAfter = authorizationExpiry, notAfter > clock.nowMillis() {
                     value = .integer(notAfter)
                 }
             case .userMetadata(let name):
@@ -108,9 +149,6 @@ extension Engine {
             case .deviceID:
                 break
             }
-        }
-        let status = MetadataStatus(metadata: value, encrypted: encrypted, key: request.key, arguments: arguments)
-        delegate.setMetadataStatus(status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments)
-        return status
+        return value
     }
 }

@@ -100,18 +100,19 @@ extension Engine {
 
     /// setRequestor's part (cookbook step 2): the background check, then, when the user has no valid profile and
     /// every condition holds, a silent exchange. No callback here; the status (if any) follows setRequestorComplete.
-    func partnerSetRequestor(_ requestor: Requestor) async -> AdvancedStatus? {
+    /// - Throws: a store failure (the stored profiles are then left as they were).
+    func partnerSetRequestor(_ requestor: Requestor) async throws -> AdvancedStatus? {
         guard partnerApplies(requestor) else {
-            await synchronizeProfiles(requestor)
+            try await synchronizeProfiles(requestor)
             return nil
         }
         let check = await partnerBackgroundCheck(requestor)
-        await synchronizeProfiles(requestor)
-        guard let account = check.account, account.isSignedIn(now: clock.nowMillis()), currentProfile(requestor) == nil else {
+        try await synchronizeProfiles(requestor)
+        guard let account = check.account, account.isSignedIn(now: clock.nowMillis()), try await currentProfile(requestor) == nil else {
             return check.status
         }
         if case .profile(let profile) = await partnerExchange(requestor, account: account, interactive: false) {
-            saveProfile(profile, requestor)
+            try await saveProfile(profile, requestor)
             select(requestor.mvpd(profile.mvpd), requestor)
         }
         return check.status

@@ -65,7 +65,7 @@ extension Engine {
         guard isPartnerStep(flowID) else { return }
         switch exchange {
         case .profile(let profile):
-            _ = loginSucceeded(profile, requestor)
+            _ = await loginSucceeded(profile, requestor)
         case .fallback(let session):
             if session["actionName"]?.stringValue == "authenticate", let named = session["mvpd"]?.stringValue.flatMap(requestor.mvpd) {
                 return await selectSilently(named, flowID: flowID)

@@ -14,6 +14,8 @@ enum APIResult: Sendable {
     case transport(TransportFailure)
     /// DCR failed: the software statement was refused (R400) or no access token could be had (R401).
     case registration(RegistrationFailure)
+    /// The store failed while reading or keeping the client credentials or the access token.
+    case store(TokenStoreError)
 }
 
 enum RegistrationFailure: Sendable, Equatable {
@@ -26,6 +28,8 @@ struct DeviceHeaders: Sendable {
     var deviceID: String
     var deviceInfo: String
     var visitorID: String?
+    /// `X-Forwarded-For`: the device's address when a host acts for it.
+    var forwardedFor: String?
 }
 
 /// The REST API V2 + DCR client of one backend (service provider) URL (rest-api-v2-notes §3, §4, §13).
@@ -47,11 +51,12 @@ actor RestClient {
     private let log: (@Sendable (String) -> Void)?
     private var tokenTask: Task<String?, Never>?
     private var registrationRefused = false
-    /// Why the last token fetch failed when the backend could not be reached (then no R4xx applies).
+    /// Why the last token fetch failed when the backend could not be reached or the store failed (then no R4xx
+    /// applies).
     private var tokenTransportFailure: APIResult?
 
     /// Store key of this (backend URL, software statement) pair.
-    nonisolated let scope: String
+    nonisolated let scope: StoreScope
 
     init(
         baseURL: URL, softwareStatement: String, redirectURL: String, store: TokenStore, clock: SkewedClock,
@@ -73,8 +78,8 @@ actor RestClient {
         scope = Self.scope(baseURL: baseURL, softwareStatement: softwareStatement)
     }
 
-    static func scope(baseURL: URL, softwareStatement: String) -> String {
-        baseURL.absoluteString.trimmingSuffix("/") + "|" + Hash.sha256Hex(softwareStatement)
+    static func scope(baseURL: URL, softwareStatement: String) -> StoreScope {
+        StoreScope(backend: baseURL.absoluteString.trimmingSuffix("/"), statementSHA256: Hash.sha256Hex(softwareStatement))
     }
 
     /// An absolute URL for a path the backend returned (relative or absolute).
@@ -104,6 +109,7 @@ actor RestClient {
                 ("Accept", "application/json"),
             ]
             if let visitor = device.visitorID { request.headers.append(("AP-Visitor-Identifier", visitor)) }
+            if let address = device.forwardedFor { request.headers.append(("X-Forwarded-For", address)) }
             request.headers += extra
             if let form {
                 request.headers.append(("Content-Type", "application/x-www-form-urlencoded"))
@@ -189,27 +195,46 @@ actor RestClient {
     /// there are none). Concurrent callers share one fetch.
     func accessToken(forceRefresh: Bool) async -> String? {
         if let task = tokenTask { return await task.value }
-        if !forceRefresh, let cached = cachedToken() { return cached }
-        let task = Task { await self.fetchToken() }
+        tokenTransportFailure = nil
+        var refused: String?
+        do {
+            let cached = try await store.accessToken(scope)
+            if !forceRefresh, let cached, clock.nowMillis() + 60_000 < cached.expires { return cached.token }
+            refused = forceRefresh ? cached?.token : nil
+        } catch {
+            return storeFailed(error)
+        }
+        let task = Task { await self.fetchToken(replacing: refused) }
         tokenTask = task
         let token = await task.value
         tokenTask = nil
         return token
     }
 
-    private func cachedToken() -> String? {
-        guard let text = store.value(.credentials, scope + "|token"), let json = try? JSON.parse(text),
-            let token = json["access_token"]?.stringValue, let expires = json["expires"]?.int64Value
-        else { return nil }
-        // Refresh a minute before expiry.
-        return clock.nowMillis() + 60_000 < expires ? token : nil
+    /// Notes a store failure as the reason no token could be had.
+    private func storeFailed(_ error: any Error) -> String? {
+        tokenTransportFailure = .store(error as? TokenStoreError ?? .io("store", EIO))
+        return nil
     }
 
     /// A token from the stored client credentials. Only when the backend says those credentials are unknown
     /// (`invalid_client`, rest-api-v2-notes §4.4) are they dropped and the application registered again, once.
-    private func fetchToken() async -> String? {
+    /// Where several processes share the store, one of them refreshes while the others wait for its token
+    /// (`replacing`: the token the backend refused, which must not be taken again).
+    private func fetchToken(replacing refused: String?) async -> String? {
+        do {
+            if let shared = try await awaitSharedRefresh(replacing: refused) { return shared }
+        } catch {
+            return storeFailed(error)
+        }
         for attempt in 0..<2 {
-            guard let credentials = await clientCredentials() else { return nil }
+            let credentials: ClientCredentials
+            do {
+                guard let stored = try await clientCredentials() else { return nil }
+                credentials = stored
+            } catch {
+                return storeFailed(error)
+            }
             let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
             var request = HTTPRequest(method: "POST", url: url("/o/client/token", []))
             request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
@@ -219,27 +244,42 @@ actor RestClient {
             if case .httpError(let status, let error) = result, status == 400 || status == 401,
                 error?["error"]?.stringValue == "invalid_client", attempt == 0
             {
-                store.remove(.credentials, scope, ifEqualTo: credentials.record)
+                do { try await store.deleteClientCredentials(scope, clientID: credentials.id) } catch { return storeFailed(error) }
                 continue
             }
-            return storeToken(result)
+            return await storeToken(result, clientID: credentials.id)
         }
         return nil
     }
 
-    private func storeToken(_ result: APIResult) -> String? {
+    /// Takes the refresh of this scope's token, or when another process holds it, waits (up to 10 s) for the token
+    /// it stores; nil: this process refreshes.
+    private func awaitSharedRefresh(replacing refused: String?) async throws -> String? {
+        for _ in 0..<100 {
+            let now = clock.nowMillis()
+            if let stored = try await store.accessToken(scope), stored.token != refused, now + 60_000 < stored.expires { return stored.token }
+            if try await store.claimTokenRefresh(scope, now: now, until: now + 10_000) { return nil }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
+    private func storeToken(_ result: APIResult, clientID: String) async -> String? {
         guard case .ok(let body) = result, let token = body["access_token"]?.stringValue else { return nil }
         let lifetime = body["expires_in"]?.int64Value ?? 3600
         let created = body["created_at"]?.int64Value ?? clock.nowMillis()
-        let record: JSON = ["access_token": .string(token), "expires": .integer(created + lifetime * 1000)]
-        store.set(.credentials, scope + "|token", record.serializedString())
+        do {
+            try await store.saveAccessToken(AccessTokenRecord(clientID: clientID, token: token, expires: created + lifetime * 1000), scope)
+        } catch {
+            return storeFailed(error)
+        }
         return token
     }
 
     /// Client credentials: stored ones, else registered once and kept forever (the first writer wins when
     /// several processes register at the same time).
-    private func clientCredentials() async -> (id: String, secret: String, record: String)? {
-        if let stored = storedCredentials() { return stored }
+    private func clientCredentials() async throws -> ClientCredentials? {
+        if let stored = try await store.clientCredentials(scope) { return stored }
         if registrationRefused { return nil }
         var request = HTTPRequest(method: "POST", url: url("/o/client/register", []))
         request.headers = dcrHeaders(contentType: "application/json;charset=utf-8")
@@ -250,9 +290,7 @@ actor RestClient {
         switch result {
         case .ok(let answer):
             guard let id = answer["client_id"]?.stringValue, let secret = answer["client_secret"]?.stringValue else { return nil }
-            let record: JSON = ["client_id": .string(id), "client_secret": .string(secret)]
-            _ = store.setIfAbsent(.credentials, scope, record.serializedString())
-            return storedCredentials()
+            return try await store.insertClientCredentials(ClientCredentials(id: id, secret: secret), scope)
         case .httpError(let status, let error) where status == 400 || status == 401:
             let code = error?["error"]?.stringValue ?? error?["code"]?.stringValue ?? ""
             if code.contains("software_statement") || status == 401 { registrationRefused = true }
@@ -260,13 +298,6 @@ actor RestClient {
         default:
             return nil
         }
-    }
-
-    private func storedCredentials() -> (id: String, secret: String, record: String)? {
-        guard let text = store.value(.credentials, scope), let json = try? JSON.parse(text),
-            let id = json["client_id"]?.stringValue, let secret = json["client_secret"]?.stringValue
-        else { return nil }
-        return (id, secret, text)
     }
 
     private func dcrHeaders(contentType: String) -> [(String, String)] {

@@ -1,86 +1,135 @@
 import CSQLite
 import Foundation
-import Synchronization
+import JSON
 
-/// The persistent state every AccessEnabler instance on a device shares (DESIGN §1, §4; issue 4 item 6).
+/// The persistent state every AccessEnabler instance shares: DCR client credentials and access tokens per
+/// (backend URL, software statement), the device identifier, profiles and the selected MVPD per (scope, device,
+/// requestor[, MVPD]), and authorization expiries (a cache). Preauthorization decisions are never stored.
 ///
-/// One SQLite file `passbridge.sqlite` (mode 0600) in `directory` (created or tightened to 0700), WAL journal,
-/// schema version in `PRAGMA user_version`, a busy timeout so several instances and processes can share it.
-/// Every write is one transaction. Holds DCR credentials and access tokens per (backend URL, software statement),
-/// the device id, profiles per (backend, software statement, requestor, MVPD), the selected MVPD,
-/// preauthorization and authorization-expiry caches. Values never reach a log.
+/// Embedded: SQLite in a state directory (`init(directory:)`). Fleet: PostgreSQL (`init(postgreSQL:)`). Every call
+/// runs on the store's own threads and is `async`; every failure is thrown as `TokenStoreError`. A durable
+/// write (login, logout, credentials) is on disk when its call returns. Values never reach a log.
 public final class TokenStore: Sendable {
-    /// The schema this build writes.
-    static let schemaVersion: Int32 = 1
+    let executor: StoreExecutor
+    /// Where the store lives, for messages: the database file, or the PostgreSQL URL without its password.
+    public let location: String
 
-    private let connection: Mutex<Connection>
-    /// The database file.
-    public let fileURL: URL
+    /// Opens (creating when needed) `passbridge.sqlite` in `directory`, upgrading an older schema in place.
+    ///
+    /// A missing directory is created 0700; an existing one is used as it is when it belongs to the effective
+    /// user and others cannot write to it, else refused. The file is created 0600.
+    /// - Parameter busyTimeout: how long a call waits for another process's write lock before failing.
+    /// - Throws: `TokenStoreError`.
+    public init(directory: URL, busyTimeout: Duration = .seconds(5)) throws {
+        try StateDirectoryRule.prepare(directory.path)
+        let path = directory.appendingPathComponent("passbridge.sqlite").path
+        let millis = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+        let connection = try SQLiteStore(path: path, busyTimeoutMillis: millis)
+        location = path
+        executor = StoreExecutor(name: "passbridge-store", connections: [connection])
+    }
 
-    /// Opens (creating when needed) the store in `directory`.
-    /// - Throws: `TokenStoreError` when the directory or database cannot be opened or has a newer schema.
-    public init(directory: URL) throws {
-        let path = directory.path
-        let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
-            try manager.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } else if !isDirectory.boolValue {
-            throw TokenStoreError.notADirectory(path)
+    /// Connects to the fleet's PostgreSQL database (a libpq URI, `postgresql://user@host/db` or
+    /// `postgresql:///db?host=/socket/dir`) and brings its schema up to date.
+    /// - Throws: `TokenStoreError.postgreSQL` when it cannot connect or migrate.
+    public init(postgreSQL url: String) throws {
+        let connection = try PostgreSQLStore(url: url)
+        location = PostgreSQLURL.redacted(url)
+        executor = StoreExecutor(name: "passbridge-store", connections: [connection])
+    }
+
+    // MARK: entities
+
+    /// The store's device identifier; created (a random UUID) by the first caller of all processes sharing it.
+    public func deviceIdentity() async throws -> String {
+        let proposed = UUID().uuidString.lowercased()
+        return try await executor.run { try $0.deviceIdentity(proposed: proposed) }
+    }
+
+    func clientCredentials(_ scope: StoreScope) async throws -> ClientCredentials? {
+        try await executor.run { try $0.clientCredentials(scope) }
+    }
+
+    func insertClientCredentials(_ credentials: ClientCredentials, _ scope: StoreScope) async throws -> ClientCredentials {
+        try await executor.run { try $0.insertClientCredentials(credentials, scope) }
+    }
+
+    func deleteClientCredentials(_ scope: StoreScope, clientID: String) async throws {
+        try await executor.run { try $0.deleteClientCredentials(scope, clientID: clientID) }
+    }
+
+    func accessToken(_ scope: StoreScope) async throws -> AccessTokenRecord? {
+        try await executor.run { try $0.accessToken(scope) }
+    }
+
+    func saveAccessToken(_ record: AccessTokenRecord, _ scope: StoreScope) async throws {
+        try await executor.run { try $0.saveAccessToken(record, scope) }
+    }
+
+    func claimTokenRefresh(_ scope: StoreScope, now: Int64, until: Int64) async throws -> Bool {
+        try await executor.run { try $0.claimTokenRefresh(scope, now: now, until: until) }
+    }
+
+    /// The profiles stored under `keys`, in their order (keys without a profile are left out).
+    func profiles(_ keys: [ProfileKey]) async throws -> [(ProfileKey, StoredProfile)] {
+        try await executor.run { connection in try keys.compactMap { key in try connection.profile(key).map { (key, $0) } } }
+    }
+
+    /// As `profiles(_:)`, each with its authorization expiry for `resource` (nil when none or no resource).
+    func profiles(_ keys: [ProfileKey], authorizationExpiryOf resource: String?) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
+        try await executor.run { connection in
+            try keys.compactMap { key in
+                guard let profile = try connection.profile(key) else { return nil }
+                return (key, profile, try resource.flatMap { try connection.authorizationExpiry(key, resource: $0) })
+            }
         }
-        if chmod(path, 0o700) != 0 { throw TokenStoreError.io("cannot chmod state directory", errno) }
-        fileURL = directory.appendingPathComponent("passbridge.sqlite")
-        let previous = umask(0o077)
-        defer { umask(previous) }
-        var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
-        guard sqlite3_open_v2(fileURL.path, &handle, flags, nil) == SQLITE_OK, let handle else {
-            sqlite3_close(handle)
-            throw TokenStoreError.sqlite("open", SQLITE_CANTOPEN)
-        }
-        chmod(fileURL.path, 0o600)
-        let connection = Connection(handle: handle)
-        try connection.configure()
-        self.connection = Mutex(connection)
     }
 
-    deinit { connection.withLock { _ = sqlite3_close_v2($0.handle) } }
-
-    // MARK: key-value access (all values are UTF-8 text)
-
-    func value(_ namespace: Namespace, _ key: String) -> String? {
-        connection.withLock { try? $0.select(namespace.rawValue, key) } ?? nil
+    func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) async throws {
+        try await executor.run { try $0.saveProfile(profile, key) }
     }
 
-    func values(_ namespace: Namespace, prefix: String) -> [(key: String, value: String)] {
-        connection.withLock { (try? $0.selectPrefix(namespace.rawValue, prefix)) ?? [] }
+    func deleteProfile(_ key: ProfileKey) async throws {
+        try await executor.run { try $0.deleteProfile(key) }
     }
 
-    @discardableResult
-    func set(_ namespace: Namespace, _ key: String, _ value: String?) -> Bool {
-        connection.withLock { (try? $0.write(namespace.rawValue, key, value)) != nil }
+    func selectedProvider(_ key: LoginKey) async throws -> String? {
+        try await executor.run { try $0.selectedProvider(key) }
     }
 
-    /// Deletes every key of `namespace` starting with `prefix`, in one transaction.
-    func removeAll(_ namespace: Namespace, prefix: String) {
-        connection.withLock { _ = try? $0.deletePrefix(namespace.rawValue, prefix) }
+    func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) async throws {
+        try await executor.run { try $0.setSelectedProvider(mvpd, key) }
     }
 
-    /// Deletes the value only while it still equals `expected` (another process may have replaced it).
-    func remove(_ namespace: Namespace, _ key: String, ifEqualTo expected: String) {
-        connection.withLock { _ = try? $0.exec("DELETE FROM kv WHERE ns = ? AND key = ? AND value = ?", [namespace.rawValue, key, expected]) }
+    func authorizationExpiry(_ key: ProfileKey, resource: String) async throws -> Int64? {
+        try await executor.run { try $0.authorizationExpiry(key, resource: resource) }
     }
 
-    /// Inserts `value` only when no value exists; returns the stored value (for ids shared by processes).
-    func setIfAbsent(_ namespace: Namespace, _ key: String, _ value: String) -> String {
-        connection.withLock { conn in
-            _ = try? conn.exec("INSERT OR IGNORE INTO kv(ns, key, value) VALUES (?, ?, ?)", [namespace.rawValue, key, value])
-            return (try? conn.select(namespace.rawValue, key)) ?? nil ?? value
+    /// Queues a cache write without waiting for it; `failed` is called when it fails.
+    func submit(_ failed: @escaping @Sendable (any Error) -> Void, _ write: @escaping @Sendable (any StoreConnection) throws -> Void) {
+        executor.submit { connection in
+            do { try write(connection) } catch { failed(error) }
         }
     }
 
-    enum Namespace: String {
-        case credentials, device, profile, selected, preauth, authz
+    // MARK: administration (`passbridge state`)
+
+    /// Every stored login; never a token or a secret.
+    public func logins() async throws -> [StoredLogin] {
+        try await executor.run { try $0.allProfiles() }.map { key, profile in
+            let json = try? JSON.parse(profile.json)
+            let userID = json?["attributes"]?["userID"]
+            let plain = userID?["state"]?.stringValue != "enc" ? (userID?["value"]?.stringValue ?? userID?.stringValue) : nil
+            return StoredLogin(
+                backend: key.login.scope.backend, device: key.login.device, requestor: key.login.requestor, mvpd: key.mvpd, userID: plain,
+                notAfter: profile.notAfter)
+        }
+    }
+
+    /// Deletes every login, selection and authorization expiry, or only `requestor`'s; returns the number of
+    /// logins deleted. DCR credentials and the device identifier stay.
+    public func reset(requestor: String?) async throws -> Int {
+        try await executor.run { try $0.reset(requestor: requestor) }
     }
 }
 
@@ -88,108 +137,55 @@ public final class TokenStore: Sendable {
 public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
     /// A file system call failed: what was done, and errno.
     case io(String, Int32)
-    /// An SQLite call failed: the operation, and SQLite's result code.
+    /// An SQLite call failed: the operation, and SQLite's (extended) result code.
     case sqlite(String, Int32)
+    /// A PostgreSQL call failed: the operation, and the server's or libpq's message.
+    case postgreSQL(String, String)
     /// The database was written by a newer PassBridge (its schema version).
     case newerSchema(Int32)
     /// The state path exists and is not a directory (it is left untouched).
     case notADirectory(String)
+    /// The state directory exists but is not private to this user (it is left untouched): path and why.
+    case unsafeDirectory(String, String)
 
     public var description: String {
         switch self {
         case .io(let what, let code): return "\(what): \(String(cString: strerror(code)))"
         case .sqlite(let operation, let code): return "SQLite \(operation) failed: \(String(cString: sqlite3_errstr(code)))"
+        case .postgreSQL(let operation, let message): return "PostgreSQL \(operation) failed: \(message)"
         case .newerSchema(let version): return "the store has schema version \(version), newer than this PassBridge knows"
         case .notADirectory(let path): return "\(path) is not a directory"
+        case .unsafeDirectory(let path, let reason): return "refusing state directory \(path): \(reason)"
         }
     }
 }
 
-/// One SQLite connection; all access under the store's mutex.
-struct Connection: ~Copyable {
-    let handle: OpaquePointer
-
-    func configure() throws {
-        sqlite3_busy_timeout(handle, 5000)
-        try exec("PRAGMA journal_mode=WAL", [])
-        try exec("PRAGMA synchronous=FULL", [])
-        let version = try userVersion()
-        if version > TokenStore.schemaVersion { throw TokenStoreError.newerSchema(version) }
-        if version < TokenStore.schemaVersion {
-            try exec("BEGIN IMMEDIATE", [])
-            do {
-                try exec("CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key))", [])
-                try exec("PRAGMA user_version=\(TokenStore.schemaVersion)", [])
-                try exec("COMMIT", [])
-            } catch {
-                _ = try? exec("ROLLBACK", [])
-                throw error
-            }
+/// The state directory rule: created 0700 when missing; an existing directory is used as it is when it belongs
+/// to the effective user and neither its group nor others may write to it. Nothing existing is chmod'ed.
+public enum StateDirectoryRule {
+    public static func prepare(_ path: String) throws(TokenStoreError) {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            guard errno == ENOENT else { throw .io("cannot inspect state directory \(path)", errno) }
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path, stat(parent, &info) != 0 { try prepareParents(parent) }
+            if mkdir(path, 0o700) != 0, errno != EEXIST { throw .io("cannot create state directory \(path)", errno) }
+            if chmod(path, 0o700) != 0 { throw .io("cannot chmod state directory \(path)", errno) }
+            guard stat(path, &info) == 0 else { throw .io("cannot inspect state directory \(path)", errno) }
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path) }
+        if info.st_uid != geteuid() { throw .unsafeDirectory(path, "owned by uid \(info.st_uid), not by this user (uid \(geteuid()))") }
+        if info.st_mode & 0o022 != 0 {
+            throw .unsafeDirectory(path, "its group or others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)))")
         }
     }
 
-    func userVersion() throws -> Int32 {
-        var version: Int32 = 0
-        try query("PRAGMA user_version", []) { statement in version = sqlite3_column_int(statement, 0) }
-        return version
-    }
-
-    func select(_ ns: String, _ key: String) throws -> String? {
-        var result: String?
-        try query("SELECT value FROM kv WHERE ns = ? AND key = ?", [ns, key]) { result = Self.text($0, 0) }
-        return result
-    }
-
-    func selectPrefix(_ ns: String, _ prefix: String) throws -> [(key: String, value: String)] {
-        var rows: [(key: String, value: String)] = []
-        try query("SELECT key, value FROM kv WHERE ns = ? AND substr(key, 1, ?) = ? ORDER BY key", [ns, prefix.utf8.count, prefix]) {
-            rows.append((Self.text($0, 0) ?? "", Self.text($0, 1) ?? ""))
+    /// Creates the missing parents with the default mode (they are not the state directory).
+    private static func prepareParents(_ path: String) throws(TokenStoreError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .io("cannot create \(path)", errno)
         }
-        return rows
-    }
-
-    func write(_ ns: String, _ key: String, _ value: String?) throws {
-        if let value {
-            try exec("INSERT INTO kv(ns, key, value) VALUES (?, ?, ?) ON CONFLICT(ns, key) DO UPDATE SET value = excluded.value", [ns, key, value])
-        } else {
-            try exec("DELETE FROM kv WHERE ns = ? AND key = ?", [ns, key])
-        }
-    }
-
-    func deletePrefix(_ ns: String, _ prefix: String) throws {
-        try exec("DELETE FROM kv WHERE ns = ? AND substr(key, 1, ?) = ?", [ns, prefix.utf8.count, prefix])
-    }
-
-    func exec(_ sql: String, _ arguments: [any Sendable]) throws {
-        try query(sql, arguments) { _ in }
-    }
-
-    /// Runs one statement (its own implicit transaction), calling `row` per result row.
-    func query(_ sql: String, _ arguments: [any Sendable], row: (OpaquePointer) -> Void) throws {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw TokenStoreError.sqlite("prepare", sqlite3_errcode(handle))
-        }
-        defer { sqlite3_finalize(statement) }
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        for (index, argument) in arguments.enumerated() {
-            let position = Int32(index + 1)
-            if let text = argument as? String {
-                sqlite3_bind_text(statement, position, text, -1, transient)
-            } else if let number = argument as? Int {
-                sqlite3_bind_int64(statement, position, Int64(number))
-            }
-        }
-        while true {
-            let code = sqlite3_step(statement)
-            if code == SQLITE_ROW { row(statement); continue }
-            if code == SQLITE_DONE { return }
-            throw TokenStoreError.sqlite("step", code)
-        }
-    }
-
-    static func text(_ statement: OpaquePointer, _ column: Int32) -> String? {
-        guard let pointer = sqlite3_column_text(statement, column) else { return nil }
-        return String(cString: pointer)
     }
 }

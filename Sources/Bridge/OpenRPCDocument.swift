@@ -55,6 +55,33 @@ public enum OpenRPC {
             "type": "string"
           },
           "description": "Declares a partner single sign-on provider the host answers for, e.g. `Apple`; only such a host receives partnerSSO/* requests."
+        },
+        {
+          "name": "deviceIdentifier",
+          "required": false,
+          "schema": {
+            "type": "string",
+            "minLength": 1
+          },
+          "description": "Fleet mode: the stable identifier of the device this host acts for (server-to-server). The instance's logins, selection and every REST API V2 call (`AP-Device-Identifier`) are then that device's; without it, the store's own device identifier."
+        },
+        {
+          "name": "deviceInfo",
+          "required": false,
+          "schema": {
+            "type": "string",
+            "description": "Base64 of a JSON object (`model`, `version`, `osName`, `osVersion`, `connectionType`, …)."
+          },
+          "description": "With deviceIdentifier: that device's `X-Device-Info`, sent on every REST API V2 call instead of the computed one."
+        },
+        {
+          "name": "forwardedFor",
+          "required": false,
+          "schema": {
+            "type": "string",
+            "description": "An IPv4 or IPv6 address."
+          },
+          "description": "With deviceIdentifier: that device's address, sent as `X-Forwarded-For` on every REST API V2 call."
         }
       ],
       "result": {
@@ -487,7 +514,7 @@ public enum OpenRPC {
           "schema": {
             "type": "boolean"
           },
-          "description": "Use the cached answer when it covers these resources. Default true."
+          "description": "Answer from the permits this instance holds in memory when every resource asked is among them (denials are never cached, and no decision is ever stored). Default true."
         }
       ],
       "result": {

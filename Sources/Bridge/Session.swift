@@ -108,8 +108,9 @@ final class Session: Sendable {
 
     /// `init`: a fresh engine with these settings replaces any earlier one (whose flows are cancelled);
     /// the new instance has no requestor yet.
-    func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil) {
-        let engine = makeEngine(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO)
+    func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil) {
+        let engine = makeEngine(
+            softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
         let previous = state.withLock { state in
             defer {
                 state.engine = engine
@@ -122,8 +123,15 @@ final class Session: Sendable {
 
     /// `partnerSSO`: the partner the host answers for; only then (and only over a connection that can carry
     /// daemon→host requests) does the engine get a `PartnerSSOHost`.
-    private func makeEngine(softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil) -> any EngineAPI {
+    private func makeEngine(
+        softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
+    ) -> any EngineAPI {
         var engineConfiguration = configuration.engine
+        if let device {
+            engineConfiguration.deviceID = device.identifier
+            engineConfiguration.deviceInfo = device.info
+            engineConfiguration.forwardedFor = device.address
+        }
         if let softwareStatement { engineConfiguration.softwareStatement = softwareStatement }
         if let redirectURL { engineConfiguration.redirectURL = redirectURL }
         if let webView { engineConfiguration.webView = webView }
@@ -150,4 +158,14 @@ final class Session: Sendable {
         }
         if let engine { Task { await engine.cancel() } }
     }
+}
+
+/// The device a host acts for (`init {deviceIdentifier, deviceInfo?, forwardedFor?}`, server-to-server).
+struct HostedDevice: Sendable {
+    /// Its stable identifier (`AP-Device-Identifier`); its logins are kept under it.
+    var identifier: String
+    /// Its `X-Device-Info` (base64 JSON).
+    var info: String?
+    /// Its address (`X-Forwarded-For`).
+    var address: String?
 }

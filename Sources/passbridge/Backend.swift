@@ -10,11 +10,14 @@ struct Backend {
     let emulator: EmulatorChild?
 
     /// Reads `--software-statement @FILE`, checks the backend URL (https, or http on loopback only), starts
-    /// the emulator when asked, and opens the state directory (created 0700).
+    /// the emulator when asked, and opens the store (`--store`, else SQLite in the state directory, created
+    /// 0700; with `--backend emulator` and no `--state-dir`, a temporary one) and reads its device identifier.
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
     static func start(_ options: DaemonOptions) throws(CommandLineError) -> Backend {
         var softwareStatement = try readSoftwareStatement(options.softwareStatement)
-        let stateDirectory = try StateDirectory.resolve(options.stateDir)
+        let stateDirectory =
+            options.backend == "emulator" && options.stateDir == nil && options.store == nil
+            ? try StoreSetup.emulatorStateDirectory() : try StateDirectory.resolve(options.stateDir)
         var emulator: EmulatorChild?
         let backendURL: URL
         if options.backend == "emulator" {
@@ -25,17 +28,22 @@ struct Backend {
         } else {
             backendURL = try checkBackendURL(options.backend)
         }
-        let store: TokenStore
+        let opened: (store: TokenStore, deviceID: String)
         do {
-            store = try TokenStore(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
+            opened = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory)
         } catch {
             emulator?.stop()
-            throw .failure("cannot open the state directory \(stateDirectory): \(error)")
+            throw error
         }
+        let store = opened.store
         let engine = AccessEnablerConfiguration(
             backendURL: backendURL, softwareStatement: softwareStatement,
             redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
-            log: { line in Logger(label: "engine").debug(line) })
+            deviceID: opened.deviceID,
+            log: { line in
+                // Store failures are warnings; backend exchanges are debugging detail.
+                if line.hasPrefix("store failure") { Logger(label: "store").warning(line) } else { Logger(label: "engine").debug(line) }
+            })
         return Backend(configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator)
     }
 

@@ -20,6 +20,8 @@ struct DaemonOptions {
     var softwareStatement: String?
     /// `--state-dir`; nil = `$STATE_DIRECTORY`, else `$XDG_STATE_HOME/passbridge`, else `~/.local/state/passbridge`.
     var stateDir: String?
+    /// `--store postgresql://…`: the fleet's shared store instead of SQLite in the state directory.
+    var store: String?
     var redirectURL: String?
     var activationURL: String?
     /// `--socket-group` resolved to a gid.
@@ -83,7 +85,10 @@ extension DaemonOptions {
                                       The registered application's software statement
                                       (with --backend emulator, a built-in one by default).
           --state-dir DIR             Persistent state (default $STATE_DIRECTORY, $XDG_STATE_HOME/passbridge
-                                      or ~/.local/state/passbridge).
+                                      or ~/.local/state/passbridge). With --backend emulator and no
+                                      --state-dir, a temporary directory apart from it.
+          --store postgresql://…      Keep the state in this PostgreSQL database, shared by a fleet of
+                                      daemons (libpq connection URI), instead of SQLite in the state dir.
           --redirect-url URL          Redirect URL registered for the application.
           --activation-url URL        Second-screen activation URL reported with REGCODE.
 
@@ -160,6 +165,7 @@ extension DaemonOptions {
                 options.backend = stagingBackend
             case "--software-statement": options.softwareStatement = try value()
             case "--state-dir": options.stateDir = try value()
+            case "--store": options.store = try value()
             case "--redirect-url": options.redirectURL = try value()
             case "--activation-url": options.activationURL = try value()
             case "--test-methods":

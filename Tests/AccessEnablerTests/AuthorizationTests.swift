@@ -129,16 +129,43 @@ final class AuthorizationTests: EmulatorTestCase {
         let first = await client.engine.checkPreauthorizedResources(["ch2", "ch1"], cache: true)
         XCTAssertEqual(first, ["ch1"])
         XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(["ch1"])])
-        // Cached: answered while the backend fails.
+        // Permits are cached in memory: answered while the backend fails.
         try await emulator.fault(method: "POST", path: "/api/v2/REF/decisions/preauthorize/MockMVPD", kind: "status", value: 500, count: 5)
-        let cached = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true)
+        let cached = await client.engine.checkPreauthorizedResources(["ch1", "ch1"], cache: true)
         XCTAssertEqual(cached, ["ch1"])
         XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(["ch1"])])
+        // A denial is never cached: ch2 is asked for again.
+        let denied = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true)
+        XCTAssertEqual(denied, [])
+        XCTAssertEqual(client.delegate.take().first, .preauthorizedResources([]))
         let uncached = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: false)
         XCTAssertEqual(uncached, [])
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.first, .preauthorizedResources([]))
         assertStatus(callbacks[safe: 1], id: "P100", level: "error")
+    }
+
+    /// Decisions are never persisted: another instance on the same store (or this one after a restart) asks the
+    /// backend again, and nothing of them is in the store file.
+    func testPreauthorizationDecisionsAreNeverPersisted() async throws {
+        let directory = temporaryDirectory()
+        let client = try makeClient(directory: directory)
+        await ready(client)
+        try await login(client)
+        let first = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true)
+        XCTAssertEqual(first, ["ch1"])
+        try await emulator.fault(method: "POST", path: "/api/v2/REF/decisions/preauthorize/MockMVPD", kind: "status", value: 500, count: 5)
+        let other = try makeClient(directory: directory)
+        await ready(other)
+        _ = other.delegate.take()
+        let fresh = await other.engine.checkPreauthorizedResources(["ch1"], cache: true)
+        XCTAssertEqual(fresh, [], "another instance has no cached permit: it asked the backend, which failed")
+        let callbacks = other.delegate.take()
+        XCTAssertEqual(callbacks.first, .preauthorizedResources([]))
+        assertStatus(callbacks[safe: 1], id: "P100", level: "error")
+        let file = try String(decoding: Data(contentsOf: directory.appendingPathComponent("passbridge.sqlite")), as: UTF8.self)
+        let wal = (try? Data(contentsOf: directory.appendingPathComponent("passbridge.sqlite-wal"))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        XCTAssertFalse((file + wal).contains("preauth"), "no preauthorization table or rows")
     }
 
     func testMetadataAfterLogin() async throws {

@@ -107,16 +107,24 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
         await ready(client)
         try await login(client)
         let scope = RestClient.scope(baseURL: emulator.baseURL, softwareStatement: Self.softwareStatement)
-        let credentials = try XCTUnwrap(client.store.value(.credentials, scope))
-        let token = try XCTUnwrap(client.store.value(.credentials, scope + "|token"))
+        let credentials = try await XCTUnwrapAsync(await client.store.clientCredentials(scope))
+        let token = try await XCTUnwrapAsync(await client.store.accessToken(scope))
         // 6 h + 1 min later the cached token is refused (401); the engine refreshes it once and retries.
         try await emulator.advanceClock(seconds: 21_660)
         let outcome = await client.engine.checkAuthorization("ch1", data: nil)
         guard case .token(let media, _) = outcome else { return XCTFail("not authorized after refresh: \(outcome)") }
         try assertTokenVerifies(media, resource: "ch1")
-        XCTAssertEqual(client.store.value(.credentials, scope), credentials, "never re-register to refresh")
-        XCTAssertNotEqual(client.store.value(.credentials, scope + "|token"), token)
+        let credentialsAfter = try await client.store.clientCredentials(scope)
+        XCTAssertEqual(credentialsAfter, credentials, "never re-register to refresh")
+        let tokenAfter = try await client.store.accessToken(scope)
+        XCTAssertNotEqual(tokenAfter?.token, token.token)
+        XCTAssertEqual(tokenAfter?.clientID, credentials.id)
     }
+}
+
+/// XCTUnwrap for a value computed before the call (XCTUnwrap's autoclosure cannot await).
+func XCTUnwrapAsync<T>(_ value: T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {
+    try XCTUnwrap(value, file: file, line: line)
 }
 
 extension TimeAndSecondScreenTests {

@@ -5,90 +5,214 @@ import XCTest
 @testable import AccessEnabler
 
 final class TokenStoreTests: XCTestCase {
-    func testCreatesPrivateDirectoryAndFile() throws {
-        let directory = temporaryDirectory()
-        let store = try TokenStore(directory: directory)
-        store.set(.device, "id", "device-1")
-        let manager = FileManager.default
-        let dirMode = try manager.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int
-        let fileMode = try manager.attributesOfItem(atPath: store.fileURL.path)[.posixPermissions] as? Int
-        XCTAssertEqual(dirMode, 0o700)
-        XCTAssertEqual(fileMode, 0o600)
+    let scope = TokenStoreTests.scope
+    static let scope = StoreScope(backend: "http://127.0.0.1:9", statementSHA256: String(repeating: "a", count: 64))
+
+    func key(_ requestor: String = "REF", _ mvpd: String = "MockMVPD", device: String = "device-1") -> ProfileKey {
+        Self.key(requestor, mvpd, device: device)
     }
 
-    func testTightensAnExistingDirectory() throws {
+    static func key(_ requestor: String = "REF", _ mvpd: String = "MockMVPD", device: String = "device-1") -> ProfileKey {
+        ProfileKey(login: LoginKey(scope: Self.scope, device: device, requestor: requestor), mvpd: mvpd)
+    }
+
+    func testCreatesPrivateDirectoryAndFile() async throws {
+        let directory = temporaryDirectory()
+        let store = try TokenStore(directory: directory)
+        _ = try await store.deviceIdentity()
+        XCTAssertEqual(try mode(directory.path), 0o700)
+        XCTAssertEqual(try mode(store.location), 0o600)
+    }
+
+    func testUsesAnExistingPrivateDirectoryAsItIs() throws {
         let directory = temporaryDirectory()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         _ = try TokenStore(directory: directory)
-        let mode = try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int
-        XCTAssertEqual(mode, 0o700)
+        XCTAssertEqual(try mode(directory.path), 0o755, "a directory the daemon did not create is never chmod'ed")
+    }
+
+    func testRefusesADirectoryOthersCanWriteAndLeavesItAlone() throws {
+        for permissions in [0o1777, 0o775, 0o757] {
+            let directory = temporaryDirectory()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            chmod(directory.path, mode_t(permissions))
+            XCTAssertThrowsError(try TokenStore(directory: directory)) { error in
+                guard case .unsafeDirectory(let path, _) = error as? TokenStoreError else { return XCTFail("\(error)") }
+                XCTAssertEqual(path, directory.path)
+            }
+            XCTAssertEqual(try mode(directory.path), permissions)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("passbridge.sqlite").path))
+        }
+    }
+
+    func testRefusesADirectoryOfAnotherUser() throws {
+        try XCTSkipUnless(geteuid() == 0, "needs root to give the directory away")
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        chown(directory.path, 65534, 65534)
+        XCTAssertThrowsError(try TokenStore(directory: directory)) { error in
+            guard case .unsafeDirectory = error as? TokenStoreError else { return XCTFail("\(error)") }
+        }
     }
 
     func testUsesWALAndRecordsSchemaVersion() throws {
-        let directory = temporaryDirectory()
-        let store = try TokenStore(directory: directory)
-        var handle: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(store.fileURL.path, &handle), SQLITE_OK)
-        defer { sqlite3_close(handle) }
-        XCTAssertEqual(scalar(handle, "PRAGMA journal_mode"), "wal")
-        XCTAssertEqual(scalar(handle, "PRAGMA user_version"), "1")
+        let store = try TokenStore(directory: temporaryDirectory())
+        XCTAssertEqual(scalar(store.location, "PRAGMA journal_mode"), "wal")
+        XCTAssertEqual(scalar(store.location, "PRAGMA user_version"), String(SQLiteMigrations.latest))
+        XCTAssertEqual(
+            scalar(store.location, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)"),
+            "access_tokens authorization_expiries client_credentials device_identity profiles selected_providers")
     }
 
     func testRefusesANewerSchema() throws {
-        let directory = temporaryDirectory()
-        let store = try TokenStore(directory: directory)
-        var handle: OpaquePointer?
-        sqlite3_open(store.fileURL.path, &handle)
-        sqlite3_exec(handle, "PRAGMA user_version=99", nil, nil, nil)
-        sqlite3_close(handle)
-        XCTAssertThrowsError(try TokenStore(directory: directory)) { error in
+        let store = try TokenStore(directory: temporaryDirectory())
+        execute(store.location, "PRAGMA user_version=99")
+        XCTAssertThrowsError(try TokenStore(directory: URL(fileURLWithPath: store.location).deletingLastPathComponent())) { error in
             XCTAssertEqual(error as? TokenStoreError, .newerSchema(99))
         }
     }
 
-    func testValuesPersistAcrossInstancesAndAreShared() throws {
+    /// The key-value layout (schema 1) is upgraded in place: device id, credentials, token, profile, selection.
+    func testUpgradesTheKeyValueLayout() async throws {
         let directory = temporaryDirectory()
-        let first = try TokenStore(directory: directory)
-        let second = try TokenStore(directory: directory)
-        first.set(.profile, "scope|REF|MockMVPD", #"{"notAfter":5}"#)
-        XCTAssertEqual(second.value(.profile, "scope|REF|MockMVPD"), #"{"notAfter":5}"#)
-        second.set(.profile, "scope|REF|MockMVPD", nil)
-        XCTAssertNil(first.value(.profile, "scope|REF|MockMVPD"))
-        first.set(.selected, "scope|REF", "MockMVPD")
-        let reopened = try TokenStore(directory: directory)
-        XCTAssertEqual(reopened.value(.selected, "scope|REF"), "MockMVPD")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = directory.appendingPathComponent("passbridge.sqlite").path
+        let legacy = scope.backend + "|" + scope.statementSHA256
+        execute(
+            path,
+            """
+            PRAGMA journal_mode=WAL;
+            CREATE TABLE kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key));
+            INSERT INTO kv VALUES ('device', 'id', 'device-9');
+            INSERT INTO kv VALUES ('credentials', '\(legacy)', '{"client_id":"c1","client_secret":"s1"}');
+            INSERT INTO kv VALUES ('credentials', '\(legacy)|token', '{"access_token":"t1","expires":99}');
+            INSERT INTO kv VALUES ('profile', '\(legacy)|REF|MockMVPD', '{"notAfter":1234,"issuer":"MockMVPD"}');
+            INSERT INTO kv VALUES ('selected', '\(legacy)|REF', 'MockMVPD');
+            INSERT INTO kv VALUES ('preauth', '\(legacy)|REF|MockMVPD', '{"ch1":true}');
+            PRAGMA user_version=1;
+            """)
+        let store = try TokenStore(directory: directory)
+        let device = try await store.deviceIdentity()
+        XCTAssertEqual(device, "device-9")
+        let credentials = try await store.clientCredentials(scope)
+        XCTAssertEqual(credentials, ClientCredentials(id: "c1", secret: "s1"))
+        let token = try await store.accessToken(scope)
+        XCTAssertEqual(token, AccessTokenRecord(clientID: "c1", token: "t1", expires: 99))
+        let profiles = try await store.profiles([key(device: "device-9")])
+        XCTAssertEqual(profiles.first?.1, StoredProfile(json: #"{"notAfter":1234,"issuer":"MockMVPD"}"#, notAfter: 1234))
+        let selected = try await store.selectedProvider(LoginKey(scope: scope, device: "device-9", requestor: "REF"))
+        XCTAssertEqual(selected, "MockMVPD")
+        XCTAssertNil(scalar(path, "SELECT name FROM sqlite_master WHERE name = 'kv'"), "the key-value table is gone")
     }
 
-    func testFirstWriterWinsForSharedIds() throws {
-        let directory = temporaryDirectory()
-        let first = try TokenStore(directory: directory)
-        let second = try TokenStore(directory: directory)
-        XCTAssertEqual(first.setIfAbsent(.device, "id", "aaa"), "aaa")
-        XCTAssertEqual(second.setIfAbsent(.device, "id", "bbb"), "aaa")
-    }
-
-    func testPrefixRemovalKeepsOtherKeys() throws {
+    func testStringsRoundTripByteForByte() async throws {
         let store = try TokenStore(directory: temporaryDirectory())
-        store.set(.preauth, "s|REF|A", "1")
-        store.set(.preauth, "s|REF|B", "2")
-        store.set(.preauth, "s|OTHER|A", "3")
-        store.removeAll(.preauth, prefix: "s|REF|")
-        XCTAssertNil(store.value(.preauth, "s|REF|A"))
-        XCTAssertNil(store.value(.preauth, "s|REF|B"))
-        XCTAssertEqual(store.value(.preauth, "s|OTHER|A"), "3")
-        XCTAssertEqual(store.values(.preauth, prefix: "s|").map(\.key), ["s|OTHER|A"])
+        let mrss = "<rss><channel><title>" + String(repeating: "é𝄞\u{0}", count: 1700) + "</title></channel></rss>"
+        XCTAssertGreaterThan(mrss.utf8.count, 10_000)
+        let names = ["ch1\u{0}zz", "Télé", "𝄞🎬", "", mrss]
+        for name in names {
+            let profileKey = key(name, name)
+            try await store.saveProfile(StoredProfile(json: name, notAfter: 5), profileKey)
+            try await store.executor.run { try $0.setAuthorizationExpiry(7, profileKey, resource: name) }
+        }
+        for name in names {
+            let profileKey = key(name, name)
+            let profiles = try await store.profiles([profileKey])
+            XCTAssertEqual(profiles.first?.1.json, name)
+            XCTAssertEqual(profiles.first?.0, profileKey)
+            let expiry = try await store.authorizationExpiry(profileKey, resource: name)
+            XCTAssertEqual(expiry, 7)
+        }
+        let all = try await store.logins()
+        XCTAssertEqual(Set(all.map(\.requestor)), Set(names))
     }
 
-    func testConcurrentWritersFromManyThreadsAllLand() throws {
+    /// No prefixes: `Mock` is not a prefix of `MockMVPD`, `ch1` not of `ch1\0zz`, and non-ASCII keys match.
+    func testKeysAreExact() async throws {
+        let store = try TokenStore(directory: temporaryDirectory())
+        for (requestor, mvpd) in [("REF", "Mock"), ("REF", "MockMVPD"), ("Télé", "Câble"), ("Télé", "Câble2")] {
+            try await store.saveProfile(StoredProfile(json: mvpd, notAfter: 1), key(requestor, mvpd))
+            try await store.executor.run { try $0.setAuthorizationExpiry(11, Self.key(requestor, mvpd), resource: "ch1") }
+        }
+        try await store.executor.run { try $0.setAuthorizationExpiry(22, Self.key("REF", "MockMVPD"), resource: "ch1\u{0}zz") }
+        let plain = try await store.authorizationExpiry(key("REF", "MockMVPD"), resource: "ch1")
+        XCTAssertEqual(plain, 11)
+        let withNUL = try await store.authorizationExpiry(key("REF", "MockMVPD"), resource: "ch1\u{0}zz")
+        XCTAssertEqual(withNUL, 22)
+        let unknown = try await store.authorizationExpiry(key("REF", "MockMVPD"), resource: "ch1\u{0}")
+        XCTAssertNil(unknown)
+
+        try await store.deleteProfile(key("REF", "Mock"))
+        try await store.deleteProfile(key("Télé", "Câble"))
+        let left = try await store.logins().map { "\($0.requestor)/\($0.mvpd)" }
+        XCTAssertEqual(left.sorted(), ["REF/MockMVPD", "Télé/Câble2"])
+        let gone = try await store.authorizationExpiry(key("Télé", "Câble"), resource: "ch1")
+        XCTAssertNil(gone, "a non-ASCII profile's authorization expiries go with it")
+        let kept = try await store.authorizationExpiry(key("Télé", "Câble2"), resource: "ch1")
+        XCTAssertEqual(kept, 11)
+    }
+
+    func testFirstWriterWinsForSharedIds() async throws {
+        let directory = temporaryDirectory()
+        let first = try TokenStore(directory: directory)
+        let second = try TokenStore(directory: directory)
+        let a = try await first.deviceIdentity()
+        let b = try await second.deviceIdentity()
+        XCTAssertEqual(a, b)
+        let winner = try await first.insertClientCredentials(ClientCredentials(id: "c1", secret: "s1"), scope)
+        let loser = try await second.insertClientCredentials(ClientCredentials(id: "c2", secret: "s2"), scope)
+        XCTAssertEqual(winner, ClientCredentials(id: "c1", secret: "s1"))
+        XCTAssertEqual(loser, winner)
+    }
+
+    /// A write that cannot get the lock fails (thrown), and what was stored stays.
+    func testAWriteBlockedByAnotherProcessThrows() async throws {
+        let directory = temporaryDirectory()
+        let store = try TokenStore(directory: directory, busyTimeout: .milliseconds(200))
+        try await store.saveProfile(StoredProfile(json: "kept", notAfter: 1), key())
+        var handle: OpaquePointer?
+        XCTAssertEqual(sqlite3_open(store.location, &handle), SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        XCTAssertEqual(sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil), SQLITE_OK)
+        do {
+            try await store.deleteProfile(key())
+            XCTFail("the delete reported success while another process held the write lock")
+        } catch {
+            XCTAssertEqual(error as? TokenStoreError, .sqlite("step", SQLITE_BUSY))
+        }
+        let read = try await store.profiles([key()])
+        XCTAssertEqual(read.first?.1.json, "kept", "reads go on under another writer's lock (WAL)")
+        sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+    }
+
+    func testConcurrentWritersFromManyThreadsAllLand() async throws {
         let directory = temporaryDirectory()
         let stores = try (0..<4).map { _ in try TokenStore(directory: directory) }
-        DispatchQueue.concurrentPerform(iterations: 200) { index in
-            stores[index % 4].set(.authz, "key\(index)", "\(index)")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<200 {
+                group.addTask { try await stores[index % 4].saveProfile(StoredProfile(json: "\(index)", notAfter: 1), Self.key("R\(index)")) }
+            }
+            try await group.waitForAll()
         }
-        XCTAssertEqual(stores[0].values(.authz, prefix: "key").count, 200)
+        let count = try await stores[0].logins().count
+        XCTAssertEqual(count, 200)
     }
 
-    private func scalar(_ handle: OpaquePointer?, _ sql: String) -> String? {
+    private func mode(_ path: String) throws -> Int {
+        try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    private func execute(_ path: String, _ sql: String) {
+        var handle: OpaquePointer?
+        XCTAssertEqual(sqlite3_open(path, &handle), SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        XCTAssertEqual(sqlite3_exec(handle, sql, nil, nil, nil), SQLITE_OK, String(cString: sqlite3_errmsg(handle)))
+    }
+
+    private func scalar(_ path: String, _ sql: String) -> String? {
+        var handle: OpaquePointer?
+        guard sqlite3_open(path, &handle) == SQLITE_OK else { return nil }
+        defer { sqlite3_close(handle) }
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { return nil }
         defer { sqlite3_finalize(statement) }

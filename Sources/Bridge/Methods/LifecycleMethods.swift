@@ -7,9 +7,10 @@ import JSONRPC
 enum LifecycleMethods {
     static let all = [initialize, setOptions, setRequestor]
 
-    /// `init {softwareStatement?, redirectUrl?, webView?, partnerSSO?}` → `{}`: a fresh engine for this
-    /// connection. With `partnerSSO` (e.g. `Apple`) the engine asks this host the `partnerSSO/*` requests
-    /// (issue 6, `PartnerSSOHost`); without it the host never receives a request.
+    /// `init {softwareStatement?, redirectUrl?, webView?, partnerSSO?, deviceIdentifier?, deviceInfo?, forwardedFor?}`
+    /// → `{}`: a fresh engine for this connection. With `partnerSSO` (e.g. `Apple`) the engine asks this host the
+    /// `partnerSSO/*` requests (`PartnerSSOHost`); without it the host never receives a request. With
+    /// `deviceIdentifier` the instance acts for that device (server-to-server; Protocol/README.md "Fleet mode").
     static let initialize = MethodSpec(name: "init", needsRequestor: false) { session, params throws(ErrorObject) in
         let softwareStatement = try params.string("softwareStatement")
         let redirectURL = try params.string("redirectUrl")
@@ -19,8 +20,36 @@ enum LifecycleMethods {
         let webView = try params.bool("webView")
         let partnerSSO = try params.string("partnerSSO")
         if partnerSSO?.isEmpty == true { throw Params.invalid("partnerSSO", "must not be empty") }
-        session.initialize(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO)
+        let device = try hostedDevice(params)
+        session.initialize(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
         return .now(.object([:]))
+    }
+
+    /// `deviceIdentifier` (non-empty), `deviceInfo` (base64 of a JSON object) and `forwardedFor` (an IPv4 or IPv6
+    /// address); the last two only with the first.
+    static func hostedDevice(_ params: Params) throws(ErrorObject) -> HostedDevice? {
+        let identifier = try params.string("deviceIdentifier")
+        let info = try params.string("deviceInfo")
+        let address = try params.string("forwardedFor")
+        guard let identifier else {
+            if info != nil { throw Params.invalid("deviceInfo", "needs deviceIdentifier") }
+            if address != nil { throw Params.invalid("forwardedFor", "needs deviceIdentifier") }
+            return nil
+        }
+        if identifier.isEmpty { throw Params.invalid("deviceIdentifier", "must not be empty") }
+        if let info {
+            guard let data = Data(base64Encoded: info), (try? JSON.parse([UInt8](data)))?.objectValue != nil else {
+                throw Params.invalid("deviceInfo", "must be base64 of a JSON object")
+            }
+        }
+        if let address, !isIPAddress(address) { throw Params.invalid("forwardedFor", "must be an IPv4 or IPv6 address") }
+        return HostedDevice(identifier: identifier, info: info, address: address)
+    }
+
+    static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
     /// A URL with a scheme and a host (`adobepass://ios.app`, `https://example.com/done`): what a login page can

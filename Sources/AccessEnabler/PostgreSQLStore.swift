@@ -1,0 +1,208 @@
+import Foundation
+
+/// The fleet's store: one PostgreSQL database shared by every daemon. The same tables as the embedded store,
+/// with strings as `bytea` (kept byte for byte) and times as `bigint` epoch ms; numbered migrations recorded in
+/// `passbridge_migrations`, applied under an advisory lock so that daemons starting together migrate once.
+/// Commits are durable (the server's `synchronous_commit`) except cache writes, committed without waiting.
+final class PostgreSQLStore: StoreConnection {
+    let database: PostgreSQLDatabase
+
+    init(url: String) throws(TokenStoreError) {
+        database = try PostgreSQLDatabase(url: url)
+        try migrate()
+    }
+
+    static let migrations: [[String]] = [
+        [
+            "CREATE TABLE device_identity (slot integer PRIMARY KEY CHECK (slot = 1), device_id bytea NOT NULL)",
+            """
+            CREATE TABLE client_credentials (backend bytea NOT NULL, statement_sha256 bytea NOT NULL, client_id bytea NOT NULL,
+            client_secret bytea NOT NULL, PRIMARY KEY (backend, statement_sha256))
+            """,
+            """
+            CREATE TABLE access_tokens (backend bytea NOT NULL, statement_sha256 bytea NOT NULL, client_id bytea NOT NULL,
+            token bytea NOT NULL, expires_ms bigint NOT NULL, refreshing_until_ms bigint NOT NULL, PRIMARY KEY (backend, statement_sha256))
+            """,
+            """
+            CREATE TABLE profiles (backend bytea NOT NULL, statement_sha256 bytea NOT NULL, device_id bytea NOT NULL, requestor bytea NOT NULL,
+            mvpd bytea NOT NULL, not_after_ms bigint NOT NULL, profile bytea NOT NULL,
+            PRIMARY KEY (backend, statement_sha256, device_id, requestor, mvpd))
+            """,
+            """
+            CREATE TABLE selected_providers (backend bytea NOT NULL, statement_sha256 bytea NOT NULL, device_id bytea NOT NULL,
+            requestor bytea NOT NULL, mvpd bytea NOT NULL, PRIMARY KEY (backend, statement_sha256, device_id, requestor))
+            """,
+            """
+            CREATE TABLE authorization_expiries (backend bytea NOT NULL, statement_sha256 bytea NOT NULL, device_id bytea NOT NULL,
+            requestor bytea NOT NULL, mvpd bytea NOT NULL, resource bytea NOT NULL, not_after_ms bigint NOT NULL,
+            PRIMARY KEY (backend, statement_sha256, device_id, requestor, mvpd, resource))
+            """,
+        ]
+    ]
+
+    private func migrate() throws(TokenStoreError) {
+        try database.transaction { () throws(TokenStoreError) in
+            try database.execute("SELECT pg_advisory_xact_lock(7215870355)")
+            try database.execute("CREATE TABLE IF NOT EXISTS passbridge_migrations (version bigint PRIMARY KEY)")
+            let applied = try database.query("SELECT coalesce(max(version), 0) FROM passbridge_migrations", [])
+            let version = Int(applied.first?.first?.integer ?? 0)
+            if version > Self.migrations.count { throw .newerSchema(Int32(version)) }
+            for number in version..<Self.migrations.count {
+                for statement in Self.migrations[number] { try database.execute(statement) }
+                try database.execute("INSERT INTO passbridge_migrations(version) VALUES ($1)", [.integer(Int64(number + 1))])
+            }
+        }
+    }
+
+    private func rows(_ sql: String, _ arguments: [SQLValue]) throws(TokenStoreError) -> [[PostgreSQLDatabase.Cell]] {
+        database.reconnectIfNeeded()
+        return try database.query(sql, arguments)
+    }
+
+    func deviceIdentity(proposed: String) throws -> String {
+        _ = try rows("INSERT INTO device_identity(slot, device_id) VALUES (1, $1) ON CONFLICT DO NOTHING", [.text(proposed)])
+        return try rows("SELECT device_id FROM device_identity WHERE slot = 1", []).first?.first?.text ?? proposed
+    }
+
+    func clientCredentials(_ scope: StoreScope) throws -> ClientCredentials? {
+        try rows("SELECT client_id, client_secret FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2", SQLiteStore.values(scope))
+            .first.map { ClientCredentials(id: $0[0].text ?? "", secret: $0[1].text ?? "") }
+    }
+
+    func insertClientCredentials(_ credentials: ClientCredentials, _ scope: StoreScope) throws -> ClientCredentials {
+        _ = try rows(
+            "INSERT INTO client_credentials(backend, statement_sha256, client_id, client_secret) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            SQLiteStore.values(scope) + [.text(credentials.id), .text(credentials.secret)])
+        return try clientCredentials(scope) ?? credentials
+    }
+
+    func deleteClientCredentials(_ scope: StoreScope, clientID: String) throws {
+        database.reconnectIfNeeded()
+        try database.transaction { () throws(TokenStoreError) in
+            let arguments = SQLiteStore.values(scope) + [.text(clientID)]
+            try database.execute("DELETE FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
+            try database.execute("DELETE FROM access_tokens WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
+        }
+    }
+
+    func accessToken(_ scope: StoreScope) throws -> AccessTokenRecord? {
+        try rows("SELECT client_id, token, expires_ms FROM access_tokens WHERE backend = $1 AND statement_sha256 = $2", SQLiteStore.values(scope))
+            .first.map { AccessTokenRecord(clientID: $0[0].text ?? "", token: $0[1].text ?? "", expires: $0[2].integer) }
+    }
+
+    func saveAccessToken(_ record: AccessTokenRecord, _ scope: StoreScope) throws {
+        try cacheWrite(
+            """
+            INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES ($1, $2, $3, $4, $5, 0)
+            ON CONFLICT (backend, statement_sha256) DO UPDATE SET client_id = excluded.client_id, token = excluded.token,
+            expires_ms = excluded.expires_ms, refreshing_until_ms = 0
+            """, SQLiteStore.values(scope) + [.text(record.clientID), .text(record.token), .integer(record.expires)])
+    }
+
+    func claimTokenRefresh(_ scope: StoreScope, now: Int64, until: Int64) throws -> Bool {
+        !(try rows(
+            """
+            INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES ($1, $2, ''::bytea, ''::bytea, 0, $4)
+            ON CONFLICT (backend, statement_sha256) DO UPDATE SET refreshing_until_ms = excluded.refreshing_until_ms
+            WHERE access_tokens.refreshing_until_ms < $3 RETURNING 1
+            """, SQLiteStore.values(scope) + [.integer(now), .integer(until)]).isEmpty)
+    }
+
+    func profile(_ key: ProfileKey) throws -> StoredProfile? {
+        try rows(
+            """
+            SELECT profile, not_after_ms FROM profiles
+            WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4 AND mvpd = $5
+            """, SQLiteStore.values(key)
+        ).first.map { StoredProfile(json: $0[0].text ?? "", notAfter: $0[1].integer) }
+    }
+
+    func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) throws {
+        _ = try rows(
+            """
+            INSERT INTO profiles(backend, statement_sha256, device_id, requestor, mvpd, not_after_ms, profile) VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (backend, statement_sha256, device_id, requestor, mvpd)
+            DO UPDATE SET not_after_ms = excluded.not_after_ms, profile = excluded.profile
+            """, SQLiteStore.values(key) + [.integer(profile.notAfter), .text(profile.json)])
+    }
+
+    func deleteProfile(_ key: ProfileKey) throws {
+        database.reconnectIfNeeded()
+        let condition = "backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4 AND mvpd = $5"
+        try database.transaction { () throws(TokenStoreError) in
+            try database.execute("DELETE FROM profiles WHERE " + condition, SQLiteStore.values(key))
+            try database.execute("DELETE FROM authorization_expiries WHERE " + condition, SQLiteStore.values(key))
+        }
+    }
+
+    func selectedProvider(_ key: LoginKey) throws -> String? {
+        try rows(
+            "SELECT mvpd FROM selected_providers WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4",
+            SQLiteStore.values(key)
+        ).first?.first?.text
+    }
+
+    func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) throws {
+        if let mvpd {
+            _ = try rows(
+                """
+                INSERT INTO selected_providers(backend, statement_sha256, device_id, requestor, mvpd) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (backend, statement_sha256, device_id, requestor) DO UPDATE SET mvpd = excluded.mvpd
+                """, SQLiteStore.values(key) + [.text(mvpd)])
+        } else {
+            _ = try rows(
+                "DELETE FROM selected_providers WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4",
+                SQLiteStore.values(key))
+        }
+    }
+
+    func authorizationExpiry(_ key: ProfileKey, resource: String) throws -> Int64? {
+        try rows(
+            """
+            SELECT not_after_ms FROM authorization_expiries
+            WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4 AND mvpd = $5 AND resource = $6
+            """, SQLiteStore.values(key) + [.text(resource)]
+        ).first?.first?.integer
+    }
+
+    func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws {
+        try cacheWrite(
+            """
+            INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
+            """, SQLiteStore.values(key) + [.text(resource), .integer(notAfter)])
+    }
+
+    func allProfiles() throws -> [(ProfileKey, StoredProfile)] {
+        try rows(
+            "SELECT backend, statement_sha256, device_id, requestor, mvpd, profile, not_after_ms FROM profiles ORDER BY backend, requestor, mvpd, device_id",
+            []
+        ).map { row in
+            let scope = StoreScope(backend: row[0].text ?? "", statementSHA256: row[1].text ?? "")
+            let key = ProfileKey(login: LoginKey(scope: scope, device: row[2].text ?? "", requestor: row[3].text ?? ""), mvpd: row[4].text ?? "")
+            return (key, StoredProfile(json: row[5].text ?? "", notAfter: row[6].integer))
+        }
+    }
+
+    func reset(requestor: String?) throws -> Int {
+        database.reconnectIfNeeded()
+        return try database.transaction { () throws(TokenStoreError) -> Int in
+            let condition = requestor == nil ? "" : " WHERE requestor = $1"
+            let arguments: [SQLValue] = requestor.map { [.text($0)] } ?? []
+            let deleted = try database.query("DELETE FROM profiles" + condition + " RETURNING 1", arguments).count
+            try database.execute("DELETE FROM selected_providers" + condition, arguments)
+            try database.execute("DELETE FROM authorization_expiries" + condition, arguments)
+            return deleted
+        }
+    }
+
+    /// A write that may be lost in a crash of the server: committed without waiting for its WAL flush.
+    private func cacheWrite(_ sql: String, _ arguments: [SQLValue]) throws(TokenStoreError) {
+        database.reconnectIfNeeded()
+        try database.transaction { () throws(TokenStoreError) in
+            try database.execute("SET LOCAL synchronous_commit = off")
+            try database.execute(sql, arguments)
+        }
+    }
+}

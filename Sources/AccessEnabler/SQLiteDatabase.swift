@@ -1,0 +1,110 @@
+import CSQLite
+import Foundation
+
+/// A value bound to a statement parameter: text (bound with its byte length, so U+0000 survives), an integer,
+/// or SQL NULL.
+enum SQLValue: Sendable {
+    case text(String)
+    case integer(Int64)
+    case null
+}
+
+/// One SQLite connection: prepared statements bound and read byte for byte. Used by one thread at a time.
+final class SQLiteDatabase {
+    let handle: OpaquePointer
+
+    /// Opens (creating) `path` with the file created 0600.
+    init(path: String, busyTimeoutMillis: Int32) throws(TokenStoreError) {
+        let previous = umask(0o077)
+        defer { umask(previous) }
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            sqlite3_close(handle)
+            throw .sqlite("open \(path)", code)
+        }
+        self.handle = handle
+        sqlite3_busy_timeout(handle, busyTimeoutMillis)
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) {
+        try query(sql, arguments) { _ in }
+    }
+
+    /// Runs one statement, calling `row` per result row.
+    func query(_ sql: String, _ arguments: [SQLValue], row: (Row) -> Void) throws(TokenStoreError) {
+        var statement: OpaquePointer?
+        let prepared = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard prepared == SQLITE_OK, let statement else { throw .sqlite("prepare", prepared) }
+        defer { sqlite3_finalize(statement) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (index, argument) in arguments.enumerated() {
+            let position = Int32(index + 1)
+            switch argument {
+            case .text(let text):
+                let bytes = Array(text.utf8)
+                _ = bytes.withUnsafeBufferPointer { buffer in
+                    // A non-nil pointer even for "", so that the empty string is not bound as NULL.
+                    buffer.baseAddress.map { pointer in
+                        pointer.withMemoryRebound(to: CChar.self, capacity: max(buffer.count, 1)) {
+                            sqlite3_bind_text(statement, position, $0, Int32(buffer.count), transient)
+                        }
+                    } ?? sqlite3_bind_text(statement, position, "", 0, transient)
+                }
+            case .integer(let number):
+                sqlite3_bind_int64(statement, position, number)
+            case .null:
+                sqlite3_bind_null(statement, position)
+            }
+        }
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_ROW { row(Row(statement: statement)); continue }
+            if code == SQLITE_DONE { return }
+            throw .sqlite("step", code)
+        }
+    }
+
+    /// The first column of the first row as text.
+    func text(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) -> String? {
+        var result: String?
+        try query(sql, arguments) { row in if result == nil { result = row.text(0) } }
+        return result
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction (the write lock is taken first, so reads inside see
+    /// what the write will change); rolls back when it throws.
+    func transaction<T>(_ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// One result row.
+    struct Row {
+        let statement: OpaquePointer
+
+        /// Column `index` as text, byte for byte (nil for NULL).
+        func text(_ index: Int32) -> String? {
+            guard sqlite3_column_type(statement, index) != SQLITE_NULL else { return nil }
+            guard let pointer = sqlite3_column_text(statement, index) else { return "" }
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        }
+
+        func integer(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, index) }
+    }
+}

@@ -1,0 +1,182 @@
+import CSQLite
+import Foundation
+import JSON
+
+/// The embedded store: one SQLite file, WAL journal, one table per entity, schema upgraded in place by numbered
+/// migrations (`PRAGMA user_version` is the last one applied). Durable writes commit with `synchronous=FULL`;
+/// cache writes with `synchronous=NORMAL` (no fsync per call in WAL mode).
+final class SQLiteStore: StoreConnection {
+    let database: SQLiteDatabase
+
+    init(path: String, busyTimeoutMillis: Int32 = 5000) throws(TokenStoreError) {
+        database = try SQLiteDatabase(path: path, busyTimeoutMillis: busyTimeoutMillis)
+        if try database.text("PRAGMA journal_mode=WAL") != "wal" { throw .sqlite("journal_mode=WAL", SQLITE_ERROR) }
+        try database.execute("PRAGMA synchronous=FULL")
+        try SQLiteMigrations.upgrade(database)
+    }
+
+    func deviceIdentity(proposed: String) throws -> String {
+        if let stored = try database.text("SELECT device_id FROM device_identity WHERE slot = 1") { return stored }
+        return try database.transaction { () throws(TokenStoreError) -> String in
+            try database.execute("INSERT OR IGNORE INTO device_identity(slot, device_id) VALUES (1, ?)", [.text(proposed)])
+            return try database.text("SELECT device_id FROM device_identity WHERE slot = 1") ?? proposed
+        }
+    }
+
+    func clientCredentials(_ scope: StoreScope) throws -> ClientCredentials? {
+        var result: ClientCredentials?
+        try database.query(
+            "SELECT client_id, client_secret FROM client_credentials WHERE backend = ? AND statement_sha256 = ?", Self.values(scope)
+        ) { row in result = ClientCredentials(id: row.text(0) ?? "", secret: row.text(1) ?? "") }
+        return result
+    }
+
+    func insertClientCredentials(_ credentials: ClientCredentials, _ scope: StoreScope) throws -> ClientCredentials {
+        try database.transaction { () throws(TokenStoreError) in
+            try database.execute(
+                "INSERT OR IGNORE INTO client_credentials(backend, statement_sha256, client_id, client_secret) VALUES (?, ?, ?, ?)",
+                Self.values(scope) + [.text(credentials.id), .text(credentials.secret)])
+        }
+        return try clientCredentials(scope) ?? credentials
+    }
+
+    func deleteClientCredentials(_ scope: StoreScope, clientID: String) throws {
+        try database.transaction { () throws(TokenStoreError) in
+            try database.execute(
+                "DELETE FROM client_credentials WHERE backend = ? AND statement_sha256 = ? AND client_id = ?",
+                Self.values(scope) + [.text(clientID)])
+            try database.execute(
+                "DELETE FROM access_tokens WHERE backend = ? AND statement_sha256 = ? AND client_id = ?", Self.values(scope) + [.text(clientID)])
+        }
+    }
+
+    func accessToken(_ scope: StoreScope) throws -> AccessTokenRecord? {
+        var result: AccessTokenRecord?
+        try database.query(
+            "SELECT client_id, token, expires_ms FROM access_tokens WHERE backend = ? AND statement_sha256 = ?", Self.values(scope)
+        ) { row in result = AccessTokenRecord(clientID: row.text(0) ?? "", token: row.text(1) ?? "", expires: row.integer(2)) }
+        return result
+    }
+
+    func saveAccessToken(_ record: AccessTokenRecord, _ scope: StoreScope) throws {
+        try cacheWrite(
+            """
+            INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES (?, ?, ?, ?, ?, 0)
+            ON CONFLICT(backend, statement_sha256) DO UPDATE SET client_id = excluded.client_id, token = excluded.token,
+            expires_ms = excluded.expires_ms, refreshing_until_ms = 0
+            """, Self.values(scope) + [.text(record.clientID), .text(record.token), .integer(record.expires)])
+    }
+
+    func claimTokenRefresh(_ scope: StoreScope, now: Int64, until: Int64) throws -> Bool {
+        var claimed = false
+        try cacheWrite(
+            """
+            INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES (?, ?, '', '', 0, ?)
+            ON CONFLICT(backend, statement_sha256) DO UPDATE SET refreshing_until_ms = excluded.refreshing_until_ms
+            WHERE refreshing_until_ms < ? RETURNING 1
+            """, Self.values(scope) + [.integer(until), .integer(now)]
+        ) { _ in claimed = true }
+        return claimed
+    }
+
+    func profile(_ key: ProfileKey) throws -> StoredProfile? {
+        var result: StoredProfile?
+        try database.query(
+            "SELECT profile, not_after_ms FROM profiles WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ? AND mvpd = ?",
+            Self.values(key)
+        ) { row in result = StoredProfile(json: row.text(0) ?? "", notAfter: row.integer(1)) }
+        return result
+    }
+
+    func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) throws {
+        try database.transaction { () throws(TokenStoreError) in
+            try database.execute(
+                """
+                INSERT INTO profiles(backend, statement_sha256, device_id, requestor, mvpd, not_after_ms, profile) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(backend, statement_sha256, device_id, requestor, mvpd)
+                DO UPDATE SET not_after_ms = excluded.not_after_ms, profile = excluded.profile
+                """, Self.values(key) + [.integer(profile.notAfter), .text(profile.json)])
+        }
+    }
+
+    func deleteProfile(_ key: ProfileKey) throws {
+        let condition = "backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ? AND mvpd = ?"
+        try database.transaction { () throws(TokenStoreError) in
+            try database.execute("DELETE FROM profiles WHERE " + condition, Self.values(key))
+            try database.execute("DELETE FROM authorization_expiries WHERE " + condition, Self.values(key))
+        }
+    }
+
+    func selectedProvider(_ key: LoginKey) throws -> String? {
+        try database.text(
+            "SELECT mvpd FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?", Self.values(key))
+    }
+
+    func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) throws {
+        if let mvpd {
+            try database.execute(
+                """
+                INSERT INTO selected_providers(backend, statement_sha256, device_id, requestor, mvpd) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(backend, statement_sha256, device_id, requestor) DO UPDATE SET mvpd = excluded.mvpd
+                """, Self.values(key) + [.text(mvpd)])
+        } else {
+            try database.execute(
+                "DELETE FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?", Self.values(key))
+        }
+    }
+
+    func authorizationExpiry(_ key: ProfileKey, resource: String) throws -> Int64? {
+        var result: Int64?
+        try database.query(
+            """
+            SELECT not_after_ms FROM authorization_expiries
+            WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ? AND mvpd = ? AND resource = ?
+            """, Self.values(key) + [.text(resource)]
+        ) { row in result = row.integer(0) }
+        return result
+    }
+
+    func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws {
+        try cacheWrite(
+            """
+            INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
+            """, Self.values(key) + [.text(resource), .integer(notAfter)])
+    }
+
+    func allProfiles() throws -> [(ProfileKey, StoredProfile)] {
+        var rows: [(ProfileKey, StoredProfile)] = []
+        try database.query(
+            "SELECT backend, statement_sha256, device_id, requestor, mvpd, profile, not_after_ms FROM profiles ORDER BY backend, requestor, mvpd, device_id", []
+        ) { row in
+            let scope = StoreScope(backend: row.text(0) ?? "", statementSHA256: row.text(1) ?? "")
+            let key = ProfileKey(login: LoginKey(scope: scope, device: row.text(2) ?? "", requestor: row.text(3) ?? ""), mvpd: row.text(4) ?? "")
+            rows.append((key, StoredProfile(json: row.text(5) ?? "", notAfter: row.integer(6))))
+        }
+        return rows
+    }
+
+    func reset(requestor: String?) throws -> Int {
+        try database.transaction { () throws(TokenStoreError) -> Int in
+            let condition = requestor == nil ? "" : " WHERE requestor = ?"
+            let arguments: [SQLValue] = requestor.map { [.text($0)] } ?? []
+            try database.execute("DELETE FROM profiles" + condition, arguments)
+            let deleted = database.changes
+            try database.execute("DELETE FROM selected_providers" + condition, arguments)
+            try database.execute("DELETE FROM authorization_expiries" + condition, arguments)
+            return deleted
+        }
+    }
+
+    /// A write that may be lost in a crash: committed without an fsync.
+    private func cacheWrite(_ sql: String, _ arguments: [SQLValue], row: (SQLiteDatabase.Row) -> Void = { _ in }) throws(TokenStoreError) {
+        try database.execute("PRAGMA synchronous=NORMAL")
+        defer { _ = try? database.execute("PRAGMA synchronous=FULL") }
+        try database.query(sql, arguments, row: row)
+    }
+
+    static func values(_ scope: StoreScope) -> [SQLValue] { [.text(scope.backend), .text(scope.statementSHA256)] }
+    static func values(_ key: LoginKey) -> [SQLValue] { values(key.scope) + [.text(key.device), .text(key.requestor)] }
+    static func values(_ key: ProfileKey) -> [SQLValue] { values(key.login) + [.text(key.mvpd)] }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Synchronization
+
+/// Dedicated threads that run the store's I/O, so that neither the daemon's event loop nor Swift's cooperative
+/// pool ever waits on a disk, a lock or a database server. Each worker owns one connection; with one worker,
+/// jobs run in the order they were submitted.
+final class StoreExecutor: Sendable {
+    typealias Job = @Sendable (any StoreConnection) -> Void
+
+    private let jobs = Mutex<[Job]>([])
+    private let condition = NSCondition()
+
+    /// Starts one worker thread per connection.
+    init(name: String, connections: [any StoreConnection]) {
+        for (index, connection) in connections.enumerated() {
+            let box = UncheckedConnection(connection)
+            let thread = Thread { [self] in self.work(box.connection) }
+            thread.name = connections.count == 1 ? name : "\(name)-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Runs `job` on a worker with its connection and returns its result (or rethrows its error).
+    func run<T: Sendable>(_ job: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            submit { connection in continuation.resume(with: Result { try job(connection) }) }
+        }
+    }
+
+    /// Queues `job` without waiting for it.
+    func submit(_ job: @escaping Job) {
+        condition.lock()
+        jobs.withLock { $0.append(job) }
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func work(_ connection: any StoreConnection) {
+        while true {
+            condition.lock()
+            var job: Job?
+            while job == nil {
+                job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                if job == nil { condition.wait() }
+            }
+            condition.unlock()
+            job?(connection)
+        }
+    }
+}
+
+/// Hands a connection to the one worker thread that will ever use it.
+private struct UncheckedConnection: @unchecked Sendable {
+    let connection: any StoreConnection
+    init(_ connection: any StoreConnection) { self.connection = connection }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// One registered application at one backend: the backend URL (no trailing slash) and the SHA-256 (hex) of its
+/// software statement. DCR credentials and access tokens are kept per scope.
+public struct StoreScope: Sendable, Hashable {
+    public var backend: String
+    public var statementSHA256: String
+
+    public init(backend: String, statementSHA256: String) {
+        self.backend = backend
+        self.statementSHA256 = statementSHA256
+    }
+}
+
+/// Where a device's login for one requestor lives: scope, device identifier, requestor id.
+public struct LoginKey: Sendable, Hashable {
+    public var scope: StoreScope
+    public var device: String
+    public var requestor: String
+}
+
+/// One profile's key: a login key and the MVPD id.
+public struct ProfileKey: Sendable, Hashable {
+    public var login: LoginKey
+    public var mvpd: String
+}
+
+/// DCR client credentials (kept forever; the first writer wins).
+struct ClientCredentials: Sendable, Equatable {
+    var id: String
+    var secret: String
+}
+
+/// A cached access token and its expiry in epoch ms; `clientID` is the client it was issued to.
+struct AccessTokenRecord: Sendable, Equatable {
+    var clientID: String
+    var token: String
+    var expires: Int64
+}
+
+/// A stored profile: its JSON text as the backend sent it, and its `notAfter` in epoch ms.
+struct StoredProfile: Sendable, Equatable {
+    var json: String
+    var notAfter: Int64
+}
+
+/// What `passbridge state list` shows of one login: never a token or a secret.
+public struct StoredLogin: Sendable, Equatable {
+    public var backend: String
+    public var device: String
+    public var requestor: String
+    public var mvpd: String
+    /// The profile's `userID` attribute when it is plain text.
+    public var userID: String?
+    /// The profile's `notAfter` in epoch ms.
+    public var notAfter: Int64
+}
+
+/// The operations of one store connection (SQLite or PostgreSQL). Calls run on the store's worker threads only.
+/// Writes marked durable are on disk when they return; cache writes may be lost in a crash.
+protocol StoreConnection: AnyObject {
+    /// The store's device identifier, created from `proposed` by the first writer.
+    func deviceIdentity(proposed: String) throws -> String
+    func clientCredentials(_ scope: StoreScope) throws -> ClientCredentials?
+    /// Inserts unless credentials exist (durable); returns the stored ones.
+    func insertClientCredentials(_ credentials: ClientCredentials, _ scope: StoreScope) throws -> ClientCredentials
+    /// Deletes the credentials (and their token) only while they are still `clientID`'s (durable).
+    func deleteClientCredentials(_ scope: StoreScope, clientID: String) throws
+    func accessToken(_ scope: StoreScope) throws -> AccessTokenRecord?
+    func saveAccessToken(_ record: AccessTokenRecord, _ scope: StoreScope) throws
+    /// Takes the right to refresh the scope's token until `until` (epoch ms) unless another holder has it
+    /// after `now`; true when taken.
+    func claimTokenRefresh(_ scope: StoreScope, now: Int64, until: Int64) throws -> Bool
+    func profile(_ key: ProfileKey) throws -> StoredProfile?
+    /// Durable.
+    func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) throws
+    /// Deletes the profile and its authorization expiries (durable).
+    func deleteProfile(_ key: ProfileKey) throws
+    func selectedProvider(_ key: LoginKey) throws -> String?
+    func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) throws
+    func authorizationExpiry(_ key: ProfileKey, resource: String) throws -> Int64?
+    /// A cache write: not synced to disk per call.
+    func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws
+    /// Every stored profile, ordered by key.
+    func allProfiles() throws -> [(ProfileKey, StoredProfile)]
+    /// Deletes every profile, selection and authorization expiry (of `requestor` only, when given); returns
+    /// how many profiles were deleted (durable).
+    func reset(requestor: String?) throws -> Int
+}

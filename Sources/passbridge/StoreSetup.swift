@@ -1,0 +1,55 @@
+import AccessEnabler
+import Foundation
+
+/// Opens the daemon's store (`--store postgresql://…`, else SQLite in the state directory) and reads its device
+/// identifier, before any connection is served.
+enum StoreSetup {
+    /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
+    static func open(store url: String?, stateDirectory: String) throws(CommandLineError) -> (store: TokenStore, deviceID: String) {
+        do {
+            let store: TokenStore
+            if let url {
+                guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
+                    throw CommandLineError.failure("--store needs a postgresql:// URL, got \(PostgreSQLURL.redacted(url))")
+                }
+                store = try TokenStore(postgreSQL: url)
+            } else {
+                store = try TokenStore(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
+            }
+            let deviceID = try blocking { try await store.deviceIdentity() }
+            return (store, deviceID)
+        } catch let error as CommandLineError {
+            throw error
+        } catch {
+            let place = url.map { PostgreSQLURL.redacted($0) } ?? "the state directory \(stateDirectory)"
+            throw .failure("cannot open \(place): \(error)")
+        }
+    }
+
+    /// With `--backend emulator` and no `--state-dir`: a fresh private directory, so that trying the emulator
+    /// never touches the production store.
+    static func emulatorStateDirectory() throws(CommandLineError) -> String {
+        var template = Array((NSTemporaryDirectory() + "/passbridge-emulator-XXXXXX").utf8CString)
+        guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+            throw .failure("cannot create a temporary state directory for --backend emulator: \(String(cString: strerror(errno)))")
+        }
+        return path
+    }
+
+    /// Waits for `body` (start-up only: nothing is served yet).
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let result = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { result.value = .success(try await body()) } catch { result.value = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return try result.value!.get()
+    }
+}
+
+/// A result handed from a task to the thread waiting on the semaphore.
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: Result<T, any Error>?
+}
