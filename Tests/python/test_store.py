@@ -1,0 +1,308 @@
+"""The store under the real daemon (Protocol/README.md "The store"): an older store upgraded in place keeps its
+login, another process holding the SQLite write lock never logs anyone out and never stalls other connections,
+failures are reported, keys are exact, and the state directory rules hold."""
+import json
+import os
+import pathlib
+import sqlite3
+import stat
+import subprocess
+import threading
+import time
+
+import pytest
+
+from rpc_helper import (NOT_AUTHENTICATED, REDIRECT_URL, SOFTWARE_STATEMENT, Emulator, SocketDaemon, StdioDaemon,
+                        daemon_args, follow_to_redirect_url)
+from test_bridge_flows import login, ready
+
+GENERIC_AUTHENTICATION = "Generic Authentication Error"
+
+
+@pytest.fixture()
+def emulator(bin_dir):
+    emulator = Emulator(bin_dir)
+    yield emulator
+    emulator.stop()
+
+
+def store_file(state: pathlib.Path) -> pathlib.Path:
+    return state / "passbridge.sqlite"
+
+
+def count_profiles(state: pathlib.Path) -> int:
+    with sqlite3.connect(store_file(state)) as db:
+        return db.execute("SELECT count(*) FROM profiles").fetchone()[0]
+
+
+class WriteLock:
+    """Another process holding the store's SQLite write lock (`BEGIN IMMEDIATE`) until released."""
+
+    def __init__(self, state: pathlib.Path):
+        script = ("import sqlite3, sys\n"
+                  "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                  "db.execute('BEGIN IMMEDIATE')\n"
+                  "print('locked', flush=True)\n"
+                  "sys.stdin.read()\n"
+                  "db.execute('ROLLBACK')\n")
+        self.process = subprocess.Popen(["python3", "-c", script, str(store_file(state))], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout.readline().strip() == "locked"
+
+    def release(self):
+        self.process.stdin.close()
+        assert self.process.wait(timeout=10) == 0
+
+
+# ------------------------------------------------------------------------------------------ upgrade
+
+def downgrade_to_key_value_layout(state: pathlib.Path):
+    """Rewrites the store into the layout of the first schema (one `kv(ns, key, value)` table, user_version 1),
+    exactly as PassBridge wrote it before one table per entity: keys `backend|sha256(statement)` for client
+    credentials (`…|token` for the access token), `…|requestor` for the selection, `…|requestor|mvpd` for a
+    profile; values JSON text."""
+    with sqlite3.connect(store_file(state)) as db:
+        rows = [("device", "id", db.execute("SELECT device_id FROM device_identity").fetchone()[0])]
+        for backend, sha, client_id, secret in db.execute("SELECT backend, statement_sha256, client_id, client_secret FROM client_credentials"):
+            rows.append(("credentials", f"{backend}|{sha}", json.dumps({"client_id": client_id, "client_secret": secret})))
+        for backend, sha, token, expires in db.execute("SELECT backend, statement_sha256, token, expires_ms FROM access_tokens"):
+            rows.append(("credentials", f"{backend}|{sha}|token", json.dumps({"access_token": token, "expires": expires})))
+        for backend, sha, requestor, mvpd, profile in db.execute("SELECT backend, statement_sha256, requestor, mvpd, profile FROM profiles"):
+            rows.append(("profile", f"{backend}|{sha}|{requestor}|{mvpd}", profile))
+        for backend, sha, requestor, mvpd in db.execute("SELECT backend, statement_sha256, requestor, mvpd FROM selected_providers"):
+            rows.append(("selected", f"{backend}|{sha}|{requestor}", mvpd))
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            db.execute(f"DROP TABLE {table}")
+        db.execute("CREATE TABLE kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key))")
+        db.executemany("INSERT INTO kv VALUES (?, ?, ?)", rows)
+        db.execute("PRAGMA user_version=1")
+    return rows
+
+
+def test_a_key_value_store_is_upgraded_in_place_and_keeps_its_login(bin_dir, emulator, tmp_path):
+    state = tmp_path / "state"
+    first = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    ready(first)
+    login(first)
+    device = first.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
+    assert first.stop() == 0
+    rows = downgrade_to_key_value_layout(state)
+    assert sorted(ns for ns, _, _ in rows) == ["credentials", "credentials", "device", "profile", "selected"]
+
+    upgraded = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    ready(upgraded)
+    assert upgraded.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    assert upgraded.call("getSelectedProvider")["mvpd"]["ID"] == "MockMVPD"
+    assert upgraded.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"] == device
+    # The emulator knows the profile under the same client credentials and device id: authorization works.
+    assert "token" in upgraded.call("getAuthorization", {"resource": "ch1"})
+    assert upgraded.stop() == 0
+    with sqlite3.connect(store_file(state)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("SELECT count(*) FROM client_credentials").fetchone()[0] == 1
+        assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'kv'").fetchone()[0] == 0
+
+
+# ------------------------------------------------------------------------- another writer's lock
+
+def test_another_process_holding_the_write_lock_logs_nobody_out_and_the_failure_is_reported(bin_dir, emulator, tmp_path,
+                                                                                             short_tmp):
+    """The box-wide logout transcript: an instance started while another process holds the write lock gets the
+    stored device id (never an invented one), its setRequestor deletes no login, and a write it cannot make is
+    reported (status STORE500) instead of answered as a success."""
+    state = tmp_path / "state"
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
+    logged_in = daemon.connect()
+    ready(logged_in)
+    login(logged_in)
+    stored_device = logged_in.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
+    assert count_profiles(state) == 1
+
+    lock = WriteLock(state)
+    try:
+        # A second daemon on the same state directory, and a new instance on the first, start under the lock:
+        # both use the stored device id and find the login; nothing is deleted.
+        second = SocketDaemon(bin_dir, short_tmp / "pb2.sock", *daemon_args(emulator.base, state))
+        instances = [daemon.connect(), second.connect()]
+        for instance in instances:
+            ready(instance)
+            assert instance.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"] == stored_device
+            assert instance.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+        # A login that cannot be stored is a failure, reported as such, never a success.
+        instance = instances[1]
+        start = instance.mark()
+        get_id = instance.send("getAuthentication", {"forceAuthn": True})
+        instance.notification("displayProviderDialog", start)
+        assert instance.call("setSelectedProvider", {"mvpdId": "TempPass"}) == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
+        assert instance.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
+        notes = [m for m in instance.received[start:] if "method" in m and m["method"] != "sendTrackingData"]
+        assert [m["method"] for m in notes] == ["displayProviderDialog", "setAuthenticationStatus", "status"]
+        assert notes[1]["params"] == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
+        assert notes[2]["params"]["id"] == "STORE500" and notes[2]["params"]["level"] == "error"
+        assert "database is locked" in notes[2]["params"]["message"]
+        for instance in instances:
+            instance.close()
+    finally:
+        lock.release()
+    assert count_profiles(state) == 1
+    assert logged_in.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    logged_in.close()
+    assert daemon.stop() == 0
+    second.process.terminate()
+    assert second.process.wait(timeout=20) == 0
+    log = second.process.stderr.read().decode()
+    assert "store failure" in log and "database is locked" in log
+    second.stop()
+
+
+def test_rpc_discover_answers_in_milliseconds_while_another_process_holds_the_write_lock(bin_dir, emulator, tmp_path,
+                                                                                         short_tmp):
+    state = tmp_path / "state"
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
+    writer = daemon.connect()
+    ready(writer)
+    login(writer)
+    lock = WriteLock(state)
+    try:
+        # The instance's logout waits for the lock (5 s) on the store's thread ...
+        logout_id = writer.send("logout")
+        time.sleep(0.3)
+        # ... while a new connection creates its instance and another one is served at once.
+        fresh = daemon.connect()
+        fresh.send("init", {"redirectUrl": REDIRECT_URL})
+        other = daemon.connect()
+        timings = []
+        for _ in range(5):
+            began = time.monotonic()
+            assert other.call("rpc.discover")["openrpc"].startswith("1.")
+            timings.append(time.monotonic() - began)
+        assert max(timings) < 0.5, timings
+        _, answer = writer.response(logout_id, timeout=30)
+        assert answer["result"] == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
+        other.close()
+        fresh.close()
+    finally:
+        lock.release()
+    writer.close()
+    assert daemon.stop() == 0
+
+
+# ------------------------------------------------------------------------------------- exact keys
+
+def test_a_resource_with_u0000_and_a_non_ascii_mvpd_are_read_and_deleted_exactly(bin_dir, tmp_path):
+    config = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Sources" / "PassEmulator" / "default-config.json").read_text())
+    provider = config["serviceProviders"][0]
+    provider["mvpds"].insert(0, dict(provider["mvpds"][0], id="Câble", displayName="Câble Télé"))
+    provider["mvpds"].insert(1, dict(provider["mvpds"][0], id="Câble2", displayName="Câble Deux"))
+    for user in config["users"]:
+        user["mvpds"] += ["Câble", "Câble2"]
+        user["permitUnlisted"] = True
+    config_file = tmp_path / "config.json"
+    config_file.write_text(json.dumps(config))
+    emulator = subprocess.Popen([str(bin_dir / "pass-emulator"), "--port", "0", "--config", str(config_file)],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        base = emulator.stdout.readline().strip()
+        state = tmp_path / "state"
+        daemon = StdioDaemon(bin_dir, *daemon_args(base, state))
+        ready_any(daemon)
+        login_to(daemon, "Câble")
+        plain = daemon.call("getAuthorization", {"resource": "ch1"})
+        with_nul = daemon.call("getAuthorization", {"resource": "ch1\u0000zz"})
+        assert with_nul["resource"] == "ch1\u0000zz"
+        expiry = daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"})["metadata"]
+        assert isinstance(expiry, int)
+        assert daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1\u0000"})["metadata"] is None
+        assert daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1\u0000zz"})["metadata"] >= expiry
+        assert plain["resource"] == "ch1"
+        with sqlite3.connect(store_file(state)) as db:
+            rows = db.execute("SELECT CAST(mvpd AS BLOB), CAST(resource AS BLOB) FROM authorization_expiries ORDER BY resource").fetchall()
+        assert rows == [("Câble".encode(), b"ch1"), ("Câble".encode(), b"ch1\x00zz")]
+        # Also log in with the look-alike MVPD, then log out of both: only exact rows existed, and all go.
+        login_to(daemon, "Câble2", already=True)
+        with sqlite3.connect(store_file(state)) as db:
+            assert sorted(m for (m,) in db.execute("SELECT mvpd FROM profiles")) == ["Câble", "Câble2"]
+        start = daemon.mark()
+        logout_id = daemon.send("logout")
+        _, navigate = daemon.notification("navigateToUrl", start)
+        daemon.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
+        daemon.response(logout_id, start)
+        with sqlite3.connect(store_file(state)) as db:
+            assert db.execute("SELECT count(*) FROM profiles").fetchone()[0] == 0
+            assert db.execute("SELECT count(*) FROM authorization_expiries").fetchone()[0] == 0
+        assert daemon.stop() == 0
+    finally:
+        emulator.terminate()
+        emulator.wait(timeout=10)
+
+
+def ready_any(client):
+    assert client.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+
+
+def login_to(client, mvpd, already=False):
+    start = client.mark()
+    get_id = client.send("getAuthentication", {"forceAuthn": True} if already else None)
+    client.notification("displayProviderDialog", start)
+    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": mvpd})
+    url = [m for m in notes if m.get("method") == "navigateToUrl"][0]["params"]["url"]
+    assert client.call("handleExternalURL", {"url": follow_to_redirect_url(url)}) == {"status": 1, "errorCode": ""}
+    client.response(get_id, start)
+
+
+# ------------------------------------------------------------------------------- state directory
+
+def run_daemon(bin_dir, *args, stdin=""):
+    return subprocess.run([str(bin_dir / "passbridge"), "--stdio", *args], input=stdin, capture_output=True, text=True, timeout=30)
+
+
+def test_a_created_state_directory_is_0700_and_the_store_0600(bin_dir, emulator, tmp_path):
+    state = tmp_path / "new" / "state"
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert stat.S_IMODE(store_file(state).stat().st_mode) == 0o600
+
+
+def test_an_existing_private_directory_is_used_as_it_is(bin_dir, emulator, tmp_path):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o755)
+    state.chmod(0o755)
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(state.stat().st_mode) == 0o755
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o777, 0o770])
+def test_a_directory_others_may_write_is_refused_with_one_line_and_left_alone(bin_dir, emulator, tmp_path, mode):
+    state = tmp_path / "shared"
+    state.mkdir()
+    state.chmod(mode)
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"refusing state directory {state}" in lines[0], result.stderr
+    assert stat.S_IMODE(state.stat().st_mode) == mode
+    assert list(state.iterdir()) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the directory to another user")
+def test_a_directory_of_another_user_is_refused(bin_dir, emulator, tmp_path):
+    state = tmp_path / "theirs"
+    state.mkdir(mode=0o700)
+    os.chown(state, 65534, 65534)
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state))
+    assert result.returncode == 1
+    assert "owned by uid 65534" in result.stderr
+
+
+def test_a_store_from_a_newer_passbridge_is_refused(bin_dir, emulator, tmp_path):
+    state = tmp_path / "state"
+    assert run_daemon(bin_dir, *daemon_args(emulator.base, state)).returncode == 0
+    with sqlite3.connect(store_file(state)) as db:
+        db.execute("PRAGMA user_version=99")
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state))
+    assert result.returncode == 1
+    assert "schema version 99" in result.stderr
