@@ -8,6 +8,14 @@ import JSONRPC
 struct Backend {
     let configuration: BridgeConfiguration
     let emulator: EmulatorChild?
+    /// The temporary state directory of `--backend emulator` without `--state-dir`, removed at exit.
+    var temporaryStateDirectory: String?
+
+    /// Stops the emulator child and removes the temporary state directory.
+    func stop() {
+        emulator?.stop()
+        if let temporaryStateDirectory { try? FileManager.default.removeItem(atPath: temporaryStateDirectory) }
+    }
 
     /// Reads `--software-statement @FILE`, checks the backend URL (https, or http on loopback only), starts
     /// the emulator when asked, and opens the store (`--store`, else SQLite in the state directory, created
@@ -15,9 +23,8 @@ struct Backend {
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
     static func start(_ options: DaemonOptions) throws(CommandLineError) -> Backend {
         var softwareStatement = try readSoftwareStatement(options.softwareStatement)
-        let stateDirectory =
-            options.backend == "emulator" && options.stateDir == nil && options.store == nil
-            ? try StoreSetup.emulatorStateDirectory() : try StateDirectory.resolve(options.stateDir)
+        let temporary = options.backend == "emulator" && options.stateDir == nil && options.store == nil
+        let stateDirectory = temporary ? try StoreSetup.emulatorStateDirectory() : try StateDirectory.resolve(options.stateDir)
         var emulator: EmulatorChild?
         let backendURL: URL
         if options.backend == "emulator" {
@@ -33,6 +40,7 @@ struct Backend {
             opened = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory)
         } catch {
             emulator?.stop()
+            if temporary { try? FileManager.default.removeItem(atPath: stateDirectory) }
             throw error
         }
         let store = opened.store
@@ -44,7 +52,9 @@ struct Backend {
                 // Store failures are warnings; backend exchanges are debugging detail.
                 if line.hasPrefix("store failure") { Logger(label: "store").warning(line) } else { Logger(label: "engine").debug(line) }
             })
-        return Backend(configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator)
+        return Backend(
+            configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator,
+            temporaryStateDirectory: temporary ? stateDirectory : nil)
     }
 
     /// A JWT as given, or the trimmed content of FILE for `@FILE`; nil when the flag is absent.

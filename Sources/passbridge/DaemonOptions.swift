@@ -63,6 +63,7 @@ enum CommandLineError: Error {
 extension DaemonOptions {
     static let usage = """
         USAGE: passbridge [--stdio | --socket PATH] [options]
+               passbridge state list|reset [--state-dir DIR | --store URL] [--requestor ID]
 
         Serves Adobe Pass AccessEnabler as JSON-RPC 2.0 (NDJSON, or LSP Content-Length framing when the
         peer starts with it) over stdin/stdout (default) or a Unix socket. Logs go to stderr.

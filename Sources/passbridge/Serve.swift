@@ -27,7 +27,7 @@ func serve(_ options: DaemonOptions) -> Int32 {
         let service = BridgeService(configuration: backend!.configuration)
         factory = { _ in service }
     }
-    defer { backend?.emulator?.stop() }
+    defer { backend?.stop() }
     let access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
     if let inherited = UnixSocketServer.systemdListenFD() {
         let server = UnixSocketServer(inheritedFD: inherited, access: access, limits: options.limits)

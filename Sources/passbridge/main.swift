@@ -3,6 +3,10 @@ import JSONRPC
 
 // passbridge: command line, signals and transports (DESIGN §3 "Command line").
 
+if CommandLine.arguments.dropFirst().first == "state" {
+    exit(StateCommand.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+
 let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))

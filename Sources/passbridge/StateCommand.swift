@@ -1,0 +1,98 @@
+import AccessEnabler
+import Foundation
+
+/// `passbridge state list|reset`: what the store holds, and forgetting it (never a token or a secret is shown).
+enum StateCommand {
+    static let usage = """
+        USAGE: passbridge state list [--state-dir DIR | --store postgresql://…] [--requestor ID]
+               passbridge state reset [--state-dir DIR | --store postgresql://…] [--requestor ID]
+
+        list:  one line per login: requestor, MVPD, user id, expiry (UTC), device, backend.
+        reset: deletes the logins (of --requestor ID only, when given), their selected MVPD and cached
+               authorization expiries; DCR registrations and the device identifier stay.
+        The store is the daemon's: --store, else --state-dir, else the default state directory.
+
+        """
+
+    /// Runs the subcommand; returns the exit code (0, 1 on a store failure, 2 on bad usage).
+    static func run(_ arguments: [String]) -> Int32 {
+        var action: String?
+        var stateDir: String?
+        var store: String?
+        var requestor: String?
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if ["--state-dir", "--store", "--requestor"].contains(argument) {
+                guard index < arguments.count else {
+                    writeError("passbridge state: missing value for \(argument)\n\n" + usage)
+                    return 2
+                }
+                let value = arguments[index]
+                index += 1
+                switch argument {
+                case "--state-dir": stateDir = value
+                case "--store": store = value
+                default: requestor = value
+                }
+            } else if ["list", "reset"].contains(argument), action == nil {
+                action = argument
+            } else if argument == "--help" || argument == "-h" {
+                writeOut(usage)
+                return 0
+            } else {
+                writeError("passbridge state: unexpected argument \(argument)\n\n" + usage)
+                return 2
+            }
+        }
+        let only = requestor
+        guard let action else {
+            writeError("passbridge state: say list or reset\n\n" + usage)
+            return 2
+        }
+        do {
+            let directory = try StateDirectory.resolve(stateDir)
+            if store == nil, !FileManager.default.fileExists(atPath: directory + "/passbridge.sqlite") {
+                writeOut(action == "list" ? "no logins (no store in \(directory))\n" : "deleted 0 logins\n")
+                return 0
+            }
+            let opened = try StoreSetup.open(store: store, stateDirectory: directory).store
+            if action == "reset" {
+                let deleted = try StoreSetup.blocking { try await opened.reset(requestor: only) }
+                writeOut("deleted \(deleted) login\(deleted == 1 ? "" : "s") from \(opened.location)\n")
+            } else {
+                let logins = try StoreSetup.blocking { try await opened.logins() }.filter { only == nil || $0.requestor == only }
+                writeOut(table(logins))
+            }
+            return 0
+        } catch let error as CommandLineError {
+            if case .failure(let message) = error { writeError("passbridge: \(message)") }
+            return 1
+        } catch {
+            writeError("passbridge: \(error)")
+            return 1
+        }
+    }
+
+    /// Aligned columns with a header; strings are shown JSON-escaped when they hold control characters.
+    static func table(_ logins: [StoredLogin]) -> String {
+        let formatter = ISO8601DateFormatter()
+        var rows = [["REQUESTOR", "MVPD", "USER", "EXPIRES", "DEVICE", "BACKEND"]]
+        for login in logins {
+            let expires = formatter.string(from: Date(timeIntervalSince1970: Double(login.notAfter) / 1000))
+            rows.append([login.requestor, login.mvpd, login.userID ?? "-", expires, login.device, login.backend].map(printable))
+        }
+        let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            zip(row, widths).enumerated().map { index, cell in
+                index == 5 ? cell.0 : cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+
+    private static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return text }
+        return text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? String(format: "\\u%04x", $0.value) : String($0) }.joined()
+    }
+}

@@ -1,0 +1,99 @@
+"""`passbridge state list|reset` (never a token or a secret), and `--backend emulator` kept apart from the
+production store."""
+import hashlib
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from rpc_helper import SOFTWARE_STATEMENT, Emulator, StdioDaemon, daemon_args
+from test_bridge_flows import login, ready
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def emulator(bin_dir):
+    emulator = Emulator(bin_dir)
+    yield emulator
+    emulator.stop()
+
+
+def state(bin_dir, *args, env=None):
+    return subprocess.run([str(bin_dir / "passbridge"), "state", *args], capture_output=True, text=True, timeout=30, env=env)
+
+
+def test_state_list_shows_logins_without_secrets_and_reset_forgets_them(bin_dir, emulator, tmp_path):
+    directory = tmp_path / "state"
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, directory))
+    ready(daemon)
+    login(daemon)
+    token = daemon.call("getAuthorization", {"resource": "ch1"})["token"]
+    assert daemon.stop() == 0
+
+    listed = state(bin_dir, "list", "--state-dir", str(directory))
+    assert listed.returncode == 0, listed.stderr
+    header, row = listed.stdout.strip().splitlines()
+    assert header.split() == ["REQUESTOR", "MVPD", "USER", "EXPIRES", "DEVICE", "BACKEND"]
+    fields = row.split()
+    assert fields[:3] == ["REF", "MockMVPD", "demo-user-0001"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", fields[3])
+    assert fields[5] == emulator.base
+    import sqlite3
+    with sqlite3.connect(directory / "passbridge.sqlite") as db:
+        secrets = [value for row in db.execute("SELECT client_secret FROM client_credentials UNION ALL SELECT token FROM access_tokens")
+                   for value in row]
+    for secret in secrets + [token, SOFTWARE_STATEMENT]:
+        assert secret not in listed.stdout + listed.stderr
+
+    other = state(bin_dir, "reset", "--state-dir", str(directory), "--requestor", "OTHER")
+    assert other.stdout.strip().startswith("deleted 0 logins")
+    assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2
+    reset = state(bin_dir, "reset", "--state-dir", str(directory), "--requestor", "REF")
+    assert reset.returncode == 0 and reset.stdout.startswith("deleted 1 login from ")
+    assert [line.split() for line in state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()] == [header.split()]
+
+    again = StdioDaemon(bin_dir, *daemon_args(emulator.base, directory))
+    ready(again)
+    assert again.call("checkAuthentication")["status"] == 0
+    assert again.stop() == 0
+
+
+def test_state_usage_errors_exit_2(bin_dir):
+    assert state(bin_dir).returncode == 2
+    assert state(bin_dir, "list", "--state-dir").returncode == 2
+    assert state(bin_dir, "frobnicate").returncode == 2
+
+
+def readme_python_snippet() -> str:
+    text = (ROOT / "README.md").read_text()
+    after = text[text.index("**Python**"):]
+    return after[after.index("```python\n") + len("```python\n"):after.index("```\n", after.index("```python\n") + 10)]
+
+
+def test_the_readme_snippet_run_three_times_leaves_the_production_store_unchanged(bin_dir, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("STATE_DIRECTORY", "XDG_STATE_HOME")}
+    env.update(HOME=str(home), PATH=f"{bin_dir}:{env['PATH']}", PYTHONPATH=str(ROOT / "Clients" / "python"))
+    production = home / ".local" / "state" / "passbridge"
+    # A production store exists (what a daemon on the real backend leaves: its device identity).
+    started = subprocess.run([str(bin_dir / "passbridge"), "--stdio"], input="", capture_output=True, text=True, env=env, timeout=30)
+    assert started.returncode == 0, started.stderr
+
+    def fingerprint() -> dict:
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(production.iterdir())}
+
+    before = fingerprint()
+    temporaries = set(pathlib.Path("/tmp").glob("passbridge-emulator-*"))
+    for _ in range(3):
+        run = subprocess.run([sys.executable, "-c", readme_python_snippet()], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert "'resource': 'ch1'" in run.stdout and "'token'" in run.stdout
+    assert fingerprint() == before
+    listed = state(bin_dir, "list", env=env)
+    assert listed.stdout.strip().splitlines()[1:] == [], listed.stdout
+    assert set(pathlib.Path("/tmp").glob("passbridge-emulator-*")) == temporaries, "temporary state directories are removed"
