@@ -41,7 +41,7 @@ public enum PassEmulatorCommand {
                                          truncated, contentType, drop, throttle, redirect
           DELETE /__admin/faults         remove every fault
           GET    /__admin/throttle       the built-in throttle's settings ({} when off)
-          POST   /__admin/throttle       {requestsPerSecond, burst?, per?, retryAfter?} switches it on
+          POST   /__admin/throttle       {requestsPerSecond?, burst?, per?, retryAfter?} switches it on
           DELETE /__admin/throttle       switches it off
           GET    /__admin/public-key     PEM of the media-token key
           POST   /__admin/partner-saml   {providerId, username, password, request} -> {samlResponse}

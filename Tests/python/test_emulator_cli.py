@@ -24,9 +24,12 @@ def test_help_lists_every_option_and_admin_call(bin_dir):
         assert option in help_.stdout, option
     assert "default 0: any free port" in help_.stdout
     for call in ["GET    /__admin/clock", "POST   /__admin/clock", "POST   /__admin/reset", "POST   /__admin/faults", "DELETE /__admin/faults",
-                 "GET    /__admin/public-key", "POST   /__admin/partner-saml"]:
+                 "GET    /__admin/throttle", "POST   /__admin/throttle", "DELETE /__admin/throttle", "GET    /__admin/public-key",
+                 "POST   /__admin/partner-saml"]:
         assert call in help_.stdout, call
     assert "Sources/PassEmulator/README.md" in help_.stdout
+    for kind in ["latency", "status,", "malformed", "truncated", "contentType", "drop", "throttle", "redirect"]:
+        assert kind in help_.stdout.split("kinds:")[1], kind
     assert run(bin_dir, "verify-token", "--help").stdout == help_.stdout
     assert run(bin_dir, "-h").stdout == help_.stdout
 
