@@ -1,112 +1,115 @@
-@preconcurrency import CJansson
-import Glibc
+// JSON text is written here in Swift, not through jansson (which still parses input).
+//
+// Why: jansson cannot write a number it does not hold (a `.bigInteger`, or a `.double` in Swift's shortest
+// round-trip form), so writing through it needed placeholder strings substituted in a second pass, which was
+// quadratic in the number of such values; it also copies every value into jansson's tree first. Writing
+// JSON is one pass of appends and the daemon controls all of its output, so this writer is linear in the
+// size of the text: each byte is appended once, strings are copied in runs between escapes.
 
 extension JSON {
-    /// UTF-8 JSON text of this value, through jansson.
+    /// UTF-8 JSON text of this value, in time linear in its size.
     ///
     /// Compact by default (no spaces, no newline), or indented by 2 with `pretty`. Members keep
-    /// their order; `/` is not escaped; non-ASCII is written as UTF-8. `.bigInteger` is written as
-    /// its digits and `.double` in Swift's shortest round-trip form; NaN and infinities become `null`.
+    /// their order; `/` is not escaped; non-ASCII is written as UTF-8; control characters are escaped
+    /// (`\n`, `\t`… or `\u00XX`). `.bigInteger` is written as its digits and `.double` in Swift's
+    /// shortest round-trip form; NaN and infinities become `null`.
     public func serialized(pretty: Bool = false) -> [UInt8] {
-        var raw = RawNumbers()
-        guard let root = makeJansson(&raw) else { return Array("null".utf8) }
-        defer { json_decref(root) }
-        let flags = Int(JSON_ENCODE_ANY) | (pretty ? 2 : Int(JSON_COMPACT))
-        // One pass into a buffer that fits most messages; a larger text is dumped again at its exact size.
-        var bytes = dump(root, flags: flags, capacity: 1024)
-        if bytes.count > 1024 { bytes = dump(root, flags: flags, capacity: bytes.count) }
-        return raw.isEmpty ? bytes : raw.substitute(into: bytes)
-    }
-
-    /// jansson's text of `root` if it fits `capacity` bytes; otherwise an array whose count is the size needed.
-    private func dump(_ root: UnsafeMutablePointer<json_t>, flags: Int, capacity: Int) -> [UInt8] {
-        var needed = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            needed = json_dumpb(root, UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: CChar.self), capacity, flags)
-            count = needed <= capacity ? needed : 0
-        }
-        return needed <= capacity ? bytes : [UInt8](repeating: 0, count: needed)
+        var writer = JSONWriter(pretty: pretty)
+        writer.write(self, depth: 0)
+        return writer.bytes
     }
 
     /// The compact (or `pretty`) JSON text as a String.
     public func serializedString(pretty: Bool = false) -> String {
         String(decoding: serialized(pretty: pretty), as: UTF8.self)
     }
+}
 
-    /// A new jansson reference for this value (caller owns it), or nil if jansson refused to allocate.
-    private func makeJansson(_ raw: inout RawNumbers) -> UnsafeMutablePointer<json_t>? {
-        switch self {
+/// Appends JSON text to a byte array; one pass, no lookback.
+private struct JSONWriter {
+    let pretty: Bool
+    var bytes: [UInt8] = []
+
+    init(pretty: Bool) {
+        self.pretty = pretty
+        bytes.reserveCapacity(256)
+    }
+
+    mutating func write(_ value: JSON, depth: Int) {
+        switch value {
         case .null:
-            return json_null()
-        case .bool(let value):
-            return value ? json_true() : json_false()
-        case .integer(let value):
-            return json_integer(json_int_t(value))
+            bytes += "null".utf8
+        case .bool(let flag):
+            bytes += (flag ? "true" : "false").utf8
+        case .integer(let number):
+            bytes += String(number).utf8
         case .bigInteger(let digits):
-            return raw.placeholder(for: digits)
-        case .double(let value):
-            guard value.isFinite else { return json_null() }
-            return raw.placeholder(for: "\(value)")
-        case .string(let value):
-            return JSON.janssonString(value)
+            bytes += digits.utf8
+        case .double(let number):
+            if number.isFinite { bytes += number.description.utf8 } else { bytes += "null".utf8 }
+        case .string(let text):
+            writeString(text)
         case .array(let elements):
-            let array = json_array()
-            for element in elements {
-                if let item = element.makeJansson(&raw) { json_array_append_new(array, item) }
+            bytes.append(UInt8(ascii: "["))
+            for (position, element) in elements.enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(depth + 1)
+                write(element, depth: depth + 1)
             }
-            return array
+            if !elements.isEmpty { newline(depth) }
+            bytes.append(UInt8(ascii: "]"))
         case .object(let object):
-            let result = json_object()
-            for (key, value) in object {
-                guard let item = value.makeJansson(&raw) else { continue }
-                var key = key
-                key.withUTF8 { utf8 in
-                    utf8.withMemoryRebound(to: CChar.self) { _ = json_object_setn_new_nocheck(result, $0.baseAddress, $0.count, item) }
-                }
+            bytes.append(UInt8(ascii: "{"))
+            var first = true
+            for (key, member) in object {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                newline(depth + 1)
+                writeString(key)
+                bytes.append(UInt8(ascii: ":"))
+                if pretty { bytes.append(UInt8(ascii: " ")) }
+                write(member, depth: depth + 1)
             }
-            return result
+            if !object.isEmpty { newline(depth) }
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
-    static func janssonString(_ value: String) -> UnsafeMutablePointer<json_t>? {
-        var value = value
-        return value.withUTF8 { utf8 in
-            utf8.withMemoryRebound(to: CChar.self) { json_stringn_nocheck($0.baseAddress, $0.count) }
+    /// In pretty mode: a line break and 2 spaces per level.
+    private mutating func newline(_ depth: Int) {
+        guard pretty else { return }
+        bytes.append(UInt8(ascii: "\n"))
+        bytes += repeatElement(UInt8(ascii: " "), count: 2 * depth)
+    }
+
+    /// A quoted string: runs of plain bytes copied at once, `"`, `\` and control characters escaped.
+    private mutating func writeString(_ text: String) {
+        var text = text
+        bytes.append(UInt8(ascii: "\""))
+        text.withUTF8 { utf8 in
+            var runStart = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes += UnsafeBufferPointer(rebasing: utf8[runStart..<index])
+                appendEscape(byte)
+                runStart = index + 1
+            }
+            bytes += UnsafeBufferPointer(rebasing: utf8[runStart...])
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+        case 0x08: bytes.append(UInt8(ascii: "b"))
+        case 0x0C: bytes.append(UInt8(ascii: "f"))
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
+        default:
+            let hex = Array("0123456789ABCDEF".utf8)
+            bytes += [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
         }
     }
 }
-
-/// Number literals jansson cannot write itself; they travel as unique strings and are
-/// substituted back into the output text.
-private struct RawNumbers {
-    /// Drawn on first use only, so values without such numbers cost no random draw.
-    private lazy var nonce = String(UInt64.random(in: .min ... .max), radix: 36)
-    private var literals: [(quoted: [UInt8], literal: [UInt8])] = []
-
-    var isEmpty: Bool { literals.isEmpty }
-
-    mutating func placeholder(for literal: String) -> UnsafeMutablePointer<json_t>? {
-        let marker = "\u{1}num-\(nonce)-\(literals.count)"
-        literals.append((Array("\"\\u0001\(marker.dropFirst())\"".utf8), Array(literal.utf8)))
-        return JSON.janssonString(marker)
-    }
-
-    /// Replaces each quoted placeholder in `text` by its literal.
-    func substitute(into text: [UInt8]) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count)
-        var index = 0
-        let quote = UInt8(ascii: "\"")
-        while index < text.count {
-            if text[index] == quote, let match = literals.first(where: { text[index...].starts(with: $0.quoted) }) {
-                output.append(contentsOf: match.literal)
-                index += match.quoted.count
-            } else {
-                output.append(text[index])
-                index += 1
-            }
-        }
-        return output
-    }
-}
-
