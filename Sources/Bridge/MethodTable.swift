@@ -5,6 +5,8 @@ import JSONRPC
 enum Operation: Sendable {
     /// Answered at once on the reader thread (never queued): init, setOptions, getSelectedProvider, rpc.discover.
     case now(JSON)
+    /// Answered at once with a result that is already compact JSON text (rpc.discover's document).
+    case nowEncoded([UInt8])
     /// An engine call, answered with its value when the operation ends, after its notifications.
     case engine(@Sendable (any EngineAPI) async throws(ErrorObject) -> JSON)
 }

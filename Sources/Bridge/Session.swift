@@ -54,6 +54,8 @@ final class Session: Sendable {
         switch operation {
         case .now(let result):
             if let id { outbound.respond(to: id, result: result) }
+        case .nowEncoded(let bytes):
+            if let id { outbound.respond(to: id, encodedResult: bytes) }
         case .engine(let run):
             let engine = self.engine()
             let isSetRequestor = method == LifecycleMethods.setRequestor.name

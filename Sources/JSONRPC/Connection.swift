@@ -8,8 +8,11 @@ import Synchronization
 ///
 /// Writes go straight to the non-blocking fd from the calling thread under the connection's lock;
 /// what the fd does not take waits in the outbound queue and is flushed by the loop when the fd is
-/// writable. Nothing is ever dropped: above ``ConnectionLimits/outboundHighWater`` the connection
-/// stops reading, and a socket peer that reads nothing for the stall timeout is disconnected.
+/// writable. Nothing is ever dropped: once the unsent output passes ``ConnectionLimits/outboundHighWater``
+/// the reader stops before the next message, even inside one read, keeps the rest of that read, and goes on
+/// where it stopped when the output has drained below the mark. A peer that never reads thus costs at most
+/// the mark plus one message's answers (a batch's answers count as they accumulate); a socket peer that
+/// reads nothing for the stall timeout is disconnected. A failed write closes the connection.
 public final class Connection: Sendable {
     /// Serial number, unique in the process (for logs).
     public let number: UInt64
@@ -29,6 +32,12 @@ public final class Connection: Sendable {
     nonisolated(unsafe) var framer: Framer
     nonisolated(unsafe) var handler: RPCHandler?
     nonisolated(unsafe) var closedNotified = false
+    /// Input read but not yet fed to the framer, held while the output is over the high-water mark.
+    nonisolated(unsafe) var held: [UInt8] = []
+    /// Set after a message whose answers brought the output over the high-water mark: the framer pauses.
+    nonisolated(unsafe) var overBudget = false
+    /// The input pipe hung up while input was held: it is read again, directly, once the held input is used.
+    nonisolated(unsafe) var inputHungUp = false
     /// The epoll masks registered for the read and write fds (`.max` once removed); guarded by `state`.
     nonisolated(unsafe) var registeredRead: UInt32 = 0
     nonisolated(unsafe) var registeredWrite: UInt32 = 0
@@ -50,6 +59,12 @@ public final class Connection: Sendable {
     /// Answers request `id` with `result`. Ignored if `id` is not awaiting an answer.
     public func respond(to id: RequestID, result: JSON) {
         deliver(id: id, bytes: OutgoingMessage.response(id: id, result: result))
+    }
+
+    /// Answers request `id` with a result that is already JSON text (compact), e.g. a document serialized once.
+    /// Ignored if `id` is not awaiting an answer.
+    public func respond(to id: RequestID, encodedResult: [UInt8]) {
+        deliver(id: id, bytes: OutgoingMessage.response(id: id, encodedResult: encodedResult))
     }
 
     /// Answers request `id` with an error object. Ignored if `id` is not awaiting an answer.
@@ -98,10 +113,10 @@ public final class Connection: Sendable {
             let slot = state.pending.remove(at: index)
             state.inFlight -= 1
             if let batch = slot.batch {
-                batch.responses.append(bytes)
+                batch.append(bytes)
                 batch.remaining -= 1
                 if batch.remaining == 0 && batch.sealed {
-                    enqueueLocked(&state, OutgoingMessage.batch(batch.responses))
+                    enqueueBatchLocked(&state, batch)
                 }
             } else {
                 enqueueLocked(&state, bytes)
@@ -114,37 +129,37 @@ public final class Connection: Sendable {
     func enqueueLocked(_ state: inout WriterState, _ body: [UInt8]) {
         guard !state.writeFailed else { return }
         if state.outbound.isEmpty { state.lastWriteProgress = monotonicNanos() }
-        state.framing.append(body, to: &state.outbound)
+        state.outbound.append(body, framing: state.framing)
+        if !state.corked { flushLocked(&state) }
+    }
+
+    /// Appends a finished batch's answers as one array (one message), copying each answer once.
+    func enqueueBatchLocked(_ state: inout WriterState, _ batch: Batch) {
+        guard !state.writeFailed else { return }
+        if state.outbound.isEmpty { state.lastWriteProgress = monotonicNanos() }
+        state.outbound.append(array: batch.takeAnswers(), framing: state.framing)
         if !state.corked { flushLocked(&state) }
     }
 
     /// Writes queued bytes until the fd would block, then sets the epoll interest to match.
     func flushLocked(_ state: inout WriterState) {
-        while state.outboundOffset < state.outbound.count && !state.writeFailed {
-            let written = state.outbound.withUnsafeBytes { buffer -> Int in
-                let start = buffer.baseAddress! + state.outboundOffset
-                let count = buffer.count - state.outboundOffset
-                return isSocket ? Glibc.send(writeFD, start, count, Int32(MSG_NOSIGNAL)) : write(writeFD, start, count)
+        while !state.outbound.isEmpty && !state.writeFailed {
+            let written = state.outbound.writeFirst { bytes in
+                isSocket ? Glibc.send(writeFD, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) : write(writeFD, bytes.baseAddress, bytes.count)
             }
             if written > 0 {
-                state.outboundOffset += written
                 state.lastWriteProgress = monotonicNanos()
             } else if written < 0 && errno == EINTR {
                 continue
             } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 break
             } else {
-                log.debug("connection \(number): write failed: \(errnoString())")
+                log.debug("connection \(number): write failed: \(errnoString()); closing")
                 state.writeFailed = true
+                loop.wake()
             }
         }
-        if state.outboundOffset >= state.outbound.count || state.writeFailed {
-            state.outbound.removeAll(keepingCapacity: state.outbound.capacity <= 65536)
-            state.outboundOffset = 0
-        } else if state.outboundOffset > 65536 && state.outboundOffset * 2 > state.outbound.count {
-            state.outbound.removeFirst(state.outboundOffset)
-            state.outboundOffset = 0
-        }
+        if state.writeFailed { state.outbound.removeAll() }
         updateInterestLocked(&state)
     }
 
@@ -152,9 +167,15 @@ public final class Connection: Sendable {
     func updateInterestLocked(_ state: inout WriterState) {
         // Once the loop has closed the fds their numbers may belong to another peer: hands off.
         guard !state.detached else { return }
-        let queued = state.outbound.count - state.outboundOffset
+        let queued = state.outbound.count
         let wantWrite: UInt32 = (queued > 0 && !state.writeFailed) ? EPOLLOUT.rawValue : 0
-        let wantRead: UInt32 = (!state.readDone && queued < limits.outboundHighWater) ? EPOLLIN.rawValue : 0
+        let underMark = queued < limits.outboundHighWater
+        let wantRead: UInt32 = (!state.readDone && !state.inputHeld && underMark) ? EPOLLIN.rawValue : 0
+        if state.inputHeld && underMark && !state.resumeRequested && !state.readDone {
+            // Held input is fed on the loop thread; this may be another one.
+            state.resumeRequested = true
+            loop.wake()
+        }
         if readFD == writeFD {
             loop.setInterest(self, fd: readFD, direction: 0, events: wantRead | wantWrite)
         } else {
@@ -167,8 +188,20 @@ public final class Connection: Sendable {
 
     // MARK: Reader (loop thread)
 
-    /// Reads once and dispatches every whole message in what arrived; at end of input, begins closing.
+    /// Reads once and dispatches the whole messages in what arrived until the output passes the high-water
+    /// mark, holding the rest; at end of input, begins closing.
     func readable(buffer: UnsafeMutableRawBufferPointer) {
+        if !held.isEmpty {
+            // Reading is paused, so only a hang-up gets here: a socket peer that is fully gone, or a pipe
+            // whose writer closed (read again once the held input is used).
+            if isSocket {
+                state.withLock { $0.writeFailed = true }
+            } else {
+                inputHungUp = true
+                state.withLock { _ in loop.removeInterest(self, fd: readFD, direction: 0) }
+            }
+            return
+        }
         let count = read(readFD, buffer.baseAddress, buffer.count)
         if count < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
@@ -187,29 +220,65 @@ public final class Connection: Sendable {
         state.withLock { state in
             if state.framing == .undetermined { state.framing = Framer.detect(chunk) }
         }
-        corked { framer.feed(chunk, handle) }
+        let consumed = corked { framer.feed(chunk, pausing: { overBudget }, handle) }
+        if consumed < count {
+            held = Array(chunk[consumed...])
+            state.withLock { state in
+                state.inputHeld = true
+                updateInterestLocked(&state)
+            }
+        }
+    }
+
+    /// Feeds held input once the output is under the high-water mark again (loop thread); when all of it is
+    /// used, reading resumes.
+    func resumeHeldInput(buffer: UnsafeMutableRawBufferPointer) {
+        guard !held.isEmpty else { return }
+        let ready = state.withLock { state -> Bool in
+            state.resumeRequested = false
+            return !state.readDone && state.outbound.count < limits.outboundHighWater
+        }
+        guard ready else { return }
+        overBudget = false
+        let input = held
+        let consumed = input.withUnsafeBytes { bytes in corked { framer.feed(bytes, pausing: { overBudget }, handle) } }
+        held.removeFirst(consumed)
+        guard held.isEmpty else { return }
+        state.withLock { state in
+            state.inputHeld = false
+            updateInterestLocked(&state)
+        }
+        // A hung-up pipe is no longer polled: what is left in it is read now (data, then end of input).
+        while inputHungUp && held.isEmpty && !state.withLock({ $0.readDone }) {
+            inputHungUp = false
+            readable(buffer: buffer)
+            if !held.isEmpty { inputHungUp = true }
+        }
     }
 
     /// Runs `work` with writes held back, then flushes what it queued in one write.
-    private func corked(_ work: () -> Void) {
+    private func corked<T>(_ work: () -> T) -> T {
         state.withLock { $0.corked = true }
-        work()
+        let result = work()
         state.withLock { state in
             state.corked = false
             flushLocked(&state)
         }
+        return result
     }
 
     private func handle(_ event: FrameEvent) {
+        defer {
+            overBudget = state.withLock { $0.outbound.count >= limits.outboundHighWater }
+        }
         switch event {
         case .message(let body): dispatch(body)
         case .tooLarge(let declared):
             log.warning("connection \(number): message over \(limits.maxMessageBytes) bytes refused" + (declared.map { " (Content-Length \($0))" } ?? ""))
             send(OutgoingMessage.response(id: nil, error: .messageTooLarge(limit: limits.maxMessageBytes)))
-        case .fatal(let reason):
-            log.warning("connection \(number): unreadable framing (\(reason)), closing")
+        case .unreadable(let reason):
+            log.warning("connection \(number): unreadable header block (\(reason)), skipping to the next Content-Length")
             send(OutgoingMessage.response(id: nil, error: ErrorObject(code: .parseError, message: "Parse error", data: ["reason": .string(reason)])))
-            beginClosing()
         }
     }
 
@@ -264,7 +333,8 @@ public final class Connection: Sendable {
             case .request(let method, let params, let id):
                 if let id {
                     guard register(id, batch: batch) else {
-                        batch.responses.append(OutgoingMessage.response(id: id, error: .overloaded(inFlightLimit: limits.maxInFlightRequests)))
+                        let refused = OutgoingMessage.response(id: id, error: .overloaded(inFlightLimit: limits.maxInFlightRequests))
+                        state.withLock { _ in batch.append(refused) }
                         continue
                     }
                 }
@@ -272,18 +342,30 @@ public final class Connection: Sendable {
             case .response(let id, let result):
                 complete(id, result)
             case .invalid(let id, let error):
-                batch.responses.append(OutgoingMessage.response(id: id, error: error))
+                let answer = OutgoingMessage.response(id: id, error: error)
+                state.withLock { _ in batch.append(answer) }
             case .unusableResponse(let reason):
                 log.debug("connection \(number): \(reason) in a batch, dropped")
             }
         }
-        for call in calls {
+        for (position, call) in calls.enumerated() {
+            let overMark = state.withLock { state in
+                state.outbound.count + batch.bytes >= limits.outboundHighWater
+            }
+            if overMark {
+                // The batch's answers are sent as one message: past the mark, the rest is refused, not held.
+                log.warning("connection \(number): batch answers over \(limits.outboundHighWater) bytes; \(calls.count - position) requests refused")
+                for refused in calls[position...] {
+                    if let id = refused.id { respond(to: id, error: .outputOverLimit(limit: limits.outboundHighWater)) }
+                }
+                break
+            }
             handler?.handle(method: call.method, params: call.params, id: call.id, on: self)
         }
         state.withLock { state in
             batch.sealed = true
-            if batch.remaining == 0 && !batch.responses.isEmpty {
-                enqueueLocked(&state, OutgoingMessage.batch(batch.responses))
+            if batch.remaining == 0 && batch.bytes > 0 {
+                enqueueBatchLocked(&state, batch)
             }
         }
     }
@@ -347,18 +429,18 @@ public final class Connection: Sendable {
                     state.outgoing[id] = nil
                 }
             }
-            let queued = state.outbound.count - state.outboundOffset
+            let queued = state.outbound.count
             if isSocket && queued > 0 && now &- state.lastWriteProgress > limits.stallTimeout.nanoseconds && now > state.lastWriteProgress {
                 log.warning("connection \(number): peer read nothing for \(limits.stallTimeout), disconnecting")
                 state.writeFailed = true
                 return .close
             }
-            guard state.closing else { return .keep }
             if state.writeFailed { return .close }
+            guard state.closing else { return .keep }
             if state.inFlight == 0 && queued == 0 { return .close }
             if now >= state.drainDeadline {
                 if state.inFlight > 0 { answerRemainingLocked(&state) }
-                if state.outbound.count - state.outboundOffset == 0 { return .close }
+                if state.outbound.count == 0 { return .close }
                 // One more grace period for the last answers to flush, then give up.
                 if now >= state.drainDeadline + state.flushGrace { return .close }
             }
@@ -378,14 +460,14 @@ public final class Connection: Sendable {
         for request in leftovers {
             let bytes = OutgoingMessage.response(id: request.id, error: .shuttingDown())
             if let batch = request.batch {
-                batch.responses.append(bytes)
+                batch.append(bytes)
                 batches[ObjectIdentifier(batch)] = batch
             } else {
                 enqueueLocked(&state, bytes)
             }
         }
         for batch in batches.values where batch.sealed {
-            enqueueLocked(&state, OutgoingMessage.batch(batch.responses))
+            enqueueBatchLocked(&state, batch)
         }
     }
 
@@ -400,8 +482,8 @@ public final class Connection: Sendable {
             state.closing = true
             state.writeFailed = true
             state.detached = true
-            state.outbound = []
-            state.outboundOffset = 0
+            state.outbound.removeAll()
+            state.inputHeld = false
             let requests = Array(state.outgoing.values)
             state.outgoing = [:]
             return requests
@@ -409,13 +491,13 @@ public final class Connection: Sendable {
         let closed = ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])
         for request in outgoing { request.completion(.failure(closed)) }
         handler = nil
+        held = []
     }
 }
 
 /// Writer-side state of a ``Connection``; all access under `Connection.state`.
 struct WriterState: ~Copyable {
-    var outbound: [UInt8] = []
-    var outboundOffset = 0
+    var outbound = OutboundQueue()
     var lastWriteProgress: UInt64 = 0
     var framing: Framing = .undetermined
     /// Set while the reader dispatches one read's messages, so their answers go out in one write.
@@ -424,6 +506,10 @@ struct WriterState: ~Copyable {
     /// Set before the loop closes the fds; nothing touches them afterwards.
     var detached = false
     var readDone = false
+    /// The reader holds input it has not fed yet (output over the high-water mark).
+    var inputHeld = false
+    /// A wake-up to feed the held input was asked for and not yet served.
+    var resumeRequested = false
     var closing = false
     var drainDeadline: UInt64 = 0
     var flushGrace: UInt64 = 0
@@ -446,7 +532,22 @@ struct PendingRequest {
 final class Batch: @unchecked Sendable {
     var remaining = 0
     var sealed = false
-    var responses: [[UInt8]] = []
+    /// The answers so far, packed as the elements of the batch's array (`[` and commas included).
+    private var answers = OutboundQueue()
+
+    /// Bytes of the answers collected so far (they count against the output high-water mark).
+    var bytes: Int { answers.count }
+
+    func append(_ response: [UInt8]) {
+        answers.pack(answers.isEmpty ? [UInt8(ascii: "[")] : [UInt8(ascii: ",")])
+        answers.pack(response)
+    }
+
+    /// The collected answers, handed over once when the batch is sent.
+    func takeAnswers() -> OutboundQueue {
+        defer { answers = OutboundQueue() }
+        return answers
+    }
 }
 
 /// A daemon→host request awaiting its answer.

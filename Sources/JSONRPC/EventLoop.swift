@@ -38,6 +38,12 @@ final class EventLoop: @unchecked Sendable {
         readBuffer = .allocate(byteCount: 65536, alignment: 16)
     }
 
+    deinit {
+        Glibc.close(epollFD)
+        Glibc.close(wakeFD)
+        readBuffer.deallocate()
+    }
+
     /// Wakes the loop from any thread (it re-checks drains and shutdown).
     func wake() { cshims_eventfd_signal(wakeFD) }
 
@@ -129,8 +135,9 @@ final class EventLoop: @unchecked Sendable {
     private func handle(token: UInt64, events: UInt32, now: UInt64) {
         if token == EventLoop.wakeToken {
             cshims_eventfd_drain(wakeFD)
-            for connection in Array(connections.values) where connection.check(now: now) == .close {
-                close(connection)
+            for connection in Array(connections.values) {
+                connection.resumeHeldInput(buffer: readBuffer)
+                if connection.check(now: now) == .close { close(connection) }
             }
             return
         }
@@ -155,6 +162,7 @@ final class EventLoop: @unchecked Sendable {
         }
         if events & EPOLLOUT.rawValue != 0 {
             connection.state.withLock { connection.flushLocked(&$0) }
+            connection.resumeHeldInput(buffer: readBuffer)
         } else if hangup && (token & 1 == 1) {
             connection.state.withLock { state in
                 state.writeFailed = true

@@ -42,8 +42,9 @@ public enum FrameEvent {
     /// A message over the size limit was refused (and is being skipped); the connection goes on.
     /// `declaredBytes` is the Content-Length when the peer announced one.
     case tooLarge(declaredBytes: Int?)
-    /// The stream cannot be resynchronised (broken Content-Length header): the connection must close.
-    case fatal(String)
+    /// A header block that cannot be read (Content-Length framing): the framer skips to the next
+    /// `Content-Length:` and goes on. Reported once per resynchronization.
+    case unreadable(String)
 }
 
 /// A pure state machine that splits a byte stream into messages (swift-nio style: fed bytes,
@@ -52,8 +53,11 @@ public enum FrameEvent {
 /// The framing is detected from the first non-whitespace byte: `C`/`c` starts Content-Length
 /// headers, anything else is NDJSON. The size limit is enforced before any buffer grows past it:
 /// an over-long NDJSON line is dropped up to its `\n`; an over-limit Content-Length body is skipped
-/// byte-counted without being stored. Only a header block that cannot be read (no valid
-/// Content-Length, or headers beyond 8 KiB) is fatal, since the next message cannot be found.
+/// byte-counted without being stored. A header block that cannot be read (a line that is not a header,
+/// no valid Content-Length, headers beyond 8 KiB) is reported once, then bytes are skipped up to the next
+/// `Content-Length:` (any case, anywhere). Bytes before a `Content-Length:` on the first line of a block are
+/// dropped silently: they are the tail of a body whose length was declared too short, and that body has
+/// already failed to parse. The rule is written down in Protocol/README.md.
 public struct Framer {
     /// Largest accepted message body, in bytes.
     public let maxMessageBytes: Int
@@ -68,8 +72,13 @@ public struct Framer {
         case headers(length: Int?, bytes: Int)
         case body(remaining: Int)
         case skipping(remaining: Int)
+        /// Looking for `content-length:`; `matched` is how many of its bytes the last bytes seen match.
+        case seeking(matched: Int)
         case dead
     }
+
+    /// What a header block is resynchronized on, lowercased.
+    private static let lengthHeader = Array("content-length:".utf8)
 
     private var state: State = .detecting
     /// The partial line (NDJSON or a header line) or partial body received so far.
@@ -82,15 +91,19 @@ public struct Framer {
     /// Bytes held for a message not yet complete.
     public var bufferedBytes: Int { pending.count }
 
-    /// Consumes `chunk`, calling `body` for each event in stream order.
-    public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (FrameEvent) -> Void) {
-        guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    /// Consumes `chunk`, calling `body` for each event in stream order. Before each step `pause` is asked
+    /// whether to stop (the reader's back-pressure); returns how many bytes were consumed, all of `chunk`
+    /// unless paused. The caller feeds the rest later, unchanged.
+    @discardableResult
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer, pausing pause: () -> Bool = { false }, _ body: (FrameEvent) -> Void) -> Int {
+        guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
         let end = chunk.count
         var index = 0
         while index < end {
+            if pause() { return index }
             switch state {
             case .dead:
-                return
+                return end
             case .detecting:
                 let byte = base[index]
                 if Framer.isWhitespace(byte) {
@@ -114,7 +127,7 @@ public struct Framer {
                             pending.append(contentsOf: UnsafeBufferPointer(start: base + index, count: end - index))
                         }
                     }
-                    return
+                    return end
                 }
                 let lineEnd = UnsafeRawPointer(newline) - UnsafeRawPointer(base)
                 if discarding {
@@ -140,10 +153,10 @@ public struct Framer {
                 let taken = lineEnd - index
                 if bytes + pending.count + taken > Framer.maxHeaderBytes {
                     fail("header block over \(Framer.maxHeaderBytes) bytes", body)
-                    return
+                    continue
                 }
                 pending.append(contentsOf: UnsafeBufferPointer(start: base + index, count: taken))
-                guard newline != nil else { return }
+                guard newline != nil else { return end }
                 index = lineEnd + 1
                 let line = pending
                 pending = []
@@ -166,8 +179,23 @@ public struct Framer {
                 let take = min(remaining, end - index)
                 index += take
                 state = take == remaining ? .headers(length: nil, bytes: 0) : .skipping(remaining: remaining - take)
+            case .seeking(var matched):
+                while index < end && matched < Framer.lengthHeader.count {
+                    let byte = Framer.lowercased(base[index])
+                    // No proper prefix of "content-length:" recurs in it, so a mismatch restarts at 0 (or 1 on `c`).
+                    if byte == Framer.lengthHeader[matched] { matched += 1 }
+                    else { matched = byte == Framer.lengthHeader[0] ? 1 : 0 }
+                    index += 1
+                }
+                if matched == Framer.lengthHeader.count {
+                    pending = Array("Content-Length:".utf8)
+                    state = .headers(length: nil, bytes: 0)
+                } else {
+                    state = .seeking(matched: matched)
+                }
             }
         }
+        return end
     }
 
     /// The peer's input ended: an unterminated NDJSON line still held is its last message (a partial
@@ -201,6 +229,9 @@ public struct Framer {
     private mutating func headerLine(_ raw: [UInt8], length: Int?, bytes: Int, _ body: (FrameEvent) -> Void) {
         var line = raw
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        if bytes == raw.count + 1, let start = Framer.lengthHeaderOffset(in: line), start > 0 {
+            line.removeFirst(start)
+        }
         if line.isEmpty {
             if bytes <= 2 && length == nil {
                 // A stray line break between messages.
@@ -223,7 +254,7 @@ public struct Framer {
             }
             return
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0, line[..<colon].allSatisfy(Framer.isTokenByte) else {
             fail("malformed header line", body)
             return
         }
@@ -240,10 +271,33 @@ public struct Framer {
         state = .headers(length: newLength, bytes: bytes)
     }
 
+    /// Reports an unreadable header block and starts looking for the next `Content-Length:`.
     private mutating func fail(_ reason: String, _ body: (FrameEvent) -> Void) {
-        state = .dead
+        state = .seeking(matched: 0)
         pending = []
-        body(.fatal(reason))
+        body(.unreadable(reason))
+    }
+
+    /// Where `content-length:` (any case) starts in `line`, if it does.
+    private static func lengthHeaderOffset(in line: [UInt8]) -> Int? {
+        let pattern = lengthHeader
+        guard line.count >= pattern.count else { return nil }
+        for start in 0...(line.count - pattern.count) where lowercased(line[start]) == pattern[0] {
+            if (1..<pattern.count).allSatisfy({ lowercased(line[start + $0]) == pattern[$0] }) { return start }
+        }
+        return nil
+    }
+
+    /// A byte allowed in a header name (RFC 9110 `tchar`).
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }
 
     /// The framing a peer whose first non-whitespace byte is `byte` uses.

@@ -76,6 +76,17 @@ public enum OutgoingMessage {
         JSON.object(["jsonrpc": "2.0", "id": id?.json ?? .null, "result": result]).serialized()
     }
 
+    /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` with RESULT already compact JSON text (copied, not parsed).
+    public static func response(id: RequestID?, encodedResult: [UInt8]) -> [UInt8] {
+        var bytes = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+        bytes.reserveCapacity(encodedResult.count + 64)
+        bytes += (id?.json ?? .null).serialized()
+        bytes += #","result":"#.utf8
+        bytes += encodedResult
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
     /// `{"jsonrpc":"2.0","id":ID,"error":{…}}` (id null when unknown).
     public static func response(id: RequestID?, error: ErrorObject) -> [UInt8] {
         JSON.object(["jsonrpc": "2.0", "id": id?.json ?? .null, "error": error.json]).serialized()

@@ -17,7 +17,7 @@ final class ServiceHandler: RPCHandler {
 
     func handle(method: String, params: JSON?, id: RequestID?, on connection: Connection) {
         if method == "rpc.discover" {
-            if let id { connection.respond(to: id, result: OpenRPC.document) }
+            if let id { connection.respond(to: id, encodedResult: OpenRPC.compactText) }
             return
         }
         if testMethods, let test = TestMethods(rawValue: method) {

@@ -4,16 +4,16 @@ import XCTest
 @testable import JSONRPC
 
 final class FramerTests: XCTestCase {
-    /// Feeds `chunks` and returns what came out: message texts, or "<too large>" / "<fatal: …>".
+    /// Feeds `chunks` and returns what came out: message texts, or "<too large>" / "<unreadable: …>".
     private func run(_ framer: inout Framer, _ chunks: [[UInt8]]) -> [String] {
         var events: [String] = []
         for chunk in chunks {
-            chunk.withUnsafeBytes { buffer in
+            _ = chunk.withUnsafeBytes { buffer in
                 framer.feed(buffer) { event in
                     switch event {
                     case .message(let body): events.append(String(decoding: body, as: UTF8.self))
                     case .tooLarge(let declared): events.append("<too large\(declared.map { " \($0)" } ?? "")>")
-                    case .fatal(let reason): events.append("<fatal: \(reason)>")
+                    case .unreadable(let reason): events.append("<unreadable: \(reason)>")
                     }
                 }
             }
@@ -92,14 +92,48 @@ final class FramerTests: XCTestCase {
         XCTAssertEqual(events, ["<too large 100000>", second])
     }
 
-    func testUnreadableHeaderIsFatal() {
+    func testUnreadableHeaderIsReportedOnceAndTheNextMessageIsRead() {
+        let next = "Content-Length: \(second.utf8.count)\r\n\r\n\(second)"
         var framer = Framer(maxMessageBytes: 64)
-        XCTAssertEqual(run(&framer, [Array("Content-Type: x\r\n\r\n{}".utf8)]), ["<fatal: header block without Content-Length>"])
+        XCTAssertEqual(run(&framer, [Array("Content-Type: x\r\n\r\n{}\(next)".utf8)]), ["<unreadable: header block without Content-Length>", second])
         var other = Framer(maxMessageBytes: 64)
-        XCTAssertEqual(run(&other, [Array("Content-Length: -5\r\n\r\n".utf8)]), ["<fatal: invalid Content-Length>"])
+        XCTAssertEqual(run(&other, [Array("Content-Length: -5\r\n\r\n{\"a\":1}garbage\r\n\(next)".utf8)]), ["<unreadable: invalid Content-Length>", second])
         var endless = Framer(maxMessageBytes: 64)
-        let events = run(&endless, [Array("Content-Length: 5\r\nX-Junk: ".utf8), [UInt8](repeating: 0x41, count: 9000)])
-        XCTAssertEqual(events, ["<fatal: header block over 8192 bytes>"])
+        let events = run(&endless, [Array("Content-Length: 5\r\nX-Junk: ".utf8), [UInt8](repeating: 0x41, count: 9000), Array(next.utf8)])
+        XCTAssertEqual(events, ["<unreadable: header block over 8192 bytes>", second])
+        var junk = Framer(maxMessageBytes: 64)
+        XCTAssertEqual(run(&junk, [Array("Content-Length: 2\r\n\r\n{}not a header\r\n\r\n".utf8), Array("content-LENGTH: 2\r\n\r\n[]".utf8)]),
+                       ["{}", "<unreadable: malformed header line>", "[]"])
+    }
+
+    func testShortContentLengthCostsOnlyThatMessage() {
+        // A length one byte short: the body lacks its last byte, which then precedes the next header.
+        let stream = "Content-Length: \(first.utf8.count - 1)\r\n\r\n\(first)Content-Length: \(second.utf8.count)\r\n\r\n\(second)"
+        for split in 0...stream.utf8.count {
+            var framer = Framer(maxMessageBytes: 1024)
+            let bytes = Array(stream.utf8)
+            let events = run(&framer, [Array(bytes[..<split]), Array(bytes[split...])])
+            XCTAssertEqual(events, [String(first.dropLast()), second], "split at \(split)")
+        }
+    }
+
+    func testFeedPausesAndResumesWhereItStopped() {
+        let stream = Array((first + "\n" + second + "\n" + first + "\n").utf8)
+        var framer = Framer(maxMessageBytes: 1024)
+        var messages: [String] = []
+        let consumed = stream.withUnsafeBytes { buffer in
+            framer.feed(buffer, pausing: { messages.count == 1 }) { event in
+                if case .message(let body) = event { messages.append(String(decoding: body, as: UTF8.self)) }
+            }
+        }
+        XCTAssertEqual(messages, [first])
+        XCTAssertEqual(consumed, first.utf8.count + 1)
+        Array(stream[consumed...]).withUnsafeBytes { buffer in
+            _ = framer.feed(buffer) { event in
+                if case .message(let body) = event { messages.append(String(decoding: body, as: UTF8.self)) }
+            }
+        }
+        XCTAssertEqual(messages, [first, second, first])
     }
 
     func testUnterminatedLastLineIsAMessageAtEndOfInput() {

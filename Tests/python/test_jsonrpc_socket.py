@@ -80,12 +80,13 @@ def test_over_limit_messages(socket_daemon):
     body = request("echo", ["after"], id=3).encode()
     lsp.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     assert json.loads(rl.frame())["result"] == ["after"]
-    # A header that cannot be read: answered -32700, then closed cleanly.
+    # A header that cannot be read: answered -32700 once, then the next Content-Length header is read.
     broken = daemon.connect()
     rb = reader(broken)
-    broken.sendall(b"Content-Length: lots\r\n\r\n{}")
+    body = request("echo", ["resynchronized"], id=5).encode()
+    broken.sendall(b"Content-Length: lots\r\n\r\n{}" + b"Content-Length: %d\r\n\r\n" % len(body) + body)
     assert json.loads(rb.frame())["error"]["code"] == -32700
-    assert rb.closed()
+    assert json.loads(rb.frame())["result"] == ["resynchronized"]
     # The daemon is still fine.
     nd.sendall((request("echo", ["still"], id=4) + "\n").encode())
     assert rn.json()["result"] == ["still"]
