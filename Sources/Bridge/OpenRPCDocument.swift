@@ -1474,7 +1474,7 @@ public enum OpenRPC {
           "reason": "unexpected token",
           "offset": 12
         },
-        "x-description": "The message is not valid JSON; data gives the parser's reason and byte offset."
+        "x-description": "The message is not valid JSON (data gives the parser's reason and byte offset), or a Content-Length header block cannot be read (data gives the reason; the daemon skips to the next Content-Length header)."
       },
       "InvalidRequest": {
         "code": -32600,
@@ -1532,7 +1532,7 @@ public enum OpenRPC {
           "reason": "too many requests in flight",
           "limit": 1024
         },
-        "x-description": "Too many requests in flight on this connection."
+        "x-description": "Too many requests in flight on this connection, or (reason \"the batch's answers exceed the output limit\", limit 1048576) a batch whose answers would pass the output limit."
       },
       "MessageTooLarge": {
         "code": -32004,

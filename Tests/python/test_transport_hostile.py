@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from conftest import StdioDaemon as ConftestStdioDaemon
 from rpc_helper import SocketDaemon, StdioDaemon
 
 
@@ -125,3 +126,35 @@ def test_a_stdio_host_that_never_reads_costs_at_most_the_high_water_mark(bin_dir
     finally:
         if daemon.poll() is None:
             daemon.kill()
+
+
+# --- framing: a wrong Content-Length costs one message, never the session ----------------------------------
+
+def framed(text):
+    body = text.encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_a_content_length_one_byte_short_costs_only_that_request(passbridge):
+    daemon = ConftestStdioDaemon(passbridge, "--test-methods")
+    counted = '{"jsonrpc":"2.0","method":"echo","params":["é"],"id":1}'
+    short = b"Content-Length: %d\r\n\r\n" % len(counted) + counted.encode()  # characters counted, not bytes
+    daemon.send(short + framed('{"jsonrpc":"2.0","method":"echo","params":["next"],"id":2}'))
+    first = json.loads(daemon.reader.frame())
+    assert first["id"] is None and first["error"]["code"] == -32700
+    assert json.loads(daemon.reader.frame()) == {"jsonrpc": "2.0", "id": 2, "result": ["next"]}
+    # The session goes on.
+    daemon.send(framed('{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":3}'))
+    assert json.loads(daemon.reader.frame()) == {"jsonrpc": "2.0", "id": 3, "result": 3}
+    code, rest, _ = daemon.finish()
+    assert code == 0 and rest == b""
+
+
+def test_a_stdio_daemon_whose_output_is_gone_stops_at_once(passbridge):
+    daemon = ConftestStdioDaemon(passbridge, "--test-methods")
+    daemon.proc.stdout.close()
+    daemon.send('{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}\n')
+    # stdin stays open: the failed write alone ends the session.
+    assert daemon.proc.wait(5) == 0
+    daemon.proc.stdin.close()
+    daemon.proc.stderr.close()
