@@ -158,3 +158,30 @@ def test_a_stdio_daemon_whose_output_is_gone_stops_at_once(passbridge):
     assert daemon.proc.wait(5) == 0
     daemon.proc.stdin.close()
     daemon.proc.stderr.close()
+
+
+# --- logging never blocks the protocol ---------------------------------------------------------------------
+
+def test_a_stderr_pipe_nobody_reads_does_not_stall_the_daemon(passbridge):
+    daemon = ConftestStdioDaemon(passbridge, "--test-methods", "--log-level", "debug")
+    # Each bad line logs a debug line: far more than the 64 KiB a pipe holds.
+    daemon.send(b'{"bad\n' * 3000)
+    for _ in range(3000):
+        assert json.loads(daemon.reader.line(timeout=10))["error"]["code"] == -32700
+    assert daemon.call('{"jsonrpc":"2.0","method":"echo","params":["answered"],"id":1}', timeout=5) == \
+        b'{"jsonrpc":"2.0","id":1,"result":["answered"]}'
+    # Once stderr is read, the count of the lines that did not fit is logged.
+    daemon.close_input()
+    log = daemon.proc.stderr.read().decode()
+    assert daemon.proc.wait(10) == 0
+    assert "log lines dropped: stderr was not read fast enough" in log
+    daemon.proc.stdout.close()
+    daemon.proc.stderr.close()
+
+
+def test_under_journald_each_line_carries_its_syslog_priority(passbridge):
+    result = subprocess.run([passbridge, "--stdio", "--test-methods", "--log-level", "debug"], input=b'{"bad\n',
+                            capture_output=True, timeout=20, env={**os.environ, "JOURNAL_STREAM": "8:12345"})
+    lines = result.stderr.decode().splitlines()
+    assert lines and all(line[:3] in ("<7>", "<6>", "<4>", "<3>") for line in lines), lines
+    assert any(line.startswith("<7>passbridge[") and "parse error" in line for line in lines), lines
