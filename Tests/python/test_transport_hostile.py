@@ -3,14 +3,18 @@ the bytes, output bounded per peer, framing that resynchronizes, logging that ne
 back-pressure, socket access and running out of file descriptors."""
 import json
 import os
+import pathlib
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
 
 from conftest import StdioDaemon as ConftestStdioDaemon
 from rpc_helper import SocketDaemon, StdioDaemon
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def timed_get_metadata(daemon, count):
@@ -185,3 +189,47 @@ def test_under_journald_each_line_carries_its_syslog_priority(passbridge):
     lines = result.stderr.decode().splitlines()
     assert lines and all(line[:3] in ("<7>", "<6>", "<4>", "<3>") for line in lines), lines
     assert any(line.startswith("<7>passbridge[") and "parse error" in line for line in lines), lines
+
+
+# --- the relay under back-pressure -------------------------------------------------------------------------
+
+def relay_calls(passbridge, path, count, method="echo", params="[%d]"):
+    """Pipes `count` requests through `passbridge --relay PATH` at once; returns (exit code, answer lines)."""
+    relay = subprocess.Popen([passbridge, "--relay", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    lines = b"".join(b'{"jsonrpc":"2.0","method":"%s","params":%s,"id":%d}\n' % (method.encode(), (params % n).encode(), n)
+                     for n in range(count))
+    writer = threading.Thread(target=lambda: (relay.stdin.write(lines), relay.stdin.close()), daemon=True)
+    writer.start()
+    answers = relay.stdout.read().splitlines()
+    writer.join(30)
+    code = relay.wait(30)
+    relay.stdout.close()
+    relay.stderr.close()
+    return code, answers
+
+
+def test_the_relay_gets_every_answer_of_60000_calls_through_back_pressure(socket_daemon, passbridge):
+    daemon = socket_daemon("--stall-timeout", "2")
+    code, answers = relay_calls(passbridge, daemon.path, 60_000)
+    assert code == 0
+    assert len(answers) == 60_000
+    assert json.loads(answers[-1]) == {"jsonrpc": "2.0", "id": 59_999, "result": [59_999]}
+
+
+def test_the_relay_exits_non_zero_when_the_daemon_dies_midway(socket_daemon, passbridge):
+    daemon = socket_daemon()
+    threading.Timer(0.3, daemon.proc.kill).start()
+    code, answers = relay_calls(passbridge, daemon.path, 500, method="test/sleep", params='{"ms":%d}')
+    assert code == 1 and len(answers) < 2_000
+
+
+def test_passbridge_call_sessions_run_through_the_relay(socket_daemon, passbridge, tmp_path):
+    daemon = socket_daemon("--stall-timeout", "2")
+    script = ROOT / "Clients" / "shell" / "passbridge-call"
+    lines = "".join(f'sum [{n}, 1]\n' for n in range(500))
+    result = subprocess.run([str(script), "--socket", daemon.path, "--session"], input=lines, capture_output=True,
+                            text=True, timeout=120, env={**os.environ, "PASSBRIDGE": passbridge})
+    assert result.returncode == 0, result.stderr
+    answers = result.stdout.splitlines()
+    assert len(answers) == 500 and json.loads(answers[-1]) == {"jsonrpc": "2.0", "id": 500, "result": 500}
