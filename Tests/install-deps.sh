@@ -2,7 +2,7 @@
 # Installs what a fresh Debian 12 machine with the Swift toolchain lacks to build and test PassBridge.
 # Idempotent; needs root (or sudo) for apt-get.
 set -euo pipefail
-apt_packages=(libjansson-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config socat strace)
+apt_packages=(libjansson-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config postgresql socat strace)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -10,11 +10,8 @@ final class PostgreSQLDatabase {
     init(url: String) throws(TokenStoreError) {
         guard let connection = PQconnectdb(url) else { throw .postgreSQL("connect", "out of memory") }
         self.connection = connection
-        guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.message(connection)
-            PQfinish(connection)
-            throw .postgreSQL("connect", message)
-        }
+        // On failure deinit (run once every property is set) closes the connection.
+        guard PQstatus(connection) == CONNECTION_OK else { throw .postgreSQL("connect", Self.message(connection)) }
         _ = try? execute("SET client_min_messages = warning")
     }
 

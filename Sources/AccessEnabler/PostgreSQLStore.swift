@@ -99,13 +99,13 @@ final class PostgreSQLStore: StoreConnection {
             """, SQLiteStore.values(scope) + [.text(record.clientID), .text(record.token), .integer(record.expires)])
     }
 
-    func claimTokenRefresh(_ scope: StoreScope, now: Int64, until: Int64) throws -> Bool {
+    func claimTokenRefresh(_ scope: StoreScope, seen: String, now: Int64, until: Int64) throws -> Bool {
         !(try rows(
             """
             INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES ($1, $2, ''::bytea, ''::bytea, 0, $4)
             ON CONFLICT (backend, statement_sha256) DO UPDATE SET refreshing_until_ms = excluded.refreshing_until_ms
-            WHERE access_tokens.refreshing_until_ms < $3 RETURNING 1
-            """, SQLiteStore.values(scope) + [.integer(now), .integer(until)]).isEmpty)
+            WHERE access_tokens.refreshing_until_ms < $3 AND access_tokens.token = $5 RETURNING 1
+            """, SQLiteStore.values(scope) + [.integer(now), .integer(until), .text(seen)]).isEmpty)
     }
 
     func profile(_ key: ProfileKey) throws -> StoredProfile? {

@@ -99,7 +99,7 @@ actor RestClient {
     {
         var refreshed = false
         while true {
-            guard let token = await accessToken(forceRefresh: false) else { return tokenFailure() }
+            guard let token = await accessToken(refusing: nil) else { return tokenFailure() }
             var request = HTTPRequest(method: method, url: url(path, query))
             let device = headers()
             request.headers = [
@@ -121,7 +121,7 @@ actor RestClient {
             let result = await send(request)
             if case .httpError(401, _) = result, !refreshed {
                 refreshed = true
-                if await accessToken(forceRefresh: true) == nil { return tokenFailure() }
+                if await accessToken(refusing: token) == nil { return tokenFailure() }
                 continue
             }
             return result
@@ -192,15 +192,14 @@ actor RestClient {
     // MARK: DCR (rest-api-v2-notes §4)
 
     /// The cached access token, or a new one from the stored client credentials (registering only when
-    /// there are none). Concurrent callers share one fetch.
-    func accessToken(forceRefresh: Bool) async -> String? {
+    /// there are none). `refusing`: the token the backend just refused (401), never taken again. Concurrent
+    /// callers share one fetch.
+    func accessToken(refusing refused: String?) async -> String? {
         if let task = tokenTask { return await task.value }
         tokenTransportFailure = nil
-        var refused: String?
         do {
             let cached = try await store.accessToken(scope)
-            if !forceRefresh, let cached, clock.nowMillis() + 60_000 < cached.expires { return cached.token }
-            refused = forceRefresh ? cached?.token : nil
+            if let cached, cached.token != refused, clock.nowMillis() + 60_000 < cached.expires { return cached.token }
         } catch {
             return storeFailed(error)
         }
@@ -257,8 +256,9 @@ actor RestClient {
     private func awaitSharedRefresh(replacing refused: String?) async throws -> String? {
         for _ in 0..<100 {
             let now = clock.nowMillis()
-            if let stored = try await store.accessToken(scope), stored.token != refused, now + 60_000 < stored.expires { return stored.token }
-            if try await store.claimTokenRefresh(scope, now: now, until: now + 10_000) { return nil }
+            let stored = try await store.accessToken(scope)
+            if let stored, stored.token != refused, now + 60_000 < stored.expires { return stored.token }
+            if try await store.claimTokenRefresh(scope, seen: stored?.token ?? "", now: now, until: now + 10_000) { return nil }
             try? await Task.sleep(for: .milliseconds(100))
         }
         return nil

@@ -67,14 +67,14 @@ final class SQLiteStore: StoreConnection {
             """, Self.values(scope) + [.text(record.clientID), .text(record.token), .integer(record.expires)])
     }
 
-    func claimTokenRefresh(_ scope: StoreScope, now: Int64, until: Int64) throws -> Bool {
+    func claimTokenRefresh(_ scope: StoreScope, seen: String, now: Int64, until: Int64) throws -> Bool {
         var claimed = false
         try cacheWrite(
             """
             INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES (?, ?, '', '', 0, ?)
             ON CONFLICT(backend, statement_sha256) DO UPDATE SET refreshing_until_ms = excluded.refreshing_until_ms
-            WHERE refreshing_until_ms < ? RETURNING 1
-            """, Self.values(scope) + [.integer(until), .integer(now)]
+            WHERE refreshing_until_ms < ? AND token = ? RETURNING 1
+            """, Self.values(scope) + [.integer(until), .integer(now), .text(seen)]
         ) { _ in claimed = true }
         return claimed
     }

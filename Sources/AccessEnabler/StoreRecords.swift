@@ -68,9 +68,9 @@ protocol StoreConnection: AnyObject {
     func deleteClientCredentials(_ scope: StoreScope, clientID: String) throws
     func accessToken(_ scope: StoreScope) throws -> AccessTokenRecord?
     func saveAccessToken(_ record: AccessTokenRecord, _ scope: StoreScope) throws
-    /// Takes the right to refresh the scope's token until `until` (epoch ms) unless another holder has it
-    /// after `now`; true when taken.
-    func claimTokenRefresh(_ scope: StoreScope, now: Int64, until: Int64) throws -> Bool
+    /// Takes the right to refresh the scope's token until `until` (epoch ms), unless another holder has it after
+    /// `now` or the stored token is no longer `seen` (another process refreshed it meanwhile); true when taken.
+    func claimTokenRefresh(_ scope: StoreScope, seen: String, now: Int64, until: Int64) throws -> Bool
     func profile(_ key: ProfileKey) throws -> StoredProfile?
     /// Durable.
     func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) throws

@@ -66,8 +66,8 @@ public final class TokenStore: Sendable {
         try await executor.run { try $0.saveAccessToken(record, scope) }
     }
 
-    func claimTokenRefresh(_ scope: StoreScope, now: Int64, until: Int64) async throws -> Bool {
-        try await executor.run { try $0.claimTokenRefresh(scope, now: now, until: until) }
+    func claimTokenRefresh(_ scope: StoreScope, seen: String, now: Int64, until: Int64) async throws -> Bool {
+        try await executor.run { try $0.claimTokenRefresh(scope, seen: seen, now: now, until: until) }
     }
 
     /// The profiles stored under `keys`, in their order (keys without a profile are left out).

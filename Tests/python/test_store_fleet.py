@@ -1,0 +1,167 @@
+"""Fleet mode (Protocol/README.md "Fleet mode"): two daemons, each with its own state directory, share one PostgreSQL
+database. A device that logged in through one is logged in on the other, a logout through one is seen by the other,
+another device stays logged out, the fleet registers once and refreshes its access token once, and one daemon
+killed mid-flow leaves the other going."""
+import base64
+import json
+import subprocess
+import threading
+import time
+
+import pytest
+
+from postgres_fixtures import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
+from rpc_helper import NOT_AUTHENTICATED, REDIRECT_URL, SocketDaemon, daemon_args, follow_to_redirect_url
+
+DEVICE_INFO = base64.b64encode(json.dumps({"model": "Fleet-TV", "version": "2", "osName": "Linux", "osVersion": "6.1",
+                                           "connectionType": "LAN"}).encode()).decode()
+
+
+class LoggedEmulator:
+    """pass-emulator whose request log (one line per request, on stderr) is kept, to count DCR calls."""
+
+    def __init__(self, bin_dir, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.process = subprocess.Popen([str(bin_dir / "pass-emulator"), "--port", "0"], stdout=subprocess.PIPE,
+                                        stderr=self.log, text=True)
+        self.base = self.process.stdout.readline().strip()
+
+    def count(self, request: str) -> int:
+        self.log.flush()
+        return sum(1 for line in open(self.log_path) if request + " ->" in line)
+
+    def advance_clock(self, seconds: int):
+        import urllib.request
+        request = urllib.request.Request(self.base + "/__admin/clock", data=json.dumps({"advanceSeconds": seconds}).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        urllib.request.urlopen(request, timeout=10).close()
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.process.stdout.close()
+        self.log.close()
+
+
+@pytest.fixture()
+def emulator(bin_dir, tmp_path):
+    emulator = LoggedEmulator(bin_dir, tmp_path / "emulator.log")
+    yield emulator
+    emulator.stop()
+
+
+def device(daemon, identifier, address="203.0.113.7"):
+    """A connection acting for `identifier` with its requestor set."""
+    client = daemon.connect()
+    assert client.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": identifier, "deviceInfo": DEVICE_INFO,
+                                "forwardedFor": address}) == {}
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    return client
+
+
+def login(client):
+    start = client.mark()
+    get_id = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    url = [m for m in notes if m.get("method") == "navigateToUrl"][0]["params"]["url"]
+    assert client.call("handleExternalURL", {"url": follow_to_redirect_url(url)}) == {"status": 1, "errorCode": ""}
+    client.response(get_id, start)
+
+
+def logout(client):
+    start = client.mark()
+    logout_id = client.send("logout")
+    _, navigate = client.notification("navigateToUrl", start)
+    client.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
+    client.response(logout_id, start)
+
+
+def test_two_daemons_on_one_postgresql_are_one_fleet(bin_dir, emulator, tmp_path, short_tmp, postgres_url):
+    a = SocketDaemon(bin_dir, short_tmp / "a.sock", *daemon_args(emulator.base, tmp_path / "machine-a", "--store", postgres_url))
+    b = SocketDaemon(bin_dir, short_tmp / "b.sock", *daemon_args(emulator.base, tmp_path / "machine-b", "--store", postgres_url))
+    try:
+        d_on_a = device(a, "device-D")
+        login(d_on_a)
+        d_on_b = device(b, "device-D", address="2001:db8::42")
+        assert d_on_b.call("checkAuthentication") == {"status": 1, "errorCode": ""}, "logged in on B without a login there"
+        assert d_on_b.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"] == "device-D"
+        assert "token" in d_on_b.call("getAuthorization", {"resource": "ch1"})
+        assert d_on_b.call("getMetadata", {"opCode": "METADATA_USER_META", "userMetaKey": "userID"})["metadata"] == "demo-user-0001"
+
+        for daemon in (a, b):
+            e = device(daemon, "device-E", address="198.51.100.9")
+            assert e.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+            e.close()
+
+        logout(d_on_b)
+        assert d_on_a.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}, "B's logout seen by A"
+        assert emulator.count("POST /o/client/register") == 1, "one DCR registration for the fleet"
+        assert emulator.count("POST /o/client/token") == 1, "one access token for the fleet"
+
+        # The access token expires (6 h): both daemons need it at once; one of them refreshes it for both.
+        login(d_on_a)
+        emulator.advance_clock(6 * 3600 + 120)
+        results = {}
+
+        def authorize(name, client):
+            results[name] = client.call("getAuthorization", {"resource": "ch1"})
+
+        workers = [threading.Thread(target=authorize, args=(name, client)) for name, client in (("a", d_on_a), ("b", d_on_b))]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=60)
+        assert "token" in results["a"] and "token" in results["b"], results
+        assert emulator.count("POST /o/client/token") == 2, "refreshed once for the fleet\n" + open(emulator.log_path).read()[-2000:]
+        assert emulator.count("POST /o/client/register") == 1
+
+        # A is killed in the middle of a login; B goes on, and so does the device's login.
+        f_on_a = device(a, "device-F")
+        start = f_on_a.mark()
+        f_on_a.send("getAuthentication")
+        f_on_a.notification("displayProviderDialog", start)
+        a.process.kill()
+        a.process.wait(timeout=10)
+        assert d_on_b.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+        assert "token" in d_on_b.call("getAuthorization", {"resource": "ch1"})
+        f_on_b = device(b, "device-F")
+        assert f_on_b.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+        login(f_on_b)
+        assert f_on_b.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+        for client in (d_on_b, f_on_b):
+            client.close()
+    finally:
+        if a.process.poll() is None:
+            a.stop()
+        assert b.stop() == 0
+
+    listed = subprocess.run([str(bin_dir / "passbridge"), "state", "list", "--store", postgres_url], capture_output=True, text=True,
+                            timeout=30)
+    rows = [line.split() for line in listed.stdout.strip().splitlines()[1:]]
+    assert sorted((row[0], row[1], row[4]) for row in rows) == [("REF", "MockMVPD", "device-D"), ("REF", "MockMVPD", "device-F")]
+    reset = subprocess.run([str(bin_dir / "passbridge"), "state", "reset", "--store", postgres_url], capture_output=True,
+                           text=True, timeout=30)
+    assert reset.stdout.startswith("deleted 2 logins")
+    assert "password" not in listed.stdout + reset.stdout
+
+
+def test_the_fleet_store_keeps_strings_byte_for_byte(bin_dir, emulator, tmp_path, postgres_url):
+    from rpc_helper import StdioDaemon
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state", "--store", postgres_url))
+    identifier = "dévice-\u0000-𝄞"
+    assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": identifier}) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    login(daemon)
+    mrss = "<rss><channel><title>ch1</title><item><title>" + "é𝄞" * 2600 + "</title></item></channel></rss>"
+    for resource in ["ch1", mrss]:
+        answer = daemon.call("getAuthorization", {"resource": resource})
+        assert answer["resource"] == resource and "token" in answer
+        assert isinstance(daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": resource})["metadata"], int)
+    # ch1 followed by U+0000 is another resource (denied): it never reads ch1's expiry.
+    assert "token" not in daemon.call("getAuthorization", {"resource": "ch1\u0000zz"})
+    for resource in ["ch1\u0000zz", "ch1\u0000"]:
+        assert daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": resource})["metadata"] is None
+    assert daemon.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"] == identifier
+    assert daemon.stop() == 0
