@@ -56,6 +56,27 @@ final class RestClientTests: XCTestCase {
         XCTAssertEqual(server.requests[3].path, "/api/v2/REF/profiles")
     }
 
+    /// A host acting for a device: its identifier, info and address on every REST V2 call.
+    func testTheDeviceAHostActsForIsOnEveryCall() async throws {
+        let server = try CaptureServer(responses: [Self.registered, Self.token("AT1"), Self.ok, Self.ok])
+        defer { server.stop() }
+        let client = RestClient(
+            baseURL: server.url, softwareStatement: Self.statement, redirectURL: "adobepass://ios.app",
+            store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport(),
+            timeout: .seconds(5), maxThrottleRetries: 2,
+            headers: { DeviceHeaders(deviceID: "tv-0042", deviceInfo: Self.deviceInfo, visitorID: nil, forwardedFor: "2001:db8::42") },
+            onSkewWarning: {})
+        _ = await client.call("GET", "/api/v2/REF/profiles")
+        _ = await client.call("POST", "/api/v2/REF/decisions/authorize/MockMVPD", json: ["resources": ["ch1"]])
+        let calls = server.requests.filter { $0.path.hasPrefix("/api/v2/") }
+        XCTAssertEqual(calls.count, 2)
+        for call in calls {
+            XCTAssertEqual(call.headers["ap-device-identifier"], "fingerprint " + Data("tv-0042".utf8).base64EncodedString())
+            XCTAssertEqual(call.headers["x-device-info"], Self.deviceInfo)
+            XCTAssertEqual(call.headers["x-forwarded-for"], "2001:db8::42")
+        }
+    }
+
     func testA401RefreshesTheTokenOnceWithoutReRegistering() async throws {
         let server = try CaptureServer(responses: [Self.registered, Self.token("AT1"), Self.unauthorized, Self.token("AT2"), Self.ok])
         defer { server.stop() }

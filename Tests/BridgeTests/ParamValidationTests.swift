@@ -31,6 +31,28 @@ final class ParamValidationTests: XCTestCase {
         }
     }
 
+    func testInitChecksTheDeviceAHostActsFor() throws {
+        let harness = try Harness()
+        let info = "eyJtb2RlbCI6IngifQ=="
+        let cases: [(JSON, String)] = [
+            (["deviceIdentifier": ""], "deviceIdentifier"),
+            (["deviceIdentifier": "d", "forwardedFor": "not-an-address"], "forwardedFor"),
+            (["deviceIdentifier": "d", "forwardedFor": "203.0.113.7:80"], "forwardedFor"),
+            (["deviceIdentifier": "d", "deviceInfo": "%%%"], "deviceInfo"),
+            (["deviceIdentifier": "d", "deviceInfo": "WzFd"], "deviceInfo"),  // base64 of [1], not an object
+            (["forwardedFor": "203.0.113.7"], "forwardedFor"),
+            (["deviceInfo": .string(info)], "deviceInfo"),
+        ]
+        for (params, name) in cases {
+            XCTAssertEqual(invalidParams(harness.call("init", params))?.data?["param"], .string(name), "\(params)")
+        }
+        for address in ["203.0.113.7", "2001:db8::42"] {
+            let written = harness.call("init", ["deviceIdentifier": "d", "deviceInfo": .string(info), "forwardedFor": .string(address)])
+            guard case .result(_, let result)? = written.last else { return XCTFail("\(written)") }
+            XCTAssertEqual(result, .object([:]))
+        }
+    }
+
     func testWrongTypeNamesTheParamAndTheType() throws {
         let harness = try Harness()
         harness.call("setRequestor", ["requestorID": "REF"])
