@@ -20,9 +20,12 @@ final class StoreExecutor: Sendable {
         }
     }
 
-    /// Runs `job` on a worker with its connection and returns its result (or rethrows its error).
-    func run<T: Sendable>(_ job: @escaping @Sendable (any StoreConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    /// Runs `job` on a worker with its connection and returns its result (or rethrows its error). The caller
+    /// resumes on its own actor, in the order the jobs ended, so calls of one actor keep their order.
+    func run<T: Sendable>(
+        isolation: isolated (any Actor)? = #isolation, _ job: @escaping @Sendable (any StoreConnection) throws -> T
+    ) async throws -> T {
+        try await withCheckedThrowingContinuation(isolation: isolation) { (continuation: CheckedContinuation<T, any Error>) in
             submit { connection in continuation.resume(with: Result { try job(connection) }) }
         }
     }

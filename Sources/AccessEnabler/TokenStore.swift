@@ -41,43 +41,43 @@ public final class TokenStore: Sendable {
     // MARK: entities
 
     /// The store's device identifier; created (a random UUID) by the first caller of all processes sharing it.
-    public func deviceIdentity() async throws -> String {
+    public func deviceIdentity(isolation: isolated (any Actor)? = #isolation) async throws -> String {
         let proposed = UUID().uuidString.lowercased()
-        return try await executor.run { try $0.deviceIdentity(proposed: proposed) }
+        return try await executor.run(isolation: isolation) { try $0.deviceIdentity(proposed: proposed) }
     }
 
-    func clientCredentials(_ scope: StoreScope) async throws -> ClientCredentials? {
-        try await executor.run { try $0.clientCredentials(scope) }
+    func clientCredentials(isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope) async throws -> ClientCredentials? {
+        try await executor.run(isolation: isolation) { try $0.clientCredentials(scope) }
     }
 
-    func insertClientCredentials(_ credentials: ClientCredentials, _ scope: StoreScope) async throws -> ClientCredentials {
-        try await executor.run { try $0.insertClientCredentials(credentials, scope) }
+    func insertClientCredentials(isolation: isolated (any Actor)? = #isolation, _ credentials: ClientCredentials, _ scope: StoreScope) async throws -> ClientCredentials {
+        try await executor.run(isolation: isolation) { try $0.insertClientCredentials(credentials, scope) }
     }
 
-    func deleteClientCredentials(_ scope: StoreScope, clientID: String) async throws {
-        try await executor.run { try $0.deleteClientCredentials(scope, clientID: clientID) }
+    func deleteClientCredentials(isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope, clientID: String) async throws {
+        try await executor.run(isolation: isolation) { try $0.deleteClientCredentials(scope, clientID: clientID) }
     }
 
-    func accessToken(_ scope: StoreScope) async throws -> AccessTokenRecord? {
-        try await executor.run { try $0.accessToken(scope) }
+    func accessToken(isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope) async throws -> AccessTokenRecord? {
+        try await executor.run(isolation: isolation) { try $0.accessToken(scope) }
     }
 
-    func saveAccessToken(_ record: AccessTokenRecord, _ scope: StoreScope) async throws {
-        try await executor.run { try $0.saveAccessToken(record, scope) }
+    func saveAccessToken(isolation: isolated (any Actor)? = #isolation, _ record: AccessTokenRecord, _ scope: StoreScope) async throws {
+        try await executor.run(isolation: isolation) { try $0.saveAccessToken(record, scope) }
     }
 
-    func claimTokenRefresh(_ scope: StoreScope, seen: String, now: Int64, until: Int64) async throws -> Bool {
-        try await executor.run { try $0.claimTokenRefresh(scope, seen: seen, now: now, until: until) }
+    func claimTokenRefresh(isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope, seen: String, now: Int64, until: Int64) async throws -> Bool {
+        try await executor.run(isolation: isolation) { try $0.claimTokenRefresh(scope, seen: seen, now: now, until: until) }
     }
 
     /// The profiles stored under `keys`, in their order (keys without a profile are left out).
-    func profiles(_ keys: [ProfileKey]) async throws -> [(ProfileKey, StoredProfile)] {
-        try await executor.run { connection in try keys.compactMap { key in try connection.profile(key).map { (key, $0) } } }
+    func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey]) async throws -> [(ProfileKey, StoredProfile)] {
+        try await executor.run(isolation: isolation) { connection in try keys.compactMap { key in try connection.profile(key).map { (key, $0) } } }
     }
 
     /// As `profiles(_:)`, each with its authorization expiry for `resource` (nil when none or no resource).
-    func profiles(_ keys: [ProfileKey], authorizationExpiryOf resource: String?) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
-        try await executor.run { connection in
+    func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], authorizationExpiryOf resource: String?) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
+        try await executor.run(isolation: isolation) { connection in
             try keys.compactMap { key in
                 guard let profile = try connection.profile(key) else { return nil }
                 return (key, profile, try resource.flatMap { try connection.authorizationExpiry(key, resource: $0) })
@@ -85,24 +85,24 @@ public final class TokenStore: Sendable {
         }
     }
 
-    func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) async throws {
-        try await executor.run { try $0.saveProfile(profile, key) }
+    func saveProfile(isolation: isolated (any Actor)? = #isolation, _ profile: StoredProfile, _ key: ProfileKey) async throws {
+        try await executor.run(isolation: isolation) { try $0.saveProfile(profile, key) }
     }
 
-    func deleteProfile(_ key: ProfileKey) async throws {
-        try await executor.run { try $0.deleteProfile(key) }
+    func deleteProfile(isolation: isolated (any Actor)? = #isolation, _ key: ProfileKey) async throws {
+        try await executor.run(isolation: isolation) { try $0.deleteProfile(key) }
     }
 
-    func selectedProvider(_ key: LoginKey) async throws -> String? {
-        try await executor.run { try $0.selectedProvider(key) }
+    func selectedProvider(isolation: isolated (any Actor)? = #isolation, _ key: LoginKey) async throws -> String? {
+        try await executor.run(isolation: isolation) { try $0.selectedProvider(key) }
     }
 
-    func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) async throws {
-        try await executor.run { try $0.setSelectedProvider(mvpd, key) }
+    func setSelectedProvider(isolation: isolated (any Actor)? = #isolation, _ mvpd: String?, _ key: LoginKey) async throws {
+        try await executor.run(isolation: isolation) { try $0.setSelectedProvider(mvpd, key) }
     }
 
-    func authorizationExpiry(_ key: ProfileKey, resource: String) async throws -> Int64? {
-        try await executor.run { try $0.authorizationExpiry(key, resource: resource) }
+    func authorizationExpiry(isolation: isolated (any Actor)? = #isolation, _ key: ProfileKey, resource: String) async throws -> Int64? {
+        try await executor.run(isolation: isolation) { try $0.authorizationExpiry(key, resource: resource) }
     }
 
     /// Queues a cache write without waiting for it; `failed` is called when it fails.
@@ -115,8 +115,8 @@ public final class TokenStore: Sendable {
     // MARK: administration (`passbridge state`)
 
     /// Every stored login; never a token or a secret.
-    public func logins() async throws -> [StoredLogin] {
-        try await executor.run { try $0.allProfiles() }.map { key, profile in
+    public func logins(isolation: isolated (any Actor)? = #isolation) async throws -> [StoredLogin] {
+        try await executor.run(isolation: isolation) { try $0.allProfiles() }.map { key, profile in
             let json = try? JSON.parse(profile.json)
             let userID = json?["attributes"]?["userID"]
             let plain = userID?["state"]?.stringValue != "enc" ? (userID?["value"]?.stringValue ?? userID?.stringValue) : nil
@@ -128,8 +128,8 @@ public final class TokenStore: Sendable {
 
     /// Deletes every login, selection and authorization expiry, or only `requestor`'s; returns the number of
     /// logins deleted. DCR credentials and the device identifier stay.
-    public func reset(requestor: String?) async throws -> Int {
-        try await executor.run { try $0.reset(requestor: requestor) }
+    public func reset(isolation: isolated (any Actor)? = #isolation, requestor: String?) async throws -> Int {
+        try await executor.run(isolation: isolation) { try $0.reset(requestor: requestor) }
     }
 }
 
