@@ -48,15 +48,19 @@ final class CaptureServer: @unchecked Sendable {
         thread.start()
     }
 
+    /// Wakes the accepting thread, which then closes the socket: closing it here could let that thread accept on
+    /// a descriptor the next test reuses.
     func stop() {
         shutdown(socket, Int32(SHUT_RDWR))
-        close(socket)
     }
 
     private func serve() {
         while true {
             let connection = accept(socket, nil, nil)
-            if connection < 0 { return }
+            if connection < 0 {
+                close(socket)
+                return
+            }
             handle(connection)
             close(connection)
         }
