@@ -5,8 +5,10 @@ import JSON
 ///
 /// One instance per application instance. Each operation calls the delegate's callbacks synchronously, in the
 /// SDK's order (adobe-pass-sdk-notes §2.16), and returns its terminal outcome only after every callback of that
-/// outcome has been delivered. Calls made while setRequestor is in flight wait and run in order afterwards;
-/// setOptions, setSelectedProvider and getSelectedProvider are never queued.
+/// outcome has been delivered. checkAuthentication, getAuthentication, checkAuthorization, getAuthorization,
+/// checkPreauthorizedResources, getMetadata and logout made while setRequestor is in flight wait and run in
+/// order afterwards. The others never wait: setSelectedProvider, handleExternalURL and getAuthenticationToken
+/// complete the login in progress under the requestor it started with, even during a repeated setRequestor.
 ///
 /// Callback order of one outcome: the terminal callback (setRequestorComplete, setAuthenticationStatus,
 /// setToken, tokenRequestFailed, preauthorizedResources, setMetadataStatus), then its sendTrackingData, then
@@ -121,10 +123,16 @@ public final class AccessEnabler: Sendable {
     }
 
     /// The host went away: flows waiting on it end with their cancel outcome
-    /// (Provider not Selected Error, N005) and second-screen polling stops.
+    /// (Provider not Selected Error, N005) and second-screen polling stops. Sticky: calls waiting for
+    /// setRequestor end at once with their failure outcome, and no later call waits on the host (a login ends
+    /// with Provider not Selected Error + N005 before any displayProviderDialog; logout does not wait for the
+    /// logout page).
     public func cancel() async {
         await engine.cancel()
     }
+
+    /// AccessEnabler instances alive in this process (freed ones are not counted).
+    public static var liveInstances: Int { Engine.live.load(ordering: .relaxed) }
 
     /// Whether setRequestor was ever called on this instance (the bridge answers -32002 otherwise).
     public var requestorWasSet: Bool {

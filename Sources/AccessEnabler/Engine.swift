@@ -22,11 +22,15 @@ actor Engine {
 
     enum Phase {
         case idle
-        case pending
+        /// setRequestor in flight; `previous` is the requestor in force before it, which the login flow in
+        /// progress keeps using (setSelectedProvider, handleExternalURL complete it).
+        case pending(previous: Requestor?)
         case ready(Requestor)
         case failed
     }
     var phase: Phase = .idle
+    /// The host went away (`cancel`): sticky, so that no call started afterwards waits on the host.
+    var cancelled = false
     /// Calls waiting for the setRequestor in flight, in arrival order.
     var queued: [CheckedContinuation<Void, Never>] = []
     var clients: [String: RestClient] = [:]
@@ -47,6 +51,23 @@ actor Engine {
         self.delegate = delegate
         clock = SkewedClock(local: configuration.clock)
         deviceID = configuration.deviceID
+        Self.live.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        Self.live.subtract(1, ordering: .relaxed)
+    }
+
+    /// Engines alive in this process.
+    static let live = Atomic<Int>(0)
+
+    /// The requestor in force: the ready one, or during a setRequestor the one before it.
+    var inForce: Requestor? {
+        switch phase {
+        case .ready(let requestor): requestor
+        case .pending(let previous): previous
+        case .idle, .failed: nil
+        }
     }
 
     /// The device identifier, read (or created) in the store the first time.
@@ -67,7 +88,7 @@ actor Engine {
 
     func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
         shared.withLock { $0.requestorWasSet = true }
-        phase = .pending
+        phase = .pending(previous: inForce)
         guard let statement = configuration.softwareStatement else {
             return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "R400", level: "error", message: "No software statement"))
         }
@@ -192,11 +213,12 @@ actor Engine {
 
     /// The requestor once setRequestor has completed; waits (queued, in order) while it is in flight.
     /// nil when setRequestor failed or was never called.
+    /// nil at once after `cancel`.
     func ready() async -> Requestor? {
-        while case .pending = phase {
+        while case .pending = phase, !cancelled {
             await withCheckedContinuation { queued.append($0) }
         }
-        if case .ready(let requestor) = phase { return requestor }
+        if !cancelled, case .ready(let requestor) = phase { return requestor }
         return nil
     }
 

@@ -16,6 +16,8 @@ struct LoginFlow {
         case completing
     }
     let id: Int
+    /// The requestor the flow started under; a repeated setRequestor does not change it.
+    let requestor: Requestor
     var step: Step = .picker
     /// Everyone the flow's outcome answers: getAuthentication, getAuthorization, a repeated handleExternalURL.
     var waiters: [CheckedContinuation<AuthenticationStatus, Never>] = []
@@ -51,13 +53,18 @@ extension Engine {
         if loginFlow != nil {
             return await withCheckedContinuation { loginFlow?.waiters.append($0) }
         }
+        if cancelled {
+            return report(
+                .failed(ErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false,
+                status: AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled"))
+        }
         if requestor.mvpds.isEmpty {
             return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false)
         }
         let mvpds = filter.map { ids in requestor.mvpds.filter { ids.contains($0.ID) } } ?? requestor.mvpds
         flowCounter += 1
         lastCompleted = nil
-        loginFlow = LoginFlow(id: flowCounter)
+        loginFlow = LoginFlow(id: flowCounter, requestor: requestor)
         let partner = partnerApplies(requestor)
         if partner { loginFlow?.step = .partner }
         let flowID = flowCounter
@@ -138,7 +145,7 @@ extension Engine {
 
     func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
         let cancelStatus = AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled")
-        guard case .ready(let requestor) = phase else {
+        guard let requestor = loginFlow?.requestor ?? inForce else {
             return .ended(loginFailed(ErrorCode.providerNotSelected, nil, status: mvpdID == nil ? cancelStatus : nil))
         }
         guard let mvpdID else {
@@ -221,7 +228,8 @@ extension Engine {
         if logoutFlow != nil {
             return finishLogout()
         }
-        if let flow = loginFlow, case .ready(let requestor) = phase {
+        if let flow = loginFlow {
+            let requestor = flow.requestor
             switch flow.step {
             case .redirect(let code, let mvpd):
                 loginFlow?.step = .completing
@@ -235,7 +243,7 @@ extension Engine {
             }
         }
         if let lastCompleted { return lastCompleted }
-        guard case .ready(let requestor) = phase else {
+        guard let requestor = inForce else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         let current: Profile?
@@ -305,13 +313,17 @@ extension Engine {
 
     // MARK: cancel
 
+    /// Sticky: calls waiting for setRequestor, and every call made afterwards, end without waiting on the host.
     func cancel() async {
+        cancelled = true
+        let waiting = queued
+        queued = []
+        for continuation in waiting { continuation.resume() }
         if let flow = loginFlow {
             switch flow.step {
             case .partner, .picker, .redirect, .polling:
-                let requestor: Requestor? = if case .ready(let requestor) = phase { requestor } else { nil }
                 _ = loginFailed(
-                    ErrorCode.providerNotSelected, requestor,
+                    ErrorCode.providerNotSelected, flow.requestor,
                     status: AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled"))
             case .completing:
                 break

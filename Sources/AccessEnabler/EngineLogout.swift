@@ -44,7 +44,7 @@ extension Engine {
             }
         }
         select(nil, requestor)
-        guard configuration.webView, let logoutURL else {
+        guard configuration.webView, let logoutURL, !cancelled else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
             if partner { delegate.status(Self.vsa203) }
             return loggedOut

@@ -25,6 +25,7 @@ public struct BridgeConfiguration: Sendable {
 public final class BridgeService: RPCHandler {
     let configuration: BridgeConfiguration
     let factory: EngineFactory
+    let statistics = BridgeStatistics()
 
     /// Open sessions by connection; all access under the mutex. A closed session leaves the table at once
     /// (its running calls keep it alive until they are answered).
@@ -58,8 +59,9 @@ public final class BridgeService: RPCHandler {
         let key = ObjectIdentifier(outbound)
         let session = sessions.withLock { sessions in
             if let session = sessions[key] { return session }
-            let session = Session(outbound: outbound, configuration: configuration, factory: factory)
+            let session = Session(outbound: outbound, configuration: configuration, factory: factory, statistics: statistics)
             sessions[key] = session
+            statistics.connections.add(1, ordering: .relaxed)
             return session
         }
         session.handle(method: method, params: params, id: id)
@@ -67,7 +69,9 @@ public final class BridgeService: RPCHandler {
 
     /// The peer of `outbound` went away (or the daemon is draining): cancels that instance's flows only.
     public func closed(_ outbound: any Outbound) {
-        sessions.withLock { $0.removeValue(forKey: ObjectIdentifier(outbound)) }?.close()
+        guard let session = sessions.withLock({ $0.removeValue(forKey: ObjectIdentifier(outbound)) }) else { return }
+        statistics.connections.subtract(1, ordering: .relaxed)
+        session.close()
     }
 
     /// Connections with a session.

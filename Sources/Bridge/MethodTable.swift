@@ -18,7 +18,9 @@ struct MethodSpec: Sendable {
     let needsRequestor: Bool
     let prepare: @Sendable (Session, Params) throws(ErrorObject) -> Operation
 
-    /// The calls the SDK holds back while a setRequestor is in flight (adobe-pass-sdk-notes §2.3 step 5).
+    /// The calls that wait while a setRequestor is in flight (`Protocol/README.md`, Lifecycle 3): the one list.
+    /// handleExternalURL, getAuthenticationToken and setSelectedProvider never wait: they complete the login in
+    /// progress under the requestor it started with.
     static let queuedBehindSetRequestor: Set<String> = [
         "checkAuthentication", "getAuthentication", "checkAuthorization", "getAuthorization",
         "checkPreauthorizedResources", "getMetadata", "logout",
@@ -32,7 +34,7 @@ struct MethodSpec: Sendable {
 enum MethodTable {
     static let all: [MethodSpec] =
         LifecycleMethods.all + AuthenticationMethods.all + AuthorizationMethods.all + MetadataMethods.all
-        + [DiscoveryMethod.spec]
+        + [DiscoveryMethod.spec, StatisticsMethod.spec]
 
     static let byName: [String: MethodSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
 

@@ -842,6 +842,26 @@ public enum OpenRPC {
       }
     },
     {
+      "name": "rpc.stats",
+      "summary": "Report the daemon's live instances, connections and calls in flight.",
+      "description": "A diagnostic for operators and tests. instances: AccessEnabler instances alive in the daemon (an instance is freed once its connection closed and its calls ended); connections: connections with an instance, the caller's included; callsInFlight: calls accepted and not answered yet, those waiting for setRequestor included. Never queued; needs no setRequestor.",
+      "paramStructure": "by-name",
+      "params": [],
+      "result": {
+        "name": "stats",
+        "schema": {
+          "type": "object",
+          "required": ["instances", "connections", "callsInFlight"],
+          "additionalProperties": false,
+          "properties": {
+            "instances": {"type": "integer", "minimum": 0},
+            "connections": {"type": "integer", "minimum": 0},
+            "callsInFlight": {"type": "integer", "minimum": 0}
+          }
+        }
+      }
+    },
+    {
       "name": "setRequestorComplete",
       "summary": "The requestor configuration finished loading.",
       "description": "Sent once per setRequestor: 1 when at least one service provider answered with a configuration, else 0.",

@@ -20,16 +20,24 @@ final class Session: Sendable {
         /// A valid setRequestor was received on this instance.
         var requestorSent = false
         var closed = false
-        /// setRequestor calls not answered yet, and the calls held until the last of them is answered.
-        var setRequestorsInFlight = 0
-        var heldBack: [@Sendable () -> Void] = []
+        /// The calls waiting for setRequestor; after close, nothing starts.
+        var queue = SetRequestorQueue<QueuedCall>()
     }
     private let state = Mutex(State())
 
-    init(outbound: any Outbound, configuration: BridgeConfiguration, factory: @escaping EngineFactory) {
+    let statistics: BridgeStatistics
+
+    init(outbound: any Outbound, configuration: BridgeConfiguration, factory: @escaping EngineFactory, statistics: BridgeStatistics) {
         self.outbound = outbound
         self.configuration = configuration
         self.factory = factory
+        self.statistics = statistics
+    }
+
+    /// An engine call accepted but not answered yet.
+    struct QueuedCall: Sendable {
+        let id: RequestID?
+        let start: @Sendable () -> Void
     }
 
     // MARK: dispatch
@@ -63,36 +71,35 @@ final class Session: Sendable {
                 Task.immediate {
                     let result: Result<JSON, ErrorObject>
                     do throws(ErrorObject) { result = .success(try await run(engine)) } catch { result = .failure(error) }
+                    statistics.callsInFlight.subtract(1, ordering: .relaxed)
                     if let id {
                         switch result {
                         case .success(let value): outbound.respond(to: id, result: value)
                         case .failure(let error): outbound.respond(to: id, error: error)
                         }
                     }
-                    if isSetRequestor { setRequestorAnswered() }
+                    if isSetRequestor { perform(state.withLock { $0.queue.receive(.setRequestorAnswered) }) }
                 }
             }
-            // The engine queues these behind setRequestor too; holding them here as well keeps their
-            // notifications and responses after setRequestor's own response.
-            let holdBack = state.withLock { state -> Bool in
-                if isSetRequestor { state.setRequestorsInFlight += 1 }
-                guard spec.waitsForSetRequestor, state.setRequestorsInFlight > 0 else { return false }
-                state.heldBack.append(start)
-                return true
-            }
-            if !holdBack { start() }
+            let call = QueuedCall(id: id, start: start)
+            statistics.callsInFlight.add(1, ordering: .relaxed)
+            let event: SetRequestorQueue<QueuedCall>.Event =
+                isSetRequestor ? .setRequestor(call) : .call(call, waits: spec.waitsForSetRequestor)
+            perform(state.withLock { $0.queue.receive(event) })
         }
     }
 
-    /// Starts, in arrival order, the calls held while setRequestor was in flight, once the last one is answered.
-    private func setRequestorAnswered() {
-        let released = state.withLock { state -> [@Sendable () -> Void] in
-            state.setRequestorsInFlight -= 1
-            guard state.setRequestorsInFlight == 0 else { return [] }
-            defer { state.heldBack = [] }
-            return state.heldBack
+    /// Runs the queue's actions, outside the lock: a dropped call is answered -32003 and never runs.
+    private func perform(_ actions: [SetRequestorQueue<QueuedCall>.Action]) {
+        for action in actions {
+            switch action {
+            case .start(let call):
+                call.start()
+            case .drop(let call):
+                statistics.callsInFlight.subtract(1, ordering: .relaxed)
+                if let id = call.id { outbound.respond(to: id, error: .shuttingDown()) }
+            }
         }
-        for start in released { start() }
     }
 
     // MARK: engine instance
@@ -149,15 +156,17 @@ final class Session: Sendable {
 
     // MARK: lifecycle
 
-    /// The connection closed (or the daemon is draining): flows waiting on the host end with their cancel
-    /// outcome; backend calls in progress finish and are answered where the peer is still there (the transport
-    /// answers what is left after its shutdown timeout with -32003).
+    /// The connection closed (or the daemon is draining): calls waiting for setRequestor are answered -32003
+    /// without running, flows waiting on the host end with their cancel outcome, and nothing starts afterwards
+    /// (the engine's cancel is sticky); backend calls in progress finish and are answered where the peer is
+    /// still there (the transport answers what is left after its shutdown timeout with -32003).
     func close() {
-        let engine = state.withLock { state -> (any EngineAPI)? in
-            if state.closed { return nil }
+        let (engine, dropped) = state.withLock { state -> ((any EngineAPI)?, [SetRequestorQueue<QueuedCall>.Action]) in
+            if state.closed { return (nil, []) }
             state.closed = true
-            return state.engine
+            return (state.engine, state.queue.receive(.close))
         }
+        perform(dropped)
         if let engine { Task { await engine.cancel() } }
     }
 }

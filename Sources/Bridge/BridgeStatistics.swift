@@ -1,0 +1,22 @@
+import AccessEnabler
+import JSON
+import Synchronization
+
+/// What `rpc.stats` reports (`Protocol/README.md`, "Diagnostics"): counters shared by every connection of one
+/// `BridgeService`.
+final class BridgeStatistics: Sendable {
+    /// Connections with an open instance (a connection gets one at its first message, and loses it when it closes).
+    let connections = Atomic<Int>(0)
+    /// Engine calls accepted and not answered yet, those waiting for setRequestor included.
+    let callsInFlight = Atomic<Int>(0)
+
+    /// `{instances, connections, callsInFlight}`; `instances` counts the AccessEnabler instances alive in the
+    /// process (one per connection that made an engine call, until it is freed after its connection closed).
+    var json: JSON {
+        [
+            "instances": .integer(Int64(AccessEnabler.liveInstances)),
+            "connections": .integer(Int64(connections.load(ordering: .relaxed))),
+            "callsInFlight": .integer(Int64(callsInFlight.load(ordering: .relaxed))),
+        ]
+    }
+}

@@ -1,0 +1,9 @@
+import JSON
+import JSONRPC
+
+/// `rpc.stats` → the daemon's live instances, connections and calls in flight; never queued, no requestor needed.
+enum StatisticsMethod {
+    static let name = "rpc.stats"
+
+    static let spec = MethodSpec(name: name, needsRequestor: false) { session, _ in .now(session.statistics.json) }
+}
