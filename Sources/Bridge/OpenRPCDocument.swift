@@ -1554,6 +1554,14 @@ public enum OpenRPC {
         },
         "x-description": "Too many requests in flight on this connection, or (reason \"the batch's answers exceed the output limit\", limit 1048576) a batch whose answers would pass the output limit."
       },
+      "AccessDenied": {
+        "code": -32005,
+        "message": "Access denied",
+        "data": {
+          "reason": "this daemon serves only uid 998, root, members of group 998"
+        },
+        "x-description": "Sent once with id null to a socket peer that is not root, the daemon's user, an --allow-uid or in the --socket-group; the connection is then closed."
+      },
       "MessageTooLarge": {
         "code": -32004,
         "message": "Message too large",

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <sched.h>
+#include <errno.h>
 #include <stddef.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -13,6 +14,17 @@ int cshims_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     *uid = cred.uid;
     *gid = cred.gid;
     return 0;
+}
+
+int cshims_peer_groups(int fd, gid_t *groups, int capacity) {
+#ifdef SO_PEERGROUPS
+    socklen_t len = (socklen_t)(capacity * sizeof(gid_t));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) != 0) return -1;
+    return (int)(len / sizeof(gid_t));
+#else
+    errno = ENOPROTOOPT;
+    return -1;
+#endif
 }
 
 int cshims_accept(int fd, int nonblocking) {

@@ -35,6 +35,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let shuttingDown = ErrorCode(rawValue: -32003)
     /// -32004: too many requests in flight on this connection, or a message over the size limit.
     public static let overloaded = ErrorCode(rawValue: -32004)
+    /// -32005: a socket peer that may not use the daemon (sent once, with `id` null, before the close).
+    public static let accessDenied = ErrorCode(rawValue: -32005)
 
     public var description: String { String(rawValue) }
 }
@@ -115,6 +117,11 @@ public struct ErrorObject: Error, Sendable, Hashable, CustomStringConvertible {
     /// -32004: a batch whose answers would pass the output high-water mark (bytes); `data` gives the mark.
     public static func outputOverLimit(limit: Int) -> ErrorObject {
         ErrorObject(code: .overloaded, message: "Overloaded", data: ["reason": "the batch's answers exceed the output limit", "limit": .integer(Int64(limit))])
+    }
+
+    /// -32005: the peer may not connect; `data.reason` says who may.
+    public static func accessDenied(_ reason: String) -> ErrorObject {
+        ErrorObject(code: .accessDenied, message: "Access denied", data: ["reason": .string(reason)])
     }
 
     /// -32004: a message over the size limit (bytes); `data` gives the limit.

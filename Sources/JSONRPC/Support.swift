@@ -59,16 +59,19 @@ func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     return true
 }
 
-/// Credentials of a Unix-socket peer, read with SO_PEERCRED when it connected.
+/// Credentials of a Unix-socket peer, read with SO_PEERCRED and SO_PEERGROUPS when it connected.
 public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
     public var pid: Int32
     public var uid: UInt32
     public var gid: UInt32
+    /// Supplementary groups of the peer process.
+    public var groups: [UInt32]
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.groups = groups
     }
 
     public var description: String { "pid=\(pid) uid=\(uid) gid=\(gid)" }

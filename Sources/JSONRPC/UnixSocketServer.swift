@@ -22,11 +22,13 @@ public enum SocketServerError: Error, CustomStringConvertible {
     }
 }
 
-/// Who may connect, besides the daemon's own user and root (DESIGN §3, §6).
+/// Who may connect: the daemon's own user, root, every `--allow-uid`, and any process that has the
+/// `--socket-group` as its primary or a supplementary group.
 public struct SocketAccess: Sendable {
-    /// `--socket-group`: the socket file becomes 0660 with this group, and peers of this gid are allowed.
+    /// `--socket-group`: the socket file becomes 0660 with this group, and peers in this group are allowed.
     public var group: UInt32?
-    /// `--allow-uid`: further allowed peer uids.
+    /// `--allow-uid`: further allowed peer uids; the socket file becomes 0666 so they can reach it, and the
+    /// peer check alone decides.
     public var allowedUIDs: Set<UInt32> = []
 
     public init(group: UInt32? = nil, allowedUIDs: Set<UInt32> = []) {
@@ -36,15 +38,32 @@ public struct SocketAccess: Sendable {
 
     /// True if a peer with these credentials may talk to the daemon.
     public func allows(_ peer: PeerCredentials) -> Bool {
-        peer.uid == geteuid() || peer.uid == 0 || allowedUIDs.contains(peer.uid) || (group != nil && peer.gid == group)
+        if peer.uid == geteuid() || peer.uid == 0 || allowedUIDs.contains(peer.uid) { return true }
+        guard let group else { return false }
+        return peer.gid == group || peer.groups.contains(group)
+    }
+
+    /// The reason a refused peer is told.
+    public var refusal: String {
+        var allowed = ["uid \(geteuid())", "root"]
+        allowed += allowedUIDs.sorted().map { "uid \($0)" }
+        if let group { allowed.append("members of group \(group)") }
+        return "this daemon serves only " + allowed.joined(separator: ", ")
+    }
+
+    /// The socket file's mode: 0666 with --allow-uid, 0660 with only --socket-group, else 0600.
+    var fileMode: mode_t {
+        if !allowedUIDs.isEmpty { return 0o666 }
+        return group != nil ? 0o660 : 0o600
     }
 }
 
 /// A JSON-RPC server on a Unix stream socket: many concurrent peers on one epoll thread.
 ///
-/// The socket file is created 0600 (0660 and chowned to the group with ``SocketAccess/group``);
-/// a stale file (nobody accepting) is replaced, a live one refused. Peers are checked with
-/// SO_PEERCRED. With systemd socket activation the inherited fd is served and never unlinked.
+/// The socket file is created 0600 (0660 and chowned to the group with ``SocketAccess/group``, 0666 with
+/// ``SocketAccess/allowedUIDs``); a stale file (nobody accepting) is replaced, a live one refused. Peers are
+/// checked with SO_PEERCRED and SO_PEERGROUPS; a refused peer gets one -32005 line saying who may connect.
+/// With systemd socket activation the inherited fd is served and never unlinked.
 public final class UnixSocketServer: Sendable {
     private let loop = EventLoop()
     private let listenFD: Int32
@@ -127,10 +146,10 @@ public final class UnixSocketServer: Sendable {
                 close(fd)
                 continue
             }
-            let peer = PeerCredentials(pid: pid, uid: uid, gid: gid)
+            let peer = PeerCredentials(pid: pid, uid: uid, gid: gid, groups: UnixSocketServer.peerGroups(fd, uid: uid, gid: gid))
             guard access.allows(peer) else {
-                log.warning("peer \(peer) refused: not the daemon's user, root, an --allow-uid or the --socket-group")
-                close(fd)
+                log.warning("peer \(peer) refused: not the daemon's user, root, an --allow-uid or in the --socket-group")
+                refuse(fd, OutgoingMessage.response(id: nil, error: .accessDenied(access.refusal)))
                 continue
             }
             guard loop.connectionCount < maxConnections else {
@@ -141,6 +160,34 @@ public final class UnixSocketServer: Sendable {
             let connection = loop.add(readFD: fd, writeFD: fd, isSocket: true, peer: peer, limits: limits, factory: factory)
             log.debug("connection \(connection.number) from \(peer)")
         }
+    }
+
+    /// Tells a refused peer why in one line (the socket buffer takes it; nothing is waited for), then closes.
+    private func refuse(_ fd: Int32, _ body: [UInt8]) {
+        let line = Framing.ndjson.frame(body)
+        _ = line.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        close(fd)
+    }
+
+    /// The peer's supplementary groups: SO_PEERGROUPS, else the group list of the peer uid's account.
+    static func peerGroups(_ fd: Int32, uid: uid_t, gid: gid_t) -> [UInt32] {
+        var capacity: Int32 = 64
+        while capacity <= 65536 {
+            var groups = [gid_t](repeating: 0, count: Int(capacity))
+            let count = cshims_peer_groups(fd, &groups, capacity)
+            if count >= 0 { return Array(groups[0..<Int(count)]) }
+            guard errno == ERANGE else { break }
+            capacity *= 8
+        }
+        guard let account = getpwuid(uid) else { return [] }
+        var count: Int32 = 64
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        if getgrouplist(account.pointee.pw_name, gid, &groups, &count) < 0 {
+            groups = [gid_t](repeating: 0, count: Int(count))
+            guard getgrouplist(account.pointee.pw_name, gid, &groups, &count) >= 0 else { return [] }
+        }
+        return Array(groups[0..<Int(count)])
     }
 
     private static func bind(path: String, access: SocketAccess) throws(SocketServerError) -> Int32 {
@@ -177,7 +224,12 @@ public final class UnixSocketServer: Sendable {
                 unlink(path)
                 throw .system(call: "chown", path: path, errno: code)
             }
-            chmod(path, 0o660)
+        }
+        guard chmod(path, access.fileMode) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw .system(call: "chmod", path: path, errno: code)
         }
         guard listen(fd, 512) == 0 else {
             let code = errno

@@ -267,30 +267,66 @@ def test_peer_that_never_reads_is_disconnected_after_stall_timeout(socket_daemon
 
 
 NOBODY = 65534
+GROUP = 4242  # only ever a supplementary group of the peer; no /etc/group entry is needed for SO_PEERGROUPS
 PEER_SCRIPT = (
     "import os,socket,sys\n"
-    "os.setgid(65534); os.setuid(65534)\n"
-    "s=socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])\n"
+    "os.setgroups([int(g) for g in sys.argv[2].split(',') if g]); os.setgid(65534); os.setuid(65534)\n"
+    "s=socket.socket(socket.AF_UNIX); s.settimeout(5)\n"
+    "try:\n"
+    "    s.connect(sys.argv[1])\n"
+    "except PermissionError:\n"
+    "    print('no access to the file'); sys.exit()\n"
     "try:\n"
     "    s.sendall(b'{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[1],\"id\":1}\\n')\n"
-    "    print(s.recv(1000).decode().strip() or 'closed')\n"
     "except (ConnectionResetError, BrokenPipeError):\n"
+    "    pass\n"
+    "try:\n"
+    "    print(s.recv(1000).decode().strip() or 'closed')\n"
+    "except ConnectionResetError:\n"
     "    print('closed')\n")
 
 
-def peer_as_nobody(path):
+def peer_as_nobody(path, groups=(), widen=True):
+    """What a peer with uid and primary gid 65534 (and these supplementary groups) gets back for one echo."""
     os.chmod(os.path.dirname(path), 0o755)
-    os.chmod(path, 0o666)  # widen the file so only SO_PEERCRED decides
-    return subprocess.run(["python3", "-c", PEER_SCRIPT, path], capture_output=True, text=True, timeout=10).stdout.strip()
+    if widen:
+        os.chmod(path, 0o666)  # widen the file so only the peer check decides
+    script = subprocess.run(["python3", "-c", PEER_SCRIPT, path, ",".join(map(str, groups))], capture_output=True,
+                            text=True, timeout=10)
+    return script.stdout.strip() or script.stderr
 
 
-def test_peer_credentials_decide_who_is_served(socket_daemon):
+def needs_root():
     if os.geteuid() != 0:
         import pytest
         pytest.skip("needs root to act as another uid")
+
+
+def test_peer_credentials_decide_who_is_served(socket_daemon):
+    needs_root()
     refused = socket_daemon(name="only-me.sock")
-    assert peer_as_nobody(refused.path) == "closed"
+    answer = json.loads(peer_as_nobody(refused.path))
+    assert answer["id"] is None and answer["error"]["code"] == -32005
+    assert answer["error"]["data"]["reason"] == "this daemon serves only uid 0, root"
     allowed = socket_daemon("--allow-uid", str(NOBODY), name="allow.sock")
     assert json.loads(peer_as_nobody(allowed.path))["result"] == [1]
     grouped = socket_daemon("--socket-group", str(NOBODY), name="group.sock")
     assert json.loads(peer_as_nobody(grouped.path))["result"] == [1]
+
+
+def test_a_supplementary_member_of_the_socket_group_is_served(socket_daemon):
+    needs_root()
+    daemon = socket_daemon("--socket-group", str(GROUP), name="group.sock")
+    assert json.loads(peer_as_nobody(daemon.path, groups=[GROUP], widen=False))["result"] == [1]
+    # Outside the group: the file's mode stops it (0660, group GROUP); past the file, the peer check would.
+    assert peer_as_nobody(daemon.path, groups=[], widen=False) == "no access to the file"
+    answer = json.loads(peer_as_nobody(daemon.path, groups=[]))
+    assert answer["error"]["code"] == -32005
+    assert answer["error"]["data"]["reason"] == f"this daemon serves only uid 0, root, members of group {GROUP}"
+
+
+def test_an_allow_uid_peer_reaches_the_socket_without_widening_it_by_hand(socket_daemon):
+    needs_root()
+    daemon = socket_daemon("--allow-uid", str(NOBODY), name="allow.sock")
+    assert stat.S_IMODE(os.stat(daemon.path).st_mode) == 0o666
+    assert json.loads(peer_as_nobody(daemon.path, widen=False))["result"] == [1]

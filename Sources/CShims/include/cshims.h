@@ -9,6 +9,10 @@
 /// Peer credentials of a connected Unix socket (SO_PEERCRED). Returns 0 or -1 with errno set.
 int cshims_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
+/// Supplementary groups of a connected Unix socket's peer (SO_PEERGROUPS, Linux 4.13+): fills up to `capacity`
+/// gids and returns their number, or -1 with errno set (ERANGE: more than `capacity`).
+int cshims_peer_groups(int fd, gid_t *groups, int capacity);
+
 /// accept4(2) with SOCK_CLOEXEC (and SOCK_NONBLOCK when nonblocking is non-zero).
 int cshims_accept(int fd, int nonblocking);
 
