@@ -25,6 +25,9 @@ final class EventLoop: @unchecked Sendable {
     private var readBuffer: UnsafeMutableRawBufferPointer
     /// Called when the listener is readable (socket server).
     var acceptHandler: (() -> Void)?
+    /// The listening socket, and when it is taken out of epoll, the time to watch it again.
+    private var listenerFD: Int32 = -1
+    private var listenerPausedUntil: UInt64?
     var onShutdown: (() -> Void)?
     /// Stop once no connection is left (stdio).
     var stopWhenEmpty = false
@@ -56,7 +59,23 @@ final class EventLoop: @unchecked Sendable {
     var isShuttingDown: Bool { shutdownRequested.load(ordering: .relaxed) }
 
     func watchListener(_ fd: Int32) {
+        listenerFD = fd
         _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue, EventLoop.listenerToken)
+    }
+
+    /// Stops watching the listener for `nanos` (out of file descriptors: a readable listener would wake the
+    /// loop at once, again and again). Loop thread.
+    func pauseListener(for nanos: UInt64) {
+        guard listenerPausedUntil == nil, listenerFD >= 0 else { return }
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, listenerFD, 0, 0)
+        listenerPausedUntil = monotonicNanos() + nanos
+    }
+
+    /// Forgets the listener (it is being closed). Loop thread.
+    func unwatchListener() {
+        if listenerPausedUntil == nil, listenerFD >= 0 { _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, listenerFD, 0, 0) }
+        listenerFD = -1
+        listenerPausedUntil = nil
     }
 
     /// Creates a connection on non-blocking fds, gives it its handler, and starts reading.
@@ -111,7 +130,8 @@ final class EventLoop: @unchecked Sendable {
         var masks = [UInt32](repeating: 0, count: Int(maxEvents))
         var lastTick = monotonicNanos()
         while true {
-            let timeout: Int32 = connections.isEmpty && !shuttingDown ? -1 : 100
+            let idle = connections.isEmpty && !shuttingDown && listenerPausedUntil == nil
+            let timeout: Int32 = idle ? -1 : 100
             let count = cshims_epoll_wait(epollFD, &tokens, &masks, maxEvents, timeout)
             if count < 0 && errno != EINTR {
                 log.error("epoll_wait failed: \(errnoString())")
@@ -122,6 +142,10 @@ final class EventLoop: @unchecked Sendable {
                 handle(token: tokens[index], events: masks[index], now: now)
             }
             if shutdownRequested.load(ordering: .relaxed) && !shuttingDown { beginShutdown() }
+            if let until = listenerPausedUntil, now >= until {
+                listenerPausedUntil = nil
+                _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, listenerFD, EPOLLIN.rawValue, EventLoop.listenerToken)
+            }
             if now &- lastTick >= EventLoop.tickNanos {
                 lastTick = now
                 for connection in Array(connections.values) where connection.check(now: now) == .close {

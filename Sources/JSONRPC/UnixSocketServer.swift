@@ -73,6 +73,8 @@ public final class UnixSocketServer: Sendable {
     private let limits: ConnectionLimits
     private let maxConnections: Int
     private let log = Logger(label: "socket")
+    /// How long the listener rests when the process is out of file descriptors.
+    static let acceptPauseNanos: UInt64 = 250_000_000
 
     /// Binds and listens on `path`.
     /// - Throws: ``SocketServerError`` (`alreadyInUse` when a live daemon answers on the path).
@@ -122,7 +124,7 @@ public final class UnixSocketServer: Sendable {
     public func shutdown() { loop.requestShutdown() }
 
     private func stopListening() {
-        _ = cshims_epoll_ctl(loop.epollFD, EPOLL_CTL_DEL, listenFD, 0, 0)
+        loop.unwatchListener()
         close(listenFD)
         if let path { unlink(path) }
         log.info("stopped accepting connections")
@@ -132,9 +134,13 @@ public final class UnixSocketServer: Sendable {
         for _ in 0..<64 {
             let fd = cshims_accept(listenFD, 1)
             if fd < 0 {
-                if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED {
-                    log.warning("accept failed: \(errnoString())")
-                    if errno == EMFILE || errno == ENFILE { usleep(10_000) }
+                let code = errno
+                if code == EMFILE || code == ENFILE {
+                    // Connections waiting stay in the backlog; established ones are served meanwhile.
+                    log.warning("accept failed: \(errnoString(code)); not accepting for \(UnixSocketServer.acceptPauseNanos / 1_000_000) ms")
+                    loop.pauseListener(for: UnixSocketServer.acceptPauseNanos)
+                } else if code != EAGAIN && code != EWOULDBLOCK && code != EINTR && code != ECONNABORTED {
+                    log.warning("accept failed: \(errnoString(code))")
                 }
                 return
             }

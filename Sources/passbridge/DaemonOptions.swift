@@ -50,7 +50,7 @@ struct DaemonOptions {
 
 /// How parsing the command line ended when it did not produce options.
 enum CommandLineError: Error {
-    /// Bad usage: print the message and the usage on stderr, exit 2.
+    /// Bad usage: print the message and a pointer to `--help` on one line on stderr, exit 2.
     case usage(String)
     /// A valid request that cannot be met: one line on stderr, exit 1.
     case failure(String)
@@ -72,8 +72,10 @@ extension DaemonOptions {
           --stdio                     Serve stdin/stdout (default); exit 0 at end of input.
           --socket PATH               Serve a Unix socket at PATH (file mode 0600). With LISTEN_FDS set by
                                       systemd, the inherited fd 3 is served instead and never unlinked.
-          --socket-group GROUP        Make the socket 0660 with GROUP and allow peers whose gid is GROUP.
-          --allow-uid UID             Also allow this peer uid (repeatable, or comma-separated).
+          --socket-group GROUP        Make the socket 0660 with GROUP and allow peers in GROUP (as their
+                                      primary or a supplementary group).
+          --allow-uid UID             Also allow this peer uid (repeatable, or comma-separated); the
+                                      socket becomes 0666 so it can connect (the peer check decides).
           --max-message-bytes N       Largest accepted message in bytes (default 16777216).
           --shutdown-timeout SECONDS  Time to finish work on end of input or SIGTERM (default 5).
           --stall-timeout SECONDS     Disconnect a socket peer that reads nothing for this long (default 10).

@@ -3,16 +3,45 @@ import Glibc
 import JSONRPC
 import Synchronization
 
-/// Who to tell when SIGTERM or SIGINT arrives (set once the transport exists).
-private let stopAction = Mutex<(@Sendable () -> Void)?>(nil)
+/// What SIGTERM and SIGINT do: the first asks the transport to drain (at once, or as soon as it exists);
+/// a second one, while draining, ends the process without waiting.
+private final class Stopper: Sendable {
+    private struct State {
+        var action: (@Sendable () -> Void)?
+        var signals = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Called on the signal thread.
+    func received(_ signal: Int32, log: Logger) {
+        let (action, count) = state.withLock { state -> ((@Sendable () -> Void)?, Int) in
+            state.signals += 1
+            return (state.action, state.signals)
+        }
+        if count > 1 {
+            writeError("passbridge: signal \(signal) again while stopping: exiting without draining")
+            _exit(1)
+        }
+        log.info("signal \(signal): stopping")
+        action?()
+    }
+
+    /// Sets what stops the transport; runs it at once if a signal came first.
+    func install(_ action: @escaping @Sendable () -> Void) {
+        let early = state.withLock { state -> Bool in
+            state.action = action
+            return state.signals > 0
+        }
+        if early { action() }
+    }
+}
 
 /// Runs the daemon on the chosen transport until it has drained; returns the exit code.
 func serve(_ options: DaemonOptions) -> Int32 {
     let log = Logger(label: "main")
-    TerminationSignals.handle { signal in
-        log.info("signal \(signal): stopping")
-        if let stop = stopAction.withLock({ $0 }) { stop() } else { exit(0) }
-    }
+    let stopper = Stopper()
+    TerminationSignals.handle { signal in stopper.received(signal, log: log) }
     let factory: RPCHandlerFactory
     var backend: Backend?
     if options.testMethods {
@@ -31,7 +60,7 @@ func serve(_ options: DaemonOptions) -> Int32 {
     let access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
     if let inherited = UnixSocketServer.systemdListenFD() {
         let server = UnixSocketServer(inheritedFD: inherited, access: access, limits: options.limits)
-        stopAction.withLock { $0 = { server.shutdown() } }
+        stopper.install { server.shutdown() }
         log.info("serving the socket inherited from systemd (fd \(inherited))")
         server.run(factory)
         return 0
@@ -39,7 +68,7 @@ func serve(_ options: DaemonOptions) -> Int32 {
     switch options.transport {
     case .stdio:
         let transport = StdioTransport(limits: options.limits)
-        stopAction.withLock { $0 = { transport.shutdown() } }
+        stopper.install { transport.shutdown() }
         transport.run(factory)
         return 0
     case .socket(let path):
@@ -50,7 +79,7 @@ func serve(_ options: DaemonOptions) -> Int32 {
             writeError("passbridge: \(error)")
             return 1
         }
-        stopAction.withLock { $0 = { server.shutdown() } }
+        stopper.install { server.shutdown() }
         log.info("listening on \(path)")
         server.run(factory)
         return 0

@@ -19,7 +19,7 @@ do {
         writeOut("passbridge \(DaemonOptions.version)\n")
         exit(0)
     case .usage(let message):
-        writeError("passbridge: \(message)\n\n" + DaemonOptions.usage)
+        writeError("passbridge: \(message) (see passbridge --help)")
         exit(2)
     case .failure(let message):
         writeError("passbridge: \(message)")

@@ -4,6 +4,8 @@ back-pressure, socket access and running out of file descriptors."""
 import json
 import os
 import pathlib
+import resource
+import signal
 import socket
 import subprocess
 import threading
@@ -11,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import StdioDaemon as ConftestStdioDaemon
+from conftest import ByteReader, StdioDaemon as ConftestStdioDaemon, wait_for_socket
 from rpc_helper import SocketDaemon, StdioDaemon
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -233,3 +235,83 @@ def test_passbridge_call_sessions_run_through_the_relay(socket_daemon, passbridg
     assert result.returncode == 0, result.stderr
     answers = result.stdout.splitlines()
     assert len(answers) == 500 and json.loads(answers[-1]) == {"jsonrpc": "2.0", "id": 500, "result": 500}
+
+
+# --- signals -----------------------------------------------------------------------------------------------
+
+def test_sigterm_while_the_backend_starts_stops_cleanly(passbridge, tmp_path):
+    daemon = subprocess.Popen([passbridge, "--stdio", "--backend", "emulator", "--state-dir", str(tmp_path / "state")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.15)  # inside Backend.start: the emulator child is being launched
+    daemon.send_signal(signal.SIGTERM)
+    out, err = daemon.communicate(timeout=20)
+    assert daemon.returncode == 0, err
+    assert out == b""
+
+
+def test_a_second_sigterm_during_a_stuck_drain_ends_the_daemon(passbridge):
+    daemon = ConftestStdioDaemon(passbridge, "--test-methods", "--shutdown-timeout", "60")
+    daemon.send('{"jsonrpc":"2.0","method":"test/sleep","params":{"ms":60000},"id":1}\n')
+    time.sleep(0.2)
+    daemon.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert daemon.proc.poll() is None  # draining: the sleep may still be answered
+    daemon.proc.send_signal(signal.SIGTERM)
+    assert daemon.proc.wait(5) == 1
+    assert b"again while stopping: exiting without draining" in daemon.proc.stderr.read()
+    daemon.proc.stdin.close()
+    daemon.proc.stdout.close()
+    daemon.proc.stderr.close()
+
+
+# --- out of file descriptors -------------------------------------------------------------------------------
+
+def echo_round_trips(sock, reader, count=50):
+    """Median seconds of `count` echo calls on an established connection."""
+    times = []
+    for n in range(count):
+        started = time.monotonic()
+        sock.sendall(b'{"jsonrpc":"2.0","method":"echo","params":[%d],"id":%d}\n' % (n, n))
+        assert json.loads(reader.line(timeout=5))["result"] == [n]
+        times.append(time.monotonic() - started)
+    return sorted(times)[count // 2]
+
+
+def test_out_of_file_descriptors_pauses_accepting_and_keeps_serving(passbridge, short_tmp):
+    path = str(short_tmp / "pb.sock")
+    log_path = short_tmp / "stderr.log"
+    with open(log_path, "wb") as log:
+        daemon = subprocess.Popen([passbridge, "--socket", path, "--test-methods"], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=log,
+                                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+    try:
+        wait_for_socket(path, daemon)
+        established = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        established.connect(path)
+        reader = ByteReader(established.fileno())
+        normal = echo_round_trips(established, reader)
+        started = time.monotonic()
+        crowd = []
+        for _ in range(120):
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(path)
+            crowd.append(client)
+        time.sleep(0.5)
+        crowded = echo_round_trips(established, reader)
+        elapsed = time.monotonic() - started
+        assert crowded <= 3 * normal + 0.002, f"echo {normal * 1000:.2f} ms before, {crowded * 1000:.2f} ms out of fds"
+        for client in crowd:
+            client.close()
+        time.sleep(0.6)
+        late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        late.connect(path)
+        late.sendall(b'{"jsonrpc":"2.0","method":"echo","params":["late"],"id":1}\n')
+        assert json.loads(ByteReader(late.fileno()).line(timeout=5))["result"] == ["late"]
+        late.close()
+        established.close()
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(10) == 0
+    warnings = log_path.read_text().count("Too many open files")
+    pauses = (elapsed + 0.6) / 0.25 + 2
+    assert 1 <= warnings <= pauses, f"{warnings} warnings in {elapsed:.1f} s"
