@@ -4,7 +4,7 @@ import JSONRPC
 
 /// Sends a daemon→host request and reports its answer once (`JSONRPC.Connection` does).
 public protocol HostRequester: AnyObject, Sendable {
-    func request(method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void)
+    func request(method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, RequestFailure>) -> Void)
 }
 
 extension Connection: HostRequester {}
@@ -77,16 +77,16 @@ final class PartnerSSOHost: PartnerSSOProvider {
         }
     }
 
-    /// A host's error by its `data.reason`. The connection's own failures (no answer in time, connection
-    /// closed; codes -32001/-32000, which hosts may use too) are told apart by their fixed messages.
-    static func partnerError(_ error: ErrorObject, method: String) -> PartnerSSOError {
+    /// A host's error by its `data.reason`; the connection's own failures (no answer in time, connection
+    /// closed) by their type, whatever codes a host's errors use.
+    static func partnerError(_ failure: RequestFailure, method: String) -> PartnerSSOError {
+        let error: ErrorObject
+        switch failure {
+        case .timedOut: return PartnerSSOError(.serviceTemporarilyUnavailable, message: "\(method): no answer within 10 s")
+        case .connectionClosed: return PartnerSSOError(.userCancelled, message: "the host is gone")
+        case .peer(let peerError): error = peerError
+        }
         let reason = error.data?["reason"]?.stringValue.flatMap(PartnerSSOError.Reason.init(rawValue:))
-        if reason == nil, error.code == .requestTimedOut, error.message == "Request timed out" {
-            return PartnerSSOError(.serviceTemporarilyUnavailable, message: "\(method): no answer within 10 s")
-        }
-        if reason == nil, error.code == .connectionClosed, error.message == "Connection closed" {
-            return PartnerSSOError(.userCancelled, message: "the host is gone")
-        }
         return PartnerSSOError(
             reason ?? .other, unsupportedProviderIdentifier: error.data?["unsupportedProviderIdentifier"]?.stringValue, message: error.message)
     }

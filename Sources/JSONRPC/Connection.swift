@@ -79,9 +79,10 @@ public final class Connection: Sendable {
     }
 
     /// Sends a daemon→host request with a fresh id (`"pb-N"`) and calls `completion` once: with the
-    /// peer's result or error, with -32001 after `timeout`, or with -32000 if the connection closes first.
+    /// peer's result or error (``RequestFailure/peer(_:)``), with ``RequestFailure/timedOut`` after `timeout`,
+    /// or with ``RequestFailure/connectionClosed`` if the connection closes first.
     /// The completion runs on the loop thread (or the caller's, if already closed) and must not block.
-    public func request(method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) {
+    public func request(method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, RequestFailure>) -> Void) {
         let deadline = monotonicNanos() + timeout.nanoseconds
         let accepted = state.withLock { state -> Bool in
             guard !state.closing else { return false }
@@ -92,7 +93,7 @@ public final class Connection: Sendable {
             return true
         }
         if !accepted {
-            completion(.failure(ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection is closing"])))
+            completion(.failure(.connectionClosed))
         }
     }
 
@@ -387,7 +388,7 @@ public final class Connection: Sendable {
             log.debug("connection \(number): response to unknown request \(id), dropped")
             return
         }
-        request.completion(result)
+        request.completion(result.mapError { .peer($0) })
     }
 
     // MARK: Lifecycle (loop thread)
@@ -408,8 +409,7 @@ public final class Connection: Sendable {
             state.outgoing = [:]
             return requests
         }
-        let closed = ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])
-        for request in outgoing { request.completion(.failure(closed)) }
+        for request in outgoing { request.completion(.failure(.connectionClosed)) }
         if !closedNotified {
             closedNotified = true
             handler?.connectionClosed(self)
@@ -446,8 +446,7 @@ public final class Connection: Sendable {
             }
             return .keep
         }
-        let timedOut = ErrorObject(code: .requestTimedOut, message: "Request timed out", data: ["reason": "the host did not answer in time"])
-        for request in expired { request.completion(.failure(timedOut)) }
+        for request in expired { request.completion(.failure(.timedOut)) }
         return verdict
     }
 
@@ -488,8 +487,7 @@ public final class Connection: Sendable {
             state.outgoing = [:]
             return requests
         }
-        let closed = ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])
-        for request in outgoing { request.completion(.failure(closed)) }
+        for request in outgoing { request.completion(.failure(.connectionClosed)) }
         handler = nil
         held = []
     }
@@ -553,5 +551,24 @@ final class Batch: @unchecked Sendable {
 /// A daemon→host request awaiting its answer.
 struct OutgoingRequest: Sendable {
     let deadline: UInt64
-    let completion: @Sendable (Result<JSON, ErrorObject>) -> Void
+    let completion: @Sendable (Result<JSON, RequestFailure>) -> Void
+}
+
+/// How a daemon→host request ended without a result.
+public enum RequestFailure: Error, Sendable, Hashable {
+    /// The peer answered with this error object.
+    case peer(ErrorObject)
+    /// The peer did not answer within the timeout.
+    case timedOut
+    /// The connection closed before an answer came.
+    case connectionClosed
+
+    /// An error object describing the failure: the peer's own, or -32001 / -32000 for the connection's.
+    public var errorObject: ErrorObject {
+        switch self {
+        case .peer(let error): return error
+        case .timedOut: return ErrorObject(code: .requestTimedOut, message: "Request timed out", data: ["reason": "the host did not answer in time"])
+        case .connectionClosed: return ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])
+        }
+    }
 }

@@ -92,7 +92,7 @@ enum TestMethods: String {
             connection.request(method: method, params: params?["params"] ?? .null, timeout: timeout) { result in
                 switch result {
                 case .success(let value): answer(.success(["result": value]))
-                case .failure(let error): answer(.success(["error": error.json]))
+                case .failure(let failure): answer(.success(["error": failure.errorObject.json]))
                 }
             }
         case .strayPrint:

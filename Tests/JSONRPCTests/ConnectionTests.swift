@@ -79,7 +79,7 @@ final class ConnectionTests: XCTestCase {
             connection.request(method: "host/\(method)", params: ["q": 1], timeout: timeout) { result in
                 switch result {
                 case .success(let value): connection.respond(to: id, result: ["host": value])
-                case .failure(let error): connection.respond(to: id, error: error)
+                case .failure(let failure): connection.respond(to: id, error: failure.errorObject)
                 }
             }
         }
