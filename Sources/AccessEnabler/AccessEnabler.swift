@@ -25,6 +25,9 @@ import JSON
 ///   or N111 (profile missing/expired at the backend, TempPass over), "Internal Authorization Error" + Z500
 ///   (HTTP error), "Generic Authorization Error" + Z500 (no answer, garbage) or + Z100 (429 after retries).
 /// - checkPreauthorizedResources: preauthorizedResources([]) + P100.
+/// Successes add an advisory status: N011 (TempPass login), N010 (authenticate-all degradation), Z011 (TempPass
+/// authorization), Z010 (authorized under a degradation rule). Picking TempPass after it expired ends with
+/// "User Not Authenticated Error" + N111.
 /// - logout: setAuthenticationStatus(0, "User Not Authenticated Error") whatever the backend answered.
 ///
 /// With `configuration.partnerSSO` (issue 6; apple-sso-cookbook steps 2–4) the host's TV-provider account takes

@@ -69,6 +69,14 @@ extension Engine {
                 delegate.sendTrackingData(
                     ["true", profile.mvpd, profile.trackingGUID, "false", nil, nil] + requestor.trackingTail,
                     forEventType: TrackingEvent.authorization)
+                switch decision["source"]?.stringValue {
+                case "degradation":
+                    delegate.status(AdvancedStatus(id: "Z010", level: "warning", message: "Authorized under a degradation rule", resource: resource))
+                case "temppass":
+                    delegate.status(AdvancedStatus(id: "Z011", level: "info", message: "Authorized with TempPass", resource: resource))
+                default:
+                    break
+                }
                 return .token(token: token, resource: resource)
             }
             return await denied(decision["error"], resource: resource, requestor: requestor, profile: profile)

@@ -104,7 +104,14 @@ extension Engine {
         // The flow may have been ended (cancelled) while the profile was written: the login stands, unreported.
         if let flowID, loginFlow?.id != flowID { return lastCompleted ?? .authenticated }
         select(requestor.mvpd(profile.mvpd), requestor)
-        let status = profile.isTemporary ? AdvancedStatus(id: "N011", level: "info", message: "Authenticated with TempPass") : nil
+        let status: AdvancedStatus? =
+            if profile.isTemporary {
+                AdvancedStatus(id: "N011", level: "info", message: "Authenticated with TempPass")
+            } else if profile.isDegraded {
+                AdvancedStatus(id: "N010", level: "warning", message: "Authenticated under an authenticate-all degradation rule")
+            } else {
+                nil
+            }
         if loginFlow != nil {
             finishLogin(.authenticated, requestor: requestor, profile: profile, status: status)
         } else {
@@ -201,6 +208,10 @@ extension Engine {
         let result = await requestor.client(for: mvpd.ID).call(
             "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
             form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)])
+        if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
+            return loginFailed(
+                ErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
+        }
         guard case .ok = result else { return loginFailure(result, requestor) }
         return await fetchProfile(mvpd.ID, requestor)
     }

@@ -61,7 +61,7 @@ extension Engine {
         }
         return await withCheckedContinuation { continuation in
             logoutFlow?.waiters.append(continuation)
-            delegate.navigate(toUrl: logoutURL, useSVC: false)
+            delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.handleSVC })
         }
     }
 

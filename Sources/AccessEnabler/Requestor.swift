@@ -60,6 +60,8 @@ struct Profile: Sendable {
     var issuer: String? { json["issuer"]?.stringValue }
     var type: String? { json["type"]?.stringValue }
     var isTemporary: Bool { type == "temporary" }
+    /// Issued under an authenticate-all degradation rule.
+    var isDegraded: Bool { type == "degraded" }
 
     /// The value of attribute `name` and whether it is encrypted (`state` "enc").
     func attribute(_ name: String) -> (value: JSON, encrypted: Bool)? {

@@ -1,0 +1,126 @@
+"""SDK behaviours through the real daemon on the real emulator, each with the value the SDK reference gives:
+advisory codes (N010, Z010, Z011, N111), useSVC on the logout page, a malformed MRSS refused with Z130."""
+import urllib.request
+
+import pytest
+
+from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, REDIRECT_URL, Emulator, SocketDaemon, daemon_args,
+                        follow_to_redirect_url, notifications_named)
+from test_bridge_flows import login
+
+
+@pytest.fixture()
+def emulator(bin_dir):
+    emulator = Emulator(bin_dir)
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture()
+def daemon(bin_dir, emulator, tmp_path, short_tmp):
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
+    yield daemon
+    assert daemon.stop() == 0
+
+
+@pytest.fixture()
+def app(daemon):
+    app = daemon.connect()
+    yield app
+    app.close()
+
+
+def ready(app, requestor="REF"):
+    assert app.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert app.call("setRequestor", {"requestorID": requestor}) == {"status": 1}
+
+
+def statuses(notes):
+    return [n["params"]["id"] for n in notes if n.get("method") == "status"]
+
+
+def advance_clock(emulator, seconds):
+    request = urllib.request.Request(emulator.base + "/__admin/clock", data=b'{"advanceSeconds": %d}' % seconds,
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def pick(app, mvpd):
+    """getAuthentication → picker → setSelectedProvider `mvpd`; returns (getAuthentication id, start, notes, answer)."""
+    start = app.mark()
+    get_id = app.send("getAuthentication")
+    app.notification("displayProviderDialog", start)
+    notes, response = app.exchange("setSelectedProvider", {"mvpdId": mvpd})
+    return get_id, start, notes, response
+
+
+def test_authenticate_all_degradation_reports_n010_then_z010(app):
+    ready(app, "REF2")
+    get_id, start, notes, response = pick(app, "DegradedAuthN")
+    assert "navigateToUrl" not in notifications_named(notes)
+    assert response["result"] == {"status": 1, "errorCode": ""}
+    assert statuses(notes) == ["N010"]
+    assert app.response(get_id, start)[1]["result"] == {"status": 1, "errorCode": ""}
+    notes, response = app.exchange("checkAuthorization", {"resource": "ch1"})
+    assert notifications_named(notes) == ["setToken", "sendTrackingData", "status"]
+    assert notes[-1]["params"]["id"] == "Z010" and notes[-1]["params"]["level"] == "warning"
+    assert response["result"]["resource"] == "ch1" and response["result"]["token"]
+
+
+def test_authorize_all_degradation_reports_z010(app):
+    ready(app, "REF2")
+    get_id, start, notes, _ = pick(app, "DegradedAuthZ")
+    redirect = follow_to_redirect_url(notes[-1]["params"]["url"])
+    assert app.call("handleExternalURL", {"url": redirect}) == {"status": 1, "errorCode": ""}
+    notes, response = app.exchange("checkAuthorization", {"resource": "ch1"})
+    assert statuses(notes) == ["Z010"]
+    assert response["result"]["resource"] == "ch1"
+
+
+def test_temp_pass_authorization_reports_z011(app):
+    ready(app)
+    pick(app, "TempPass")
+    notes, response = app.exchange("checkAuthorization", {"resource": "ch1"})
+    assert notifications_named(notes) == ["setToken", "sendTrackingData", "status"]
+    assert notes[-1]["params"]["id"] == "Z011" and notes[-1]["params"]["level"] == "info"
+    assert response["result"]["resource"] == "ch1"
+
+
+def test_temp_pass_picked_again_after_it_expired_reports_n111(app, emulator):
+    ready(app)
+    pick(app, "TempPass")
+    advance_clock(emulator, 181)
+    # The first call that reaches the backend learns the TempPass is over (and forgets it).
+    notes, _ = app.exchange("checkAuthorization", {"resource": "ch1"})
+    assert statuses(notes) == ["N111"]
+    get_id, start, notes, response = pick(app, "TempPass")
+    assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert statuses(notes) == ["N111"]
+    assert app.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def test_logout_page_carries_use_svc_with_handle_svc(app):
+    ready(app)
+    assert app.call("setOptions", {"handleSVC": True}) == {}
+    _, _, notes, _ = pick(app, "MockMVPD")
+    assert notes[-1]["params"]["useSVC"] is True
+    app.call("handleExternalURL", {"url": follow_to_redirect_url(notes[-1]["params"]["url"])})
+    start = app.mark()
+    logout_id = app.send("logout")
+    _, navigate = app.notification("navigateToUrl", start)
+    assert navigate["params"]["useSVC"] is True
+    app.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
+    assert app.response(logout_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def test_unescaped_mrss_is_refused_with_z130(app):
+    ready(app)
+    login(app)
+    mrss = ('<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>REF</title><item>'
+            '<title>Law & Order: "SVU" <Pilot></title></item></channel></rss>')
+    notes, response = app.exchange("checkAuthorization", {"resource": mrss})
+    assert notifications_named(notes) == ["tokenRequestFailed", "sendTrackingData", "status"]
+    assert notes[0]["params"]["resource"] == mrss and notes[0]["params"]["errorCode"] == NOT_AUTHORIZED
+    assert notes[-1]["params"]["id"] == "Z130"
+    assert response["result"]["errorCode"] == NOT_AUTHORIZED
