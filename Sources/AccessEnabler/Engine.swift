@@ -97,7 +97,7 @@ actor Engine {
         } catch {
             return finishSetRequestor(nil, failureStatus: storeFailure(error))
         }
-        let urls = (serviceProviders ?? [configuration.backendURL]).filter(Self.isAllowedBackend)
+        let urls = (serviceProviders ?? [configuration.backendURL]).filter(BackendURL.isAllowed)
         let providers = urls.map { client(for: $0, statement: statement) }
         let path = "/api/v2/\(FormEncoding.escape(requestorID))/configuration"
         var requestor: Requestor?
@@ -199,15 +199,6 @@ actor Engine {
             return AdvancedStatus(id: "STORE500", level: "error", message: "The device's store failed: \(error)")
         case .transport, .ok, .none:
             return AdvancedStatus(id: "CFG404", level: "error", message: "Backend not reachable")
-        }
-    }
-
-    /// https, or plain http on loopback only (DESIGN §6).
-    static func isAllowedBackend(_ url: URL) -> Bool {
-        switch url.scheme?.lowercased() {
-        case "https": return true
-        case "http": return ["127.0.0.1", "localhost", "::1", "[::1]"].contains(url.host?.lowercased() ?? "")
-        default: return false
         }
     }
 

@@ -200,7 +200,7 @@ public enum OpenRPC {
               "format": "uri"
             }
           },
-          "description": "Backend base URLs to query instead of the daemon's backend."
+          "description": "Backend base URLs to query instead of the daemon's backend: https, or http on a loopback host (localhost, ::1, 127.0.0.0/8), the same rule as --backend; any other entry is refused with -32602."
         },
         {
           "name": "signedRequestorID",

@@ -77,15 +77,10 @@ struct Backend {
         }
         switch scheme {
         case "https": return url
-        case "http" where isLoopback(host): return url
+        case "http" where BackendURL.isLoopback(host): return url
         case "http": throw .failure("refusing plain http backend \(text): only loopback hosts may use http")
         default: throw .failure("--backend needs an https URL, got \(text)")
         }
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
     }
 }
 

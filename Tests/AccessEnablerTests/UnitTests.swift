@@ -90,11 +90,14 @@ final class HeaderTests: XCTestCase {
     }
 
     func testOnlyHTTPSOrLoopbackBackends() {
-        XCTAssertTrue(Engine.isAllowedBackend(URL(string: "https://sp.auth.adobe.com")!))
-        XCTAssertTrue(Engine.isAllowedBackend(URL(string: "http://127.0.0.1:8080")!))
-        XCTAssertTrue(Engine.isAllowedBackend(URL(string: "http://localhost:8080")!))
-        XCTAssertFalse(Engine.isAllowedBackend(URL(string: "http://sp.auth.adobe.com")!))
-        XCTAssertFalse(Engine.isAllowedBackend(URL(string: "ftp://127.0.0.1")!))
+        XCTAssertTrue(BackendURL.isAllowed(URL(string: "https://sp.auth.adobe.com")!))
+        XCTAssertTrue(BackendURL.isAllowed(URL(string: "http://127.0.0.1:8080")!))
+        XCTAssertTrue(BackendURL.isAllowed(URL(string: "http://127.0.0.2:8080")!))
+        XCTAssertTrue(BackendURL.isAllowed(URL(string: "http://localhost:8080")!))
+        XCTAssertTrue(BackendURL.isAllowed(URL(string: "http://[::1]:8080")!))
+        XCTAssertFalse(BackendURL.isAllowed(URL(string: "http://sp.auth.adobe.com")!))
+        XCTAssertFalse(BackendURL.isAllowed(URL(string: "http://127.example.com")!))
+        XCTAssertFalse(BackendURL.isAllowed(URL(string: "ftp://127.0.0.1")!))
     }
 
     func testOptionsApplyKnownKeys() {

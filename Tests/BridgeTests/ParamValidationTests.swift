@@ -67,7 +67,10 @@ final class ParamValidationTests: XCTestCase {
         let missingMVPD = invalidParams(harness.call("setSelectedProvider", [:]))
         XCTAssertEqual(missingMVPD?.data?["param"], "mvpdId")
         let provider = invalidParams(harness.call("setRequestor", ["requestorID": "REF", "serviceProviders": ["ftp://x"]]))
-        XCTAssertEqual(provider?.message, "Invalid params: 'serviceProviders' item 0 is not an http(s) URL")
+        XCTAssertEqual(provider?.message, "Invalid params: 'serviceProviders' item 0 is not an https URL, nor an http URL on a loopback host")
+        let plain = invalidParams(
+            harness.call("setRequestor", ["requestorID": "REF", "serviceProviders": ["https://sp.example", "http://sp.example"]]))
+        XCTAssertEqual(plain?.message, "Invalid params: 'serviceProviders' item 1 is not an https URL, nor an http URL on a loopback host")
     }
 
     func testNothingReachesTheEngineWhenParamsAreInvalid() throws {

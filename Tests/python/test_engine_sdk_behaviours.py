@@ -1,10 +1,13 @@
 """SDK behaviours through the real daemon on the real emulator, each with the value the SDK reference gives:
-advisory codes (N010, Z010, Z011, N111), useSVC on the logout page, a malformed MRSS refused with Z130."""
+advisory codes (N010, Z010, Z011, N111), useSVC on the logout page, a malformed MRSS refused with Z130, one
+loopback rule."""
+import socket
+import threading
 import urllib.request
 
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, REDIRECT_URL, Emulator, SocketDaemon, daemon_args,
+from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, REDIRECT_URL, Emulator, RpcError, SocketDaemon, daemon_args,
                         follow_to_redirect_url, notifications_named)
 from test_bridge_flows import login
 
@@ -124,3 +127,35 @@ def test_unescaped_mrss_is_refused_with_z130(app):
     assert notes[0]["params"]["resource"] == mrss and notes[0]["params"]["errorCode"] == NOT_AUTHORIZED
     assert notes[-1]["params"]["id"] == "Z130"
     assert response["result"]["errorCode"] == NOT_AUTHORIZED
+
+
+def test_one_loopback_rule_for_the_command_line_and_set_requestor(bin_dir, tmp_path, short_tmp):
+    """--backend http://127.0.0.2:PORT is accepted, and setRequestor really calls it; a plain-http service
+    provider off loopback is refused with -32602 instead of being dropped."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.2", 0))
+    listener.listen(8)
+    accepted = threading.Event()
+
+    def accept():
+        connection, _ = listener.accept()
+        accepted.set()
+        connection.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    backend = "http://127.0.0.2:%d" % listener.getsockname()[1]
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(backend, tmp_path / "state"))
+    try:
+        app = daemon.connect()
+        notes, response = app.exchange("setRequestor", {"requestorID": "REF"})
+        assert accepted.is_set()
+        assert response["result"] == {"status": 0}
+        assert [n["params"] for n in notes if n["method"] == "status"][0]["message"] == "Backend not reachable"
+        with pytest.raises(RpcError) as refused:
+            app.call("setRequestor", {"requestorID": "REF", "serviceProviders": [backend, "http://sp.example"]})
+        assert refused.value.code == -32602
+        assert refused.value.error["data"]["param"] == "serviceProviders" and "item 1" in refused.value.error["message"]
+        app.close()
+    finally:
+        assert daemon.stop() == 0
+        listener.close()

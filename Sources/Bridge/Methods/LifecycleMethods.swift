@@ -76,9 +76,9 @@ enum LifecycleMethods {
         let requestorID = try params.requiredString("requestorID")
         if requestorID.isEmpty { throw Params.invalid("requestorID", "must not be empty") }
         let serviceProviders = try params.stringArray("serviceProviders")?.enumerated().map { index, text throws(ErrorObject) in
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-                url.host?.isEmpty == false
-            else { throw Params.invalid("serviceProviders", "item \(index) is not an http(s) URL") }
+            guard let url = URL(string: text), BackendURL.isAllowed(url) else {
+                throw Params.invalid("serviceProviders", "item \(index) is not an https URL, nor an http URL on a loopback host")
+            }
             return url
         }
         session.markRequestorSent()
