@@ -107,7 +107,9 @@ public final class AccessEnabler: Sendable {
         await engine.authorize(resource, data: data, loginIfNeeded: true)
     }
 
-    /// Deletes the profiles at Adobe and locally; with a web view navigates to the MVPD logout page, then ends
+    /// Deletes the profiles at Adobe and locally (locally also this application's profiles under its other
+    /// requestors on this device, as the SDK clears the whole token storage); with a web view navigates to the
+    /// MVPD logout page, then ends
     /// with setAuthenticationStatus(0, "User Not Authenticated Error") after handleExternalURL or logoutTimeout.
     public func logout() async -> AuthenticationStatus {
         await engine.logout()

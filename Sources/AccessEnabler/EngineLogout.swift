@@ -43,6 +43,17 @@ extension Engine {
                 return logoutFailed(error)
             }
         }
+        // The SDK's logout clears the application's whole token storage: this application's logins under its
+        // other requestors on this device go too (Adobe's logout is per requestor: those stay on the server).
+        do {
+            let scopes = Set(requestor.mvpds.map { profileKey(requestor, $0.ID).login.scope })
+            for key in try await store.otherRequestorsProfiles(scopes: scopes, device: deviceID ?? "", requestor: requestor.id) {
+                preauthorized[key] = nil
+                try await store.deleteProfile(key)
+            }
+        } catch {
+            return logoutFailed(error)
+        }
         select(nil, requestor)
         guard configuration.webView, let logoutURL, !cancelled else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)

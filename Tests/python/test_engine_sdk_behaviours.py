@@ -159,3 +159,22 @@ def test_one_loopback_rule_for_the_command_line_and_set_requestor(bin_dir, tmp_p
     finally:
         assert daemon.stop() == 0
         listener.close()
+
+
+def test_logout_clears_the_applications_logins_under_its_other_requestors(daemon):
+    ref, ref2 = daemon.connect(), daemon.connect()
+    ready(ref)
+    ready(ref2, "REF2")
+    login(ref)
+    _, _, notes, _ = pick(ref2, "MockMVPD")
+    assert ref2.call("handleExternalURL", {"url": follow_to_redirect_url(notes[-1]["params"]["url"])})["status"] == 1
+    assert ref2.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    start = ref.mark()
+    logout_id = ref.send("logout")
+    _, navigate = ref.notification("navigateToUrl", start)
+    ref.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
+    assert ref.response(logout_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    # The same application under REF2 on this device is logged out too (no network: checkAuthentication).
+    assert ref2.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    ref.close()
+    ref2.close()
