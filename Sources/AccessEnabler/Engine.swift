@@ -42,6 +42,8 @@ actor Engine {
     var flowCounter = 0
     /// The outcome of the last flow handleExternalURL (or its timeout/cancel) ended; answers a repeated call.
     var lastCompleted: AuthenticationStatus?
+    /// `AP-TempPass-Identity` from the last getAuthentication or getAuthorization `data` (none when it had none).
+    var identityHeaders: [(String, String)] = []
     /// The platform account as the host last described it (partner SSO, issue 6).
     var partnerAccount: PartnerAccount?
 

@@ -18,6 +18,7 @@ extension Engine {
             guard loginIfNeeded else {
                 return authorizationFailed(resource, ErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
             }
+            identityHeaders = TempPassIdentity.headers(data)
             let login = await self.login(requestor, filter: nil)
             do {
                 current = try await currentProfile(requestor)
@@ -33,13 +34,15 @@ extension Engine {
             return authorizationFailed(resource, ErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
         }
         let path = "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/authorize/\(FormEncoding.escape(profile.mvpd))"
-        let partner = await partnerHeaders(requestor, profile: profile)
-        var result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: partner)
+        // `data` of this call, else the identity of the login (a promotional TempPass needs it on every decision).
+        let identity = data?.isEmpty == false ? TempPassIdentity.headers(data) : identityHeaders
+        let headers = await partnerHeaders(requestor, profile: profile) + identity
+        var result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: headers)
         // Item-level errors whose action is `retry` get at most two more tries (rest-api-v2-notes §12.6).
         for _ in 0..<2 {
             guard case .ok(let body) = result, Self.decision(in: body, for: resource)?["error"]?["action"]?.stringValue == "retry" else { break }
             try? await Task.sleep(for: .milliseconds(300))
-            result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: partner)
+            result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: headers)
         }
         return await authorizationOutcome(result, resource: resource, requestor: requestor, profile: profile)
     }
@@ -174,10 +177,10 @@ extension Engine {
         var permitted = preauthorized[key] ?? []
         var failure: AdvancedStatus?
         if !cache || !resources.allSatisfy(permitted.contains) {
-            let partner = await partnerHeaders(requestor, profile: profile)
+            let headers = await partnerHeaders(requestor, profile: profile) + identityHeaders
             let result = await requestor.client(for: profile.mvpd).call(
                 "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/preauthorize/\(FormEncoding.escape(profile.mvpd))",
-                json: ["resources": .array(resources.map { .string($0) })], headers: partner)
+                json: ["resources": .array(resources.map { .string($0) })], headers: headers)
             if case .ok(let body) = result, let decisions = body["decisions"]?.arrayValue {
                 for decision in decisions {
                     guard let id = decision["resource"]?.stringValue else { continue }

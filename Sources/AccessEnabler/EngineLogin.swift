@@ -33,6 +33,7 @@ extension Engine {
         guard let requestor = await ready() else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
+        identityHeaders = TempPassIdentity.headers(data)
         let current: Profile?
         do {
             current = try await currentProfile(requestor)
@@ -173,7 +174,7 @@ extension Engine {
         let client = requestor.client(for: mvpd.ID)
         let result = await client.call(
             "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
-            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)])
+            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders)
         guard loginFlow?.id == flowID else { return .ended(lastCompleted ?? .failed(ErrorCode.providerNotSelected)) }
         guard case .ok(let body) = result else {
             return .ended(loginFailure(result, requestor, secondScreen: !configuration.webView))
@@ -207,7 +208,7 @@ extension Engine {
     func tempPassLogin(_ mvpd: MVPD, _ requestor: Requestor) async -> AuthenticationStatus {
         let result = await requestor.client(for: mvpd.ID).call(
             "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
-            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)])
+            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders)
         if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
             return loginFailed(
                 ErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
@@ -220,7 +221,7 @@ extension Engine {
     func fetchProfile(_ mvpdID: String, _ requestor: Requestor) async -> AuthenticationStatus {
         let flowID = loginFlow?.id
         let result = await requestor.client(for: mvpdID).call(
-            "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(mvpdID))")
+            "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(mvpdID))", headers: identityHeaders)
         guard loginFlow?.id == flowID else { return lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
         if case .ok(let body) = result, let profile = Profile.first(in: body, preferring: mvpdID) {
             return await loginSucceeded(profile, requestor)

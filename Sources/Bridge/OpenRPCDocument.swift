@@ -316,7 +316,7 @@ public enum OpenRPC {
           "schema": {
             "type": "object"
           },
-          "description": "Extra data passed to the MVPD login (generic data)."
+          "description": "Sent to the backend as the promotional TempPass identity: the header AP-TempPass-Identity carries base64 of this object as JSON on the login's sessions and profile calls and on later decisions (REST API V2 has no other place for it). An empty object sends nothing."
         },
         {
           "name": "filter",
@@ -575,7 +575,7 @@ public enum OpenRPC {
           "schema": {
             "type": "object"
           },
-          "description": "Extra data passed to the authorization decision."
+          "description": "Sent as the promotional TempPass identity (header AP-TempPass-Identity, base64 of this object as JSON) on the decision call; without it, the identity of the last getAuthentication or getAuthorization data is sent."
         }
       ],
       "result": {
@@ -633,7 +633,7 @@ public enum OpenRPC {
           "schema": {
             "type": "object"
           },
-          "description": "Extra data passed to the authorization decision."
+          "description": "Sent as the promotional TempPass identity (header AP-TempPass-Identity, base64 of this object as JSON) on the decision call; without it, the identity of the last getAuthentication or getAuthorization data is sent."
         }
       ],
       "result": {

@@ -195,8 +195,18 @@ class SocketDaemon:
             time.sleep(0.02)
 
     def connect(self) -> Client:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(self.path)
+        # The socket file appears just before the daemon listens on it: a refusal then means "not yet".
+        deadline = time.monotonic() + 10
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(self.path)
+                break
+            except ConnectionRefusedError:
+                sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
         reader = sock.makefile("rb")
 
         def close():

@@ -178,3 +178,25 @@ def test_logout_clears_the_applications_logins_under_its_other_requestors(daemon
     assert ref2.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
     ref.close()
     ref2.close()
+
+
+def test_data_is_the_promotional_temp_pass_identity(app):
+    ready(app, "REF2")
+    identity = {"email": "viewer@example.com"}
+    start = app.mark()
+    get_id = app.send("getAuthentication", {"data": identity})
+    _, dialog = app.notification("displayProviderDialog", start)
+    assert next(m for m in dialog["params"]["mvpds"] if m["ID"] == "PromoTempPass")["isTempPass"] is True
+    notes, response = app.exchange("setSelectedProvider", {"mvpdId": "PromoTempPass"})
+    assert response["result"] == {"status": 1, "errorCode": ""} and statuses(notes) == ["N011"]
+    assert app.response(get_id, start)[1]["result"] == {"status": 1, "errorCode": ""}
+    notes, response = app.exchange("checkAuthorization", {"resource": "ch1", "data": identity})
+    assert response["result"]["resource"] == "ch1" and response["result"]["token"]
+    assert statuses(notes) == ["Z011"]
+
+
+def test_promotional_temp_pass_without_data_is_refused(app):
+    ready(app, "REF2")
+    _, _, notes, response = pick(app, "PromoTempPass")
+    assert response["result"]["status"] == 0
+    assert app.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}

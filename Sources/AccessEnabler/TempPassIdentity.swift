@@ -1,0 +1,15 @@
+import Foundation
+import JSON
+
+/// The `data` of getAuthentication, checkAuthorization and getAuthorization: REST API V2 carries it as the
+/// promotional TempPass identity, `AP-TempPass-Identity: base64(JSON object)` (Adobe's "Promotional TempPass"
+/// pages), on sessions, `profiles/{mvpd}` and decisions calls.
+enum TempPassIdentity {
+    static let header = "AP-TempPass-Identity"
+
+    /// The header for `data`; none for nil or an empty object.
+    static func headers(_ data: JSONObject?) -> [(String, String)] {
+        guard let data, !data.isEmpty else { return [] }
+        return [(header, Data(JSON.object(data).serializedString().utf8).base64EncodedString())]
+    }
+}
