@@ -29,6 +29,9 @@ import JSON
 /// authorization), Z010 (authorized under a degradation rule). Picking TempPass after it expired ends with
 /// "User Not Authenticated Error" + N111.
 /// - logout: setAuthenticationStatus(0, "User Not Authenticated Error") whatever the backend answered.
+/// - The store failing (read or write) ends any call with its failure callback ("Generic Authentication Error",
+///   "Generic Authorization Error", setRequestorComplete(0), preauthorizedResources([]), metadata null), then
+///   status STORE500; nothing stored is changed by the failure (Protocol/README.md "The store").
 ///
 /// With `configuration.partnerSSO` (issue 6; apple-sso-cookbook steps 2–4) the host's TV-provider account takes
 /// part: setRequestor exchanges it silently for a profile (only setRequestorComplete fires) or adds status

@@ -52,7 +52,9 @@ final class PostgreSQLDatabase {
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw .postgreSQL("query", String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines))
+            // The primary message only: the detail may quote the values of a row.
+            let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+            throw .postgreSQL("query", primary ?? String(cString: PQresStatus(status)))
         }
         var rows: [[Cell]] = []
         for row in 0..<PQntuples(result) {

@@ -108,13 +108,15 @@ final class PostgreSQLStore: StoreConnection {
             """, SQLiteStore.values(scope) + [.integer(now), .integer(until), .text(seen)]).isEmpty)
     }
 
-    func profile(_ key: ProfileKey) throws -> StoredProfile? {
-        try rows(
-            """
-            SELECT profile, not_after_ms FROM profiles
-            WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4 AND mvpd = $5
-            """, SQLiteStore.values(key)
-        ).first.map { StoredProfile(json: $0[0].text ?? "", notAfter: $0[1].integer) }
+    func profiles(_ key: LoginKey) throws -> [String: StoredProfile] {
+        var result: [String: StoredProfile] = [:]
+        for row in try rows(
+            "SELECT mvpd, profile, not_after_ms FROM profiles WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4",
+            SQLiteStore.values(key))
+        {
+            result[row[0].text ?? ""] = StoredProfile(json: row[1].text ?? "", notAfter: row[2].integer)
+        }
+        return result
     }
 
     func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) throws {

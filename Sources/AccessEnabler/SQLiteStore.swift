@@ -79,12 +79,12 @@ final class SQLiteStore: StoreConnection {
         return claimed
     }
 
-    func profile(_ key: ProfileKey) throws -> StoredProfile? {
-        var result: StoredProfile?
+    func profiles(_ key: LoginKey) throws -> [String: StoredProfile] {
+        var result: [String: StoredProfile] = [:]
         try database.query(
-            "SELECT profile, not_after_ms FROM profiles WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ? AND mvpd = ?",
+            "SELECT mvpd, profile, not_after_ms FROM profiles WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?",
             Self.values(key)
-        ) { row in result = StoredProfile(json: row.text(0) ?? "", notAfter: row.integer(1)) }
+        ) { row in result[row.text(0) ?? ""] = StoredProfile(json: row.text(1) ?? "", notAfter: row.integer(2)) }
         return result
     }
 

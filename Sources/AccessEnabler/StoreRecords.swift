@@ -71,7 +71,8 @@ protocol StoreConnection: AnyObject {
     /// Takes the right to refresh the scope's token until `until` (epoch ms), unless another holder has it after
     /// `now` or the stored token is no longer `seen` (another process refreshed it meanwhile); true when taken.
     func claimTokenRefresh(_ scope: StoreScope, seen: String, now: Int64, until: Int64) throws -> Bool
-    func profile(_ key: ProfileKey) throws -> StoredProfile?
+    /// Every profile stored under `key`, by MVPD id (one query).
+    func profiles(_ key: LoginKey) throws -> [String: StoredProfile]
     /// Durable.
     func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) throws
     /// Deletes the profile and its authorization expiries (durable).

@@ -72,17 +72,23 @@ public final class TokenStore: Sendable {
 
     /// The profiles stored under `keys`, in their order (keys without a profile are left out).
     func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey]) async throws -> [(ProfileKey, StoredProfile)] {
-        try await executor.run(isolation: isolation) { connection in try keys.compactMap { key in try connection.profile(key).map { (key, $0) } } }
+        try await executor.run(isolation: isolation) { connection in try Self.read(keys, connection).map { ($0.0, $0.1) } }
     }
 
     /// As `profiles(_:)`, each with its authorization expiry for `resource` (nil when none or no resource).
     func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], authorizationExpiryOf resource: String?) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
         try await executor.run(isolation: isolation) { connection in
-            try keys.compactMap { key in
-                guard let profile = try connection.profile(key) else { return nil }
-                return (key, profile, try resource.flatMap { try connection.authorizationExpiry(key, resource: $0) })
+            try Self.read(keys, connection).map { key, profile in
+                (key, profile, try resource.flatMap { try connection.authorizationExpiry(key, resource: $0) })
             }
         }
+    }
+
+    /// The profiles of `keys`, in their order: one query per login key (the MVPDs of one service provider).
+    private static func read(_ keys: [ProfileKey], _ connection: any StoreConnection) throws -> [(ProfileKey, StoredProfile)] {
+        var byLogin: [LoginKey: [String: StoredProfile]] = [:]
+        for login in Set(keys.map(\.login)) { byLogin[login] = try connection.profiles(login) }
+        return keys.compactMap { key in byLogin[key.login]?[key.mvpd].map { (key, $0) } }
     }
 
     func saveProfile(isolation: isolated (any Actor)? = #isolation, _ profile: StoredProfile, _ key: ProfileKey) async throws {
