@@ -9,9 +9,11 @@ enum SQLValue: Sendable {
     case null
 }
 
-/// One SQLite connection: prepared statements bound and read byte for byte. Used by one thread at a time.
+/// One SQLite connection: statements prepared once and kept, bound and read byte for byte. Used by one thread at
+/// a time.
 final class SQLiteDatabase {
     let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
 
     /// Opens (creating) `path` with the file created 0600.
     init(path: String, busyTimeoutMillis: Int32) throws(TokenStoreError) {
@@ -29,7 +31,10 @@ final class SQLiteDatabase {
         sqlite3_extended_result_codes(handle, 1)
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) {
         try query(sql, arguments) { _ in }
@@ -37,10 +42,11 @@ final class SQLiteDatabase {
 
     /// Runs one statement, calling `row` per result row.
     func query(_ sql: String, _ arguments: [SQLValue], row: (Row) -> Void) throws(TokenStoreError) {
-        var statement: OpaquePointer?
-        let prepared = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
-        guard prepared == SQLITE_OK, let statement else { throw .sqlite("prepare", prepared) }
-        defer { sqlite3_finalize(statement) }
+        let statement = try prepare(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (index, argument) in arguments.enumerated() {
             let position = Int32(index + 1)
@@ -67,6 +73,16 @@ final class SQLiteDatabase {
             if code == SQLITE_DONE { return }
             throw .sqlite("step", code)
         }
+    }
+
+    /// The statement for `sql`, prepared on first use.
+    private func prepare(_ sql: String) throws(TokenStoreError) -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let prepared = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard prepared == SQLITE_OK, let statement else { throw .sqlite("prepare", prepared) }
+        statements[sql] = statement
+        return statement
     }
 
     /// The first column of the first row as text.

@@ -7,7 +7,7 @@ import Synchronization
 final class StoreExecutor: Sendable {
     typealias Job = @Sendable (any StoreConnection) -> Void
 
-    private let jobs = Mutex<[Job]>([])
+    private let jobs = Mutex<(queue: [Job], closed: Bool)>(([], false))
     private let condition = NSCondition()
 
     /// Starts one worker thread per connection.
@@ -33,8 +33,16 @@ final class StoreExecutor: Sendable {
     /// Queues `job` without waiting for it.
     func submit(_ job: @escaping Job) {
         condition.lock()
-        jobs.withLock { $0.append(job) }
+        jobs.withLock { $0.queue.append(job) }
         condition.signal()
+        condition.unlock()
+    }
+
+    /// Lets the workers finish what is queued, then end (closing their connections).
+    func close() {
+        condition.lock()
+        jobs.withLock { $0.closed = true }
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -42,12 +50,14 @@ final class StoreExecutor: Sendable {
         while true {
             condition.lock()
             var job: Job?
-            while job == nil {
-                job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-                if job == nil { condition.wait() }
+            var closed = false
+            while job == nil, !closed {
+                (job, closed) = jobs.withLock { jobs in jobs.queue.isEmpty ? (nil, jobs.closed) : (jobs.queue.removeFirst(), false) }
+                if job == nil, !closed { condition.wait() }
             }
             condition.unlock()
-            job?(connection)
+            guard let job else { return }
+            job(connection)
         }
     }
 }

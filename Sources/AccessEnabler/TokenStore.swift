@@ -38,6 +38,8 @@ public final class TokenStore: Sendable {
         executor = StoreExecutor(name: "passbridge-store", connections: [connection])
     }
 
+    deinit { executor.close() }
+
     // MARK: entities
 
     /// The store's device identifier; created (a random UUID) by the first caller of all processes sharing it.
