@@ -69,8 +69,9 @@ public final class AccessEnabler: Sendable {
 
     /// Runs the login flow: returns at once when authenticated (unless `forceAuthn`), else shows the picker
     /// (displayProviderDialog) and returns when the flow ends (handleExternalURL, second-screen poll, cancel).
-    /// `data` is sent as generic data; `filter` narrows the picker to those MVPD ids.
-    public func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: [String]?) async -> AuthenticationStatus {
+    /// `data` is sent as the promotional TempPass identity (`AP-TempPass-Identity`); `filter` narrows the
+    /// platform's picker (partner SSO) only, never the provider dialog.
+    public func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
         await engine.getAuthentication(forceAuthn: forceAuthn, data: data, filter: filter)
     }
 

@@ -29,7 +29,7 @@ extension Engine {
 
     // MARK: getAuthentication
 
-    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: [String]?) async -> AuthenticationStatus {
+    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
         guard let requestor = await ready() else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
@@ -50,7 +50,8 @@ extension Engine {
     }
 
     /// Starts (or joins) the login flow and waits for its end.
-    func login(_ requestor: Requestor, filter: [String]?) async -> AuthenticationStatus {
+    /// `filter` narrows the platform's picker only; the provider dialog lists every MVPD (as the SDK does).
+    func login(_ requestor: Requestor, filter: ProviderFilter?) async -> AuthenticationStatus {
         if loginFlow != nil {
             return await withCheckedContinuation { loginFlow?.waiters.append($0) }
         }
@@ -62,7 +63,7 @@ extension Engine {
         if requestor.mvpds.isEmpty {
             return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false)
         }
-        let mvpds = filter.map { ids in requestor.mvpds.filter { ids.contains($0.ID) } } ?? requestor.mvpds
+        let mvpds = requestor.mvpds
         flowCounter += 1
         lastCompleted = nil
         loginFlow = LoginFlow(id: flowCounter, requestor: requestor)
@@ -72,7 +73,7 @@ extension Engine {
         return await withCheckedContinuation { continuation in
             loginFlow?.waiters.append(continuation)
             if partner {
-                Task { await self.partnerLogin(requestor, mvpds: mvpds, flowID: flowID) }
+                Task { await self.partnerLogin(requestor, mvpds: mvpds, filter: filter, flowID: flowID) }
             } else {
                 delegate.displayProviderDialog(mvpds)
             }

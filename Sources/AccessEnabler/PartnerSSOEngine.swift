@@ -58,9 +58,16 @@ extension Engine {
     }
 
     /// The picker lists sent to the host: platformMappingIds of MVPDs with platform services, and the featured ones.
-    func partnerProviderLists(_ requestor: Requestor) -> (supported: [String], featured: [String]) {
+    func partnerProviderLists(_ requestor: Requestor, filter: ProviderFilter? = nil) -> (supported: [String], featured: [String]) {
         let boarded = requestor.mvpds.filter { $0.enablePlatformServices }
-        return (boarded.compactMap(\.platformMappingId), boarded.filter(\.displayInPlatformPicker).compactMap(\.platformMappingId))
+        func platformIDs(_ chosen: [String]?, otherwise: [MVPD]) -> [String] {
+            guard let chosen else { return otherwise.compactMap(\.platformMappingId) }
+            return chosen.compactMap { id in boarded.first { $0.ID == id }?.platformMappingId }
+        }
+        return (
+            platformIDs(filter?.tvProviders, otherwise: boarded),
+            platformIDs(filter?.featuredTVProviders, otherwise: boarded.filter(\.displayInPlatformPicker))
+        )
     }
 
     // MARK: the background check (cookbook steps 2 and 3)

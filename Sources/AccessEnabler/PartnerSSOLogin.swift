@@ -14,7 +14,7 @@ extension Engine {
     ///   `configuration_fallback` / `pfs_fallback` naming an MVPD): setSelectedProvider silently → navigateToUrl
     ///   (or REGCODE), no status.
     /// The flow ends, as every login flow, with setAuthenticationStatus.
-    func partnerLogin(_ requestor: Requestor, mvpds: [MVPD], flowID: Int) async {
+    func partnerLogin(_ requestor: Requestor, mvpds: [MVPD], filter: ProviderFilter?, flowID: Int) async {
         guard let provider = configuration.partnerSSO else { return }
         let timeout = configuration.partnerSSOTimeout
         let access = await PartnerCall.run(timeout: timeout) { try await provider.checkAccessStatus(prompt: true) }
@@ -28,7 +28,7 @@ extension Engine {
         case .success:
             break
         }
-        let lists = partnerProviderLists(requestor)
+        let lists = partnerProviderLists(requestor, filter: filter)
         let request = PartnerAccountMetadataRequest(
             interruptionAllowed: true, supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
         delegate.presentTvProviderDialog()

@@ -9,7 +9,7 @@ public protocol EngineAPI: Sendable {
     func setOptions(_ options: JSONObject)
     func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32
     func checkAuthentication() async -> AuthenticationStatus
-    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: [String]?) async -> AuthenticationStatus
+    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus
     func setSelectedProvider(_ mvpdId: String?) async -> SelectionOutcome
     func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus
     func getAuthenticationToken() async -> AuthenticationStatus

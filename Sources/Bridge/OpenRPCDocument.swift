@@ -322,12 +322,19 @@ public enum OpenRPC {
           "name": "filter",
           "required": false,
           "schema": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
+            "oneOf": [
+              {"type": "array", "items": {"type": "string"}},
+              {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "TV_PROVIDERS": {"type": "array", "items": {"type": "string"}},
+                  "FEATURED_TV_PROVIDERS": {"type": "array", "items": {"type": "string"}}
+                }
+              }
+            ]
           },
-          "description": "MVPD ids to offer, in this order."
+          "description": "The MVPDs the platform's picker (partner SSO) offers, as the SDK applies it: an array of MVPD ids (TV_PROVIDERS), or the SDK v2.4+ object {TV_PROVIDERS, FEATURED_TV_PROVIDERS}. Ids without partner SSO are ignored; the order is kept. displayProviderDialog always lists every MVPD."
         }
       ],
       "result": {
@@ -906,7 +913,7 @@ public enum OpenRPC {
     {
       "name": "displayProviderDialog",
       "summary": "The host should let the user pick an MVPD.",
-      "description": "Lists the configuration's MVPDs in the backend's order (TempPass ones included), narrowed by getAuthentication's filter. Answer with setSelectedProvider.",
+      "description": "Lists every MVPD of the configuration in the backend's order (TempPass ones included); getAuthentication's filter does not narrow it. Answer with setSelectedProvider.",
       "paramStructure": "by-name",
       "params": [
         {

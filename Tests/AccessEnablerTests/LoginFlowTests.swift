@@ -88,13 +88,15 @@ final class LoginFlowTests: EmulatorTestCase {
         XCTAssertEqual(client.delegate.take().first, .setAuthenticationStatus(0, "Provider not Selected Error"))
     }
 
-    func testFilterNarrowsThePicker() async throws {
+    /// The SDK applies `filter` to the platform's picker only: the provider dialog lists every MVPD.
+    func testFilterLeavesTheProviderDialogWhole() async throws {
         let client = try makeClient()
         await ready(client)
-        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: ["MockPicker", "TempPass"]) }
+        let filter = ProviderFilter(tvProviders: ["MockPicker", "TempPass"])
+        let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: filter) }
         let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
         XCTAssertTrue(shown)
-        XCTAssertEqual(client.delegate.take(), [.displayProviderDialog(["TempPass", "MockPicker"])])
+        XCTAssertEqual(client.delegate.take(), [.displayProviderDialog(["MockMVPD", "TempPass", "MockSSO", "MockPicker"])])
         await client.engine.cancel()
         let result = await flow.value
         XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error"))

@@ -83,8 +83,8 @@ final class FakeEngine: EngineAPI {
         return AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error")
     }
 
-    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: [String]?) async -> AuthenticationStatus {
-        record("getAuthentication \(forceAuthn) \(data.map { JSON.object($0).serializedString() } ?? "nil") \(filter ?? [])")
+    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
+        record("getAuthentication \(forceAuthn) \(data.map { JSON.object($0).serializedString() } ?? "nil") \(filter?.tvProviders ?? [])")
         delegate.displayProviderDialog([Self.mock, Self.tempPass, Self.sso])
         return AuthenticationStatus(status: 1, errorCode: "")
     }

@@ -15,11 +15,12 @@ enum AuthenticationMethods {
         .engine { engine in Wire.authentication(await engine.checkAuthentication()) }
     }
 
-    /// `{forceAuthn?, data?, filter?}` → `{status, errorCode}` when the login flow ends.
+    /// `{forceAuthn?, data?, filter?}` → `{status, errorCode}` when the login flow ends. `filter`: an array of MVPD
+    /// ids, or `{TV_PROVIDERS?, FEATURED_TV_PROVIDERS?}` (SDK v2.4+); it narrows the platform's picker only.
     static let getAuthentication = MethodSpec(name: "getAuthentication", needsRequestor: true) { _, params throws(ErrorObject) in
         let forceAuthn = try params.bool("forceAuthn") ?? false
         let data = try params.object("data")
-        let filter = try params.stringArray("filter")
+        let filter = try params.providerFilter("filter")
         return .engine { engine in
             Wire.authentication(await engine.getAuthentication(forceAuthn: forceAuthn, data: data, filter: filter))
         }
