@@ -47,9 +47,10 @@ public final class AccessEnabler: Sendable {
         engine = Engine(configuration: configuration, store: store, delegate: delegate)
     }
 
-    /// Sets `applicationProfile`, `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON,
-    /// → `X-Device-Info` instead of the computed one) and `handleSVC` (true: login pages are sent with
-    /// `useSVC: true`); other keys are ignored. Applies to the next request. Never queued.
+    /// Sets `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON, → `X-Device-Info` instead of
+    /// the computed one) and `handleSVC` (true: login and logout pages are sent with `useSVC: true`); other keys,
+    /// `applicationProfile` included (REST API V2 has no place for it), are ignored. Applies to the next
+    /// request. Never queued.
     public func setOptions(_ options: JSONObject) {
         engine.shared.withLock { $0.options.apply(options) }
     }

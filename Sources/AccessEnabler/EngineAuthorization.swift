@@ -25,6 +25,7 @@ extension Engine {
             } catch {
                 return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
             }
+            if login.errorCode == ErrorCode.providerNotSelected { return .loginCancelled(login) }
             guard login.status == AccessEnablerStatus.success, current != nil else {
                 let code = login.errorCode.isEmpty ? ErrorCode.userNotAuthenticated : login.errorCode
                 return authorizationFailed(resource, code, "", requestor: requestor, profile: nil)

@@ -75,6 +75,10 @@ public enum AuthorizationOutcome: Sendable, Equatable {
     case token(token: String, resource: String)
     /// `errorDescription` is the decision error's `details`, else "".
     case failed(resource: String, errorCode: String, errorDescription: String)
+    /// getAuthorization only: the user cancelled the login it started (setSelectedProvider null at the picker).
+    /// As in the SDK, that login's setAuthenticationStatus(0, "Provider not Selected Error") ended it: no
+    /// tokenRequestFailed, no authorization tracking.
+    case loginCancelled(AuthenticationStatus)
 }
 
 /// What setSelectedProvider did.

@@ -1,16 +1,15 @@
 import JSON
 import Synchronization
 
-/// setOptions values (adobe-pass-sdk-notes §2.1).
+/// setOptions values (adobe-pass-sdk-notes §2.1). `applicationProfile` is accepted and not kept: REST API V2
+/// defines no header or parameter that carries it (`Protocol/README.md`, "Values").
 struct Options: Sendable {
-    var applicationProfile: String?
     var visitorID: String?
     /// Base64 JSON given by the host; replaces the computed X-Device-Info.
     var deviceInfo: String?
     var handleSVC = false
 
     mutating func apply(_ options: JSONObject) {
-        if let value = options["applicationProfile"] { applicationProfile = value.stringValue }
         if let value = options["visitorID"] { visitorID = value.stringValue }
         if let value = options["device_info"] { deviceInfo = value.stringValue }
         if let value = options["handleSVC"] { handleSVC = value.boolValue ?? false }

@@ -122,7 +122,8 @@ public enum OpenRPC {
           "required": false,
           "schema": {
             "type": "string"
-          }
+          },
+          "description": "Accepted for the SDK's sake and not sent: REST API V2 has no header or parameter for an application profile."
         },
         {
           "name": "visitorID",
@@ -623,7 +624,7 @@ public enum OpenRPC {
     {
       "name": "getAuthorization",
       "summary": "Ask for a media token, logging in first when needed.",
-      "description": "Like checkAuthorization, but when no valid profile exists it first runs the login flow (displayProviderDialog…setAuthenticationStatus) and then continues with the same resource and data. If that login fails, ends with tokenRequestFailed whose errorDescription is empty.",
+      "description": "Like checkAuthorization, but when no valid profile exists it first runs the login flow (displayProviderDialog…setAuthenticationStatus) and then continues with the same resource and data. If that login fails, ends with tokenRequestFailed whose errorDescription is empty; if the user cancels it at the provider dialog (setSelectedProvider null), the login's setAuthenticationStatus(0, \"Provider not Selected Error\") ends the call as in the SDK (no tokenRequestFailed, no authorization tracking) and the result repeats its params.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -652,10 +653,13 @@ public enum OpenRPC {
             },
             {
               "$ref": "#/components/schemas/TokenFailure"
+            },
+            {
+              "$ref": "#/components/schemas/AuthenticationStatus"
             }
           ]
         },
-        "description": "The params of setToken or of tokenRequestFailed."
+        "description": "The params of setToken or of tokenRequestFailed, or of setAuthenticationStatus when the user cancelled the login it started."
       },
       "errors": [
         {

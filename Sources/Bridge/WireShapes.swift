@@ -36,6 +36,8 @@ enum Wire {
                 "resource": .string(resource), "errorCode": .string(errorCode),
                 "errorDescription": .string(errorDescription),
             ])
+        case .loginCancelled(let status):
+            return authentication(status)
         }
     }
 

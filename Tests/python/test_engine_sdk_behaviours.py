@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, REDIRECT_URL, Emulator, RpcError, SocketDaemon, daemon_args,
+from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, Emulator, RpcError, SocketDaemon, daemon_args,
                         follow_to_redirect_url, notifications_named)
 from test_bridge_flows import login
 
@@ -200,3 +200,18 @@ def test_promotional_temp_pass_without_data_is_refused(app):
     _, _, notes, response = pick(app, "PromoTempPass")
     assert response["result"]["status"] == 0
     assert app.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def test_get_authorization_cancelled_at_the_picker_ends_with_the_logins_status_only(app):
+    ready(app)
+    start = app.mark()
+    authz_id = app.send("getAuthorization", {"resource": "ch1"})
+    app.notification("displayProviderDialog", start)
+    app.call("setSelectedProvider", {"mvpdId": None})
+    index, answer = app.response(authz_id, start)
+    assert answer["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    names = notifications_named(app.received[start:index])
+    assert names[:2] == ["displayProviderDialog", "setAuthenticationStatus"]
+    assert "tokenRequestFailed" not in names
+    tracking = [m["params"]["eventType"] for m in app.received[start:index] if m.get("method") == "sendTrackingData"]
+    assert 1 not in tracking  # no authorization tracking event
