@@ -241,10 +241,13 @@ public enum OpenRPC {
           "properties": {
             "status": {
               "$ref": "#/components/schemas/Status01"
+            },
+            "statuses": {
+              "$ref": "#/components/schemas/Statuses"
             }
           }
         },
-        "description": "The params of setRequestorComplete."
+        "description": "The params of setRequestorComplete; on failure also `statuses` (R400 no software statement, CFG400 unknown requestor, CFG404 backend not reachable, …)."
       },
       "errors": [
         {
@@ -369,7 +372,7 @@ public enum OpenRPC {
     {
       "name": "setSelectedProvider",
       "summary": "Answer the provider dialog with the user's choice.",
-      "description": "Selects the MVPD for the login flow in progress. A regular MVPD starts the login (navigateToUrl or a REGCODE status) and the call is answered `{}` at that point. A TempPass MVPD, null (cancel) or an id not in the configuration end the flow, and the call is answered with that flow's status. Never queued.",
+      "description": "Selects the MVPD for the login flow in progress. A regular MVPD starts the login (navigateToUrl or a REGCODE status) and the call is answered `{}` at that point. A TempPass MVPD, null (cancel) or an id not in the configuration end the flow, and the call is answered with that flow's status. Never queued. An id the provider dialog did not offer also gets status PB404, naming the closest offered id.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1153,7 +1156,7 @@ public enum OpenRPC {
     {
       "name": "status",
       "summary": "Advanced status (informational, warning or error).",
-      "description": "Ids such as N000, N005, N011, N111, Z100, P100, R400, CFG100, VSA203. The second-screen id REGCODE carries code, url and notAfter.",
+      "description": "Ids such as N000, N005, N011, N111, Z100, P100, R400, CFG100, VSA203. The second-screen id REGCODE carries code, url and notAfter. Warning and error statuses are repeated in the `statuses` of a failed outcome's result; PB404 is the daemon's own (an MVPD id the provider dialog did not offer).",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1384,6 +1387,9 @@ public enum OpenRPC {
           },
           "errorCode": {
             "type": "string"
+          },
+          "statuses": {
+            "$ref": "#/components/schemas/Statuses"
           }
         }
       },
@@ -1418,6 +1424,9 @@ public enum OpenRPC {
           },
           "errorDescription": {
             "type": "string"
+          },
+          "statuses": {
+            "$ref": "#/components/schemas/Statuses"
           }
         }
       },
@@ -1495,6 +1504,53 @@ public enum OpenRPC {
             "type": "boolean"
           }
         }
+      },
+      "Status": {
+        "type": "object",
+        "description": "The params of one `status` notification.",
+        "required": [
+          "id",
+          "level"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "The SDK's advanced status id (R400, CFG400, Z100, …), or PB404 from the daemon."
+          },
+          "level": {
+            "type": "string",
+            "enum": [
+              "info",
+              "warning",
+              "error"
+            ]
+          },
+          "message": {
+            "type": "string"
+          },
+          "details": {
+            "type": "string"
+          },
+          "resource": {
+            "type": "string"
+          },
+          "code": {
+            "type": "string"
+          },
+          "url": {
+            "type": "string"
+          },
+          "notAfter": {
+            "type": "integer"
+          }
+        }
+      },
+      "Statuses": {
+        "type": "array",
+        "items": {
+          "$ref": "#/components/schemas/Status"
+        },
+        "description": "Why the operation failed: the warning and error `status` notifications of this outcome, in the order sent; when it sent none, those of the instance's failed setRequestor. Present only on a failed outcome (`status` 0, or a token failure) that has a reason."
       }
     },
     "errors": {
@@ -1530,7 +1586,7 @@ public enum OpenRPC {
           "param": "requestorID",
           "reason": "is required (a string)"
         },
-        "x-description": "A required param is missing or a param has the wrong type (the message names the param and the reason), the params are not an object, or handleExternalURL got a URL that is not the redirect URL."
+        "x-description": "A required param is missing, a param has the wrong type, or the method does not take a param of that name (the message names the param and the reason; `data.closest` the nearest name the method takes; setOptions and the `data` objects are open); the params are not an object; or handleExternalURL got a URL that is not the redirect URL."
       },
       "InternalError": {
         "code": -32603,

@@ -3,8 +3,8 @@ import JSONRPC
 
 /// A request's params by name, with typed accessors that fail with -32602 naming the param (DESIGN §3).
 ///
-/// `"params": null`, an absent `params` and an empty array all mean no params; unknown names are ignored;
-/// a param whose value is null counts as absent unless the accessor allows null.
+/// `"params": null`, an absent `params` and an empty array all mean no params; names the method does not take
+/// are refused before (`ParamNames`); a param whose value is null counts as absent unless the accessor allows null.
 struct Params: Sendable {
     /// The params as sent (an empty object when omitted), e.g. for getMetadata's `arguments`.
     let object: JSONObject

@@ -22,6 +22,10 @@ final class Session: Sendable {
         var closed = false
         /// The calls waiting for setRequestor; after close, nothing starts.
         var queue = SetRequestorQueue<QueuedCall>()
+        /// The current engine's delegate.
+        var adapter: DelegateAdapter?
+        /// The reasons (`statuses`) of the last setRequestor when it failed; nil after one succeeded.
+        var setRequestorFailure: [JSON]?
     }
     private let state = Mutex(State())
 
@@ -49,11 +53,14 @@ final class Session: Sendable {
             return
         }
         let operation: Operation
+        let request: AnsweredRequest
         do throws(ErrorObject) {
             let params = try Params(params)
+            try ParamNames.refuseUnknown(params, method: method)
             if spec.needsRequestor && !state.withLock({ $0.requestorSent }) {
                 throw ErrorObject.requestorNotSet()
             }
+            request = AnsweredRequest(method: method, params: params)
             operation = try spec.prepare(self, params)
         } catch {
             if let id { outbound.respond(to: id, error: error) }
@@ -69,9 +76,14 @@ final class Session: Sendable {
             let isSetRequestor = method == LifecycleMethods.setRequestor.name
             let start: @Sendable () -> Void = { [self] in
                 Task.immediate {
-                    let result: Result<JSON, ErrorObject>
-                    do throws(ErrorObject) { result = .success(try await run(engine)) } catch { result = .failure(error) }
+                    let collector = OutcomeStatuses()
+                    var result: Result<JSON, ErrorObject> = await OutcomeStatuses.$current.withValue(collector) {
+                        do throws(ErrorObject) { return .success(try await run(engine)) } catch { return .failure(error) }
+                    }
                     statistics.callsInFlight.subtract(1, ordering: .relaxed)
+                    if case .success(let value) = result {
+                        result = .success(explain(value, of: request, statuses: collector.statuses))
+                    }
                     if let id {
                         switch result {
                         case .success(let value): outbound.respond(to: id, result: value)
@@ -107,10 +119,11 @@ final class Session: Sendable {
     /// This connection's engine, created with `init {}` defaults on first use.
     func engine() -> any EngineAPI {
         if let engine = state.withLock({ $0.engine }) { return engine }
-        let engine = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
+        let (engine, adapter) = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
         return state.withLock { state in
             if let existing = state.engine { return existing }
             state.engine = engine
+            state.adapter = adapter
             return engine
         }
     }
@@ -118,12 +131,14 @@ final class Session: Sendable {
     /// `init`: a fresh engine with these settings replaces any earlier one (whose flows are cancelled);
     /// the new instance has no requestor yet.
     func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil) {
-        let engine = makeEngine(
+        let (engine, adapter) = makeEngine(
             softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
         let previous = state.withLock { state in
             defer {
                 state.engine = engine
+                state.adapter = adapter
                 state.requestorSent = false
+                state.setRequestorFailure = nil
             }
             return state.engine
         }
@@ -134,7 +149,7 @@ final class Session: Sendable {
     /// daemon→host requests) does the engine get a `PartnerSSOHost`.
     private func makeEngine(
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
-    ) -> any EngineAPI {
+    ) -> (any EngineAPI, DelegateAdapter) {
         var engineConfiguration = configuration.engine
         if let device {
             engineConfiguration.deviceID = device.identifier
@@ -144,15 +159,25 @@ final class Session: Sendable {
         if let softwareStatement { engineConfiguration.softwareStatement = softwareStatement }
         if let redirectURL { engineConfiguration.redirectURL = redirectURL }
         if let webView { engineConfiguration.webView = webView }
+        let adapter = DelegateAdapter(outbound: outbound)
         engineConfiguration.partnerSSO = nil
         if let partnerSSO, let requester = outbound as? any HostRequester {
             engineConfiguration.partnerSSO = PartnerSSOHost(partner: partnerSSO, requester: requester)
         }
-        return factory(engineConfiguration, DelegateAdapter(outbound: outbound))
+        return (factory(engineConfiguration, adapter), adapter)
     }
 
     /// Records that a valid setRequestor was received (calls after it no longer get -32002).
     func markRequestorSent() { state.withLock { $0.requestorSent = true } }
+
+    /// The reasons of the last setRequestor when it failed (nil after one succeeded, or before any ended).
+    var setRequestorFailure: [JSON]? {
+        get { state.withLock { $0.setRequestorFailure } }
+        set { state.withLock { $0.setRequestorFailure = newValue } }
+    }
+
+    /// The MVPD ids of the current engine's last provider dialog.
+    var offeredMVPDs: [String] { state.withLock { $0.adapter }?.offeredMVPDs.withLock { $0 } ?? [] }
 
     // MARK: lifecycle
 

@@ -4,8 +4,8 @@ import XCTest
 
 @testable import Bridge
 
-/// DESIGN §3: params by name, null = omitted, unknown names ignored, wrong type or missing → -32602 naming the
-/// param; -32002 before setRequestor.
+/// Protocol/README.md "Errors": params by name, null = omitted, unknown names, wrong type or missing → -32602
+/// naming the param (and the closest known name); -32002 before setRequestor.
 final class ParamValidationTests: XCTestCase {
     private func invalidParams(_ written: [Written], file: StaticString = #filePath, line: UInt = #line) -> ErrorObject? {
         guard case .error(_, let error)? = written.last else {
@@ -81,16 +81,33 @@ final class ParamValidationTests: XCTestCase {
         XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setRequestor REF []"])
     }
 
-    func testNullParamsCountAsOmittedAndUnknownNamesAreIgnored() throws {
+    func testNullParamsCountAsOmittedAndDataObjectsAreOpen() throws {
         let harness = try Harness()
-        harness.call("setRequestor", ["requestorID": "REF", "signedRequestorID": "old", "futureFlag": true])
+        harness.call("setRequestor", ["requestorID": "REF", "signedRequestorID": "old"])
         XCTAssertEqual(harness.call("checkAuthentication", .null).last, .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"]))
-        _ = harness.call("getAuthentication", ["forceAuthn": .null, "data": ["email": "x"], "somethingNew": 1])
+        _ = harness.call("getAuthentication", ["forceAuthn": .null, "data": ["email": "x", "anything": 1]])
         _ = harness.call("checkPreauthorizedResources", ["resources": ["ch1"], "cache": .null])
+        XCTAssertEqual(harness.call("setOptions", ["device_info": "tv", "futureOption": true]).last, .result(RequestID(5), [:]))
         XCTAssertEqual(
             harness.engine?.calls.withLock { $0 },
-            ["setRequestor REF []", "checkAuthentication", "getAuthentication false {\"email\":\"x\"} []",
-             "checkPreauthorizedResources [\"ch1\"] true"])
+            ["setRequestor REF []", "checkAuthentication", "getAuthentication false {\"email\":\"x\",\"anything\":1} []",
+             "checkPreauthorizedResources [\"ch1\"] true", "setOptions {\"device_info\":\"tv\"}"])
+    }
+
+    func testUnknownParamNamesAreRefusedWithTheClosestKnownName() throws {
+        let harness = try Harness()
+        let webView = invalidParams(harness.call("init", ["webview": false]))
+        XCTAssertEqual(webView?.message, "Invalid params: 'webview' is not a param of init; did you mean 'webView'?")
+        XCTAssertEqual(webView?.data?["param"], "webview")
+        XCTAssertEqual(webView?.data?["closest"], "webView")
+        let requestor = invalidParams(harness.call("setRequestor", ["requestorId": "REF"]))
+        XCTAssertEqual(requestor?.data?["closest"], "requestorID")
+        harness.call("setRequestor", ["requestorID": "REF"])
+        let resource = invalidParams(harness.call("getAuthorization", ["resource": "ch1", "resources": ["ch2"]]))
+        XCTAssertEqual(resource?.message, "Invalid params: 'resources' is not a param of getAuthorization; did you mean 'resource'?")
+        let none = invalidParams(harness.call("checkAuthentication", ["force": true]))
+        XCTAssertEqual(none?.message, "Invalid params: 'force' is not a param of checkAuthentication, which takes none")
+        XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setRequestor REF []"])
     }
 
     func testPositionalParamsAreRejected() throws {

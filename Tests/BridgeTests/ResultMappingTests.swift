@@ -91,7 +91,9 @@ final class ResultMappingTests: XCTestCase {
         let failure: JSON = ["resource": "ch2", "errorCode": "User not Authorized Error", "errorDescription": "Your subscription does not include \"Channel 2\"."]
         XCTAssertEqual(denied.first, .notification("tokenRequestFailed", failure))
         XCTAssertEqual(denied[1], .notification("status", ["id": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".", "resource": "ch2"]))
-        XCTAssertEqual(denied.last, .result(RequestID(3), failure))
+        var explained = failure.objectValue ?? [:]
+        explained["statuses"] = [["id": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".", "resource": "ch2"]]
+        XCTAssertEqual(denied.last, .result(RequestID(3), .object(explained)))
     }
 
     func testPreauthorizedResourcesAndMetadataResults() throws {
@@ -99,7 +101,7 @@ final class ResultMappingTests: XCTestCase {
         XCTAssertEqual(
             harness.callFresh("checkPreauthorizedResources", ["resources": ["ch1", "ch2"], "cache": false]),
             [.notification("preauthorizedResources", ["resources": ["ch1"]]), .result(RequestID(2), ["resources": ["ch1"]])])
-        let arguments: JSON = ["opCode": "METADATA_USER_META", "userMetaKey": "zip", "extra": [1, 2]]
+        let arguments: JSON = ["opCode": "METADATA_USER_META", "userMetaKey": "zip"]
         let expected: JSON = ["metadata": "ZW5jcnlwdGVk", "encrypted": true, "key": 3, "arguments": arguments]
         XCTAssertEqual(
             harness.callFresh("getMetadata", arguments),

@@ -131,7 +131,7 @@ def test_denial_carries_the_mvpd_message(client):
     failure = {"resource": "ch2", "errorCode": NOT_AUTHORIZED, "errorDescription": 'Your subscription does not include "Channel 2".'}
     assert notes[0]["params"] == failure
     assert notes[2]["params"]["id"] == "Z100" and notes[2]["params"]["resource"] == "ch2"
-    assert response["result"] == failure
+    assert response["result"] == {**failure, "statuses": [notes[2]["params"]]}
 
 
 def test_get_authorization_logs_in_first_then_continues(client):

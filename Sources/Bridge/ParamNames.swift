@@ -1,0 +1,53 @@
+import JSON
+import JSONRPC
+
+/// The param names each host→daemon method takes, read from the embedded `Protocol/openrpc.json`; a name
+/// outside them is refused with -32602 naming it and the closest known name (Protocol/README.md "Errors").
+enum ParamNames {
+    /// Methods whose params are an open dictionary in the SDK: any name is passed on.
+    static let open: Set<String> = ["setOptions"]
+
+    /// Method name → its param names, as listed in the OpenRPC document (daemon-to-host entries left out).
+    static let byMethod: [String: [String]] = {
+        var names: [String: [String]] = [:]
+        for method in OpenRPC.document["methods"]?.arrayValue ?? [] where method["x-direction"] == nil {
+            guard let name = method["name"]?.stringValue else { continue }
+            names[name] = (method["params"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+        }
+        return names
+    }()
+
+    /// Throws -32602 for the first param of `params` (in name order) that `method` does not take.
+    static func refuseUnknown(_ params: Params, method: String) throws(ErrorObject) {
+        guard !open.contains(method) else { return }
+        let known = byMethod[method] ?? []
+        for name in params.object.keys.sorted() where !known.contains(name) {
+            guard let closest = closest(to: name, in: known) else {
+                throw Params.invalid(name, "is not a param of \(method), which takes none")
+            }
+            let reason = "is not a param of \(method); did you mean '\(closest)'?"
+            throw ErrorObject(
+                code: .invalidParams, message: "Invalid params: '\(name)' \(reason)",
+                data: ["param": .string(name), "reason": .string(reason), "closest": .string(closest)])
+        }
+    }
+
+    /// The known name nearest to `name` by edit distance, ignoring case (the first on a tie); nil when none.
+    static func closest(to name: String, in known: [String]) -> String? {
+        known.min { editDistance(name.lowercased(), $0.lowercased()) < editDistance(name.lowercased(), $1.lowercased()) }
+    }
+
+    /// Levenshtein distance between `a` and `b` (insertions, deletions and substitutions of characters).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let b = Array(b)
+        var previous = Array(0...b.count)
+        for (i, character) in a.enumerated() {
+            var current = [i + 1]
+            for j in b.indices {
+                current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (character == b[j] ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
