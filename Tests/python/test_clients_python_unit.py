@@ -195,15 +195,18 @@ def test_sync_host_handler_runs_on_the_calling_thread(fake: str) -> None:
 
 def test_daemon_exit_fails_waiting_calls(tmp_path: pathlib.Path) -> None:
     exe = tmp_path / "dies"
-    exe.write_text("#!/bin/sh\nread line\nexit 3\n")
+    exe.write_text("#!/bin/sh\nread line\necho 'passbridge: cannot open the state' >&2\nexit 3\n")
     exe.chmod(0o755)
 
     async def main():
         ae = await passbridge.AsyncAccessEnabler.spawn(executable=str(exe))
         stream = ae.events()
-        with pytest.raises(passbridge.ConnectionClosed):
+        with pytest.raises(passbridge.DaemonExited) as exited:
             await ae.checkAuthentication()
-        with pytest.raises(EOFError):
+        assert exited.value.returncode == 3
+        assert exited.value.stderr == ["passbridge: cannot open the state"]
+        assert str(exited.value) == "the daemon exited with status 3: passbridge: cannot open the state"
+        with pytest.raises(passbridge.ConnectionClosed):
             await stream.next(timeout=5)
         return await ae.close()
 

@@ -9,7 +9,7 @@ import http.cookiejar
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 Filler = Callable[[str], Optional[str]]
 
@@ -29,7 +29,7 @@ class _PageParser(html.parser.HTMLParser):
         self.refresh: Optional[str] = None
         self._select: Optional[str] = None
 
-    def handle_starttag(self, tag: str, attrs: list) -> None:
+    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
         a = {k: (v or "") for k, v in attrs}
         if tag == "form":
             self.forms.append(_Form(a.get("action", ""), a.get("method", "GET")))
@@ -57,7 +57,7 @@ class _PageParser(html.parser.HTMLParser):
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # type: ignore[override]
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None  # we follow redirects ourselves, to stop at the app's redirect URL
 
 
@@ -146,14 +146,14 @@ def _fill_form(form: _Form, fill: Filler) -> List[Tuple[str, str]]:
         else:
             wanted = fill(name) if kind != "hidden" else None
             out.append((name, wanted if wanted is not None else value))
-    for name, options in radios.items():
+    for name, buttons in radios.items():
         wanted = fill(name)
-        values = [v for v, _ in options]
-        choice = wanted if wanted in values else next((v for v, c in options if c), values[0])
+        offered = [v for v, _ in buttons]
+        choice = wanted if wanted is not None and wanted in offered else next((v for v, c in buttons if c), offered[0])
         out.append((name, choice))
     for name, options in form.selects.items():
         wanted = fill(name)
-        out.append((name, wanted if wanted in options else form.selected.get(name, "")))
+        out.append((name, wanted if wanted is not None and wanted in options else form.selected.get(name, "")))
     return out
 
 

@@ -89,7 +89,7 @@ class Emulator:
         if not self.url.startswith("http"):
             raise StepFailed(f"pass-emulator printed {self.url!r} instead of its base URL")
 
-    def verify(self, token: str, resource: str) -> subprocess.CompletedProcess:
+    def verify(self, token: str, resource: str) -> "subprocess.CompletedProcess[str]":
         return subprocess.run([str(self.exe), "verify-token", token, "--resource", resource, "--url", self.url],
                               capture_output=True, text=True, timeout=30)
 
@@ -109,8 +109,8 @@ class DemoApp(passbridge.EntitlementDelegate):
         self.client: Optional[passbridge.AsyncAccessEnabler] = None
         self.second_screen = second_screen
         self.log: List[passbridge.Event] = []
-        self.regcode: "asyncio.Future[dict]" = asyncio.get_running_loop().create_future()
-        self.web_results: List[dict] = []
+        self.regcode: "asyncio.Future[passbridge.Status]" = asyncio.get_running_loop().create_future()
+        self.web_results: List[passbridge.AuthenticationStatus] = []
         self.web_done = asyncio.Event()  # set when the web view has handed its URL over (or given up)
         self.failures: List[str] = []
 
@@ -124,7 +124,7 @@ class DemoApp(passbridge.EntitlementDelegate):
             shown = {"url": str(ev.params.get("url", "")).split("?")[0] + "?…"}
         say(f"    <- {ev.name} {json.dumps(shown, ensure_ascii=False)}")
 
-    async def displayProviderDialog(self, mvpds: List[dict]) -> None:
+    async def displayProviderDialog(self, mvpds: List[passbridge.MVPD]) -> None:
         ids = [m.get("ID") for m in mvpds]
         choice = MVPD if MVPD in ids else None
         say(f"    (picker shows {', '.join(str(m.get('displayName')) for m in mvpds)}; user picks {choice})")
@@ -156,7 +156,7 @@ class DemoApp(passbridge.EntitlementDelegate):
         say(f"    handleExternalURL -> {json.dumps(result)}")
         self.web_results.append(result)
 
-    def status(self, status: dict) -> None:
+    def status(self, status: passbridge.Status) -> None:
         if status.get("id") == "REGCODE" and not self.regcode.done():
             self.regcode.set_result(status)
 
@@ -165,7 +165,7 @@ class DemoApp(passbridge.EntitlementDelegate):
         return next((i for i in range(start, len(self.log)) if self.log[i].name == name), -1)
 
 
-def phone_activation(regcode: dict) -> None:
+def phone_activation(regcode: passbridge.Status) -> None:
     """The second screen: a separate HTTP client opens the activation page and completes it."""
     phone = Browser(log=lambda line: say(f"    phone: {line}"))
 
@@ -219,10 +219,11 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
             raise StepFailed(f"{name}: no answer within {TIMEOUT} s") from None
 
     try:
+        assert ae.process is not None
         ok("passbridge", f"spawned over stdio (pid {ae.process.pid}), state in a fresh {state_dir}")
 
-        settings = ({"webView": False} if args.second_screen else {}) | ({"partnerSSO": "Apple"} if args.partner_sso else {})
-        r = await call("init", ae.init(**settings))
+        r = await call("init", ae.init(webView=False if args.second_screen else None,
+                                       partnerSSO="Apple" if args.partner_sso else None))
         expect(r == {}, "init", f"answered {r}")
         ok("init", "second-screen host (webView: false)" if args.second_screen else "web-view host, redirect URL " + REDIRECT_URL
            + (", partner SSO (Apple) answered from the TV provider account file" if args.partner_sso else ""))

@@ -1,18 +1,24 @@
 """PassBridge client: drive Adobe Pass's AccessEnabler, hosted by the ``passbridge`` daemon, from Python.
 
 ``AsyncAccessEnabler`` (asyncio) and ``AccessEnabler`` (blocking) spawn the daemon over stdio or connect to
-its Unix socket; their methods carry the SDK's names and return the response's ``result``; the SDK's
-``EntitlementDelegate`` callbacks arrive as methods of your ``EntitlementDelegate`` subclass and as an async
-event stream (``client.events()``). See README.md and Protocol/ for the wire contract.
+its Unix socket; their methods carry the SDK's names and return the response's ``result`` (typed by the
+``TypedDict``s of ``passbridge.results``); the SDK's ``EntitlementDelegate`` callbacks arrive as methods of your
+``EntitlementDelegate`` subclass and as an async event stream (``client.events()``). Every exception the
+client raises is a ``passbridge.Error``. The ``passbridge.wire`` logger traces every message at DEBUG.
+See README.md and the daemon's Protocol/README.md for the wire contract.
 """
-from .client import AsyncAccessEnabler, EventStream
+from .client import DEFAULT_TIMEOUT, WAITS_ON_USER, AsyncAccessEnabler, EventStream
 from .constants import *  # noqa: F401,F403  (status, error and op-code constants)
 from .delegate import CALLBACKS, EntitlementDelegate, Event, PartnerSSOHost
-from .errors import ConnectionClosed, HostError, RPCError
+from .errors import ConnectionClosed, DaemonExited, Error, HostError, RPCError, Timeout
+from .results import (MVPD, AuthenticationStatus, AuthorizationResult, MetadataResult, PreauthorizedResult,
+                      SelectedProviderResult, SelectionResult, SetRequestorResult, Status)
 from .sync import AccessEnabler
 
 __version__ = "0.1.0"
 __all__ = [
-    "AccessEnabler", "AsyncAccessEnabler", "CALLBACKS", "ConnectionClosed", "EntitlementDelegate", "Event",
-    "EventStream", "HostError", "PartnerSSOHost", "RPCError",
+    "AccessEnabler", "AsyncAccessEnabler", "AuthenticationStatus", "AuthorizationResult", "CALLBACKS",
+    "ConnectionClosed", "DEFAULT_TIMEOUT", "DaemonExited", "EntitlementDelegate", "Error", "Event", "EventStream",
+    "HostError", "MVPD", "MetadataResult", "PartnerSSOHost", "PreauthorizedResult", "RPCError",
+    "SelectedProviderResult", "SelectionResult", "SetRequestorResult", "Status", "Timeout", "WAITS_ON_USER",
 ]

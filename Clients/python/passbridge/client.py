@@ -2,23 +2,44 @@
 
 Methods carry the SDK's (and the wire's) exact names — ``setRequestor``, ``getAuthentication``,
 ``handleExternalURL`` … — and keyword params named as in Protocol/openrpc.json. Each returns the response's
-``result`` dict, which the daemon sends when the operation ends, after its notifications (DESIGN §3): e.g.
+``result``, which the daemon sends when the operation ends, after its notifications: e.g.
 ``await getAuthorization("ch1")`` returns ``{"token", "resource"}`` or ``{"resource", "errorCode",
-"errorDescription"}``. Protocol faults raise ``RPCError``; a vanished daemon raises ``ConnectionClosed``.
+"errorDescription", "statuses"}``. A failed outcome says why in ``statuses`` (Protocol/README.md "Failure
+reasons"). Protocol faults raise ``RPCError``; a closed connection raises ``ConnectionClosed`` (``DaemonExited``
+when the spawned daemon failed); no answer in time raises ``Timeout``.
+
+Timeouts: calls that do not wait on the user get the client's ``timeout`` (default 30 s; ``None`` waits for
+ever). ``getAuthentication``, ``getAuthorization`` and ``logout`` may wait on the user (provider dialog, login
+page, second screen, logout page) and have no timeout unless you pass ``timeout=`` to ``call``.
 """
 import asyncio
 import inspect
 import logging
 import os
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set, Union, cast
 
-from .delegate import EntitlementDelegate, Event, PartnerSSOHost, invoke
-from .rpc import AsyncConnection
+from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
+from .errors import ConnectionClosed, Timeout
+from .results import (AuthenticationStatus, AuthorizationResult, Empty, MetadataResult, PreauthorizedResult,
+                      SelectedProviderResult, SelectionResult, SetRequestorResult)
+from .rpc import AsyncConnection, AsyncWriter, StderrTail, _ProcessWriter, connect_unix
 
 log = logging.getLogger("passbridge")
 
 RequestHandlerFn = Callable[[Any], Union[Any, Awaitable[Any]]]
-_DONE = object()
+
+#: Seconds a call that does not wait on the user may take, unless the client is given another ``timeout``.
+DEFAULT_TIMEOUT = 30.0
+#: Methods that may wait on the user: no default timeout.
+WAITS_ON_USER = frozenset({"getAuthentication", "getAuthorization", "logout"})
+_DEFAULT: Any = object()
+
+
+class _Done:
+    """Marks the end of an event stream."""
+
+
+_DONE = _Done()
 
 
 class EventStream:
@@ -32,25 +53,29 @@ class EventStream:
     def __init__(self, owner: "AsyncAccessEnabler", names: Sequence[str]) -> None:
         self._owner = owner
         self._names = set(names)
-        self._queue: asyncio.Queue = asyncio.Queue()
+        self._queue: "asyncio.Queue[Union[Event, _Done]]" = asyncio.Queue()
 
-    def _offer(self, item: Any) -> None:
-        if item is _DONE or not self._names or item.name in self._names:
+    def _offer(self, item: Union[Event, _Done]) -> None:
+        if isinstance(item, _Done) or not self._names or item.name in self._names:
             self._queue.put_nowait(item)
 
     async def next(self, *names: str, timeout: Optional[float] = None) -> Event:
-        """The next event (of one of ``names`` when given); raises ``asyncio.TimeoutError`` or ``EOFError``."""
+        """The next event (of one of ``names`` when given); raises ``Timeout`` or, once the connection has
+        closed and every event was read, ``ConnectionClosed``."""
 
         async def pick() -> Event:
             while True:
                 item = await self._queue.get()
-                if item is _DONE:
-                    self._queue.put_nowait(_DONE)
-                    raise EOFError("connection closed")
+                if isinstance(item, _Done):
+                    self._queue.put_nowait(item)
+                    raise ConnectionClosed("connection closed")
                 if not names or item.name in names:
                     return item
 
-        return await asyncio.wait_for(pick(), timeout)
+        try:
+            return await asyncio.wait_for(pick(), timeout)
+        except asyncio.TimeoutError:
+            raise Timeout(f"no {' or '.join(names) or 'notification'} within {timeout} s") from None
 
     def __aiter__(self) -> "EventStream":
         return self
@@ -58,7 +83,7 @@ class EventStream:
     async def __anext__(self) -> Event:
         try:
             return await self.next()
-        except EOFError:
+        except ConnectionClosed:
             raise StopAsyncIteration from None
 
     def close(self) -> None:
@@ -89,44 +114,24 @@ class _EOFWatch:
         return data
 
 
-class _PipeWriter:
-    """The child's stdin with the half-close API ``AsyncConnection`` expects (closing stdin = EOF)."""
-
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
-
-    def write(self, data: bytes) -> None:
-        self._writer.write(data)
-
-    async def drain(self) -> None:
-        await self._writer.drain()
-
-    def can_write_eof(self) -> bool:
-        return False
-
-    def write_eof(self) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if not self._writer.is_closing():
-            self._writer.close()
-
-
 class AsyncAccessEnabler:
     """One AccessEnabler instance in the daemon (one connection = one application instance).
 
     Create with ``await AsyncAccessEnabler.spawn(...)`` (stdio child) or ``await
-    AsyncAccessEnabler.connect(path)`` (Unix socket); use ``async with`` or ``await close()``.
+    AsyncAccessEnabler.connect(path)`` (Unix socket); use ``async with`` or ``await close()``. ``timeout`` is
+    the default timeout in seconds of calls that do not wait on the user (``None``: no timeout).
     """
 
-    def __init__(self, delegate: Optional[EntitlementDelegate] = None) -> None:
+    def __init__(self, delegate: Optional[EntitlementDelegate] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
         self.delegate = delegate
+        self.timeout = timeout
         self.process: Optional[asyncio.subprocess.Process] = None
         self._conn: Optional[AsyncConnection] = None
-        self._closed: "Optional[asyncio.Future]" = None
-        self._streams: set = set()
+        self._closed: "Optional[asyncio.Future[None]]" = None
+        self._close_code: Optional[int] = None
+        self._streams: "Set[EventStream]" = set()
         self._listeners: List[Callable[[Event], None]] = []
-        self._tasks: set = set()
+        self._tasks: "Set[asyncio.Future[Any]]" = set()
 
     # ---- lifecycle ------------------------------------------------------------------------------------------
     @classmethod
@@ -137,44 +142,61 @@ class AsyncAccessEnabler:
         delegate: Optional[EntitlementDelegate] = None,
         stderr: Any = None,
         env: Optional[Dict[str, str]] = None,
+        timeout: Optional[float] = DEFAULT_TIMEOUT,
     ) -> "AsyncAccessEnabler":
         """Starts ``executable --stdio ARGS…`` as a child and talks to it over its stdin/stdout.
 
-        ``args`` are further daemon flags (``"--backend", url, "--state-dir", dir`` …); ``stderr`` is where
-        the daemon's logs go (inherited by default; a file object or ``asyncio.subprocess.DEVNULL``).
+        ``args`` are further daemon flags (``"--backend", url, "--state-dir", dir`` …). The daemon's logs
+        (stderr) are copied to this process's stderr, and its last lines kept for ``DaemonExited``, unless
+        ``stderr`` says where else they go (a file object or ``asyncio.subprocess.DEVNULL``).
         """
-        self = cls(delegate)
+        self = cls(delegate, timeout)
+        capture = stderr is None
         process = await asyncio.create_subprocess_exec(
             executable, "--stdio", *args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE if capture else stderr,
             env=env if env is not None else os.environ.copy(),
         )
         assert process.stdout is not None and process.stdin is not None
+        tail, task = None, None
+        if capture:
+            assert process.stderr is not None
+            tail = StderrTail()
+            task = asyncio.get_running_loop().create_task(tail.pump(process.stderr))
         self.process = process
-        self._attach(process.stdout, _PipeWriter(process.stdin), process)
+        self._attach(process.stdout, _ProcessWriter(process.stdin), process, tail, task)
         return self
 
     @classmethod
-    async def connect(cls, path: str, delegate: Optional[EntitlementDelegate] = None) -> "AsyncAccessEnabler":
-        """Connects to a daemon listening on the Unix socket ``path`` (e.g. /run/passbridge/passbridge.sock)."""
-        self = cls(delegate)
-        reader, writer = await asyncio.open_unix_connection(path)
-        self._attach(reader, writer, None)
+    async def connect(cls, path: str, delegate: Optional[EntitlementDelegate] = None,
+                      timeout: Optional[float] = DEFAULT_TIMEOUT) -> "AsyncAccessEnabler":
+        """Connects to a daemon listening on the Unix socket ``path`` (e.g. /run/passbridge/passbridge.sock).
+
+        Raises ``FileNotFoundError``, ``PermissionError`` or ``ConnectionRefusedError`` naming ``path``."""
+        self = cls(delegate, timeout)
+        reader, writer = await asyncio.open_unix_connection(sock=connect_unix(path))
+        self._attach(reader, writer, None, None, None)
         return self
 
-    def _attach(self, reader: asyncio.StreamReader, writer: Any, process: Any) -> None:
+    def _attach(self, reader: asyncio.StreamReader, writer: AsyncWriter, process: Optional[asyncio.subprocess.Process],
+                tail: Optional[StderrTail], task: "Optional[asyncio.Task[None]]") -> None:
         self._closed = asyncio.get_running_loop().create_future()
-        self._conn = AsyncConnection(_EOFWatch(reader, self._on_eof), writer, process=process)
+        self._conn = AsyncConnection(_EOFWatch(reader, self._on_eof), writer, process=process,
+                                     stderr_tail=tail, stderr_task=task)
         self._conn.on_notification(None, self._notified)
 
     def _on_eof(self) -> None:
-        if not self._closed.done():
+        if self._closed is not None and not self._closed.done():
             self._closed.set_result(None)
         for s in list(self._streams):
             s._offer(_DONE)
 
     async def close(self) -> int:
-        """Closes the connection; for a spawned daemon waits for it to exit and returns its exit status."""
+        """Closes the connection; for a spawned daemon waits for it to exit and returns its exit status
+        (0 for a socket). Calling it again returns the same; calls after it raise ``ConnectionClosed``."""
+        if self._close_code is not None:
+            return self._close_code
         code: Optional[int] = None
         if self._conn is not None:
             try:
@@ -186,7 +208,8 @@ class AsyncAccessEnabler:
         for t in list(self._tasks):
             t.cancel()
         self._on_eof()
-        return code or 0
+        self._close_code = code or 0
+        return self._close_code
 
     async def __aenter__(self) -> "AsyncAccessEnabler":
         return self
@@ -195,8 +218,9 @@ class AsyncAccessEnabler:
         await self.close()
 
     @property
-    def closed(self) -> "asyncio.Future":
+    def closed(self) -> "asyncio.Future[None]":
         """A future that completes when the daemon's side of the connection is closed."""
+        assert self._closed is not None, "not connected"
         return self._closed
 
     # ---- callbacks ------------------------------------------------------------------------------------------
@@ -232,6 +256,10 @@ class AsyncAccessEnabler:
             fn(event)
         for s in list(self._streams):
             s._offer(event)
+        if method in USER_STEPS and not self._streams and not handles(self.delegate, method):
+            log.warning("%s arrived but nothing handles it: the call that started the login waits until the "
+                        "host answers (give the client a delegate with a %s method, or read ae.events())",
+                        method, method)
         if self.delegate is not None:
             self._run_callback(self.delegate, event)
 
@@ -246,16 +274,22 @@ class AsyncAccessEnabler:
             self._tasks.add(task)
             task.add_done_callback(self._callback_done)
 
-    def _callback_done(self, task: "asyncio.Future") -> None:
+    def _callback_done(self, task: "asyncio.Future[Any]") -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("passbridge: delegate callback failed", exc_info=task.exception())
 
-    # ---- methods (host → daemon), DESIGN §3 -----------------------------------------------------------------
-    async def call(self, method: str, params: Optional[dict] = None) -> Any:
-        """Sends any request (``rpc.discover``, or a method newer than this client) and returns its result."""
-        assert self._conn is not None, "not connected"
-        return await self._conn.call(method, params)
+    # ---- methods (host → daemon), Protocol/openrpc.json ------------------------------------------------------
+    async def call(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = _DEFAULT) -> Any:
+        """Sends any request (``rpc.discover``, or a method newer than this client) and returns its result.
+
+        ``timeout`` (seconds, ``None`` for none) defaults to the client's for methods that do not wait on the
+        user and to none for those that may. Raises ``RPCError``, ``ConnectionClosed`` or ``Timeout``."""
+        if self._conn is None:
+            raise ConnectionClosed("not connected")
+        if timeout is _DEFAULT:
+            timeout = None if method in WAITS_ON_USER else self.timeout
+        return await self._conn.call(method, params, timeout=timeout)
 
     async def _call(self, method: str, **params: Any) -> Any:
         return await self.call(method, {k: v for k, v in params.items() if v is not None})
@@ -266,71 +300,81 @@ class AsyncAccessEnabler:
         redirectUrl: Optional[str] = None,
         webView: Optional[bool] = None,
         partnerSSO: Optional[str] = None,
-    ) -> dict:
+    ) -> Empty:
         """Configures this instance: software statement (else the daemon's flag), redirect URL (default
         ``adobepass://ios.app``), ``webView=False`` for a second-screen host, ``partnerSSO`` (e.g. "Apple")."""
-        return await self._call("init", softwareStatement=softwareStatement, redirectUrl=redirectUrl,
-                                webView=webView, partnerSSO=partnerSSO)
+        return cast(Empty, await self._call("init", softwareStatement=softwareStatement, redirectUrl=redirectUrl,
+                                            webView=webView, partnerSSO=partnerSSO))
 
-    async def setOptions(self, **options: Any) -> dict:
+    async def setOptions(self, **options: Any) -> Empty:
         """Sets ``applicationProfile``, ``visitorID``, ``device_info``, ``handleSVC`` (never queued)."""
-        return await self._call("setOptions", **options)
+        return cast(Empty, await self._call("setOptions", **options))
 
-    async def setRequestor(self, requestorID: str, serviceProviders: Optional[List[str]] = None) -> dict:
-        """Loads the requestor's configuration; returns ``{status}`` (1 success, 0 failure)."""
-        return await self._call("setRequestor", requestorID=requestorID, serviceProviders=serviceProviders)
+    async def setRequestor(self, requestorID: str, serviceProviders: Optional[List[str]] = None) -> SetRequestorResult:
+        """Loads the requestor's configuration; returns ``{status}`` (1 success, 0 failure, with ``statuses``
+        saying why: R400 no software statement, CFG400 unknown requestor, CFG404 backend not reachable…)."""
+        return cast(SetRequestorResult, await self._call("setRequestor", requestorID=requestorID,
+                                                         serviceProviders=serviceProviders))
 
-    async def checkAuthentication(self) -> dict:
+    async def checkAuthentication(self) -> AuthenticationStatus:
         """Returns ``{status, errorCode}`` from the stored profile, without a login."""
-        return await self._call("checkAuthentication")
+        return cast(AuthenticationStatus, await self._call("checkAuthentication"))
 
     async def getAuthentication(
-        self, forceAuthn: Optional[bool] = None, data: Optional[dict] = None, filter: Optional[List[str]] = None
-    ) -> dict:
-        """Runs the login flow (picker, login page or second screen); returns ``{status, errorCode}`` at its end."""
-        return await self._call("getAuthentication", forceAuthn=forceAuthn, data=data, filter=filter)
+        self, forceAuthn: Optional[bool] = None, data: Optional[Dict[str, Any]] = None, filter: Optional[List[str]] = None
+    ) -> AuthenticationStatus:
+        """Runs the login flow (picker, login page or second screen); returns ``{status, errorCode}`` at its end.
 
-    async def setSelectedProvider(self, mvpdId: Optional[str]) -> dict:
+        Waits on the user: no timeout. The delegate's ``displayProviderDialog`` and ``navigateToUrl`` (or the
+        REGCODE ``status``) must be answered for it to end."""
+        return cast(AuthenticationStatus, await self._call("getAuthentication", forceAuthn=forceAuthn, data=data,
+                                                           filter=filter))
+
+    async def setSelectedProvider(self, mvpdId: Optional[str]) -> SelectionResult:
         """Answers the picker: an MVPD ``ID``, or ``None`` to cancel ("Provider not Selected Error")."""
-        return await self.call("setSelectedProvider", {"mvpdId": mvpdId})
+        return cast(SelectionResult, await self.call("setSelectedProvider", {"mvpdId": mvpdId}))
 
-    async def handleExternalURL(self, url: str) -> dict:
+    async def handleExternalURL(self, url: str) -> AuthenticationStatus:
         """Hands over the redirect URL the login/logout page reached; returns the flow's ``{status, errorCode}``."""
-        return await self._call("handleExternalURL", url=url)
+        return cast(AuthenticationStatus, await self._call("handleExternalURL", url=url))
 
-    async def getAuthenticationToken(self) -> dict:
+    async def getAuthenticationToken(self) -> AuthenticationStatus:
         """Deprecated alias of completing the login flow (see ``handleExternalURL``)."""
-        return await self._call("getAuthenticationToken")
+        return cast(AuthenticationStatus, await self._call("getAuthenticationToken"))
 
-    async def checkPreauthorizedResources(self, resources: List[str], cache: Optional[bool] = None) -> dict:
+    async def checkPreauthorizedResources(self, resources: List[str], cache: Optional[bool] = None) -> PreauthorizedResult:
         """Returns ``{resources}``: those of ``resources`` the user may watch (UI decoration only)."""
-        return await self._call("checkPreauthorizedResources", resources=resources, cache=cache)
+        return cast(PreauthorizedResult, await self._call("checkPreauthorizedResources", resources=resources, cache=cache))
 
-    async def checkAuthorization(self, resource: str, data: Optional[dict] = None) -> dict:
+    async def checkAuthorization(self, resource: str, data: Optional[Dict[str, Any]] = None) -> AuthorizationResult:
         """Authorizes ``resource`` without starting a login; see ``getAuthorization`` for the result."""
-        return await self._call("checkAuthorization", resource=resource, data=data)
+        return cast(AuthorizationResult, await self._call("checkAuthorization", resource=resource, data=data))
 
-    async def getAuthorization(self, resource: str, data: Optional[dict] = None) -> dict:
-        """Authorizes ``resource`` (plain id or MRSS), logging in first if needed.
+    async def getAuthorization(self, resource: str, data: Optional[Dict[str, Any]] = None) -> AuthorizationResult:
+        """Authorizes ``resource`` (plain id or MRSS), logging in first if needed (then it waits on the user:
+        no timeout).
 
-        Returns ``{token, resource}`` (short media token) or ``{resource, errorCode, errorDescription}``.
+        Returns ``{token, resource}`` (short media token) or ``{resource, errorCode, errorDescription,
+        statuses?}``.
         """
-        return await self._call("getAuthorization", resource=resource, data=data)
+        return cast(AuthorizationResult, await self._call("getAuthorization", resource=resource, data=data))
 
-    async def logout(self) -> dict:
-        """Logs out; returns ``{status: 0, errorCode: "User Not Authenticated Error"}`` when the flow ends."""
-        return await self._call("logout")
+    async def logout(self) -> AuthenticationStatus:
+        """Logs out; returns ``{status: 0, errorCode: "User Not Authenticated Error"}`` when the flow ends
+        (after the logout page reached the redirect URL, or 10 s without it)."""
+        return cast(AuthenticationStatus, await self._call("logout"))
 
-    async def getSelectedProvider(self) -> dict:
+    async def getSelectedProvider(self) -> SelectedProviderResult:
         """Returns ``{mvpd}``: the current MVPD object or ``None``."""
-        return await self._call("getSelectedProvider")
+        return cast(SelectedProviderResult, await self._call("getSelectedProvider"))
 
     async def getMetadata(
         self, opCode: Union[str, int], resource: Optional[str] = None, userMetaKey: Optional[str] = None
-    ) -> dict:
+    ) -> MetadataResult:
         """Returns ``{metadata, encrypted, key, arguments}``; ``opCode`` is a ``METADATA_*`` name or 0–3."""
-        return await self._call("getMetadata", opCode=opCode, resource=resource, userMetaKey=userMetaKey)
+        return cast(MetadataResult, await self._call("getMetadata", opCode=opCode, resource=resource,
+                                                     userMetaKey=userMetaKey))
 
-    async def discover(self) -> dict:
+    async def discover(self) -> Dict[str, Any]:
         """Returns the daemon's OpenRPC document (``rpc.discover``)."""
-        return await self.call("rpc.discover")
+        return cast(Dict[str, Any], await self.call("rpc.discover"))

@@ -1,4 +1,5 @@
-"""AccessEnabler constants as they appear on the wire (DESIGN §3): statuses, error codes, metadata op-codes."""
+"""AccessEnabler constants as they appear on the wire (Protocol/README.md "Values"): statuses, error codes,
+metadata op-codes."""
 
 #: ``status`` of ``setRequestorComplete`` / ``setAuthenticationStatus``: success.
 ACCESS_ENABLER_STATUS_SUCCESS = 1

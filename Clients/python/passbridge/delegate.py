@@ -1,6 +1,6 @@
 """The EntitlementDelegate callbacks: a handler class to subclass, and the event value of the event streams.
 
-Every daemon notification (DESIGN §3) is one callback. The client calls the delegate method of the same name
+Every daemon notification (Protocol/README.md) is one callback. The client calls the delegate method of the same name
 with the notification's params as positional arguments in the SDK's order (table ``CALLBACKS``); a param the
 daemon left out arrives as ``None``, and params this version does not know are ignored. ``status`` receives the
 whole status dictionary (``{id, level, message?, details?, resource?}``; for second screen
@@ -8,6 +8,8 @@ whole status dictionary (``{id, level, message?, details?, resource?}``; for sec
 """
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
+
+from .results import MVPD, Status
 
 #: notification name → the names of its params, in the order the delegate method takes them.
 CALLBACKS: Dict[str, Tuple[str, ...]] = {
@@ -76,7 +78,7 @@ class EntitlementDelegate:
     def setAuthenticationStatus(self, status: int, errorCode: str) -> Any:
         """Authentication state: 1 authenticated (errorCode ""), 0 not (errorCode says why)."""
 
-    def displayProviderDialog(self, mvpds: List[dict]) -> Any:
+    def displayProviderDialog(self, mvpds: List[MVPD]) -> Any:
         """Show the MVPD picker; answer with ``setSelectedProvider(id)`` or ``setSelectedProvider(None)``.
 
         Each MVPD is ``{ID, displayName, logoURL, enablePlatformServices, boardingStatus,
@@ -95,10 +97,10 @@ class EntitlementDelegate:
     def preauthorizedResources(self, resources: List[str]) -> Any:
         """Answer to ``checkPreauthorizedResources``: the ids that are authorized."""
 
-    def selectedProvider(self, mvpd: Optional[dict]) -> Any:
+    def selectedProvider(self, mvpd: Optional[MVPD]) -> Any:
         """Answer to ``getSelectedProvider``: the MVPD object or ``None``."""
 
-    def setMetadataStatus(self, metadata: Any, encrypted: bool, key: int, arguments: dict) -> Any:
+    def setMetadataStatus(self, metadata: Any, encrypted: bool, key: int, arguments: Dict[str, Any]) -> Any:
         """Answer to ``getMetadata``: expiry in epoch ms for key 0/1, device id for 2, attribute value for 3."""
 
     def sendTrackingData(self, data: List[Any], eventType: int) -> Any:
@@ -110,28 +112,46 @@ class EntitlementDelegate:
     def dismissTvProviderDialog(self) -> Any:
         """The platform's provider dialog is gone."""
 
-    def status(self, status: dict) -> Any:
-        """Advanced status (``N000``, ``Z100``, ``REGCODE``…): ``{id, level, message?, details?, resource?}``."""
+    def status(self, status: Status) -> Any:
+        """Advanced status (``N000``, ``Z100``, ``REGCODE``…): ``{id, level, message?, details?, resource?}``;
+        REGCODE adds ``code``, ``url`` and ``notAfter`` (epoch ms)."""
 
-    def onNotification(self, name: str, params: dict) -> Any:
+    def onNotification(self, name: str, params: Dict[str, Any]) -> Any:
         """Any notification this class has no method for (forward compatibility)."""
 
 
 class PartnerSSOHost:
-    """The host side of the daemon→host partner-SSO requests (DESIGN §3); subclass and override both.
+    """The host side of the daemon→host partner-SSO requests (Protocol/README.md "Partner single sign-on");
+    subclass and override both.
 
     Register it with ``client.register_partner_sso(host)`` and send ``init(partnerSSO="...")``. To refuse,
     raise ``passbridge.HostError(reason)``. Methods may be plain or coroutines.
     """
 
-    def checkAccessStatus(self, prompt: bool) -> dict:
-        """Return ``{"accessStatus": "granted" | "denied" | "restricted" | "notDetermined"}``."""
+    def checkAccessStatus(self, prompt: bool) -> Any:
+        """Return ``{"accessStatus": "granted" | "denied" | "restricted" | "notDetermined"}`` (or a coroutine
+        that does)."""
         return {"accessStatus": "notDetermined"}
 
-    def requestAccountMetadata(self, params: dict) -> dict:
+    def requestAccountMetadata(self, params: Dict[str, Any]) -> Any:
         """``params``: ``interruptionAllowed``, ``verificationToken?``, ``attributeNames?``,
         ``supportedProviderIds?``, ``featuredProviderIds?``. Return ``{providerId,
         authenticationExpirationDate (epoch ms), samlAttributeQueryResponse?}``."""
         from .errors import HostError
 
         raise HostError("other", "no partner account on this host")
+
+
+#: The callbacks a login waits on: the call that started it is answered only after the host acts on them.
+USER_STEPS = ("displayProviderDialog", "navigateToUrl")
+
+
+def handles(delegate: Any, name: str) -> bool:
+    """Whether ``delegate`` has its own method for notification ``name`` (or its own ``onNotification``)."""
+    if delegate is None:
+        return False
+    cls = type(delegate)
+    if getattr(cls, "onNotification", None) not in (None, EntitlementDelegate.onNotification):
+        return True
+    own = getattr(cls, name, None)
+    return own is not None and own is not getattr(EntitlementDelegate, name, None)

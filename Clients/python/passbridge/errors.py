@@ -1,20 +1,51 @@
-"""Exceptions raised by the PassBridge client, and the one a host raises to refuse a daemon request."""
-from typing import Any, Optional
+"""The exceptions of the PassBridge client, all rooted at ``passbridge.Error``.
 
-from .rpc import RPCError
+* ``RPCError`` — the daemon answered a request with a JSON-RPC error object (``code``, ``message``, ``data``);
+  ``HostError`` is the one a host raises to refuse a daemon→host request.
+* ``ConnectionClosed`` — the connection is closed: ``close()`` was called, or the daemon went away.
+  ``DaemonExited`` says the spawned daemon ended with a non-zero exit status and carries its last stderr lines.
+* ``Timeout`` — no answer within the call's timeout.
 
-#: Raised when the daemon closed the connection (or exited) while a call was waiting for its answer.
-ConnectionClosed = ConnectionError
+``ConnectionClosed`` is also a ``ConnectionError`` and ``Timeout`` a ``TimeoutError``, so code written for the
+builtin exceptions keeps working; catching ``ConnectionClosed`` does not catch ``ConnectionRefusedError``.
+"""
+import json
+from typing import Any, Dict, Optional, Sequence
+
+
+class Error(Exception):
+    """Base class of every exception the PassBridge client raises."""
+
+
+class RPCError(Error):
+    """A JSON-RPC error object: ``code`` (int), ``message`` (str), ``data`` (any JSON value or ``None``).
+
+    Codes (Protocol/README.md "Errors"): -32601 unknown method, -32602 invalid params (``data`` names the
+    ``param``, the ``reason`` and for an unknown name the ``closest`` known one), -32002 no setRequestor yet,
+    -32003 the daemon is shutting down, -32004 overloaded.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}" + (f" {json.dumps(data)}" if data is not None else ""))
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_json(self) -> Dict[str, Any]:
+        """The error object as sent on the wire."""
+        error: Dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
 
 
 class HostError(RPCError):
     """Raised by a host-side request handler to answer a daemon→host request with a JSON-RPC error.
 
-    ``reason`` is one of the partner-SSO reasons of DESIGN §3 (``accessNotGranted``, ``unsupportedProvider``,
-    ``userCancelled``, ``serviceTemporarilyUnavailable``, ``providerRejected``, ``invalidVerificationToken``,
-    ``other``); extra keyword arguments are added to the error's ``data`` (for example
-    ``unsupportedProviderIdentifier="X"``). ``RPCError`` (``code``, ``message``, ``data``) is the same class
-    as ``passbridge.rpc.RPCError``: a JSON-RPC error object received from, or sent to, the daemon.
+    ``reason`` is one of the partner single sign-on reasons of Protocol/README.md (``accessNotGranted``,
+    ``unsupportedProvider``, ``userCancelled``, ``serviceTemporarilyUnavailable``, ``providerRejected``,
+    ``invalidVerificationToken``, ``other``); extra keyword arguments are added to the error's ``data`` (for
+    example ``unsupportedProviderIdentifier="X"``).
     """
 
     def __init__(self, reason: str, message: Optional[str] = None, code: int = -32000, **data: Any) -> None:
@@ -22,4 +53,22 @@ class HostError(RPCError):
         self.reason = reason
 
 
-__all__ = ["ConnectionClosed", "HostError", "RPCError"]
+class ConnectionClosed(Error, ConnectionError):
+    """The connection is closed (by ``close()`` or by the daemon); the call did not get an answer."""
+
+
+class DaemonExited(ConnectionClosed):
+    """The spawned daemon exited with ``returncode`` (non-zero); ``stderr`` holds its last lines of output."""
+
+    def __init__(self, returncode: int, stderr: Sequence[str] = ()) -> None:
+        self.returncode = returncode
+        self.stderr = list(stderr)
+        detail = f": {self.stderr[-1]}" if self.stderr else ""
+        super().__init__(f"the daemon exited with status {returncode}{detail}")
+
+
+class Timeout(Error, TimeoutError):
+    """No answer within the call's timeout (the request may still complete in the daemon)."""
+
+
+__all__ = ["ConnectionClosed", "DaemonExited", "Error", "HostError", "RPCError", "Timeout"]

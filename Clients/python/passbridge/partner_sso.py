@@ -1,4 +1,4 @@
-"""A partner single sign-on host: answers the daemon's ``partnerSSO/*`` requests (DESIGN §3, Protocol/README.md
+"""A partner single sign-on host: answers the daemon's ``partnerSSO/*`` requests (Protocol/README.md
 "Partner single sign-on") from a small local "TV provider account" file, the way a set-top platform answers
 for the TV-provider account it holds.
 
@@ -64,11 +64,11 @@ class TVProviderAccount(PartnerSSOHost):
 
     # ---- the two requests ---------------------------------------------------------------------------------
 
-    def checkAccessStatus(self, prompt: bool) -> dict:
+    def checkAccessStatus(self, prompt: bool) -> Dict[str, Any]:
         """``{accessStatus}`` from the file (no one to ask here, so ``prompt`` changes nothing)."""
         return {"accessStatus": self.account().get("accessStatus", "granted")}
 
-    async def requestAccountMetadata(self, params: dict) -> dict:
+    async def requestAccountMetadata(self, params: Dict[str, Any]) -> Dict[str, Any]:
         """``{providerId, authenticationExpirationDate, samlAttributeQueryResponse?}``; nobody signed in answers
         ``providerId: null`` in the background and ``userCancelled`` when the user may be asked (this host has
         no picker of its own); a provider outside ``supportedProviderIds`` is ``unsupportedProvider``."""
@@ -107,7 +107,7 @@ class TVProviderAccount(PartnerSSOHost):
         request = urllib.request.Request(endpoint, data=body, headers={"Content-Type": "application/json"}, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=8) as response:
-                return json.loads(response.read())["samlResponse"]
+                return str(json.loads(response.read())["samlResponse"])
         except urllib.error.HTTPError as e:
             reason = "providerRejected" if e.code == 401 else "invalidVerificationToken"
             raise HostError(reason, f"the provider refused: HTTP {e.code}") from None

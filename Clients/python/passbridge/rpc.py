@@ -10,62 +10,72 @@ Both frame messages as NDJSON (default) or LSP ``Content-Length`` (``framing="co
 their requests 1, 2, 3…, match responses through a pending map, hand daemon notifications to callbacks
 registered with ``on_notification``, and answer daemon→host requests (e.g. ``partnerSSO/checkAccessStatus``)
 with handlers registered with ``on_request``: a handler returns the result, or raises ``RPCError`` to
-send an error object; a request without a handler is answered -32601.
+send an error object; a request without a handler is answered -32601. Every message sent and received is
+logged at DEBUG on the ``passbridge.wire`` logger.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import inspect
 import itertools
 import json
+import logging
 import socket
 import subprocess
+import sys
 import threading
-from typing import Any, Callable, Optional
+from typing import IO, Any, Awaitable, Callable, Deque, Dict, List, Optional, Protocol, Sequence, Union
 
-__all__ = ["RPCError", "Framer", "Connection", "AsyncConnection", "NDJSON", "CONTENT_LENGTH"]
+from .errors import ConnectionClosed, DaemonExited, RPCError, Timeout
+
+__all__ = ["RPCError", "Framer", "Connection", "AsyncConnection", "NDJSON", "CONTENT_LENGTH", "StderrTail"]
 
 NDJSON = "ndjson"
 CONTENT_LENGTH = "content-length"
 DEFAULT_COMMAND = ("passbridge", "--stdio")
 
+wire_log = logging.getLogger("passbridge.wire")
 
-class RPCError(Exception):
-    """A JSON-RPC error object: ``code`` (int), ``message`` (str), ``data`` (any JSON or None)."""
+Message = Dict[str, Any]
+NotificationCallback = Callable[..., Any]
+#: A blocking byte stream: a pipe's file object or a socket's ``makefile``.
+SyncStream = Union[IO[bytes], socket.SocketIO]
+RequestHandler = Callable[[Any], Any]
 
-    def __init__(self, code: int, message: str, data: Any = None):
-        super().__init__(f"{code}: {message}" + (f" {json.dumps(data)}" if data is not None else ""))
-        self.code = code
-        self.message = message
-        self.data = data
 
-    def to_json(self) -> dict:
-        error = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
+def connect_unix(path: str) -> socket.socket:
+    """A connected Unix socket to ``path``; a failure names the path (``FileNotFoundError`` etc.)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError as error:
+        sock.close()
+        raise type(error)(error.errno, f"cannot connect to the daemon socket: {error.strerror}", path) from None
+    return sock
 
 
 class Framer:
     """Splits a byte stream into JSON messages and frames outgoing ones (NDJSON or Content-Length)."""
 
-    def __init__(self, framing: str = NDJSON):
+    def __init__(self, framing: str = NDJSON) -> None:
         if framing not in (NDJSON, CONTENT_LENGTH):
             raise ValueError(f"framing must be {NDJSON!r} or {CONTENT_LENGTH!r}")
         self.framing = framing
         self._buffer = b""
 
-    def encode(self, message: dict) -> bytes:
+    def encode(self, message: Message) -> bytes:
         body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        wire_log.debug("--> %s", body.decode())
         if self.framing == NDJSON:
             return body + b"\n"
         return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
-    def feed(self, data: bytes) -> list:
+    def feed(self, data: bytes) -> List[Any]:
         """Returns every whole message (parsed) now available."""
         self._buffer += data
-        messages = []
+        messages: List[Any] = []
         while True:
             if self.framing == NDJSON:
                 line, found, rest = self._buffer.partition(b"\n")
@@ -73,6 +83,7 @@ class Framer:
                     return messages
                 self._buffer = rest
                 if line.strip():
+                    wire_log.debug("<-- %s", line.decode(errors="replace").rstrip("\r"))
                     messages.append(json.loads(line))
             else:
                 header, found, rest = self._buffer.partition(b"\r\n\r\n")
@@ -87,31 +98,55 @@ class Framer:
                     raise ValueError("Content-Length header missing")
                 if len(rest) < length:
                     return messages
+                wire_log.debug("<-- %s", rest[:length].decode(errors="replace"))
                 messages.append(json.loads(rest[:length]))
                 self._buffer = rest[length:]
+
+
+class StderrTail:
+    """Copies a spawned daemon's stderr to ours, line by line, and keeps its last ``size`` lines."""
+
+    def __init__(self, size: int = 20) -> None:
+        self.lines: Deque[str] = collections.deque(maxlen=size)
+
+    def add(self, raw: bytes) -> None:
+        text = raw.decode(errors="replace").rstrip("\n")
+        self.lines.append(text)
+        try:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+    async def pump(self, reader: asyncio.StreamReader) -> None:
+        while True:
+            line = await reader.readline()
+            if not line:
+                return
+            self.add(line)
 
 
 class _Dispatch:
     """What both flavours share: ids, handlers and message classification."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._ids = itertools.count(1)
-        self._notification_handlers: dict = {}
-        self._request_handlers: dict = {}
+        self._notification_handlers: Dict[Optional[str], NotificationCallback] = {}
+        self._request_handlers: Dict[str, RequestHandler] = {}
 
-    def on_notification(self, method: Optional[str], callback: Callable) -> None:
+    def on_notification(self, method: Optional[str], callback: NotificationCallback) -> None:
         """Calls ``callback(params)`` for each notification ``method``; with ``method=None``,
         ``callback(method, params)`` for every notification without a specific callback."""
         self._notification_handlers[method] = callback
 
-    def on_request(self, method: str, handler: Callable) -> None:
+    def on_request(self, method: str, handler: RequestHandler) -> None:
         """Answers daemon→host requests ``method`` with ``handler(params)`` (return the result or raise
         ``RPCError``; in ``AsyncConnection`` it may be a coroutine function)."""
         self._request_handlers[method] = handler
 
     @staticmethod
-    def _request(method: str, params: Any, id: Any = None) -> dict:
-        message = {"jsonrpc": "2.0", "method": method}
+    def _request(method: str, params: Any, id: Optional[int] = None) -> Message:
+        message: Message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
         if id is not None:
@@ -124,12 +159,21 @@ class _Dispatch:
             return RPCError(error.get("code", -32603), error.get("message", ""), error.get("data"))
         return RPCError(-32603, "malformed error object", error)
 
-    def _notification_target(self, method: str):
+    def _notification_target(self, method: str) -> Optional[Callable[[Any], Any]]:
         if method in self._notification_handlers:
             return lambda params: self._notification_handlers[method](params)
         if None in self._notification_handlers:
             return lambda params: self._notification_handlers[None](method, params)
         return None
+
+    @staticmethod
+    def _error_reply(message: Message, error: BaseException) -> Message:
+        reply: Message = {"jsonrpc": "2.0", "id": message["id"]}
+        if isinstance(error, RPCError):
+            reply["error"] = error.to_json()
+        else:
+            reply["error"] = {"code": -32603, "message": "Internal error", "data": {"reason": str(error)}}
+        return reply
 
 
 class Connection(_Dispatch):
@@ -139,8 +183,8 @@ class Connection(_Dispatch):
     reader thread (keep them short; never ``call`` from one); request handlers run on their own thread.
     """
 
-    def __init__(self, reader, writer, *, framing: str = NDJSON, process: Optional[subprocess.Popen] = None,
-                 sock: Optional[socket.socket] = None):
+    def __init__(self, reader: SyncStream, writer: SyncStream, *, framing: str = NDJSON,
+                 process: Optional[subprocess.Popen[bytes]] = None, sock: Optional[socket.socket] = None) -> None:
         super().__init__()
         self._reader = reader
         self._writer = writer
@@ -148,51 +192,58 @@ class Connection(_Dispatch):
         self._process = process
         self._socket = sock
         self._write_lock = threading.Lock()
-        self._pending: dict = {}
+        self._pending: Dict[int, concurrent.futures.Future[Any]] = {}
         self._pending_lock = threading.Lock()
         self._closed = threading.Event()
+        self._exit_code: Optional[int] = None
+        self._close_lock = threading.Lock()
+        self._closing = False
         self._thread = threading.Thread(target=self._read_loop, name="passbridge-rpc-reader", daemon=True)
         self._thread.start()
 
     @classmethod
-    def spawn(cls, command=DEFAULT_COMMAND, *, framing: str = NDJSON, stderr=None, env=None) -> "Connection":
+    def spawn(cls, command: Sequence[str] = DEFAULT_COMMAND, *, framing: str = NDJSON, stderr: Any = None,
+              env: Optional[Dict[str, str]] = None) -> "Connection":
         """Starts the daemon (``command``, default ``passbridge --stdio``) with pipes on stdin/stdout;
         its stderr goes to ``stderr`` (default: inherited, so logs are never stuck in an unread pipe)."""
         process = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env)
+        assert process.stdout is not None and process.stdin is not None
         return cls(process.stdout, process.stdin, framing=framing, process=process)
 
     @classmethod
     def connect(cls, path: str, *, framing: str = NDJSON) -> "Connection":
         """Connects to the daemon's Unix socket at ``path``."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(path)
+        sock = connect_unix(path)
         return cls(sock.makefile("rb", buffering=0), sock.makefile("wb", buffering=0), framing=framing, sock=sock)
 
-    def __enter__(self):
+    def __enter__(self) -> "Connection":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     @property
     def closed(self) -> bool:
-        return self._closed.is_set()
+        return self._closed.is_set() or self._closing
 
-    def call_future(self, method: str, params: Any = None) -> concurrent.futures.Future:
-        """Sends a request; the future resolves to the result or raises ``RPCError`` / ``ConnectionError``."""
-        future: concurrent.futures.Future = concurrent.futures.Future()
+    def call_future(self, method: str, params: Any = None) -> concurrent.futures.Future[Any]:
+        """Sends a request; the future resolves to the result or raises ``RPCError`` / ``ConnectionClosed``."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         id = next(self._ids)
         with self._pending_lock:
-            if self._closed.is_set():
-                future.set_exception(ConnectionError("connection closed"))
+            if self.closed:
+                future.set_exception(ConnectionClosed("connection closed"))
                 return future
             self._pending[id] = future
         self._send(self._request(method, params, id))
         return future
 
     def call(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
-        """Sends a request and waits for its result (``TimeoutError`` after ``timeout`` seconds)."""
-        return self.call_future(method, params).result(timeout)
+        """Sends a request and waits for its result (``Timeout`` after ``timeout`` seconds)."""
+        try:
+            return self.call_future(method, params).result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise Timeout(f"{method}: no answer within {timeout} s") from None
 
     def notify(self, method: str, params: Any = None) -> None:
         """Sends a notification (no answer)."""
@@ -200,7 +251,11 @@ class Connection(_Dispatch):
 
     def close(self, timeout: Optional[float] = 10) -> Optional[int]:
         """Closes the output (the daemon finishes its work and exits, or drops this peer), waits for the
-        reader to end, and returns the child's exit code when spawned."""
+        reader to end, and returns the child's exit code when spawned. A second call returns the same."""
+        with self._close_lock:
+            if self._closing:
+                return self._exit_code
+            self._closing = True
         try:
             if self._socket is not None:
                 self._socket.shutdown(socket.SHUT_WR)
@@ -209,27 +264,28 @@ class Connection(_Dispatch):
         except OSError:
             pass
         self._thread.join(timeout)
-        code = None
         if self._process is not None:
-            code = self._process.wait(timeout)
-            self._process.stdout.close()
+            self._exit_code = self._process.wait(timeout)
+            if self._process.stdout is not None:
+                self._process.stdout.close()
         if self._socket is not None:
             self._socket.close()
-        return code
+        return self._exit_code
 
-    def _send(self, message: dict) -> None:
+    def _send(self, message: Message) -> None:
         data = self._framer.encode(message)
         with self._write_lock:
             try:
                 self._writer.write(data)
                 self._writer.flush()
             except (OSError, ValueError) as error:
-                raise ConnectionError(f"cannot write to the daemon: {error}") from error
+                raise ConnectionClosed(f"cannot write to the daemon: {error}") from error
 
     def _read_loop(self) -> None:
         try:
             while True:
-                data = self._reader.read1(65536) if hasattr(self._reader, "read1") else self._reader.read(65536)
+                read1 = getattr(self._reader, "read1", None)
+                data = (read1(65536) if read1 is not None else self._reader.read(65536)) or b""
                 if not data:
                     break
                 for message in self._framer.feed(data):
@@ -243,9 +299,9 @@ class Connection(_Dispatch):
                 pending, self._pending = self._pending, {}
             for future in pending.values():
                 if not future.done():
-                    future.set_exception(ConnectionError("the daemon closed the connection"))
+                    future.set_exception(ConnectionClosed("the daemon closed the connection"))
 
-    def _handle(self, message: dict) -> None:
+    def _handle(self, message: Message) -> None:
         if "method" in message and "id" in message:
             threading.Thread(target=self._answer, args=(message,), daemon=True).start()
         elif "method" in message:
@@ -262,74 +318,108 @@ class Connection(_Dispatch):
             else:
                 future.set_result(message.get("result"))
 
-    def _answer(self, message: dict) -> None:
+    def _answer(self, message: Message) -> None:
         handler = self._request_handlers.get(message["method"])
-        reply = {"jsonrpc": "2.0", "id": message["id"]}
         try:
             if handler is None:
                 raise RPCError(-32601, "Method not found", {"method": message["method"]})
-            reply["result"] = handler(message.get("params"))
-        except RPCError as error:
-            reply["error"] = error.to_json()
-        except Exception as error:  # noqa: BLE001 - reported to the daemon as an internal error
-            reply["error"] = {"code": -32603, "message": "Internal error", "data": {"reason": str(error)}}
+            reply: Message = {"jsonrpc": "2.0", "id": message["id"], "result": handler(message.get("params"))}
+        except Exception as error:  # noqa: BLE001 - reported to the daemon as an error object
+            reply = self._error_reply(message, error)
         try:
             self._send(reply)
-        except ConnectionError:
+        except ConnectionClosed:
             pass
 
 
+class AsyncWriter(Protocol):
+    """The writing half ``AsyncConnection`` needs (``asyncio.StreamWriter`` has it)."""
+
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def can_write_eof(self) -> bool: ...
+    def write_eof(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class AsyncReader(Protocol):
+    """The reading half ``AsyncConnection`` needs (``asyncio.StreamReader`` has it)."""
+
+    async def read(self, n: int = -1) -> bytes: ...
+
+
 class AsyncConnection(_Dispatch):
-    """An asyncio JSON-RPC connection over a StreamReader/StreamWriter pair.
+    """An asyncio JSON-RPC connection over a reader/writer pair.
 
     Notification callbacks run in the reader task (plain functions or coroutine functions, the latter
-    scheduled as tasks); request handlers run as their own tasks.
+    scheduled as tasks); request handlers run as their own tasks. When a spawned daemon exits with a non-zero
+    status, waiting calls fail with ``DaemonExited`` (its status and, with a ``StderrTail``, its last lines).
     """
 
-    def __init__(self, reader: asyncio.StreamReader, writer, *, framing: str = NDJSON, process=None):
+    def __init__(self, reader: AsyncReader, writer: AsyncWriter, *, framing: str = NDJSON,
+                 process: Optional[asyncio.subprocess.Process] = None, stderr_tail: Optional[StderrTail] = None,
+                 stderr_task: "Optional[asyncio.Task[None]]" = None) -> None:
         super().__init__()
         self._reader = reader
         self._writer = writer
         self._framer = Framer(framing)
         self._process = process
-        self._pending: dict = {}
+        self._stderr_tail = stderr_tail
+        self._stderr_task = stderr_task
+        self._pending: Dict[int, asyncio.Future[Any]] = {}
         self._closed = False
-        self._tasks: set = set()
+        self._closing = False
+        self._close_result: Optional[int] = None
+        self._ended: Optional[ConnectionClosed] = None
+        self._tasks: "set[asyncio.Task[Any]]" = set()
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
 
     @classmethod
-    async def spawn(cls, command=DEFAULT_COMMAND, *, framing: str = NDJSON, stderr=None, env=None) -> "AsyncConnection":
-        """Starts the daemon with pipes on stdin/stdout (stderr inherited unless given)."""
-        process = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE,
-                                                       stdout=asyncio.subprocess.PIPE, stderr=stderr, env=env)
-        return cls(process.stdout, _ProcessWriter(process.stdin), framing=framing, process=process)
+    async def spawn(cls, command: Sequence[str] = DEFAULT_COMMAND, *, framing: str = NDJSON, stderr: Any = None,
+                    env: Optional[Dict[str, str]] = None) -> "AsyncConnection":
+        """Starts the daemon with pipes on stdin/stdout. Its stderr is copied to ours line by line (and its last
+        lines kept for ``DaemonExited``) unless ``stderr`` says where else it goes."""
+        capture = stderr is None
+        process = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE if capture else stderr, env=env)
+        assert process.stdout is not None and process.stdin is not None
+        tail, task = None, None
+        if capture:
+            assert process.stderr is not None
+            tail = StderrTail()
+            task = asyncio.get_running_loop().create_task(tail.pump(process.stderr))
+        return cls(process.stdout, _ProcessWriter(process.stdin), framing=framing, process=process,
+                   stderr_tail=tail, stderr_task=task)
 
     @classmethod
     async def connect(cls, path: str, *, framing: str = NDJSON) -> "AsyncConnection":
         """Connects to the daemon's Unix socket at ``path``."""
-        reader, writer = await asyncio.open_unix_connection(path)
+        reader, writer = await asyncio.open_unix_connection(sock=connect_unix(path))
         return cls(reader, writer, framing=framing)
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> "AsyncConnection":
         return self
 
-    async def __aexit__(self, *exc):
+    async def __aexit__(self, *exc: Any) -> None:
         await self.close()
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._closed or self._closing
 
     async def call(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
-        """Sends a request and awaits its result (raises ``RPCError``, ``ConnectionError``, ``TimeoutError``)."""
-        if self._closed:
-            raise ConnectionError("connection closed")
+        """Sends a request and awaits its result (raises ``RPCError``, ``ConnectionClosed``, ``Timeout``)."""
+        if self.closed:
+            raise self._ended or ConnectionClosed("connection closed")
         id = next(self._ids)
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[id] = future
-        await self._send(self._request(method, params, id))
         try:
+            await self._send(self._request(method, params, id))
             return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise Timeout(f"{method}: no answer within {timeout} s") from None
         finally:
             self._pending.pop(id, None)
 
@@ -338,7 +428,11 @@ class AsyncConnection(_Dispatch):
         await self._send(self._request(method, params))
 
     async def close(self, timeout: Optional[float] = 10) -> Optional[int]:
-        """Closes the output, waits for the reader to end, returns the child's exit code when spawned."""
+        """Closes the output, waits for the reader to end, returns the child's exit code when spawned.
+        A second call returns the same."""
+        if self._closing:
+            return self._close_result
+        self._closing = True
         try:
             if self._writer.can_write_eof():
                 self._writer.write_eof()
@@ -352,15 +446,20 @@ class AsyncConnection(_Dispatch):
             self._read_task.cancel()
         self._writer.close()
         if self._process is not None:
-            return await asyncio.wait_for(self._process.wait(), timeout)
-        return None
+            self._close_result = await asyncio.wait_for(self._process.wait(), timeout)
+        if self._stderr_task is not None:
+            try:
+                await asyncio.wait_for(self._stderr_task, 2)
+            except asyncio.TimeoutError:
+                pass
+        return self._close_result
 
-    async def _send(self, message: dict) -> None:
+    async def _send(self, message: Message) -> None:
         try:
             self._writer.write(self._framer.encode(message))
             await self._writer.drain()
         except (OSError, RuntimeError) as error:
-            raise ConnectionError(f"cannot write to the daemon: {error}") from error
+            raise ConnectionClosed(f"cannot write to the daemon: {error}") from error
 
     async def _read_loop(self) -> None:
         try:
@@ -375,16 +474,36 @@ class AsyncConnection(_Dispatch):
             pass
         finally:
             self._closed = True
+            ended = await self._end_reason()
+            self._ended = ended
             for future in self._pending.values():
                 if not future.done():
-                    future.set_exception(ConnectionError("the daemon closed the connection"))
+                    future.set_exception(ended)
 
-    def _spawn_task(self, coroutine) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
+    async def _end_reason(self) -> ConnectionClosed:
+        """``DaemonExited`` when the spawned daemon ended with a non-zero status, else ``ConnectionClosed``."""
+        if self._process is not None and not self._closing:
+            try:
+                code = await asyncio.wait_for(self._process.wait(), 2)
+            except asyncio.TimeoutError:
+                code = 0
+            if code != 0:
+                if self._stderr_task is not None:
+                    try:
+                        await asyncio.wait_for(asyncio.shield(self._stderr_task), 1)
+                    except asyncio.TimeoutError:
+                        pass
+                return DaemonExited(code, list(self._stderr_tail.lines) if self._stderr_tail else [])
+        if self._closing:
+            return ConnectionClosed("connection closed")
+        return ConnectionClosed("the daemon closed the connection")
+
+    def _spawn_task(self, coroutine: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _handle(self, message: dict) -> None:
+    def _handle(self, message: Message) -> None:
         if "method" in message and "id" in message:
             self._spawn_task(self._answer(message))
         elif "method" in message:
@@ -402,42 +521,42 @@ class AsyncConnection(_Dispatch):
             else:
                 future.set_result(message.get("result"))
 
-    async def _answer(self, message: dict) -> None:
+    async def _answer(self, message: Message) -> None:
         handler = self._request_handlers.get(message["method"])
-        reply = {"jsonrpc": "2.0", "id": message["id"]}
         try:
             if handler is None:
                 raise RPCError(-32601, "Method not found", {"method": message["method"]})
             result = handler(message.get("params"))
-            reply["result"] = await result if inspect.isawaitable(result) else result
-        except RPCError as error:
-            reply["error"] = error.to_json()
-        except Exception as error:  # noqa: BLE001 - reported to the daemon as an internal error
-            reply["error"] = {"code": -32603, "message": "Internal error", "data": {"reason": str(error)}}
+            if inspect.isawaitable(result):
+                result = await result
+            reply: Message = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        except Exception as error:  # noqa: BLE001 - reported to the daemon as an error object
+            reply = self._error_reply(message, error)
         try:
             await self._send(reply)
-        except ConnectionError:
+        except ConnectionClosed:
             pass
 
 
 class _ProcessWriter:
-    """Gives a subprocess's stdin StreamWriter the socket writer's half-close API."""
+    """Gives a subprocess's stdin StreamWriter the socket writer's half-close API (closing stdin = EOF)."""
 
-    def __init__(self, writer):
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
 
-    def write(self, data):
+    def write(self, data: bytes) -> None:
         self._writer.write(data)
 
-    async def drain(self):
+    async def drain(self) -> None:
         await self._writer.drain()
 
-    def can_write_eof(self):
+    def can_write_eof(self) -> bool:
         return False
 
-    def write_eof(self):
-        self._writer.close()
+    def write_eof(self) -> None:
+        self.close()
 
-    def close(self):
+    def close(self) -> None:
         if not self._writer.is_closing():
             self._writer.close()
+

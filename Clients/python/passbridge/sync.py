@@ -5,6 +5,10 @@ handlers) run on *your* thread, while it waits inside a client call, in the orde
 before the response that ends their operation — the way the SDK calls its delegate on the main thread. A
 callback may call the client again (``setSelectedProvider`` from ``displayProviderDialog``): the nested call
 keeps delivering callbacks while it waits. Use one ``AccessEnabler`` from one thread.
+
+Results, exceptions and timeouts are those of ``AsyncAccessEnabler``: calls that do not wait on the user time
+out after the client's ``timeout`` (default 30 s) with ``Timeout``; ``getAuthentication``, ``getAuthorization``
+and ``logout`` wait as long as the user takes. After ``close()`` every call raises ``ConnectionClosed`` at once.
 """
 import asyncio
 import inspect
@@ -13,47 +17,58 @@ import logging
 import queue
 import threading
 from concurrent.futures import Future
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Callable, Coroutine, Dict, List, Optional, Tuple, Union, cast
 
-from .client import AsyncAccessEnabler
-from .delegate import EntitlementDelegate, PartnerSSOHost, invoke
+from .client import _DEFAULT, DEFAULT_TIMEOUT, AsyncAccessEnabler
+from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
+from .errors import ConnectionClosed
+from .results import (AuthenticationStatus, AuthorizationResult, Empty, MetadataResult, PreauthorizedResult,
+                      SelectedProviderResult, SelectionResult, SetRequestorResult)
 
 log = logging.getLogger("passbridge")
+
+#: What the I/O thread hands to the caller's thread: ("event", Event), ("request", fn, params, future) or
+#: ("done", token, result, error).
+_Item = Tuple[Any, ...]
 
 
 class AccessEnabler:
     """Blocking twin of ``AsyncAccessEnabler``: same methods, same names, same results."""
 
-    def __init__(self, delegate: Optional[EntitlementDelegate] = None) -> None:
+    def __init__(self, delegate: Optional[EntitlementDelegate] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
         self.delegate = delegate
-        self._inbox: "queue.Queue[tuple]" = queue.Queue()
-        self._done: Dict[int, tuple] = {}
+        self.timeout = timeout
+        self._inbox: "queue.Queue[_Item]" = queue.Queue()
+        self._done: Dict[int, Tuple[Any, Optional[BaseException]]] = {}
         self._ids = itertools.count(1)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="passbridge-io", daemon=True)
         self._thread.start()
         self._aae: Optional[AsyncAccessEnabler] = None
-        self._handlers: Dict[str, Any] = {}
+        self._close_code: Optional[int] = None
 
     @classmethod
     def spawn(cls, *args: str, executable: str = "passbridge", delegate: Optional[EntitlementDelegate] = None,
-              stderr: Any = None, env: Optional[Dict[str, str]] = None) -> "AccessEnabler":
+              stderr: Any = None, env: Optional[Dict[str, str]] = None,
+              timeout: Optional[float] = DEFAULT_TIMEOUT) -> "AccessEnabler":
         """Starts ``executable --stdio ARGS…`` (see ``AsyncAccessEnabler.spawn``)."""
-        self = cls(delegate)
-        self._start(AsyncAccessEnabler.spawn(*args, executable=executable, stderr=stderr, env=env))
+        self = cls(delegate, timeout)
+        self._start(AsyncAccessEnabler.spawn(*args, executable=executable, stderr=stderr, env=env, timeout=timeout))
         return self
 
     @classmethod
-    def connect(cls, path: str, delegate: Optional[EntitlementDelegate] = None) -> "AccessEnabler":
-        """Connects to a daemon's Unix socket."""
-        self = cls(delegate)
-        self._start(AsyncAccessEnabler.connect(path))
+    def connect(cls, path: str, delegate: Optional[EntitlementDelegate] = None,
+                timeout: Optional[float] = DEFAULT_TIMEOUT) -> "AccessEnabler":
+        """Connects to a daemon's Unix socket; a missing or refused socket raises an ``OSError`` naming ``path``."""
+        self = cls(delegate, timeout)
+        self._start(AsyncAccessEnabler.connect(path, timeout=timeout))
         return self
 
-    def _start(self, coro: Any) -> None:
+    def _start(self, coro: Coroutine[Any, Any, AsyncAccessEnabler]) -> None:
         try:
             self._aae = asyncio.run_coroutine_threadsafe(coro, self._loop).result()
         except BaseException:
+            self._close_code = -1
             self._stop_loop()
             raise
         self._aae.add_listener(lambda ev: self._inbox.put(("event", ev)))
@@ -63,13 +78,24 @@ class AccessEnabler:
         """The spawned daemon process (``None`` for a socket connection)."""
         return self._aae.process if self._aae else None
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._close_code is not None
+
     def close(self) -> int:
-        """Closes the connection; returns the spawned daemon's exit status (0 for a socket)."""
+        """Closes the connection; returns the spawned daemon's exit status (0 for a socket). Calling it again
+        returns the same."""
+        if self._close_code is not None:
+            return self._close_code
+        assert self._aae is not None
         try:
-            assert self._aae is not None
-            return asyncio.run_coroutine_threadsafe(self._aae.close(), self._loop).result()
+            self._close_code = asyncio.run_coroutine_threadsafe(self._aae.close(), self._loop).result()
         finally:
+            if self._close_code is None:
+                self._close_code = -1
             self._stop_loop()
+        return self._close_code
 
     def _stop_loop(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -82,13 +108,13 @@ class AccessEnabler:
         self.close()
 
     # ---- callbacks ------------------------------------------------------------------------------------------
-    def register_request_handler(self, method: str, fn: Any) -> None:
+    def register_request_handler(self, method: str, fn: Callable[[Any], Any]) -> None:
         """Answers daemon→host requests ``method`` with ``fn(params)``, run on your thread (raise ``HostError``
         to refuse)."""
         assert self._aae is not None
 
         async def relay(params: Any) -> Any:
-            fut: Future = Future()
+            fut: "Future[Any]" = Future()
             self._inbox.put(("request", fn, params, fut))
             return await asyncio.wrap_future(fut)
 
@@ -114,18 +140,22 @@ class AccessEnabler:
             except queue.Empty:
                 return
 
-    def _deliver(self, item: tuple) -> None:
+    def _deliver(self, item: _Item) -> None:
         kind = item[0]
         if kind == "event":
+            event: Event = item[1]
+            if event.name in USER_STEPS and not handles(self.delegate, event.name):
+                log.warning("%s arrived but the delegate has no %s method: the call that started the login waits "
+                            "until the host answers", event.name, event.name)
             if self.delegate is not None:
                 try:
-                    out = invoke(self.delegate, item[1])
+                    out = invoke(self.delegate, event)
                 except Exception:
-                    log.exception("passbridge: delegate %s failed", item[1].name)
+                    log.exception("passbridge: delegate %s failed", event.name)
                     return
                 if inspect.iscoroutine(out):  # the blocking client has no loop of yours to run it on
                     out.close()
-                    log.warning("passbridge: delegate %s is a coroutine; AccessEnabler needs plain methods", item[1].name)
+                    log.warning("passbridge: delegate %s is a coroutine; AccessEnabler needs plain methods", event.name)
         elif kind == "request":
             _, fn, params, fut = item
             try:
@@ -133,28 +163,28 @@ class AccessEnabler:
             except BaseException as e:  # handed to the loop, which answers with the error
                 fut.set_exception(e)
         elif kind == "done":
-            self._done[item[1]] = item[2:]
+            self._done[item[1]] = (item[2], item[3])
 
     # ---- methods --------------------------------------------------------------------------------------------
-    def call(self, method: str, params: Optional[dict] = None, timeout: Optional[float] = None) -> Any:
-        """Sends any request and blocks until its response, delivering callbacks meanwhile."""
-        assert self._aae is not None, "not connected"
+    def call(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = _DEFAULT) -> Any:
+        """Sends any request and blocks until its response, delivering callbacks meanwhile.
+
+        ``timeout`` as in ``AsyncAccessEnabler.call``. Raises ``RPCError``, ``ConnectionClosed`` or ``Timeout``."""
+        if self._close_code is not None or self._aae is None:
+            raise ConnectionClosed("connection closed")
         token = next(self._ids)
         aae = self._aae
 
         async def run() -> None:
             try:
-                result = await aae.call(method, params)
+                result = await aae.call(method, params, timeout=timeout)
                 self._inbox.put(("done", token, result, None))
             except BaseException as e:
                 self._inbox.put(("done", token, None, e))
 
         asyncio.run_coroutine_threadsafe(run(), self._loop)
         while token not in self._done:
-            try:
-                self._deliver(self._inbox.get(timeout=timeout))
-            except queue.Empty:
-                raise TimeoutError(f"{method}: no answer within {timeout} s") from None
+            self._deliver(self._inbox.get())
         result, error = self._done.pop(token)
         if error is not None:
             raise error
@@ -164,66 +194,67 @@ class AccessEnabler:
         return self.call(method, {k: v for k, v in params.items() if v is not None})
 
     def init(self, softwareStatement: Optional[str] = None, redirectUrl: Optional[str] = None,
-             webView: Optional[bool] = None, partnerSSO: Optional[str] = None) -> dict:
-        """See ``AsyncAccessEnabler.init``."""
-        return self._call("init", softwareStatement=softwareStatement, redirectUrl=redirectUrl,
-                          webView=webView, partnerSSO=partnerSSO)
+             webView: Optional[bool] = None, partnerSSO: Optional[str] = None) -> Empty:
+        """Configures this instance (see ``AsyncAccessEnabler.init``); returns ``{}``."""
+        return cast(Empty, self._call("init", softwareStatement=softwareStatement, redirectUrl=redirectUrl,
+                                      webView=webView, partnerSSO=partnerSSO))
 
-    def setOptions(self, **options: Any) -> dict:
-        """See ``AsyncAccessEnabler.setOptions``."""
-        return self._call("setOptions", **options)
+    def setOptions(self, **options: Any) -> Empty:
+        """Sets ``applicationProfile``, ``visitorID``, ``device_info``, ``handleSVC``; returns ``{}``."""
+        return cast(Empty, self._call("setOptions", **options))
 
-    def setRequestor(self, requestorID: str, serviceProviders: Optional[List[str]] = None) -> dict:
-        """Returns ``{status}``."""
-        return self._call("setRequestor", requestorID=requestorID, serviceProviders=serviceProviders)
+    def setRequestor(self, requestorID: str, serviceProviders: Optional[List[str]] = None) -> SetRequestorResult:
+        """Returns ``{status}``: 1 success, 0 failure with ``statuses`` saying why (R400, CFG400, CFG404…)."""
+        return cast(SetRequestorResult, self._call("setRequestor", requestorID=requestorID,
+                                                   serviceProviders=serviceProviders))
 
-    def checkAuthentication(self) -> dict:
-        """Returns ``{status, errorCode}``."""
-        return self._call("checkAuthentication")
+    def checkAuthentication(self) -> AuthenticationStatus:
+        """Returns ``{status, errorCode}`` from the stored profile."""
+        return cast(AuthenticationStatus, self._call("checkAuthentication"))
 
-    def getAuthentication(self, forceAuthn: Optional[bool] = None, data: Optional[dict] = None,
-                          filter: Optional[List[str]] = None) -> dict:
-        """Runs the login flow; returns ``{status, errorCode}`` at its end."""
-        return self._call("getAuthentication", forceAuthn=forceAuthn, data=data, filter=filter)
+    def getAuthentication(self, forceAuthn: Optional[bool] = None, data: Optional[Dict[str, Any]] = None,
+                          filter: Optional[List[str]] = None) -> AuthenticationStatus:
+        """Runs the login flow; returns ``{status, errorCode}`` at its end. Waits on the user: no timeout."""
+        return cast(AuthenticationStatus, self._call("getAuthentication", forceAuthn=forceAuthn, data=data,
+                                                     filter=filter))
 
-    def setSelectedProvider(self, mvpdId: Optional[str]) -> dict:
-        """An MVPD ``ID``, or ``None`` to cancel."""
-        return self.call("setSelectedProvider", {"mvpdId": mvpdId})
+    def setSelectedProvider(self, mvpdId: Optional[str]) -> SelectionResult:
+        """An MVPD ``ID``, or ``None`` to cancel; ``{}`` once the login started, else the flow's status."""
+        return cast(SelectionResult, self.call("setSelectedProvider", {"mvpdId": mvpdId}))
 
-    def handleExternalURL(self, url: str) -> dict:
+    def handleExternalURL(self, url: str) -> AuthenticationStatus:
         """Completes the flow that reached the redirect URL; returns its ``{status, errorCode}``."""
-        return self._call("handleExternalURL", url=url)
+        return cast(AuthenticationStatus, self._call("handleExternalURL", url=url))
 
-    def getAuthenticationToken(self) -> dict:
+    def getAuthenticationToken(self) -> AuthenticationStatus:
         """Deprecated alias of completing the login flow."""
-        return self._call("getAuthenticationToken")
+        return cast(AuthenticationStatus, self._call("getAuthenticationToken"))
 
-    def checkPreauthorizedResources(self, resources: List[str], cache: Optional[bool] = None) -> dict:
-        """Returns ``{resources}``."""
-        return self._call("checkPreauthorizedResources", resources=resources, cache=cache)
+    def checkPreauthorizedResources(self, resources: List[str], cache: Optional[bool] = None) -> PreauthorizedResult:
+        """Returns ``{resources}``: those the user may watch."""
+        return cast(PreauthorizedResult, self._call("checkPreauthorizedResources", resources=resources, cache=cache))
 
-    def checkAuthorization(self, resource: str, data: Optional[dict] = None) -> dict:
-        """Returns ``{token, resource}`` or ``{resource, errorCode, errorDescription}``."""
-        return self._call("checkAuthorization", resource=resource, data=data)
+    def checkAuthorization(self, resource: str, data: Optional[Dict[str, Any]] = None) -> AuthorizationResult:
+        """Returns ``{token, resource}`` or ``{resource, errorCode, errorDescription, statuses?}``."""
+        return cast(AuthorizationResult, self._call("checkAuthorization", resource=resource, data=data))
 
-    def getAuthorization(self, resource: str, data: Optional[dict] = None) -> dict:
-        """Returns ``{token, resource}`` or ``{resource, errorCode, errorDescription}``."""
-        return self._call("getAuthorization", resource=resource, data=data)
+    def getAuthorization(self, resource: str, data: Optional[Dict[str, Any]] = None) -> AuthorizationResult:
+        """As ``checkAuthorization``, logging in first when needed (then it waits on the user: no timeout)."""
+        return cast(AuthorizationResult, self._call("getAuthorization", resource=resource, data=data))
 
-    def logout(self) -> dict:
-        """Returns ``{status: 0, errorCode: "User Not Authenticated Error"}``."""
-        return self._call("logout")
+    def logout(self) -> AuthenticationStatus:
+        """Returns ``{status: 0, errorCode: "User Not Authenticated Error"}`` when the logout flow ends."""
+        return cast(AuthenticationStatus, self._call("logout"))
 
-    def getSelectedProvider(self) -> dict:
-        """Returns ``{mvpd}``."""
-        return self._call("getSelectedProvider")
+    def getSelectedProvider(self) -> SelectedProviderResult:
+        """Returns ``{mvpd}``: the current MVPD object or ``None``."""
+        return cast(SelectedProviderResult, self._call("getSelectedProvider"))
 
     def getMetadata(self, opCode: Union[str, int], resource: Optional[str] = None,
-                    userMetaKey: Optional[str] = None) -> dict:
-        """Returns ``{metadata, encrypted, key, arguments}``."""
-        return self._call("getMetadata", opCode=opCode, resource=resource, userMetaKey=userMetaKey)
+                    userMetaKey: Optional[str] = None) -> MetadataResult:
+        """Returns ``{metadata, encrypted, key, arguments}``; ``opCode`` is a ``METADATA_*`` name or 0–3."""
+        return cast(MetadataResult, self._call("getMetadata", opCode=opCode, resource=resource, userMetaKey=userMetaKey))
 
-    def discover(self) -> dict:
-        """Returns the OpenRPC document."""
-        return self.call("rpc.discover")
-
+    def discover(self) -> Dict[str, Any]:
+        """Returns the daemon's OpenRPC document (``rpc.discover``)."""
+        return cast(Dict[str, Any], self.call("rpc.discover"))

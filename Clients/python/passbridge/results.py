@@ -1,0 +1,113 @@
+"""The shapes of the daemon's results and notification params, as ``TypedDict``s (Protocol/openrpc.json).
+
+A type checker sees ``ae.getAuthorization("ch1")`` return an ``AuthorizationResult``; at run time every value is
+a plain ``dict``. Members this version does not list may appear in newer daemons.
+"""
+from typing import Any, Dict, List, Optional, TypedDict
+
+
+class _StatusRequired(TypedDict):
+    id: str
+    level: str
+
+
+class Status(_StatusRequired, total=False):
+    """A ``status`` notification: ``id`` (N000, Z100, R400, CFG400, REGCODE, PB404…), ``level`` (info, warning,
+    error), and whichever of ``message``, ``details``, ``resource`` the status has; REGCODE adds ``code``, ``url``
+    (the activation page) and ``notAfter`` (epoch milliseconds)."""
+
+    message: str
+    details: str
+    resource: str
+    code: str
+    url: str
+    notAfter: int
+
+
+class _SetRequestorRequired(TypedDict):
+    status: int
+
+
+class SetRequestorResult(_SetRequestorRequired, total=False):
+    """``setRequestor``: ``status`` 1 success, 0 failure; on failure ``statuses`` says why (R400, CFG400…)."""
+
+    statuses: List[Status]
+
+
+class _AuthenticationRequired(TypedDict):
+    status: int
+    errorCode: str
+
+
+class AuthenticationStatus(_AuthenticationRequired, total=False):
+    """The login family: ``status`` 1 authenticated (``errorCode`` ""), 0 not (``errorCode`` says which);
+    ``statuses`` when the outcome failed for a reason (Protocol/README.md "Failure reasons")."""
+
+    statuses: List[Status]
+
+
+class _AuthorizationRequired(TypedDict):
+    resource: str
+
+
+class AuthorizationResult(_AuthorizationRequired, total=False):
+    """``checkAuthorization`` / ``getAuthorization``: ``token`` (the short media token) when granted, else
+    ``errorCode``, ``errorDescription`` (the MVPD's message or "") and ``statuses`` (Z100…)."""
+
+    token: str
+    errorCode: str
+    errorDescription: str
+    statuses: List[Status]
+
+
+class SelectionResult(TypedDict, total=False):
+    """``setSelectedProvider``: ``{}`` once the login started, else the ending ``AuthenticationStatus``."""
+
+    status: int
+    errorCode: str
+    statuses: List[Status]
+
+
+class MVPD(TypedDict):
+    """An MVPD of the requestor's configuration (``displayProviderDialog``, ``getSelectedProvider``)."""
+
+    ID: str
+    displayName: str
+    logoURL: Optional[str]
+    enablePlatformServices: bool
+    boardingStatus: Optional[str]
+    displayInPlatformPicker: bool
+    platformMappingId: Optional[str]
+    isTempPass: bool
+
+
+class SelectedProviderResult(TypedDict):
+    """``getSelectedProvider``: the current MVPD or ``None``."""
+
+    mvpd: Optional[MVPD]
+
+
+class PreauthorizedResult(TypedDict):
+    """``checkPreauthorizedResources``: the resources the user may watch."""
+
+    resources: List[str]
+
+
+class MetadataResult(TypedDict):
+    """``getMetadata``: ``metadata`` is an expiry in epoch ms (op codes 0, 1), the device id (2) or the user
+    attribute (3), ``None`` when there is none; ``encrypted``, ``key`` (the op code's number), ``arguments``."""
+
+    metadata: Any
+    encrypted: bool
+    key: int
+    arguments: Dict[str, Any]
+
+
+class Empty(TypedDict):
+    """``init`` and ``setOptions``: ``{}``."""
+
+
+__all__ = [
+    "AuthenticationStatus", "AuthorizationResult", "Empty", "MVPD", "MetadataResult", "PreauthorizedResult",
+    "SelectedProviderResult", "SelectionResult", "SetRequestorResult", "Status",
+]
