@@ -6,6 +6,8 @@
 // (denied), logs out. Prints each step; exits 0 only if every step did what it should.
 //
 //   node Clients/node/demo.mjs [--bin-dir DIR]      (default: $PASSBRIDGE_BIN_DIR, else swift's bin path)
+//
+// The emulator and the daemon end with this process, also when its stdout closes early (`demo.mjs | head -1`).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,6 +19,16 @@ import { PassBridge } from './passbridge.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const REDIRECT_URL = 'adobepass://ios.app';
 const TIMEOUT_MS = 60_000;
+
+const USAGE = `usage: node Clients/node/demo.mjs [--bin-dir DIR]
+Runs login -> authorize -> logout against pass-emulator and prints each step; exit 0 when every step did
+what it should. DIR holds passbridge and pass-emulator (default: $PASSBRIDGE_BIN_DIR, else \`swift build --show-bin-path\`).`;
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+// A reader that went away (`| head -1`) ends the demo; the 'exit' handlers end its children.
+process.stdout.on('error', (e) => process.exit(e.code === 'EPIPE' ? 0 : 1));
 
 const say = (line) => console.log(line);
 const ok = (step, detail) => say(`[ok] ${step}: ${detail}`);
@@ -39,7 +51,9 @@ function dummySoftwareStatement() {
 }
 
 function startEmulator(exe, logFd) {
-  const child = spawn(exe, ['--port', '0'], { stdio: ['ignore', 'pipe', logFd] });
+  // --exit-on-eof: the emulator also ends when this process dies and its stdin pipe closes.
+  const child = spawn(exe, ['--port', '0', '--exit-on-eof'], { stdio: ['pipe', 'pipe', logFd] });
+  process.once('exit', () => child.kill());
   return new Promise((resolve, reject) => {
     const lines = readline.createInterface({ input: child.stdout });
     lines.once('line', (url) => (url.startsWith('http') ? resolve({ child, url }) : reject(new Error(`pass-emulator printed ${url}`))));

@@ -1,0 +1,170 @@
+// Types of passbridge.mjs: the methods, results and notifications of Protocol/openrpc.json.
+// Self-contained (no @types/node): the process and stream types are reduced to what a caller uses.
+
+/** Seconds a call that does not wait on the user may take by default. */
+export declare const DEFAULT_TIMEOUT: number;
+/** Methods that may wait on the user: no default timeout. */
+export declare const WAITS_ON_USER: readonly ['getAuthentication', 'getAuthorization', 'logout'];
+
+/** A `status` notification: SDK ids (N000, Z100, R400, CFG400, REGCODE…) or the daemon's own (PB404). */
+export interface Status {
+  id: string;
+  level: 'info' | 'warning' | 'error';
+  message?: string;
+  details?: string;
+  resource?: string;
+  /** REGCODE: the registration code to show. */
+  code?: string;
+  /** REGCODE: the activation page. */
+  url?: string;
+  /** REGCODE: when the code expires, epoch milliseconds. */
+  notAfter?: number;
+}
+
+/** Present on a failed outcome that has a reason (Protocol/README.md "Failure reasons"). */
+export interface Reasons {
+  statuses?: Status[];
+}
+
+export interface MVPD {
+  ID: string;
+  displayName: string;
+  logoURL: string | null;
+  enablePlatformServices: boolean;
+  boardingStatus: 'PICKER' | 'SUPPORTED' | null;
+  displayInPlatformPicker: boolean;
+  platformMappingId: string | null;
+  isTempPass: boolean;
+}
+
+/** status 1 authenticated (errorCode ""), 0 not (errorCode says which). */
+export interface AuthenticationStatus extends Reasons {
+  status: 0 | 1;
+  errorCode: string;
+}
+
+export interface TokenResult {
+  token: string;
+  resource: string;
+}
+
+export interface TokenFailure extends Reasons {
+  resource: string;
+  errorCode: string;
+  errorDescription: string;
+}
+
+export type AuthorizationResult = TokenResult | TokenFailure;
+
+export interface MetadataResult {
+  /** Expiry in epoch ms (op codes 0, 1), the device id (2), the user attribute (3), or null. */
+  metadata: unknown;
+  encrypted: boolean;
+  key: number;
+  arguments: Record<string, unknown>;
+}
+
+export type OpCode = 'METADATA_AUTHENTICATION' | 'METADATA_AUTHORIZATION' | 'METADATA_DEVICE_ID' | 'METADATA_USER_META' | 0 | 1 | 2 | 3;
+
+/** Host→daemon methods: their params and results. */
+export interface Methods {
+  init: { params: { softwareStatement?: string; redirectUrl?: string; webView?: boolean; partnerSSO?: string }; result: {} };
+  setOptions: { params: { applicationProfile?: string; visitorID?: string; device_info?: string; handleSVC?: boolean; [option: string]: unknown }; result: {} };
+  setRequestor: { params: { requestorID: string; serviceProviders?: string[] }; result: { status: 0 | 1 } & Reasons };
+  checkAuthentication: { params: {}; result: AuthenticationStatus };
+  getAuthentication: { params: { forceAuthn?: boolean; data?: Record<string, unknown>; filter?: string[] }; result: AuthenticationStatus };
+  setSelectedProvider: { params: { mvpdId: string | null }; result: {} | AuthenticationStatus };
+  handleExternalURL: { params: { url: string }; result: AuthenticationStatus };
+  getAuthenticationToken: { params: {}; result: AuthenticationStatus };
+  checkPreauthorizedResources: { params: { resources: string[]; cache?: boolean }; result: { resources: string[] } };
+  checkAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
+  getAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
+  logout: { params: {}; result: AuthenticationStatus };
+  getSelectedProvider: { params: {}; result: { mvpd: MVPD | null } };
+  getMetadata: { params: { opCode: OpCode; resource?: string; userMetaKey?: string }; result: MetadataResult };
+  'rpc.discover': { params: {}; result: Record<string, unknown> };
+}
+
+/** Daemon→host notifications (EntitlementDelegate callbacks) and their params. */
+export interface Notifications {
+  setRequestorComplete: { status: 0 | 1 };
+  setAuthenticationStatus: AuthenticationStatus;
+  displayProviderDialog: { mvpds: MVPD[] };
+  navigateToUrl: { url: string; useSVC?: boolean };
+  setToken: TokenResult;
+  tokenRequestFailed: TokenFailure;
+  preauthorizedResources: { resources: string[] };
+  selectedProvider: { mvpd: MVPD | null };
+  setMetadataStatus: MetadataResult;
+  sendTrackingData: { data: (string | null)[]; eventType: 0 | 1 | 2 };
+  presentTvProviderDialog: {};
+  dismissTvProviderDialog: {};
+  status: Status;
+}
+
+export interface CallOptions {
+  /** Seconds; null waits for ever. Default: the client's timeout, or none for WAITS_ON_USER methods. */
+  timeout?: number | null;
+  /** Rejects the call with the signal's reason when it aborts. */
+  signal?: AbortSignal;
+}
+
+export interface SpawnOptions {
+  /** Where the daemon's logs go: 'pipe' (default: copied to ours, last lines kept for DaemonExited), 'inherit', 'ignore' or an fd. */
+  stderr?: 'pipe' | 'inherit' | 'ignore' | number;
+  env?: Record<string, string | undefined>;
+  /** Default timeout in seconds of calls that do not wait on the user; null for none. */
+  timeout?: number | null;
+}
+
+/** The spawned daemon, as far as a caller uses it. */
+export interface DaemonProcess {
+  readonly pid?: number;
+  kill(signal?: string | number): boolean;
+}
+
+export declare class PassBridgeError extends Error {}
+export declare class RPCError extends PassBridgeError {
+  readonly code: number;
+  /** The error object's message (Error.message is "code: message"). */
+  readonly rpcMessage: string;
+  /** For -32602: {param, reason, closest?}. */
+  readonly data: unknown;
+}
+export declare class ConnectionClosed extends PassBridgeError {}
+export declare class DaemonExited extends ConnectionClosed {
+  readonly exitCode: number | string;
+  readonly stderr: string[];
+}
+export declare class Timeout extends PassBridgeError {}
+
+type Listener<P> = (params: P) => void;
+
+export declare class PassBridge {
+  /** Starts `exe --stdio ...args`; the child is killed if this process exits first. */
+  static spawn(exe: string, args?: string[], options?: SpawnOptions): Promise<PassBridge>;
+  /** Connects to a daemon's Unix socket; rejects with ConnectionClosed naming the path. */
+  static connect(path: string, options?: { timeout?: number | null }): Promise<PassBridge>;
+
+  /** The spawned daemon (undefined for a socket connection). */
+  process?: DaemonProcess;
+  /** Resolves with the spawned daemon's exit code (or signal name) once it has exited. */
+  exited?: Promise<number | string>;
+  /** Default timeout in seconds of calls that do not wait on the user. */
+  timeout: number | null;
+  readonly closed: boolean;
+
+  call<M extends keyof Methods>(method: M, params?: Methods[M]['params'], options?: CallOptions): Promise<Methods[M]['result']>;
+  call(method: string, params?: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
+
+  /** Answers daemon->host requests (partnerSSO/*); throw an object with `reason` to refuse. */
+  handle(method: string, fn: (params: Record<string, unknown>) => unknown): void;
+  /** Closes our side; resolves with the spawned daemon's exit code (0 for a socket). */
+  close(): Promise<number | string>;
+
+  on<N extends keyof Notifications>(name: N, listener: Listener<Notifications[N]>): this;
+  on(name: 'close', listener: () => void): this;
+  once<N extends keyof Notifications>(name: N, listener: Listener<Notifications[N]>): this;
+  once(name: 'close', listener: () => void): this;
+  off(name: string, listener: (...args: any[]) => void): this;
+}
