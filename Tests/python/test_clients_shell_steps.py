@@ -1,0 +1,124 @@
+"""passbridge-call shows the human steps and the reasons (Clients/shell/passbridge-call): the real daemon against
+the emulator; the user is played by browser.py (the login page, the activation page on the "phone").
+"""
+import os
+import pathlib
+import subprocess
+import time
+from typing import List
+
+import pytest
+
+from clients_support import ROOT, emulator_url, statement  # noqa: F401  (fixture)
+
+from browser import Browser  # noqa: E402
+
+CALL = str(ROOT / "Clients" / "shell" / "passbridge-call")
+
+
+@pytest.fixture
+def env(bin_dir: pathlib.Path, emulator_url: str, tmp_path: pathlib.Path) -> dict:
+    e = dict(os.environ)
+    e["PASSBRIDGE"] = str(bin_dir / "passbridge")
+    e["PASSBRIDGE_ARGS"] = (f"--backend {emulator_url} --state-dir {tmp_path / 'state'} --software-statement {statement()}"
+                            f" --activation-url {emulator_url}/activate")
+    return e
+
+
+def start(env: dict, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([CALL, *args], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def read_until(proc: subprocess.Popen, marker: str) -> List[str]:
+    """stderr lines up to the one containing ``marker`` (the call still waiting when it appears)."""
+    lines = []
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        lines.append(line.rstrip("\n"))
+        if marker in line:
+            return lines
+    raise AssertionError(f"no {marker!r} in {lines}")
+
+
+def test_get_authentication_on_a_web_host_shows_the_login_page_and_ends_when_it_is_done(env, emulator_url):
+    proc = start(env, "--requestor", "REF", "--mvpd", "MockMVPD", "getAuthentication")
+    try:
+        lines = read_until(proc, "open this page in a browser and log in: ")
+        assert lines[0] == ("passbridge-call: choose a TV provider: MockMVPD (Mock Cable), TempPass (Free Preview), "
+                            "MockSSO (Mock SSO TV), MockPicker (Mock Picker TV)")
+        assert lines[1] == "passbridge-call: selecting MockMVPD"
+        url = lines[-1].split("log in: ", 1)[1]
+        assert url.startswith(emulator_url)
+        time.sleep(0.3)
+        assert proc.poll() is None  # waits for the user
+        reached = Browser().run(url, {"username": "demo", "password": "demo"}.get, "adobepass://ios.app")
+        assert reached is not None and reached.startswith("adobepass://ios.app")
+        out, err = proc.communicate(reached + "\n", timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out) == (0, '{"status":1,"errorCode":""}\n'), err
+
+
+def test_get_authentication_without_web_view_shows_the_code_and_ends_when_the_phone_is_done(env, emulator_url):
+    proc = start(env, "--requestor", "REF", "--no-web-view", "--mvpd", "MockMVPD", "getAuthentication")
+    try:
+        line = read_until(proc, "on another device, open ")[-1]
+        url, code = line.split("open ", 1)[1].split(" and enter the code ")
+        code = code.split(";")[0]
+        assert url == f"{emulator_url}/activate" and code.isalnum()
+        time.sleep(0.3)
+        assert proc.poll() is None
+        fill = {"code": code, "mvpd": "MockMVPD", "username": "demo", "password": "demo"}.get
+        Browser().run(url, fill)  # the phone
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out) == (0, '{"status":1,"errorCode":""}\n'), err
+
+
+def test_an_mvpd_id_the_dialog_did_not_offer_is_explained(env):
+    run = subprocess.run([CALL, "--requestor", "REF", "--mvpd", "MockMvpd", "getAuthentication"], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert run.stdout == '{"status":0,"errorCode":"Provider not Selected Error"}\n'
+    assert ("passbridge-call: error PB404: No MVPD 'MockMvpd' in the provider dialog; did you mean 'MockMVPD'? "
+            "(The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker)") in run.stderr.splitlines()
+
+
+def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
+    env = dict(os.environ, PASSBRIDGE=str(bin_dir / "passbridge"))
+    env["PASSBRIDGE_ARGS"] = f"--backend {emulator_url} --state-dir {tmp_path / 'state'}"
+    run = subprocess.run([CALL, "--requestor", "REF", "checkAuthentication"], env=env, capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == "passbridge-call: setRequestor REF failed: R400 No software statement\n"
+    env["PASSBRIDGE_ARGS"] += f" --software-statement {statement()}"
+    run = subprocess.run([CALL, "--requestor", "NOPE", "checkAuthentication"], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and run.stderr.startswith("passbridge-call: setRequestor NOPE failed: CFG400 ")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--timeout", "abc", "rpc.discover"], "--timeout needs a number of seconds, got 'abc'"),
+    (["--bogus", "rpc.discover"], "unknown option --bogus"),
+    (["--requestor"], "--requestor needs a value"),
+    ([], "METHOD is missing"),
+    (["--no-web-view", "getAuthentication"], "--no-web-view needs --requestor"),
+])
+def test_argument_errors_are_one_line_and_exit_2(env, args, message):
+    run = subprocess.run([CALL, *args], env=env, capture_output=True, text=True, timeout=30)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == f"passbridge-call: {message} (passbridge-call --help shows the usage)\n"
+
+
+def test_a_missing_socket_fails_at_once_naming_the_path(env, tmp_path):
+    path = str(tmp_path / "gone.sock")
+    started = time.monotonic()
+    run = subprocess.run([CALL, "--socket", path, "rpc.discover"], env=env, capture_output=True, text=True, timeout=30)
+    assert time.monotonic() - started < 2
+    assert (run.returncode, run.stderr) == (2, f"passbridge-call: cannot connect to {path}: no such socket\n")
+
+
+def test_a_session_wait_for_a_notification_that_never_comes_names_it(env):
+    run = subprocess.run([CALL, "--timeout", "1", "--session"], env=env, input="init\nwait setTokn\n",
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2
+    assert run.stderr.splitlines()[-1] == "passbridge-call: no setTokn notification from the daemon within 1s"
