@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine with the Swift toolchain lacks to build and test PassBridge.
-# Idempotent; needs root (or sudo) for apt-get.
+# Idempotent; needs root (or sudo) for apt-get; never asks (DEBIAN_FRONTEND=noninteractive, no stdin needed).
+#   --with-test-tools   also the test tools: python3-venv (for the virtual environment Tests/run-all.sh makes;
+#                       nothing is installed into the system Python), Node.js with Debian's TypeScript compiler
+#                       (tsc checks Clients/node), systemd (systemd-analyze and systemd-socket-activate check
+#                       Clients/systemd)
 set -euo pipefail
 apt_packages=(libjansson-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config postgresql socat strace)
+if [ "${1:-}" = "--with-test-tools" ]; then
+  apt_packages+=(python3-venv nodejs node-typescript systemd)
+fi
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -10,8 +17,5 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-if [ "${1:-}" = "--with-test-tools" ]; then
-  python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/python/requirements.txt"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" </dev/null >/dev/null
 fi
