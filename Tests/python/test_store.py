@@ -134,10 +134,13 @@ def test_another_process_holding_the_write_lock_logs_nobody_out_and_the_failure_
         start = instance.mark()
         get_id = instance.send("getAuthentication", {"forceAuthn": True})
         instance.notification("displayProviderDialog", start)
-        assert instance.call("setSelectedProvider", {"mvpdId": "TempPass"}) == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
+        selected = instance.call("setSelectedProvider", {"mvpdId": "TempPass"})
         assert instance.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
         notes = [m for m in instance.received[start:] if "method" in m and m["method"] != "sendTrackingData"]
         assert [m["method"] for m in notes] == ["displayProviderDialog", "setAuthenticationStatus", "status"]
+        # The result that ended the login says why (Protocol/README.md "Failure reasons").
+        assert selected == {"status": 0, "errorCode": GENERIC_AUTHENTICATION, "statuses": [notes[-1]["params"]]}
+        assert notes[-1]["params"]["id"] == "STORE500"
         assert notes[1]["params"] == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
         assert notes[2]["params"]["id"] == "STORE500" and notes[2]["params"]["level"] == "error"
         assert "database is locked" in notes[2]["params"]["message"]
@@ -179,7 +182,9 @@ def test_rpc_discover_answers_in_milliseconds_while_another_process_holds_the_wr
             timings.append(time.monotonic() - began)
         assert max(timings) < 0.5, timings
         _, answer = writer.response(logout_id, timeout=30)
+        reasons = answer["result"].pop("statuses")
         assert answer["result"] == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
+        assert [r["id"] for r in reasons] == ["STORE500"]
         other.close()
         fresh.close()
     finally:

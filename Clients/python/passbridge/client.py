@@ -148,22 +148,19 @@ class AsyncAccessEnabler:
 
         ``args`` are further daemon flags (``"--backend", url, "--state-dir", dir`` …). The daemon's logs
         (stderr) are copied to this process's stderr, and its last lines kept for ``DaemonExited``, unless
-        ``stderr`` says where else they go (a file object or ``asyncio.subprocess.DEVNULL``).
+        ``stderr`` says where else they go (a file object or ``asyncio.subprocess.DEVNULL``). They go through a
+        temporary file, so a daemon that outlives this process can still log and clean up.
         """
         self = cls(delegate, timeout)
-        capture = stderr is None
+        tail = StderrTail() if stderr is None else None
         process = await asyncio.create_subprocess_exec(
             executable, "--stdio", *args,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE if capture else stderr,
+            stderr=tail.file if tail is not None else stderr,
             env=env if env is not None else os.environ.copy(),
         )
         assert process.stdout is not None and process.stdin is not None
-        tail, task = None, None
-        if capture:
-            assert process.stderr is not None
-            tail = StderrTail()
-            task = asyncio.get_running_loop().create_task(tail.pump(process.stderr))
+        task = asyncio.get_running_loop().create_task(tail.pump(process)) if tail is not None else None
         self.process = process
         self._attach(process.stdout, _ProcessWriter(process.stdin), process, tail, task)
         return self
@@ -256,7 +253,7 @@ class AsyncAccessEnabler:
             fn(event)
         for s in list(self._streams):
             s._offer(event)
-        if method in USER_STEPS and not self._streams and not handles(self.delegate, method):
+        if method in USER_STEPS and not self._streams and not self._listeners and not handles(self.delegate, method):
             log.warning("%s arrived but nothing handles it: the call that started the login waits until the "
                         "host answers (give the client a delegate with a %s method, or read ae.events())",
                         method, method)

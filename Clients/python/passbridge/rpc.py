@@ -23,8 +23,10 @@ import itertools
 import json
 import logging
 import socket
+import os
 import subprocess
 import sys
+import tempfile
 import threading
 from typing import IO, Any, Awaitable, Callable, Deque, Dict, List, Optional, Protocol, Sequence, Union
 
@@ -104,26 +106,46 @@ class Framer:
 
 
 class StderrTail:
-    """Copies a spawned daemon's stderr to ours, line by line, and keeps its last ``size`` lines."""
+    """A spawned daemon's stderr: the daemon writes into an unlinked temporary file (so it never meets a closed
+    pipe, even after this process is gone); ``pump`` copies each new line to our stderr and keeps the last
+    ``size`` lines."""
 
     def __init__(self, size: int = 20) -> None:
         self.lines: Deque[str] = collections.deque(maxlen=size)
+        self.file = tempfile.TemporaryFile()
+        self._offset = 0
+        self._partial = b""
 
-    def add(self, raw: bytes) -> None:
-        text = raw.decode(errors="replace").rstrip("\n")
-        self.lines.append(text)
-        try:
-            sys.stderr.write(text + "\n")
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
-
-    async def pump(self, reader: asyncio.StreamReader) -> None:
+    def poll(self) -> None:
+        """Takes in what the daemon wrote since the last poll."""
         while True:
-            line = await reader.readline()
-            if not line:
+            data = os.pread(self.file.fileno(), 65536, self._offset)
+            if not data:
                 return
-            self.add(line)
+            self._offset += len(data)
+            *lines, self._partial = (self._partial + data).split(b"\n")
+            for raw in lines:
+                text = raw.decode(errors="replace")
+                self.lines.append(text)
+                try:
+                    sys.stderr.write(text + "\n")
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+
+    async def pump(self, process: asyncio.subprocess.Process) -> None:
+        """Polls every 0.1 s until ``process`` has exited, then takes in the rest."""
+        while process.returncode is None:
+            self.poll()
+            try:
+                await asyncio.wait_for(asyncio.shield(process.wait()), 0.1)
+            except asyncio.TimeoutError:
+                pass
+        self.poll()
+        if self._partial:
+            self._partial, last = b"", self._partial
+            self.lines.append(last.decode(errors="replace"))
+        self.file.close()
 
 
 class _Dispatch:
@@ -379,16 +401,12 @@ class AsyncConnection(_Dispatch):
                     env: Optional[Dict[str, str]] = None) -> "AsyncConnection":
         """Starts the daemon with pipes on stdin/stdout. Its stderr is copied to ours line by line (and its last
         lines kept for ``DaemonExited``) unless ``stderr`` says where else it goes."""
-        capture = stderr is None
+        tail = StderrTail() if stderr is None else None
         process = await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE if capture else stderr, env=env)
+            stderr=tail.file if tail is not None else stderr, env=env)
         assert process.stdout is not None and process.stdin is not None
-        tail, task = None, None
-        if capture:
-            assert process.stderr is not None
-            tail = StderrTail()
-            task = asyncio.get_running_loop().create_task(tail.pump(process.stderr))
+        task = asyncio.get_running_loop().create_task(tail.pump(process)) if tail is not None else None
         return cls(process.stdout, _ProcessWriter(process.stdin), framing=framing, process=process,
                    stderr_tail=tail, stderr_task=task)
 

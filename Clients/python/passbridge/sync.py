@@ -9,13 +9,16 @@ keeps delivering callbacks while it waits. Use one ``AccessEnabler`` from one th
 Results, exceptions and timeouts are those of ``AsyncAccessEnabler``: calls that do not wait on the user time
 out after the client's ``timeout`` (default 30 s) with ``Timeout``; ``getAuthentication``, ``getAuthorization``
 and ``logout`` wait as long as the user takes. After ``close()`` every call raises ``ConnectionClosed`` at once.
+A client still open when the interpreter exits is closed then (a spawned daemon finishes and exits with it).
 """
 import asyncio
+import atexit
 import inspect
 import itertools
 import logging
 import queue
 import threading
+import weakref
 from concurrent.futures import Future
 from typing import Any, Callable, Coroutine, Dict, List, Optional, Tuple, Union, cast
 
@@ -30,6 +33,18 @@ log = logging.getLogger("passbridge")
 #: What the I/O thread hands to the caller's thread: ("event", Event), ("request", fn, params, future) or
 #: ("done", token, result, error).
 _Item = Tuple[Any, ...]
+
+#: Clients not closed yet, closed at interpreter exit.
+_open: "weakref.WeakSet[AccessEnabler]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_clients() -> None:
+    for client in list(_open):
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001 - the interpreter is exiting; nothing left to report to
+            pass
 
 
 class AccessEnabler:
@@ -72,6 +87,7 @@ class AccessEnabler:
             self._stop_loop()
             raise
         self._aae.add_listener(lambda ev: self._inbox.put(("event", ev)))
+        _open.add(self)
 
     @property
     def process(self) -> Optional[asyncio.subprocess.Process]:
@@ -89,6 +105,7 @@ class AccessEnabler:
         if self._close_code is not None:
             return self._close_code
         assert self._aae is not None
+        _open.discard(self)
         try:
             self._close_code = asyncio.run_coroutine_threadsafe(self._aae.close(), self._loop).result()
         finally:
