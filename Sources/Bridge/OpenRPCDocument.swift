@@ -13,7 +13,8 @@ public enum OpenRPC {
     "version": "1.0.0",
     "description": "AccessEnabler over JSON-RPC 2.0. Requests from the host name AccessEnabler methods; the daemon answers each one when its operation ends, after the notifications (EntitlementDelegate callbacks) that belong to it. Entries marked `x-direction: daemon-to-host` are sent by the daemon: those with `x-notification: true` are notifications, the others are requests the host answers. See Protocol/README.md.",
     "license": {
-      "name": "See repository"
+      "name": "Apache-2.0",
+      "url": "https://spdx.org/licenses/Apache-2.0.html"
     }
   },
   "methods": [
