@@ -98,7 +98,8 @@ def test_temp_pass_picked_again_after_it_expired_reports_n111(app, emulator):
     notes, _ = app.exchange("checkAuthorization", {"resource": "ch1"})
     assert statuses(notes) == ["N111"]
     get_id, start, notes, response = pick(app, "TempPass")
-    assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    n111 = [n["params"] for n in notes if n["method"] == "status"]
+    assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED, "statuses": n111}  # the reason, a warning
     assert statuses(notes) == ["N111"]
     assert app.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
 
@@ -149,7 +150,7 @@ def test_one_loopback_rule_for_the_command_line_and_set_requestor(bin_dir, tmp_p
         app = daemon.connect()
         notes, response = app.exchange("setRequestor", {"requestorID": "REF"})
         assert accepted.is_set()
-        assert response["result"] == {"status": 0}
+        assert response["result"] == {"status": 0, "statuses": [{"id": "CFG404", "level": "error", "message": "Backend not reachable"}]}
         assert [n["params"] for n in notes if n["method"] == "status"][0]["message"] == "Backend not reachable"
         with pytest.raises(RpcError) as refused:
             app.call("setRequestor", {"requestorID": "REF", "serviceProviders": [backend, "http://sp.example"]})
