@@ -8,10 +8,10 @@ final class PostgreSQLDatabase {
 
     /// Connects to `url` (a libpq connection URI).
     init(url: String) throws(TokenStoreError) {
-        guard let connection = PQconnectdb(url) else { throw .postgreSQL("connect", "out of memory") }
+        guard let connection = PQconnectdb(url) else { throw .postgreSQL(operation: "connect", message: "out of memory") }
         self.connection = connection
         // On failure deinit (run once every property is set) closes the connection.
-        guard PQstatus(connection) == CONNECTION_OK else { throw .postgreSQL("connect", Self.message(connection)) }
+        guard PQstatus(connection) == CONNECTION_OK else { throw .postgreSQL(operation: "connect", message: Self.message(connection)) }
         _ = try? execute("SET client_min_messages = warning")
     }
 
@@ -48,13 +48,13 @@ final class PostgreSQLDatabase {
         let result = withPointers(buffers, arguments) { values in
             PQexecParams(connection, sql, Int32(buffers.count), types, values, lengths, formats, 1)
         }
-        guard let result else { throw .postgreSQL("query", Self.message(connection)) }
+        guard let result else { throw .postgreSQL(operation: "query", message: Self.message(connection)) }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             // The primary message only: the detail may quote the values of a row.
             let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
-            throw .postgreSQL("query", primary ?? String(cString: PQresStatus(status)))
+            throw .postgreSQL(operation: "query", message: primary ?? String(cString: PQresStatus(status)))
         }
         var rows: [[Cell]] = []
         for row in 0..<PQntuples(result) {

@@ -212,7 +212,7 @@ actor RestClient {
 
     /// Notes a store failure as the reason no token could be had.
     private func storeFailed(_ error: any Error) -> String? {
-        tokenTransportFailure = .store(error as? TokenStoreError ?? .io("store", EIO))
+        tokenTransportFailure = .store(error as? TokenStoreError ?? .io(operation: "store", errno: EIO))
         return nil
     }
 

@@ -24,7 +24,7 @@ final class SQLiteDatabase {
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             sqlite3_close(handle)
-            throw .sqlite("open \(path)", code)
+            throw .sqlite(operation: "open \(path)", code: code)
         }
         self.handle = handle
         sqlite3_busy_timeout(handle, busyTimeoutMillis)
@@ -71,7 +71,7 @@ final class SQLiteDatabase {
             let code = sqlite3_step(statement)
             if code == SQLITE_ROW { row(Row(statement: statement)); continue }
             if code == SQLITE_DONE { return }
-            throw .sqlite("step", code)
+            throw .sqlite(operation: "step", code: code)
         }
     }
 
@@ -80,7 +80,7 @@ final class SQLiteDatabase {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?
         let prepared = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
-        guard prepared == SQLITE_OK, let statement else { throw .sqlite("prepare", prepared) }
+        guard prepared == SQLITE_OK, let statement else { throw .sqlite(operation: "prepare", code: prepared) }
         statements[sql] = statement
         return statement
     }

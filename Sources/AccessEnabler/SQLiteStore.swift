@@ -10,7 +10,7 @@ final class SQLiteStore: StoreConnection {
 
     init(path: String, busyTimeoutMillis: Int32 = 5000) throws(TokenStoreError) {
         database = try SQLiteDatabase(path: path, busyTimeoutMillis: busyTimeoutMillis)
-        if try database.text("PRAGMA journal_mode=WAL") != "wal" { throw .sqlite("journal_mode=WAL", SQLITE_ERROR) }
+        if try database.text("PRAGMA journal_mode=WAL") != "wal" { throw .sqlite(operation: "journal_mode=WAL", code: SQLITE_ERROR) }
         try database.execute("PRAGMA synchronous=FULL")
         try SQLiteMigrations.upgrade(database)
     }

@@ -144,17 +144,17 @@ public final class TokenStore: Sendable {
 /// A store failure.
 public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
     /// A file system call failed: what was done, and errno.
-    case io(String, Int32)
+    case io(operation: String, errno: Int32)
     /// An SQLite call failed: the operation, and SQLite's (extended) result code.
-    case sqlite(String, Int32)
+    case sqlite(operation: String, code: Int32)
     /// A PostgreSQL call failed: the operation, and the server's or libpq's message.
-    case postgreSQL(String, String)
+    case postgreSQL(operation: String, message: String)
     /// The database was written by a newer PassBridge (its schema version).
     case newerSchema(Int32)
     /// The state path exists and is not a directory (it is left untouched).
-    case notADirectory(String)
+    case notADirectory(path: String)
     /// The state directory exists but is not private to this user (it is left untouched): path and why.
-    case unsafeDirectory(String, String)
+    case unsafeDirectory(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -174,17 +174,17 @@ public enum StateDirectoryRule {
     public static func prepare(_ path: String) throws(TokenStoreError) {
         var info = stat()
         if stat(path, &info) != 0 {
-            guard errno == ENOENT else { throw .io("cannot inspect state directory \(path)", errno) }
+            guard errno == ENOENT else { throw .io(operation: "cannot inspect state directory \(path)", errno: errno) }
             let parent = (path as NSString).deletingLastPathComponent
             if !parent.isEmpty, parent != path, stat(parent, &info) != 0 { try prepareParents(parent) }
-            if mkdir(path, 0o700) != 0, errno != EEXIST { throw .io("cannot create state directory \(path)", errno) }
-            if chmod(path, 0o700) != 0 { throw .io("cannot chmod state directory \(path)", errno) }
-            guard stat(path, &info) == 0 else { throw .io("cannot inspect state directory \(path)", errno) }
+            if mkdir(path, 0o700) != 0, errno != EEXIST { throw .io(operation: "cannot create state directory \(path)", errno: errno) }
+            if chmod(path, 0o700) != 0 { throw .io(operation: "cannot chmod state directory \(path)", errno: errno) }
+            guard stat(path, &info) == 0 else { throw .io(operation: "cannot inspect state directory \(path)", errno: errno) }
         }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path) }
-        if info.st_uid != geteuid() { throw .unsafeDirectory(path, "owned by uid \(info.st_uid), not by this user (uid \(geteuid()))") }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path: path) }
+        if info.st_uid != geteuid() { throw .unsafeDirectory(path: path, reason: "owned by uid \(info.st_uid), not by this user (uid \(geteuid()))") }
         if info.st_mode & 0o022 != 0 {
-            throw .unsafeDirectory(path, "its group or others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)))")
+            throw .unsafeDirectory(path: path, reason: "its group or others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)))")
         }
     }
 
@@ -193,7 +193,7 @@ public enum StateDirectoryRule {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw .io("cannot create \(path)", errno)
+            throw .io(operation: "cannot create \(path)", errno: errno)
         }
     }
 }

@@ -178,7 +178,7 @@ final class TokenStoreTests: XCTestCase {
             try await store.deleteProfile(key())
             XCTFail("the delete reported success while another process held the write lock")
         } catch {
-            XCTAssertEqual(error as? TokenStoreError, .sqlite("step", SQLITE_BUSY))
+            XCTAssertEqual(error as? TokenStoreError, .sqlite(operation: "step", code: SQLITE_BUSY))
         }
         let read = try await store.profiles([key()])
         XCTAssertEqual(read.first?.1.json, "kept", "reads go on under another writer's lock (WAL)")
