@@ -72,13 +72,17 @@ export interface Methods {
   setOptions: { params: { applicationProfile?: string; visitorID?: string; device_info?: string; handleSVC?: boolean; [option: string]: unknown }; result: {} };
   setRequestor: { params: { requestorID: string; serviceProviders?: string[] }; result: { status: 0 | 1 } & Reasons };
   checkAuthentication: { params: {}; result: AuthenticationStatus };
-  getAuthentication: { params: { forceAuthn?: boolean; data?: Record<string, unknown>; filter?: string[] }; result: AuthenticationStatus };
+  getAuthentication: {
+    params: { forceAuthn?: boolean; data?: Record<string, unknown>; filter?: string[] | { TV_PROVIDERS?: string[]; FEATURED_TV_PROVIDERS?: string[] } };
+    result: AuthenticationStatus;
+  };
   setSelectedProvider: { params: { mvpdId: string | null }; result: {} | AuthenticationStatus };
   handleExternalURL: { params: { url: string }; result: AuthenticationStatus };
   getAuthenticationToken: { params: {}; result: AuthenticationStatus };
   checkPreauthorizedResources: { params: { resources: string[]; cache?: boolean }; result: { resources: string[] } };
   checkAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
-  getAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
+  /** A login the user cancelled ends with that login's AuthenticationStatus. */
+  getAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult | AuthenticationStatus };
   logout: { params: {}; result: AuthenticationStatus };
   getSelectedProvider: { params: {}; result: { mvpd: MVPD | null } };
   getMetadata: { params: { opCode: OpCode; resource?: string; userMetaKey?: string }; result: MetadataResult };

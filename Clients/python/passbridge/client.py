@@ -318,11 +318,13 @@ class AsyncAccessEnabler:
         return cast(AuthenticationStatus, await self._call("checkAuthentication"))
 
     async def getAuthentication(
-        self, forceAuthn: Optional[bool] = None, data: Optional[Dict[str, Any]] = None, filter: Optional[List[str]] = None
+        self, forceAuthn: Optional[bool] = None, data: Optional[Dict[str, Any]] = None,
+        filter: Union[List[str], Dict[str, List[str]], None] = None,
     ) -> AuthenticationStatus:
         """Runs the login flow (picker, login page or second screen); returns ``{status, errorCode}`` at its end.
 
-        Waits on the user: no timeout. The delegate's ``displayProviderDialog`` and ``navigateToUrl`` (or the
+        ``filter`` narrows the platform's picker (partner SSO): MVPD ids, or ``{"TV_PROVIDERS": [...],
+        "FEATURED_TV_PROVIDERS": [...]}``. Waits on the user: no timeout. The delegate's ``displayProviderDialog`` and ``navigateToUrl`` (or the
         REGCODE ``status``) must be answered for it to end."""
         return cast(AuthenticationStatus, await self._call("getAuthentication", forceAuthn=forceAuthn, data=data,
                                                            filter=filter))

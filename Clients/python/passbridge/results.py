@@ -46,17 +46,16 @@ class AuthenticationStatus(_AuthenticationRequired, total=False):
     statuses: List[Status]
 
 
-class _AuthorizationRequired(TypedDict):
-    resource: str
-
-
-class AuthorizationResult(_AuthorizationRequired, total=False):
-    """``checkAuthorization`` / ``getAuthorization``: ``token`` (the short media token) when granted, else
-    ``errorCode``, ``errorDescription`` (the MVPD's message or "") and ``statuses`` (Z100…)."""
+class AuthorizationResult(TypedDict, total=False):
+    """``checkAuthorization`` / ``getAuthorization``: ``{token, resource}`` (the short media token) when granted,
+    else ``{resource, errorCode, errorDescription (the MVPD's message or ""), statuses? (Z100…)}``; a
+    ``getAuthorization`` whose login the user cancelled ends with that login's ``{status: 0, errorCode}``."""
 
     token: str
+    resource: str
     errorCode: str
     errorDescription: str
+    status: int
     statuses: List[Status]
 
 

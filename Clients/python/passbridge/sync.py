@@ -230,7 +230,7 @@ class AccessEnabler:
         return cast(AuthenticationStatus, self._call("checkAuthentication"))
 
     def getAuthentication(self, forceAuthn: Optional[bool] = None, data: Optional[Dict[str, Any]] = None,
-                          filter: Optional[List[str]] = None) -> AuthenticationStatus:
+                          filter: Union[List[str], Dict[str, List[str]], None] = None) -> AuthenticationStatus:
         """Runs the login flow; returns ``{status, errorCode}`` at its end. Waits on the user: no timeout."""
         return cast(AuthenticationStatus, self._call("getAuthentication", forceAuthn=forceAuthn, data=data,
                                                      filter=filter))
