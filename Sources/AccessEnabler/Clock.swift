@@ -1,20 +1,41 @@
 import Foundation
 import Synchronization
 
-/// The engine's clock: the local clock corrected by the skew measured from the backend's `Date` header
-/// (DESIGN §4 "Time"). Expiry decisions use `now()`.
+/// The engine's clock (DESIGN §4 "Time"): the backend's time, carried forward by the time elapsed since the
+/// device booted (CLOCK_BOOTTIME), so that a step of the local wall clock (a box that boots at 1970 and is set
+/// by NTP later) moves nothing. Before the first backend `Date` header it is the local clock. Expiry decisions
+/// use `now()`.
 final class SkewedClock: Sendable {
     /// Skew above which the status CFG100 is reported (5 minutes).
     static let warningThreshold: TimeInterval = 300
 
     private let local: @Sendable () -> Date
-    /// Seconds to add to the local clock, and whether CFG100 was reported for the current skew.
-    private let state = Mutex<(skew: TimeInterval, warned: Bool)>((0, false))
+    private let elapsed: @Sendable () -> TimeInterval
+    /// The backend's time at the last anchoring and the elapsed time then; whether CFG100 was reported for the
+    /// current skew (backend time minus local wall clock).
+    private let state = Mutex<(anchor: (server: Date, elapsed: TimeInterval)?, warned: Bool)>((nil, false))
 
-    init(local: @escaping @Sendable () -> Date) { self.local = local }
+    /// - Parameters:
+    ///   - local: the wall clock.
+    ///   - elapsed: seconds since an arbitrary fixed origin that only moves forward, suspend included
+    ///     (default: CLOCK_BOOTTIME).
+    init(local: @escaping @Sendable () -> Date, elapsed: @escaping @Sendable () -> TimeInterval = SkewedClock.bootTime) {
+        self.local = local
+        self.elapsed = elapsed
+    }
+
+    /// Seconds since boot, suspend included.
+    static func bootTime() -> TimeInterval {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return TimeInterval(time.tv_sec) + TimeInterval(time.tv_nsec) / 1e9
+    }
 
     /// The corrected time.
-    func now() -> Date { local().addingTimeInterval(state.withLock { $0.skew }) }
+    func now() -> Date {
+        guard let anchor = state.withLock({ $0.anchor }) else { return local() }
+        return anchor.server.addingTimeInterval(elapsed() - anchor.elapsed)
+    }
 
     /// Epoch milliseconds of `now()`.
     func nowMillis() -> Int64 { Int64((now().timeIntervalSince1970 * 1000).rounded()) }
@@ -23,11 +44,15 @@ final class SkewedClock: Sendable {
     /// - Returns: true when the skew just went over the CFG100 threshold.
     func observe(dateHeader: String) -> Bool {
         guard let serverDate = HTTPDate.parse(dateHeader) else { return false }
-        let measured = serverDate.timeIntervalSince(local())
+        let skew = serverDate.timeIntervalSince(local()).rounded()
+        let elapsedNow = elapsed()
         return state.withLock { state in
-            // The header has one-second resolution: keep the finer previous estimate while it agrees.
-            if abs(measured - state.skew) > 1.5 { state.skew = measured.rounded() }
-            let over = abs(state.skew) > Self.warningThreshold
+            // The header has one-second resolution: keep the finer previous anchor while it agrees.
+            let predicted = state.anchor.map { $0.server.addingTimeInterval(elapsedNow - $0.elapsed) }
+            if predicted.map({ abs(serverDate.timeIntervalSince($0)) > 1.5 }) ?? true {
+                state.anchor = (serverDate, elapsedNow)
+            }
+            let over = abs(skew) > Self.warningThreshold
             defer { state.warned = over }
             return over && !state.warned
         }

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Synchronization
 import XCTest
 
 @testable import AccessEnabler
@@ -38,7 +39,7 @@ final class RedirectURLTests: XCTestCase {
 final class ClockTests: XCTestCase {
     func testSkewFromDateHeaderCorrectsTheClock() {
         let local = Date(timeIntervalSince1970: 1_800_000_000)
-        let clock = SkewedClock(local: { local })
+        let clock = SkewedClock(local: { local }, elapsed: { 0 })
         XCTAssertFalse(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(120))))
         XCTAssertEqual(clock.now().timeIntervalSince1970, local.timeIntervalSince1970 + 120, accuracy: 0.001)
         XCTAssertEqual(clock.nowMillis(), 1_800_000_120_000)
@@ -46,7 +47,7 @@ final class ClockTests: XCTestCase {
 
     func testWarnsOnceWhenSkewExceedsFiveMinutes() {
         let local = Date(timeIntervalSince1970: 1_800_000_000)
-        let clock = SkewedClock(local: { local })
+        let clock = SkewedClock(local: { local }, elapsed: { 0 })
         XCTAssertTrue(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(86_400))))
         XCTAssertFalse(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(86_400))))
         XCTAssertEqual(clock.now().timeIntervalSince1970, local.timeIntervalSince1970 + 86_400, accuracy: 0.001)
@@ -54,9 +55,24 @@ final class ClockTests: XCTestCase {
         XCTAssertTrue(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(-400))))
     }
 
+    /// A step of the wall clock after the backend answered (a box booted at 1970, then set by NTP) moves
+    /// nothing: the backend's time is carried forward by the time elapsed since boot.
+    func testAWallClockStepDoesNotMoveTheBackendTime() {
+        let wall = Mutex(Date(timeIntervalSince1970: 0))
+        let elapsed = Mutex<TimeInterval>(100)
+        let clock = SkewedClock(local: { wall.withLock { $0 } }, elapsed: { elapsed.withLock { $0 } })
+        let server = Date(timeIntervalSince1970: 1_800_000_000)
+        XCTAssertTrue(clock.observe(dateHeader: HTTPDate.format(server)))
+        wall.withLock { $0 = Date(timeIntervalSince1970: 1_800_000_000 - 90 * 86_400) }  // NTP steps, wrongly
+        elapsed.withLock { $0 = 160 }
+        XCTAssertEqual(clock.now().timeIntervalSince1970, 1_800_000_060, accuracy: 0.001)
+        wall.withLock { $0 = Date(timeIntervalSince1970: 0) }  // and back
+        XCTAssertEqual(clock.nowMillis(), 1_800_000_060_000)
+    }
+
     func testIgnoresUnreadableDates() {
         let local = Date(timeIntervalSince1970: 1_800_000_000)
-        let clock = SkewedClock(local: { local })
+        let clock = SkewedClock(local: { local }, elapsed: { 0 })
         XCTAssertFalse(clock.observe(dateHeader: "yesterday"))
         XCTAssertEqual(clock.now(), local)
     }
