@@ -100,7 +100,11 @@ actor RestClient {
         var refreshed = false
         while true {
             guard let token = await accessToken(refusing: nil) else { return tokenFailure() }
-            var request = HTTPRequest(method: method, url: url(path, query))
+            guard let target = url(path, query) else {
+                log?("\(method) \(path) → no valid URL on \(baseURL.absoluteString); not sent")
+                return .transport(.network)
+            }
+            var request = HTTPRequest(method: method, url: target)
             let device = headers()
             request.headers = [
                 ("Authorization", "Bearer " + token),
@@ -183,10 +187,11 @@ actor RestClient {
         return "\(request.method) \(path) → \(outcome)"
     }
 
-    private func url(_ path: String, _ query: [(String, String)]) -> URL {
+    /// The base URL with `path` and `query`; nil when that is no valid URL (the call is then not sent).
+    private func url(_ path: String, _ query: [(String, String)]) -> URL? {
         var text = baseURL.absoluteString.trimmingSuffix("/") + path
         if !query.isEmpty { text += "?" + FormEncoding.encode(query) }
-        return URL(string: text) ?? baseURL
+        return URL(string: text)
     }
 
     // MARK: DCR (rest-api-v2-notes §4)
@@ -235,7 +240,8 @@ actor RestClient {
                 return storeFailed(error)
             }
             let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
-            var request = HTTPRequest(method: "POST", url: url("/o/client/token", []))
+            guard let target = url("/o/client/token", []) else { return nil }
+            var request = HTTPRequest(method: "POST", url: target)
             request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
             request.body = Data(FormEncoding.encode(form).utf8)
             let result = await send(request)
@@ -281,7 +287,8 @@ actor RestClient {
     private func clientCredentials() async throws -> ClientCredentials? {
         if let stored = try await store.clientCredentials(scope) { return stored }
         if registrationRefused { return nil }
-        var request = HTTPRequest(method: "POST", url: url("/o/client/register", []))
+        guard let target = url("/o/client/register", []) else { return nil }
+        var request = HTTPRequest(method: "POST", url: target)
         request.headers = dcrHeaders(contentType: "application/json;charset=utf-8")
         let body: JSON = ["software_statement": .string(softwareStatement), "redirect_uri": .string(redirectURL)]
         request.body = Data(body.serialized())

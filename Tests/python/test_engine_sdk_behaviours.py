@@ -1,8 +1,10 @@
 """SDK behaviours through the real daemon on the real emulator, each with the value the SDK reference gives:
 advisory codes (N010, Z010, Z011, N111), useSVC on the logout page, a malformed MRSS refused with Z130, one
 loopback rule."""
+import json
 import socket
 import threading
+import time
 import urllib.request
 
 import pytest
@@ -216,3 +218,18 @@ def test_get_authorization_cancelled_at_the_picker_ends_with_the_logins_status_o
     assert "tokenRequestFailed" not in names
     tracking = [m["params"]["eventType"] for m in app.received[start:index] if m.get("method") == "sendTrackingData"]
     assert 1 not in tracking  # no authorization tracking event
+
+
+def test_a_throttled_call_waits_for_retry_after_and_succeeds(app, emulator):
+    ready(app)
+    request = urllib.request.Request(emulator.base + "/__admin/throttle", method="POST",
+                                     data=json.dumps({"requestsPerSecond": 0.25, "burst": 1}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+    assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}  # the one-time burst
+    started = time.monotonic()
+    notes, response = app.exchange("setRequestor", {"requestorID": "REF"})
+    # 429 with Retry-After: 4 (one request per 4 s): the engine waits that long, then the retry is admitted.
+    assert response["result"] == {"status": 1} and statuses(notes) == []
+    assert time.monotonic() - started >= 3
