@@ -97,7 +97,8 @@ extension DaemonOptions {
 
         OTHER:
           --log-level LEVEL           trace, debug, info (default), warning or error.
-          --relay PATH                Copy stdin to the socket at PATH and its replies to stdout (for scripts).
+          --relay PATH                Copy stdin to the socket at PATH and its replies to stdout (for scripts);
+                                      exit 1 if the daemon closes before every request is answered.
           --test-methods              For tests only: serve the JSON-RPC 2.0 spec's sample methods.
           --help                      Show this help.
           --version                   Show the version.
