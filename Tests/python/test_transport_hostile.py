@@ -226,15 +226,29 @@ def test_the_relay_exits_non_zero_when_the_daemon_dies_midway(socket_daemon, pas
     assert code == 1 and len(answers) < 2_000
 
 
-def test_passbridge_call_sessions_run_through_the_relay(socket_daemon, passbridge, tmp_path):
-    daemon = socket_daemon("--stall-timeout", "2")
+def passbridge_call_session(passbridge, path, lines):
     script = ROOT / "Clients" / "shell" / "passbridge-call"
-    lines = "".join(f'sum [{n}, 1]\n' for n in range(500))
-    result = subprocess.run([str(script), "--socket", daemon.path, "--session"], input=lines, capture_output=True,
-                            text=True, timeout=120, env={**os.environ, "PASSBRIDGE": passbridge})
+    return subprocess.run([str(script), "--socket", path, "--session"], input=lines, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PASSBRIDGE": passbridge})
+
+
+def test_passbridge_call_sessions_run_through_the_relay(socket_daemon, passbridge):
+    # 500 by default (bash reads each answer before the next call: ~2 ms a call); PASSBRIDGE_CALL_COUNT=60000
+    # runs the full count (measured: 60,000 answers, exit 0, 108 s with a debug build).
+    count = int(os.environ.get("PASSBRIDGE_CALL_COUNT", "500"))
+    daemon = socket_daemon("--stall-timeout", "2")
+    result = passbridge_call_session(passbridge, daemon.path, "".join(f"sum [{n}, 1]\n" for n in range(count)))
     assert result.returncode == 0, result.stderr
     answers = result.stdout.splitlines()
-    assert len(answers) == 500 and json.loads(answers[-1]) == {"jsonrpc": "2.0", "id": 500, "result": 500}
+    assert len(answers) == count and json.loads(answers[-1]) == {"jsonrpc": "2.0", "id": count, "result": count}
+
+
+def test_passbridge_call_fails_when_the_daemon_is_killed_midway(socket_daemon, passbridge):
+    daemon = socket_daemon()
+    threading.Timer(0.5, daemon.proc.kill).start()
+    result = passbridge_call_session(passbridge, daemon.path, 'test/sleep {"ms": 5}\n' * 2000)
+    assert result.returncode == 2 and "no response from the daemon" in result.stderr
+    assert len(result.stdout.splitlines()) < 2000
 
 
 # --- signals -----------------------------------------------------------------------------------------------
