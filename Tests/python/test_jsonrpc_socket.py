@@ -2,6 +2,7 @@
 permissions, SIGTERM and a second daemon on a live socket — real processes and sockets."""
 import json
 import os
+import select
 import signal
 import socket
 import stat
@@ -250,7 +251,15 @@ def test_peer_that_never_reads_is_disconnected_after_stall_timeout(socket_daemon
     hog = daemon.connect()
     hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     hog.sendall((request("test/notify", {"count": 50000}) + "\n").encode())
-    time.sleep(1.5)
+    # Wait for the daemon to say it gave up (producing 50,000 notifications takes a while on a loaded machine).
+    log = b""
+    deadline = time.monotonic() + 20
+    while b"peer read nothing for" not in log:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, log
+        ready, _, _ = select.select([daemon.proc.stderr], [], [], remaining)
+        if ready:
+            log += os.read(daemon.proc.stderr.fileno(), 65536)
     # The daemon gave up on it: draining what was buffered ends in EOF or a reset.
     hog.settimeout(5)
     ended = False
