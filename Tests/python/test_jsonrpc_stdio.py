@@ -140,6 +140,7 @@ def test_shutdown_timeout_answers_leftovers_with_32003(passbridge):
 
 
 def test_sigterm_drains_and_exits_0(daemon):
+    daemon.call(request("echo", [], id=0), timeout=20)  # its signal thread runs once it answers
     daemon.send(request("test/sleep", {"ms": 200, "result": 1}, id=1) + "\n")
     time.sleep(0.05)
     daemon.proc.terminate()
