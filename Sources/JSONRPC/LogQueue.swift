@@ -64,7 +64,7 @@ final class LogQueue: Sendable {
     func drain(timeoutNanos: UInt64) {
         let deadline = monotonicNanos() + timeoutNanos
         while monotonicNanos() < deadline {
-            if state.withLock({ $0.lines.isEmpty && $0.writing == 0 }) { return }
+            if state.withLock({ $0.lines.isEmpty && $0.writing == 0 && $0.dropped == 0 }) { return }
             usleep(1000)
         }
     }
@@ -76,18 +76,15 @@ final class LogQueue: Sendable {
                 let taken = state.lines
                 state.lines = []
                 state.bytes = 0
-                state.writing = taken.count
+                // The count is reported once the queue has drained, after the lines that were kept.
                 let dropped = taken.isEmpty ? state.dropped : 0
-                if taken.isEmpty { state.dropped = 0 }
+                state.dropped -= dropped
+                state.writing = taken.count + (dropped > 0 ? 1 : 0)
                 return (taken, dropped)
             }
-            if lines.isEmpty {
-                if dropped > 0 {
-                    let line = Logger.format(.warning, label: "log", "\(dropped) log lines dropped: stderr was not read fast enough")
-                    writeToStderr(line)
-                    continue
-                }
-                return
+            if lines.isEmpty && dropped == 0 { return }
+            if dropped > 0 {
+                writeToStderr(Logger.format(.warning, label: "log", "\(dropped) log lines dropped: stderr was not read fast enough"))
             }
             for line in lines { writeToStderr(line) }
             state.withLock { $0.writing = 0 }
