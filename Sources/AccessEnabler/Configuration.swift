@@ -37,6 +37,8 @@ public struct AccessEnablerConfiguration: Sendable {
     /// Receives one line per backend exchange (method, path with codes redacted, HTTP status or failure);
     /// never tokens, secrets, bodies or query strings. nil: no logging.
     public var log: (@Sendable (String) -> Void)?
+    /// Where requests go: the process's shared `HTTPTransport`, or a test's substitute.
+    var httpClient: any HTTPClient = HTTPTransport.shared
 
     public init(
         backendURL: URL, softwareStatement: String?, redirectURL: String = "adobepass://ios.app",

@@ -12,7 +12,7 @@ actor Engine {
     /// What the never-queued calls read synchronously.
     nonisolated let shared = SharedBox()
     nonisolated let clock: SkewedClock
-    nonisolated let transport = HTTPTransport.shared
+    nonisolated let transport: any HTTPClient
     /// The device identifier: the configuration's, else the store's (read at the first setRequestor or
     /// getMetadata, never invented: an id that could not be stored is never used).
     var deviceID: String?
@@ -52,6 +52,7 @@ actor Engine {
         self.store = store
         self.delegate = delegate
         clock = SkewedClock(local: configuration.clock)
+        transport = configuration.httpClient
         deviceID = configuration.deviceID
         Self.live.add(1, ordering: .relaxed)
     }

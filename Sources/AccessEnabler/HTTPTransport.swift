@@ -4,28 +4,8 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// One HTTP exchange's result.
-enum HTTPResult: Sendable {
-    case response(status: Int, headers: [String: String], body: Data)
-    /// No usable response: timeout, refused or dropped connection, truncated body.
-    case failure(TransportFailure)
-}
-
-enum TransportFailure: Sendable, Equatable {
-    case timeout
-    case network
-}
-
-/// A request to send; header names as Adobe spells them.
-struct HTTPRequest: Sendable {
-    var method: String
-    var url: URL
-    var headers: [(String, String)] = []
-    var body: Data?
-}
-
 /// URLSession with a hard per-request deadline (the task is cancelled when it passes).
-final class HTTPTransport: Sendable {
+final class HTTPTransport: HTTPClient {
     /// One session for every engine instance of the process.
     static let shared = HTTPTransport()
 

@@ -43,7 +43,7 @@ actor RestClient {
     private let redirectURL: String
     private let store: TokenStore
     private let clock: SkewedClock
-    private let transport: HTTPTransport
+    private let transport: any HTTPClient
     private let timeout: Duration
     private let maxThrottleRetries: Int
     private let headers: @Sendable () -> DeviceHeaders
@@ -60,7 +60,7 @@ actor RestClient {
 
     init(
         baseURL: URL, softwareStatement: String, redirectURL: String, store: TokenStore, clock: SkewedClock,
-        transport: HTTPTransport, timeout: Duration, maxThrottleRetries: Int,
+        transport: any HTTPClient, timeout: Duration, maxThrottleRetries: Int,
         headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void,
         log: (@Sendable (String) -> Void)? = nil
     ) {

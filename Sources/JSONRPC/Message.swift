@@ -42,7 +42,7 @@ public enum IncomingMessage: Sendable, Equatable {
             case .array?, .object?:
                 self = .request(method: name, params: params, id: id)
             default:
-                self = .invalid(id: id, error: .invalidRequest("params must be an array or an object"))
+                self = .invalid(id: id, error: .invalidRequest("params must be an object of named params, or omitted"))
             }
             return
         }

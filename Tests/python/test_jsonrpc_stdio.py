@@ -67,6 +67,19 @@ def test_spec_section_7_examples(daemon):
     assert code == 0 and rest == b""
 
 
+def test_params_that_are_not_structured_get_minus_32600_naming_named_params(passbridge):
+    d = StdioDaemon(passbridge)
+    try:
+        answer = json.loads(d.call('{"jsonrpc": "2.0", "method": "checkAuthentication", "params": "REF", "id": 5}'))
+        assert answer["id"] == 5 and answer["error"]["code"] == -32600
+        assert answer["error"]["data"]["reason"] == "params must be an object of named params, or omitted"
+        # An array is structured, so it passes this check and is refused by name at -32602.
+        answer = json.loads(d.call('{"jsonrpc": "2.0", "method": "setRequestor", "params": ["REF"], "id": 6}'))
+        assert answer["error"]["code"] == -32602
+    finally:
+        d.finish()
+
+
 @pytest.mark.parametrize("raw_id", [
     b"9007199254740993", b"18446744073709551617", b"-18446744073709551617", b"0", b"null", b'"1"',
     b'"\\u00e9\\ud83d\\ude00"', b"-7", b"1.5"])

@@ -1,0 +1,29 @@
+import Foundation
+
+/// The engine's only way to the network: one request in, one result out. `HTTPTransport` is the real one;
+/// tests substitute their own to drive interleavings without a backend.
+protocol HTTPClient: Sendable {
+    /// Sends `request` and waits at most `timeout` for the whole response; never throws (failures are results).
+    func perform(_ request: HTTPRequest, timeout: Duration) async -> HTTPResult
+}
+
+/// A request to send; header names as Adobe spells them.
+struct HTTPRequest: Sendable {
+    var method: String
+    var url: URL
+    var headers: [(String, String)] = []
+    var body: Data?
+}
+
+/// One HTTP exchange's result.
+enum HTTPResult: Sendable {
+    /// Header names lower-cased.
+    case response(status: Int, headers: [String: String], body: Data)
+    /// No usable response: timeout, refused or dropped connection, truncated body.
+    case failure(TransportFailure)
+}
+
+enum TransportFailure: Sendable, Equatable {
+    case timeout
+    case network
+}
