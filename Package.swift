@@ -20,7 +20,10 @@ let package = Package(
         .target(name: "JSON", dependencies: ["CJansson"]),
         .target(name: "JSONRPC", dependencies: ["JSON", "CShims"]),
         .target(name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL"]),
-        .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler"]),
+        .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler"], plugins: ["EmbedOpenRPC"]),
+        // Protocol/openrpc.json compiled into Bridge at build time.
+        .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),
+        .plugin(name: "EmbedOpenRPC", capability: .buildTool(), dependencies: ["embed-openrpc"]),
         .executableTarget(name: "passbridge", dependencies: ["Bridge"]),
 
         .target(name: "PassEmulator", dependencies: ["JSON", "CMicroHTTPD", "COpenSSL"], exclude: ["README.md", "default-config.json"]),

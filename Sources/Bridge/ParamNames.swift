@@ -1,21 +1,14 @@
 import JSON
 import JSONRPC
 
-/// The param names each host→daemon method takes, read from the embedded `Protocol/openrpc.json`; a name
+/// The param names each host→daemon method takes, as `Protocol/openrpc.json` lists them; a name
 /// outside them is refused with -32602 naming it and the closest known name (Protocol/README.md "Errors").
 enum ParamNames {
     /// Methods whose params are an open dictionary in the SDK: any name is passed on.
     static let open: Set<String> = ["setOptions"]
 
     /// Method name → its param names, as listed in the OpenRPC document (daemon-to-host entries left out).
-    static let byMethod: [String: [String]] = {
-        var names: [String: [String]] = [:]
-        for method in OpenRPC.document["methods"]?.arrayValue ?? [] where method["x-direction"] == nil {
-            guard let name = method["name"]?.stringValue else { continue }
-            names[name] = (method["params"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
-        }
-        return names
-    }()
+    static let byMethod: [String: [String]] = OpenRPC.paramNames
 
     /// Throws -32602 for the first param of `params` (in name order) that `method` does not take.
     static func refuseUnknown(_ params: Params, method: String) throws(ErrorObject) {

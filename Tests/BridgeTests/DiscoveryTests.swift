@@ -6,7 +6,7 @@ import XCTest
 @testable import Bridge
 
 /// `rpc.discover` returns Protocol/openrpc.json, and the daemon serves exactly the host→daemon methods the
-/// document lists (DESIGN §3).
+/// document lists.
 final class DiscoveryTests: XCTestCase {
     private func documentFile() throws -> (text: String, json: JSON) {
         let text = try String(contentsOf: repositoryRoot.appendingPathComponent("Protocol/openrpc.json"), encoding: .utf8)
@@ -18,39 +18,18 @@ final class DiscoveryTests: XCTestCase {
         Set((document["methods"]?.arrayValue ?? []).filter { $0["x-direction"] != "daemon-to-host" }.compactMap { $0["name"]?.stringValue })
     }
 
-    /// Sources/Bridge/OpenRPCDocument.swift as generated from the document's text.
-    private func embeddedSource(for document: String) -> String {
-        """
-        // Generated from Protocol/openrpc.json by BridgeTests.DiscoveryTests (UPDATE_OPENRPC=1); do not edit by hand.
-        import JSON
-
-        /// The OpenRPC document `rpc.discover` returns (Protocol/openrpc.json), embedded so an installed binary
-        /// needs no data files.
-        public enum OpenRPC {
-            /// The document text, as in Protocol/openrpc.json.
-            public static let text = #\"\"\"
-        \(document.trimmingCharacters(in: .newlines))
-        \"\"\"#
-
-            /// The parsed document.
-            public static let document: JSON = {
-                do { return try JSON.parse(text) } catch { fatalError("Protocol/openrpc.json does not parse: \\(error)") }
-            }()
-        }
-
-        """
-    }
-
-    /// Keeps the embedded copy in step: `UPDATE_OPENRPC=1 swift test --filter DiscoveryTests`
-    /// rewrites it after an edit of Protocol/openrpc.json.
-    func testEmbeddedDocumentIsTheProtocolFile() throws {
-        let expected = embeddedSource(for: try documentFile().text)
-        let sourceURL = repositoryRoot.appendingPathComponent("Sources/Bridge/OpenRPCDocument.swift")
-        if ProcessInfo.processInfo.environment["UPDATE_OPENRPC"] == "1" {
-            try expected.write(to: sourceURL, atomically: true, encoding: .utf8)
-        }
-        XCTAssertEqual(try String(contentsOf: sourceURL, encoding: .utf8), expected, "run UPDATE_OPENRPC=1 swift test --filter DiscoveryTests")
-        XCTAssertEqual(OpenRPC.text + "\n", try documentFile().text)
+    /// The bytes compiled in by the EmbedOpenRPC plugin are the file's document minified, and the param names
+    /// come from the same document (Tests/python/test_bridge_daemon.py checks the served bytes against Python's
+    /// `json.dumps`).
+    func testCompiledDocumentIsTheProtocolFileMinified() throws {
+        let document = try documentFile().json
+        XCTAssertEqual(OpenRPC.compactText, document.serialized())
+        XCTAssertFalse(OpenRPC.compactText.contains(UInt8(ascii: "\n")))
+        XCTAssertEqual(Set(OpenRPC.paramNames.keys), hostMethods(document))
+        let setRequestor = document["methods"]?.arrayValue?.first { $0["name"] == "setRequestor" }
+        let names = (setRequestor?["params"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+        XCTAssertEqual(OpenRPC.paramNames["setRequestor"], names)
+        XCTAssertEqual(names.first, "requestorID")
     }
 
     func testRPCDiscoverReturnsTheDocument() throws {

@@ -2,8 +2,8 @@ import Foundation
 import JSON
 import XCTest
 
-/// The real binary answers `rpc.discover` over stdio with `Protocol/openrpc.json` (embedded in the Bridge
-/// module; BridgeTests.DiscoveryTests keeps the embedded copy in step with the file).
+/// The real binary answers `rpc.discover` over stdio with `Protocol/openrpc.json` (compiled into the Bridge
+/// module at build time by the EmbedOpenRPC plugin).
 final class OpenRPCDocumentTests: XCTestCase {
     private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

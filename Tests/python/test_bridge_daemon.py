@@ -35,6 +35,32 @@ def test_rpc_discover_returns_the_protocol_document(bin_dir, tmp_path):
     assert daemon.stop() == 0
 
 
+def minified(document) -> bytes:
+    """The document minified, by definition: no whitespace between tokens, members in the file's order, non-ASCII
+    and `/` unescaped, UTF-8 encoded."""
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_rpc_discover_serves_the_protocol_file_minified_byte_for_byte(bin_dir, tmp_path):
+    request = b'{"jsonrpc":"2.0","method":"rpc.discover","id":1}\n'
+    run = subprocess.run([str(bin_dir / "passbridge"), "--stdio", "--state-dir", str(tmp_path / "state")], input=request,
+                         capture_output=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == b'{"jsonrpc":"2.0","id":1,"result":' + minified(DOCUMENT) + b"}\n"
+
+
+def test_no_copy_of_the_protocol_document_under_sources():
+    """The document lives in Protocol/openrpc.json only; the build compiles it in (Plugins/EmbedOpenRPC)."""
+    marks = [DOCUMENT["info"]["description"], DOCUMENT["methods"][0]["description"], minified(DOCUMENT).decode()[:60]]
+    sources = [path for path in (ROOT / "Sources").rglob("*") if path.is_file()]
+    assert len(sources) > 100
+    for path in sources:
+        text = path.read_bytes().decode("utf-8", "replace")
+        assert '"openrpc"' not in text, path
+        for mark in marks:
+            assert mark not in text, path
+
+
 def test_the_daemon_serves_exactly_the_listed_host_methods(bin_dir, tmp_path):
     host = [m["name"] for m in DOCUMENT["methods"] if m.get("x-direction") != "daemon-to-host"]
     daemon_to_host = [m["name"] for m in DOCUMENT["methods"] if m.get("x-direction") == "daemon-to-host"]

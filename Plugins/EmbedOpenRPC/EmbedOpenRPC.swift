@@ -1,0 +1,20 @@
+import PackagePlugin
+
+/// Compiles `Protocol/openrpc.json` into the target that uses this plugin (Bridge) at build time: the
+/// `embed-openrpc` tool writes `OpenRPCDocument.swift` into the plugin's work directory, so the document is kept
+/// in one place and the binary needs no data file beside it.
+@main
+struct EmbedOpenRPC: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
+        let document = context.package.directoryURL.appending(path: "Protocol/openrpc.json")
+        let generated = context.pluginWorkDirectoryURL.appending(path: "OpenRPCDocument.swift")
+        return [
+            .buildCommand(
+                displayName: "Embedding Protocol/openrpc.json in \(target.name)",
+                executable: try context.tool(named: "embed-openrpc").url,
+                arguments: [document.path(percentEncoded: false), generated.path(percentEncoded: false)],
+                inputFiles: [document],
+                outputFiles: [generated])
+        ]
+    }
+}

@@ -1,0 +1,81 @@
+import Glibc
+import JSON
+
+// embed-openrpc INPUT OUTPUT: the build tool of the EmbedOpenRPC plugin. Parses the OpenRPC document at INPUT
+// and writes OUTPUT, a Swift file holding the document minified (see `OpenRPC.compactText` in the output) and the
+// param names of each host→daemon method. A document that does not parse fails the build, naming the file.
+
+/// The whole file at `path`, or nil when it cannot be read.
+func readFile(_ path: String) -> [UInt8]? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        bytes += chunk[0..<count]
+        if count < chunk.count { return ferror(file) == 0 ? bytes : nil }
+    }
+}
+
+func fail(_ message: String) -> Never {
+    let line = Array("embed-openrpc: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(1)
+}
+
+/// `text` as a Swift raw string literal whose `#` count no run of `#` in the text reaches, so that neither
+/// its closing delimiter nor an escape can occur inside.
+func rawLiteral(_ text: String) -> String {
+    var longest = 0
+    var run = 0
+    for character in text {
+        run = character == "#" ? run + 1 : 0
+        longest = max(longest, run)
+    }
+    let hashes = String(repeating: "#", count: longest + 1)
+    return hashes + "\"" + text + "\"" + hashes
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else { fail("usage: embed-openrpc INPUT OUTPUT") }
+let (input, output) = (arguments[1], arguments[2])
+guard let bytes = readFile(input) else { fail("cannot read \(input): \(String(cString: strerror(errno)))") }
+let document: JSON
+do {
+    document = try JSON.parse(bytes)
+} catch {
+    fail("\(input) is not JSON: \(error)")
+}
+guard let methods = document["methods"]?.arrayValue else { fail("\(input) has no methods array") }
+
+var paramEntries: [String] = []
+for method in methods where method["x-direction"] == nil {
+    guard let name = method["name"]?.stringValue else { fail("\(input): a method without a name") }
+    let params = (method["params"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+    paramEntries.append("        \(rawLiteral(name)): [\(params.map(rawLiteral).joined(separator: ", "))],")
+}
+
+let minified = String(decoding: document.serialized(), as: UTF8.self)
+let source = """
+    // Generated at build time by Plugins/EmbedOpenRPC from Protocol/openrpc.json; never checked in.
+
+    /// The OpenRPC document of `Protocol/openrpc.json`, compiled in when the package is built: `rpc.discover`
+    /// answers with these bytes, and the param names of each method come from it.
+    public enum OpenRPC {
+        /// The document minified: no whitespace between tokens, members in the file's order, strings with only
+        /// `"`, `\\` and control characters escaped (non-ASCII and `/` as they are). This is
+        /// what Python's `json.dumps(document, separators=(",", ":"), ensure_ascii=False)` writes, UTF-8 encoded.
+        public static let compactText: [UInt8] = Array(\(rawLiteral(minified)).utf8)
+
+        /// Each host→daemon method (an entry without `x-direction`) → its param names, in the document's order.
+        public static let paramNames: [String: [String]] = [
+    \(paramEntries.joined(separator: "\n"))
+        ]
+    }
+
+    """
+guard let file = fopen(output, "wb") else { fail("cannot write \(output): \(String(cString: strerror(errno)))") }
+let utf8 = Array(source.utf8)
+let written = fwrite(utf8, 1, utf8.count, file)
+if written != utf8.count || fclose(file) != 0 { fail("cannot write \(output)") }
