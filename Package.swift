@@ -34,7 +34,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "passbridge"]),
         .testTarget(name: "PassEmulatorTests", dependencies: ["PassEmulator", "pass-emulator"]),
-        .testTarget(name: "AccessEnablerTests", dependencies: ["AccessEnabler", "pass-emulator"]),
+        .testTarget(name: "AccessEnablerTests", dependencies: ["AccessEnabler", "pass-emulator", "passbridge"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "passbridge", "pass-emulator"]),
     ]
 )

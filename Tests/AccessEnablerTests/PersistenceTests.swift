@@ -3,32 +3,29 @@ import Foundation
 import JSON
 import XCTest
 
-/// A profile stored before a SIGKILL is there after the restart (DESIGN §4 "a crash loses no token").
+/// A profile stored before a SIGKILL is there after the restart (Protocol/README.md "The store": a login
+/// reported with setAuthenticationStatus(1) is on disk). The process killed is the real `passbridge` daemon.
 final class PersistenceTests: EmulatorTestCase {
     func testProfileStoredBeforeSIGKILLSurvivesRestart() async throws {
         let directory = temporaryDirectory()
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        child.arguments = ["AccessEnablerTests.PersistenceChild/testLoginThenWaitForKill"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["AE_CHILD_BACKEND"] = emulator.baseURL.absoluteString
-        environment["AE_CHILD_STATE"] = directory.path
-        child.environment = environment
-        let output = Pipe()
-        child.standardOutput = output
-        child.standardError = FileHandle.nullDevice
-        try child.run()
-        var seen = ""
-        let handle = output.fileHandleForReading
-        while !seen.contains(PersistenceChild.marker) {
-            let data = handle.availableData
-            if data.isEmpty { break }
-            seen += String(decoding: data, as: UTF8.self)
-        }
-        XCTAssertTrue(seen.contains(PersistenceChild.marker), "child output: \(seen)")
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
-        XCTAssertEqual(child.terminationReason, .uncaughtSignal)
+        let daemon = try StdioDaemon(arguments: [
+            "--backend", emulator.baseURL.absoluteString, "--state-dir", directory.path,
+            "--software-statement", Self.softwareStatement,
+        ])
+        defer { daemon.kill() }
+        XCTAssertEqual(try daemon.call(1, "setRequestor", ["requestorID": "REF"])["result"]?["status"], 1)
+        try daemon.send(2, "getAuthentication")
+        _ = try daemon.next { $0["method"] == "displayProviderDialog" }
+        try daemon.send(3, "setSelectedProvider", ["mvpdId": "MockMVPD"])
+        let navigate = try daemon.next { $0["method"] == "navigateToUrl" }
+        let url = try XCTUnwrap(navigate["params"]?["url"]?.stringValue)
+        let end = try await Browser().open(url, fields: ["username": "demo", "password": "demo"])
+        guard case .redirected(let redirect) = end else { return XCTFail("login did not reach the redirect URL: \(end)") }
+        try daemon.send(4, "handleExternalURL", ["url": .string(redirect)])
+        let login = try daemon.next { $0["id"] == 2 }
+        XCTAssertEqual(login["result"]?["status"], 1, "\(login)")
+        daemon.kill()
+        XCTAssertEqual(daemon.process.terminationReason, .uncaughtSignal)
 
         let client = try makeClient(directory: directory)
         await ready(client)
@@ -40,24 +37,59 @@ final class PersistenceTests: EmulatorTestCase {
     }
 }
 
-/// Runs only as the child process of the test above: logs in, says so on stdout, waits to be killed.
-final class PersistenceChild: EmulatorTestCase {
-    static let marker = "AE-CHILD-PROFILE-STORED"
+/// `passbridge --stdio` next to the test bundle, spoken to in NDJSON; killed with SIGKILL after 60 s at the
+/// latest, so that a daemon that never answers ends the test instead of hanging it.
+private final class StdioDaemon: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer: [UInt8] = []
 
-    override func setUp() async throws {}
-
-    func testLoginThenWaitForKill() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        guard let backend = environment["AE_CHILD_BACKEND"].flatMap(URL.init(string:)), let state = environment["AE_CHILD_STATE"] else {
-            return  // not the child: nothing to do
+    init(arguments: [String]) throws {
+        process.executableURL = EmulatorProcess.productsDirectory.appendingPathComponent("passbridge")
+        process.arguments = ["--stdio"] + arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        signal(SIGPIPE, SIG_IGN)
+        try process.run()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { [process] in
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
         }
-        let client = try makeClient(directory: URL(fileURLWithPath: state), backend: backend)
-        let status = await client.engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(status, 1)
-        try await login(client)
-        let check = await client.engine.checkAuthentication()
-        guard check.status == 1 else { return }
-        FileHandle.standardOutput.write(Data((Self.marker + "\n").utf8))
-        try await Task.sleep(for: .seconds(60))
+    }
+
+    /// Sends a request; throws when the daemon is gone (SIGPIPE is ignored, so the write fails instead).
+    func send(_ id: Int64, _ method: String, _ params: JSONObject = [:]) throws {
+        let request: JSON = ["jsonrpc": "2.0", "id": .integer(id), "method": .string(method), "params": .object(params)]
+        try input.fileHandleForWriting.write(contentsOf: Data(request.serialized() + [UInt8(ascii: "\n")]))
+    }
+
+    /// Sends a request and returns its response.
+    func call(_ id: Int64, _ method: String, _ params: JSONObject = [:]) throws -> JSON {
+        try send(id, method, params)
+        return try next { $0["id"] == .integer(id) }
+    }
+
+    /// The next message that `matches`, skipping the others.
+    func next(where matches: (JSON) -> Bool) throws -> JSON {
+        while true {
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let message = try JSON.parse(Array(buffer[..<newline]))
+                buffer.removeSubrange(...newline)
+                if matches(message) { return message }
+            }
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { throw DaemonEnded() }
+            buffer += data
+        }
+    }
+
+    func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 }
+
+/// The daemon closed its output before the awaited message.
+private struct DaemonEnded: Error {}
