@@ -1,9 +1,12 @@
-"""A small JSON-RPC 2.0 client for the bridge's end-to-end tests: passbridge over stdio or a Unix socket,
-pass-emulator as its own process, and a urllib "browser" that walks the mock MVPD pages to the redirect URL."""
+"""The one harness of the end-to-end suites: the daemon and the emulator as child processes (their stderr always
+read, so a chatty log never stalls them), a JSON-RPC 2.0 client (`Client`) and a byte reader for the framing tests
+(`ByteReader`), and a urllib "browser" that walks the mock MVPD pages to the redirect URL. Fixtures are in
+conftest.py."""
 import html.parser
 import json
 import os
 import pathlib
+import select
 import signal
 import socket
 import subprocess
@@ -33,6 +36,9 @@ class Client:
     `sent`; `transcript` interleaves both in the order this client saw them."""
 
     def __init__(self, reader, writer, closer):
+        self._client_setup(reader, writer, closer)
+
+    def _client_setup(self, reader, writer, closer):
         self._reader, self._writer, self._closer = reader, writer, closer
         self.received: list[dict] = []
         self.transcript: list[tuple[str, dict]] = []
@@ -155,18 +161,95 @@ def daemon_args(backend: str, state_dir, *extra) -> list[str]:
     return ["--backend", backend, "--state-dir", str(state_dir), "--software-statement", SOFTWARE_STATEMENT, *extra]
 
 
-class StdioDaemon(Client):
-    """`passbridge --stdio …` as a child; this client is its only connection."""
+def executable(where, name: str = "passbridge") -> str:
+    """`where` itself when it is a file, else `name` inside the folder `where`."""
+    path = pathlib.Path(where)
+    return str(path / name if path.is_dir() else path)
 
-    def __init__(self, bin_dir: pathlib.Path, *args: str):
-        self.process = subprocess.Popen([str(pathlib.Path(bin_dir) / "passbridge"), "--stdio", *args], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+class ChildProcess:
+    """A child process whose stderr a thread reads into memory as it comes (`log`, `wait_for_log`); with
+    `drain_stderr=False` stderr is left unread in `process.stderr` (for the test of a log nobody reads)."""
+
+    def _start(self, argv: list[str], stdin, stdout, drain_stderr: bool = True, **popen):
+        self.process = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, **popen)
+        self._log = bytearray()
+        self._log_changed = threading.Condition()
+        self._drain = None
+        if drain_stderr:
+            self._drain = threading.Thread(target=self._read_stderr, daemon=True)
+            self._drain.start()
+
+    def _read_stderr(self):
+        stream = self.process.stderr
+        while True:
+            chunk = stream.read1(65536)
+            with self._log_changed:
+                if not chunk:
+                    self._log_changed.notify_all()
+                    return
+                self._log += chunk
+                self._log_changed.notify_all()
+
+    def log(self) -> str:
+        """Everything written to stderr so far (all of it once the process has exited)."""
+        if self.process.poll() is not None and self._drain:
+            self._drain.join(5)
+        with self._log_changed:
+            return self._log.decode("utf-8", "replace")
+
+    def wait_for_log(self, text: str, timeout: float = 10) -> str:
+        """Waits until stderr contains `text`; returns the log so far."""
+        deadline = time.monotonic() + timeout
+        with self._log_changed:
+            while text.encode() not in self._log:
+                remaining = deadline - time.monotonic()
+                assert remaining > 0 and self._drain.is_alive(), f"no {text!r} in the log: {self._log.decode('utf-8', 'replace')}"
+                self._log_changed.wait(remaining)
+            return self._log.decode("utf-8", "replace")
+
+    def _close_pipes(self):
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream:
+                try:
+                    stream.close()
+                except BrokenPipeError:
+                    pass
+        if self._drain:
+            self._drain.join(5)
+        self.process.stderr.close()
+
+
+class StdioDaemon(ChildProcess, Client):
+    """`passbridge --stdio …` as a child. By default this `Client` is its only connection. With `raw=True` no
+    message is read for you: `write` and `roundtrip` send bytes, `reader` (a `ByteReader`) hands out what came back,
+    for the tests of framing and of the bytes themselves. `where` is the binary or the folder holding it."""
+
+    def __init__(self, where, *args: str, raw: bool = False, drain_stderr: bool = True):
+        self._start([executable(where), "--stdio", *args], subprocess.PIPE, subprocess.PIPE, drain_stderr)
+        self.reader = None
+        if raw:
+            self.reader = ByteReader(self.process.stdout.fileno())
+            return
 
         def write(data: bytes):
             self.process.stdin.write(data)
             self.process.stdin.flush()
 
-        super().__init__(self.process.stdout, write, self.process.stdin.close)
+        self._client_setup(self.process.stdout, write, self.process.stdin.close)
+
+    def write(self, data):
+        """Raw mode: sends bytes (or a str, UTF-8 encoded) as they are."""
+        self.process.stdin.write(data.encode() if isinstance(data, str) else data)
+        self.process.stdin.flush()
+
+    def roundtrip(self, text: str, timeout: float = 5.0) -> bytes:
+        """Raw mode: sends one NDJSON line and returns the next line received."""
+        self.write(text + "\n")
+        return self.reader.line(timeout)
+
+    def close_input(self):
+        self.process.stdin.close()
 
     def stop(self) -> int:
         """Closes stdin (end of input) and waits for the exit status."""
@@ -177,36 +260,59 @@ class StdioDaemon(Client):
         try:
             return self.process.wait(timeout=20)
         finally:
-            self.process.stdout.close()
-            self.process.stderr.close()
+            self._close_pipes()
+
+    def finish(self, timeout: float = 10.0) -> tuple[int, bytes, bytes]:
+        """Raw mode: closes stdin and returns (exit status, stdout not yet read, stderr)."""
+        if not self.process.stdin.closed:
+            self.process.stdin.close()
+        code = self.process.wait(timeout)
+        rest = self.reader.buffer + self.process.stdout.read()
+        log = self.log().encode()
+        self._close_pipes()
+        return code, rest, log
 
 
-class SocketDaemon:
-    """`passbridge --socket PATH …` as a child; `connect()` opens client connections."""
-
-    def __init__(self, bin_dir: pathlib.Path, path, *args: str):
-        self.path = str(path)
-        self.process = subprocess.Popen([str(pathlib.Path(bin_dir) / "passbridge"), "--socket", self.path, *args],
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 20
-        while not os.path.exists(self.path):
-            assert self.process.poll() is None, self.process.stderr.read().decode()
-            assert time.monotonic() < deadline, "socket never appeared"
-            time.sleep(0.02)
-
-    def connect(self) -> Client:
-        # The socket file appears just before the daemon listens on it: a refusal then means "not yet".
-        deadline = time.monotonic() + 10
-        while True:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def wait_for_socket(path, process: subprocess.Popen, timeout: float = 20.0):
+    """Waits until something accepts on the Unix socket `path`; fails if `process` exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"the daemon exited early with {process.returncode}"
+        if os.path.exists(path):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                sock.connect(self.path)
-                break
-            except ConnectionRefusedError:
-                sock.close()
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+                probe.connect(str(path))
+                return
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.01)
+    raise TimeoutError(f"no socket at {path}")
+
+
+class SocketDaemon(ChildProcess):
+    """`passbridge --socket PATH …` as a child, accepting once started: `connect()` opens a raw socket,
+    `client()` a `Client`. `where` is the binary or the folder holding it."""
+
+    def __init__(self, where, path, *args: str):
+        self.path = str(path)
+        self._start([executable(where), "--socket", self.path, *args], subprocess.DEVNULL, subprocess.DEVNULL)
+        try:
+            wait_for_socket(self.path, self.process)
+        except AssertionError as error:
+            self.process.wait(5)
+            raise AssertionError(f"{error}: {self.log()}") from None
+
+    def connect(self, timeout: float = 10.0) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        sock.connect(self.path)
+        return sock
+
+    def client(self) -> Client:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(self.path)
         reader = sock.makefile("rb")
 
         def close():
@@ -218,12 +324,85 @@ class SocketDaemon:
 
         return Client(reader, sock.sendall, close)
 
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM, then the exit status (killed, and the test failed, if it takes longer than `timeout`)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
         try:
-            return self.process.wait(timeout=20)
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise
         finally:
-            self.process.stderr.close()
+            if self.process.poll() is not None:
+                self._close_pipes()
+
+
+# --------------------------------------------------------------------------------------------- raw bytes
+
+class ByteReader:
+    """Buffers bytes from a file descriptor and hands out lines or Content-Length bodies."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buffer = b""
+
+    def _fill(self, deadline):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("no data in time")
+        ready, _, _ = select.select([self.fd], [], [], remaining)
+        if not ready:
+            raise TimeoutError("no data in time")
+        chunk = os.read(self.fd, 65536)
+        if not chunk:
+            raise EOFError("peer closed")
+        self.buffer += chunk
+
+    def line(self, timeout=5.0) -> bytes:
+        """The next line, without its newline."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            self._fill(deadline)
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def frame(self, timeout=5.0) -> bytes:
+        """The next Content-Length body."""
+        deadline = time.monotonic() + timeout
+        while b"\r\n\r\n" not in self.buffer:
+            self._fill(deadline)
+        header, _, rest = self.buffer.partition(b"\r\n\r\n")
+        assert header.startswith(b"Content-Length: "), header
+        length = int(header.split(b": ")[1])
+        while len(rest) < length:
+            self.buffer = header + b"\r\n\r\n" + rest
+            self._fill(deadline)
+            header, _, rest = self.buffer.partition(b"\r\n\r\n")
+        self.buffer = rest[length:]
+        return rest[:length]
+
+    def json(self, timeout=5.0):
+        return json.loads(self.line(timeout))
+
+    def closed(self, timeout=5.0) -> bool:
+        """True when the peer closes with nothing more sent."""
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                self._fill(deadline)
+                if self.buffer.strip():
+                    return False
+        except EOFError:
+            return True
+
+
+def request(method, params=None, id=1) -> str:
+    """The NDJSON text of one request."""
+    message = {"jsonrpc": "2.0", "method": method, "id": id}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message)
 
 
 # --------------------------------------------------------------------------------------------- the browser

@@ -80,9 +80,8 @@ def test_backend_emulator_works_without_a_software_statement(bin_dir, tmp_path):
     daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"))
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     assert daemon.call("checkAuthentication") == {"status": 0, "errorCode": "User Not Authenticated Error"}
-    daemon.process.stdin.close()
-    assert daemon.process.wait(timeout=20) == 0
-    log = daemon.process.stderr.read().decode()
+    assert daemon.stop() == 0
+    log = daemon.log()
     assert "pass-emulator started at http://127.0.0.1:" in log
     assert "/api/v2/REF/configuration" not in log, "the emulator's request log shows only at --log-level debug"
 
@@ -95,9 +94,8 @@ def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
     daemon.send("getAuthentication")
     _, dialog = daemon.notification("displayProviderDialog", start)
     assert dialog["params"]["mvpds"][0]["ID"] == "MockMVPD"
-    daemon.process.stdin.close()
-    assert daemon.process.wait(timeout=20) == 0
-    log = daemon.process.stderr.read().decode()
+    assert daemon.stop() == 0
+    log = daemon.log()
     child = int(re.search(r"pass-emulator started at http://127\.0\.0\.1:\d+ \(pid (\d+)\)", log).group(1))
     deadline = time.monotonic() + 5
     while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:

@@ -34,7 +34,7 @@ def client(request, bin_dir, emulator, tmp_path, short_tmp):
         assert check_against_openrpc(daemon.transcript, DOCUMENT) > 0
     else:
         daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *args)
-        connection = daemon.connect()
+        connection = daemon.client()
         yield connection
         connection.close()
         assert daemon.stop() == 0

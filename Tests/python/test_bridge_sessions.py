@@ -25,7 +25,7 @@ def daemon(bin_dir, emulator, tmp_path, short_tmp):
 
 
 def test_second_client_sees_the_first_clients_login_and_logout(daemon):
-    first, second = daemon.connect(), daemon.connect()
+    first, second = daemon.client(), daemon.client()
     ready(first)
     ready(second)
     assert second.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
@@ -47,7 +47,7 @@ def test_second_client_sees_the_first_clients_login_and_logout(daemon):
 
 
 def test_a_client_that_disconnects_mid_login_leaves_nothing_stuck(daemon):
-    quitter = daemon.connect()
+    quitter = daemon.client()
     ready(quitter)
     start = quitter.mark()
     quitter.send("getAuthentication")
@@ -56,7 +56,7 @@ def test_a_client_that_disconnects_mid_login_leaves_nothing_stuck(daemon):
     assert notes[-1]["method"] == "navigateToUrl"
     quitter.close()  # gone while the login page is open
     time.sleep(0.2)
-    newcomer = daemon.connect()
+    newcomer = daemon.client()
     ready(newcomer)
     assert newcomer.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
     login(newcomer)
@@ -65,7 +65,7 @@ def test_a_client_that_disconnects_mid_login_leaves_nothing_stuck(daemon):
 
 
 def test_a_closed_client_does_not_disturb_another_clients_flow(daemon):
-    steady, quitter = daemon.connect(), daemon.connect()
+    steady, quitter = daemon.client(), daemon.client()
     ready(steady)
     ready(quitter)
     steady_start = steady.mark()
@@ -84,7 +84,7 @@ def test_a_closed_client_does_not_disturb_another_clients_flow(daemon):
 
 
 def test_requests_are_answered_in_the_connections_order_of_outcomes(daemon):
-    client = daemon.connect()
+    client = daemon.client()
     # Pipelined before setRequestor completes: held back, run in order once setRequestor is answered.
     init_id = client.send("init", {"redirectUrl": REDIRECT_URL})
     requestor_id = client.send("setRequestor", {"requestorID": "REF"})
@@ -123,7 +123,7 @@ def test_end_of_input_cancels_the_waiting_login_and_answers_it(bin_dir, emulator
 
 def test_sigterm_cancels_waiting_flows_answers_them_and_exits_zero(daemon):
     from rpc_helper import NOT_SELECTED
-    client = daemon.connect()
+    client = daemon.client()
     ready(client)
     start = client.mark()
     get_id = client.send("getAuthentication")

@@ -44,9 +44,9 @@ def wait_for_stats(observer, predicate, timeout=30):
 
 
 def test_rpc_stats_counts_instances_connections_and_calls(daemon):
-    observer = daemon.connect()
+    observer = daemon.client()
     assert observer.call("rpc.stats") == {"instances": 0, "connections": 1, "callsInFlight": 0}
-    app = daemon.connect()
+    app = daemon.client()
     ready(app)
     assert observer.call("rpc.stats") == {"instances": 1, "connections": 2, "callsInFlight": 0}
     start = app.mark()
@@ -59,7 +59,7 @@ def test_rpc_stats_counts_instances_connections_and_calls(daemon):
 
 
 def test_fifty_apps_that_quit_during_start_up_are_all_freed(daemon, emulator):
-    observer = daemon.connect()
+    observer = daemon.client()
     before = observer.call("rpc.stats")
     slow_configuration(emulator, 1000, count=50)
     lines = b"".join(json.dumps(m).encode() + b"\n" for m in [
@@ -75,7 +75,7 @@ def test_fifty_apps_that_quit_during_start_up_are_all_freed(daemon, emulator):
     after = wait_for_stats(observer, lambda s: s == before)
     assert after == before == {"instances": 0, "connections": 1, "callsInFlight": 0}
     # The daemon still serves: a new app logs in normally.
-    app = daemon.connect()
+    app = daemon.client()
     ready(app)
     assert app.call("checkAuthentication")["status"] == 0
     app.close()
@@ -94,7 +94,7 @@ def open_login_page(app):
 
 
 def test_repeated_set_requestor_with_handle_external_url_completes_the_login(daemon, emulator):
-    app = daemon.connect()
+    app = daemon.client()
     ready(app)
     get_id, get_start, redirect = open_login_page(app)
     slow_configuration(emulator, 1500)
@@ -116,7 +116,7 @@ def test_repeated_set_requestor_with_handle_external_url_completes_the_login(dae
 
 
 def test_repeated_set_requestor_with_set_selected_provider_goes_on_with_the_login(daemon, emulator):
-    app = daemon.connect()
+    app = daemon.client()
     ready(app)
     get_start = app.mark()
     get_id = app.send("getAuthentication")

@@ -30,7 +30,7 @@ def daemon(bin_dir, emulator, tmp_path, short_tmp):
 
 @pytest.fixture()
 def app(daemon):
-    app = daemon.connect()
+    app = daemon.client()
     yield app
     app.close()
 
@@ -149,7 +149,7 @@ def test_one_loopback_rule_for_the_command_line_and_set_requestor(bin_dir, tmp_p
     backend = "http://127.0.0.2:%d" % listener.getsockname()[1]
     daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(backend, tmp_path / "state"))
     try:
-        app = daemon.connect()
+        app = daemon.client()
         notes, response = app.exchange("setRequestor", {"requestorID": "REF"})
         assert accepted.is_set()
         assert response["result"] == {"status": 0, "statuses": [{"id": "CFG404", "level": "error", "message": "Backend not reachable"}]}
@@ -165,7 +165,7 @@ def test_one_loopback_rule_for_the_command_line_and_set_requestor(bin_dir, tmp_p
 
 
 def test_logout_clears_the_applications_logins_under_its_other_requestors(daemon):
-    ref, ref2 = daemon.connect(), daemon.connect()
+    ref, ref2 = daemon.client(), daemon.client()
     ready(ref)
     ready(ref2, "REF2")
     login(ref)

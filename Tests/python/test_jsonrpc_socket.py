@@ -2,7 +2,6 @@
 permissions, SIGTERM and a second daemon on a live socket — real processes and sockets."""
 import json
 import os
-import select
 import signal
 import socket
 import stat
@@ -11,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from conftest import ByteReader, request
+from rpc_helper import ByteReader, request
 
 
 def reader(sock):
@@ -25,10 +24,10 @@ def test_socket_file_is_private_and_removed_on_sigterm(socket_daemon):
     sock = daemon.connect()
     sock.sendall((request("test/sleep", {"ms": 300, "result": "finished"}) + "\n").encode())
     time.sleep(0.05)
-    daemon.proc.send_signal(signal.SIGTERM)
+    daemon.process.send_signal(signal.SIGTERM)
     # In-flight work is finished and answered before the daemon exits.
     assert reader(sock).json()["result"] == "finished"
-    assert daemon.proc.wait(5) == 0
+    assert daemon.process.wait(5) == 0
     assert not os.path.exists(daemon.path)
 
 
@@ -137,7 +136,7 @@ def test_killed_client_leaves_server_healthy(socket_daemon, passbridge):
     rude.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     rude.close()
     time.sleep(0.5)
-    assert daemon.proc.poll() is None
+    assert daemon.process.poll() is None
     sock = daemon.connect()
     sock.sendall((request("subtract", [5, 3]) + "\n").encode())
     assert reader(sock).json()["result"] == 2
@@ -252,14 +251,7 @@ def test_peer_that_never_reads_is_disconnected_after_stall_timeout(socket_daemon
     hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     hog.sendall((request("test/notify", {"count": 50000}) + "\n").encode())
     # Wait for the daemon to say it gave up (producing 50,000 notifications takes a while on a loaded machine).
-    log = b""
-    deadline = time.monotonic() + 20
-    while b"peer read nothing for" not in log:
-        remaining = deadline - time.monotonic()
-        assert remaining > 0, log
-        ready, _, _ = select.select([daemon.proc.stderr], [], [], remaining)
-        if ready:
-            log += os.read(daemon.proc.stderr.fileno(), 65536)
+    daemon.wait_for_log("peer read nothing for", timeout=20)
     # The daemon gave up on it: draining what was buffered ends in EOF or a reset.
     hog.settimeout(5)
     ended = False

@@ -6,16 +6,16 @@ import time
 
 import pytest
 
-from conftest import StdioDaemon, request
+from rpc_helper import StdioDaemon, request
 
 
 @pytest.fixture()
 def daemon(passbridge):
-    d = StdioDaemon(passbridge, "--test-methods")
+    d = StdioDaemon(passbridge, "--test-methods", raw=True)
     yield d
-    if d.proc.poll() is None:
-        d.proc.kill()
-        d.proc.wait()
+    if d.process.poll() is None:
+        d.process.kill()
+        d.finish()
 
 
 def code_and_id(line):
@@ -25,26 +25,26 @@ def code_and_id(line):
 
 
 def test_spec_section_7_examples(daemon):
-    assert json.loads(daemon.call('{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}')) == \
+    assert json.loads(daemon.roundtrip('{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}')) == \
         {"jsonrpc": "2.0", "result": 19, "id": 1}
-    assert json.loads(daemon.call('{"jsonrpc": "2.0", "method": "subtract", "params": [23, 42], "id": 2}')) == \
+    assert json.loads(daemon.roundtrip('{"jsonrpc": "2.0", "method": "subtract", "params": [23, 42], "id": 2}')) == \
         {"jsonrpc": "2.0", "result": -19, "id": 2}
-    assert json.loads(daemon.call('{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}')) == \
+    assert json.loads(daemon.roundtrip('{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}')) == \
         {"jsonrpc": "2.0", "result": 19, "id": 3}
-    assert json.loads(daemon.call('{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 42, "subtrahend": 23}, "id": 4}')) == \
+    assert json.loads(daemon.roundtrip('{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 42, "subtrahend": 23}, "id": 4}')) == \
         {"jsonrpc": "2.0", "result": 19, "id": 4}
     # Notifications: nothing comes back, so the next line answers the following request.
-    daemon.send('{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}\n{"jsonrpc": "2.0", "method": "foobar"}\n')
-    assert code_and_id(daemon.call('{"jsonrpc": "2.0", "method": "foobar", "id": "1"}')) == (-32601, "1")
-    assert code_and_id(daemon.call('{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]')) == (-32700, None)
-    assert code_and_id(daemon.call('{"jsonrpc": "2.0", "method": 1, "params": "bar"}')) == (-32600, None)
-    assert code_and_id(daemon.call('[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method"]')) == (-32700, None)
-    assert code_and_id(daemon.call("[]")) == (-32600, None)
-    invalid_one = json.loads(daemon.call("[1]"))
+    daemon.write('{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}\n{"jsonrpc": "2.0", "method": "foobar"}\n')
+    assert code_and_id(daemon.roundtrip('{"jsonrpc": "2.0", "method": "foobar", "id": "1"}')) == (-32601, "1")
+    assert code_and_id(daemon.roundtrip('{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]')) == (-32700, None)
+    assert code_and_id(daemon.roundtrip('{"jsonrpc": "2.0", "method": 1, "params": "bar"}')) == (-32600, None)
+    assert code_and_id(daemon.roundtrip('[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method"]')) == (-32700, None)
+    assert code_and_id(daemon.roundtrip("[]")) == (-32600, None)
+    invalid_one = json.loads(daemon.roundtrip("[1]"))
     assert [(m["error"]["code"], m["id"]) for m in invalid_one] == [(-32600, None)]
-    invalid_three = json.loads(daemon.call("[1,2,3]"))
+    invalid_three = json.loads(daemon.roundtrip("[1,2,3]"))
     assert [(m["error"]["code"], m["id"]) for m in invalid_three] == [(-32600, None)] * 3
-    mixed = json.loads(daemon.call(
+    mixed = json.loads(daemon.roundtrip(
         '[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},'
         '{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]},'
         '{"jsonrpc": "2.0", "method": "subtract", "params": [42,23], "id": "2"},'
@@ -60,21 +60,21 @@ def test_spec_section_7_examples(daemon):
     assert by_id["5"][0]["error"]["code"] == -32601
     assert by_id["9"][0]["result"] == ["hello", 5]
     assert len(mixed) == 5
-    daemon.send('[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]\n')
+    daemon.write('[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]\n')
     # All-notification batch: nothing at all, not "[]".
-    assert json.loads(daemon.call(request("echo", id="next")))["id"] == "next"
+    assert json.loads(daemon.roundtrip(request("echo", id="next")))["id"] == "next"
     code, rest, _ = daemon.finish()
     assert code == 0 and rest == b""
 
 
 def test_params_that_are_not_structured_get_minus_32600_naming_named_params(passbridge):
-    d = StdioDaemon(passbridge)
+    d = StdioDaemon(passbridge, raw=True)
     try:
-        answer = json.loads(d.call('{"jsonrpc": "2.0", "method": "checkAuthentication", "params": "REF", "id": 5}'))
+        answer = json.loads(d.roundtrip('{"jsonrpc": "2.0", "method": "checkAuthentication", "params": "REF", "id": 5}'))
         assert answer["id"] == 5 and answer["error"]["code"] == -32600
         assert answer["error"]["data"]["reason"] == "params must be an object of named params, or omitted"
         # An array is structured, so it passes this check and is refused by name at -32602.
-        answer = json.loads(d.call('{"jsonrpc": "2.0", "method": "setRequestor", "params": ["REF"], "id": 6}'))
+        answer = json.loads(d.roundtrip('{"jsonrpc": "2.0", "method": "setRequestor", "params": ["REF"], "id": 6}'))
         assert answer["error"]["code"] == -32602
     finally:
         d.finish()
@@ -84,49 +84,49 @@ def test_params_that_are_not_structured_get_minus_32600_naming_named_params(pass
     b"9007199254740993", b"18446744073709551617", b"-18446744073709551617", b"0", b"null", b'"1"',
     b'"\\u00e9\\ud83d\\ude00"', b"-7", b"1.5"])
 def test_ids_echoed_byte_for_byte(daemon, raw_id):
-    line = daemon.call('{"jsonrpc":"2.0","method":"echo","params":[1],"id":' + raw_id.decode() + '}')
+    line = daemon.roundtrip('{"jsonrpc":"2.0","method":"echo","params":[1],"id":' + raw_id.decode() + '}')
     expected_id = raw_id if not raw_id.startswith(b'"\\u') else '"é😀"'.encode()
     assert line == b'{"jsonrpc":"2.0","id":' + expected_id + b',"result":[1]}'
 
 
 def test_big_ids_in_errors_and_batches(daemon):
-    line = daemon.call('{"jsonrpc":"2.0","method":"nope","id":18446744073709551617}')
+    line = daemon.roundtrip('{"jsonrpc":"2.0","method":"nope","id":18446744073709551617}')
     assert line.startswith(b'{"jsonrpc":"2.0","id":18446744073709551617,"error":{"code":-32601')
-    line = daemon.call('[{"jsonrpc":"2.0","method":"echo","id":9007199254740993}]')
+    line = daemon.roundtrip('[{"jsonrpc":"2.0","method":"echo","id":9007199254740993}]')
     assert line == b'[{"jsonrpc":"2.0","id":9007199254740993,"result":null}]'
 
 
 def test_other_invalid_requests(daemon):
-    assert code_and_id(daemon.call('{"id":[],"method":"x"}')) == (-32600, None)
-    assert code_and_id(daemon.call('{"jsonrpc":"2.0","id":1}')) == (-32600, 1)
-    assert code_and_id(daemon.call('{"jsonrpc":"2.1","id":1,"method":"echo","params":[]}')) == (-32600, 1)
-    assert code_and_id(daemon.call("1")) == (-32600, None)
-    assert code_and_id(daemon.call("null")) == (-32600, None)
-    assert code_and_id(daemon.call('{"jsonrpc":"2.0","method":"rpc.anything","id":7}')) == (-32601, 7)
-    assert code_and_id(daemon.call('{"jsonrpc":"2.0","method":"subtract","params":["a"],"id":8}')) == (-32602, 8)
-    assert code_and_id(daemon.call('{"jsonrpc":"2.0","method":"x","id":1,"id":2}')) == (-32700, None)
-    assert code_and_id(daemon.call("[" * 100000)) == (-32700, None)
-    assert json.loads(daemon.call('{"jsonrpc":"2.0","method":"echo","params":null,"id":3}'))["result"] is None
+    assert code_and_id(daemon.roundtrip('{"id":[],"method":"x"}')) == (-32600, None)
+    assert code_and_id(daemon.roundtrip('{"jsonrpc":"2.0","id":1}')) == (-32600, 1)
+    assert code_and_id(daemon.roundtrip('{"jsonrpc":"2.1","id":1,"method":"echo","params":[]}')) == (-32600, 1)
+    assert code_and_id(daemon.roundtrip("1")) == (-32600, None)
+    assert code_and_id(daemon.roundtrip("null")) == (-32600, None)
+    assert code_and_id(daemon.roundtrip('{"jsonrpc":"2.0","method":"rpc.anything","id":7}')) == (-32601, 7)
+    assert code_and_id(daemon.roundtrip('{"jsonrpc":"2.0","method":"subtract","params":["a"],"id":8}')) == (-32602, 8)
+    assert code_and_id(daemon.roundtrip('{"jsonrpc":"2.0","method":"x","id":1,"id":2}')) == (-32700, None)
+    assert code_and_id(daemon.roundtrip("[" * 100000)) == (-32700, None)
+    assert json.loads(daemon.roundtrip('{"jsonrpc":"2.0","method":"echo","params":null,"id":3}'))["result"] is None
 
 
 def test_rpc_discover_and_unknown_methods_without_test_flag(passbridge):
-    d = StdioDaemon(passbridge)
-    doc = json.loads(d.call(request("rpc.discover")))["result"]
+    d = StdioDaemon(passbridge, raw=True)
+    doc = json.loads(d.roundtrip(request("rpc.discover")))["result"]
     assert doc["openrpc"].startswith("1.")
     assert {"ShuttingDown", "Overloaded", "RequestorNotSet"} <= set(doc["components"]["errors"])
-    assert code_and_id(d.call(request("subtract", [1, 2], id=2))) == (-32601, 2)
+    assert code_and_id(d.roundtrip(request("subtract", [1, 2], id=2))) == (-32601, 2)
     assert d.finish()[0] == 0
 
 
 def test_stray_print_goes_to_stderr(daemon):
-    assert json.loads(daemon.call(request("test/print")))["result"] is True
+    assert json.loads(daemon.roundtrip(request("test/print")))["result"] is True
     code, rest, err = daemon.finish()
     assert code == 0 and rest == b""
     assert b"a stray print from a test method" in err
 
 
 def test_last_request_without_newline_is_answered_at_end_of_input(daemon):
-    daemon.send(request("subtract", [42, 23], id=9))
+    daemon.write(request("subtract", [42, 23], id=9))
     daemon.close_input()
     code, rest, _ = daemon.finish()
     assert code == 0
@@ -134,7 +134,7 @@ def test_last_request_without_newline_is_answered_at_end_of_input(daemon):
 
 
 def test_end_of_input_finishes_pending_work_then_exits_0(daemon):
-    daemon.send(request("test/sleep", {"ms": 300, "result": "late"}, id=1) + "\n")
+    daemon.write(request("test/sleep", {"ms": 300, "result": "late"}, id=1) + "\n")
     daemon.close_input()
     code, rest, _ = daemon.finish()
     assert code == 0
@@ -142,8 +142,8 @@ def test_end_of_input_finishes_pending_work_then_exits_0(daemon):
 
 
 def test_shutdown_timeout_answers_leftovers_with_32003(passbridge):
-    d = StdioDaemon(passbridge, "--test-methods", "--shutdown-timeout", "0.3")
-    d.send(request("test/sleep", {"ms": 5000}, id="slow") + "\n")
+    d = StdioDaemon(passbridge, "--test-methods", "--shutdown-timeout", "0.3", raw=True)
+    d.write(request("test/sleep", {"ms": 5000}, id="slow") + "\n")
     started = time.monotonic()
     code, rest, _ = d.finish()
     assert code == 0
@@ -153,46 +153,46 @@ def test_shutdown_timeout_answers_leftovers_with_32003(passbridge):
 
 
 def test_sigterm_drains_and_exits_0(daemon):
-    daemon.call(request("echo", [], id=0), timeout=20)  # its signal thread runs once it answers
-    daemon.send(request("test/sleep", {"ms": 200, "result": 1}, id=1) + "\n")
+    daemon.roundtrip(request("echo", [], id=0), timeout=20)  # its signal thread runs once it answers
+    daemon.write(request("test/sleep", {"ms": 200, "result": 1}, id=1) + "\n")
     time.sleep(0.05)
-    daemon.proc.terminate()
+    daemon.process.terminate()
     assert daemon.reader.json()["result"] == 1
-    assert daemon.proc.wait(5) == 0
+    assert daemon.process.wait(5) == 0
 
 
 def test_content_length_peer_over_stdio(daemon):
     body = '{"jsonrpc":"2.0","method":"echo","params":["é✓"],"id":1}'.encode()
-    daemon.send(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    daemon.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     assert daemon.reader.frame() == '{"jsonrpc":"2.0","id":1,"result":["é✓"]}'.encode()
 
 
 def test_message_split_at_every_byte_over_a_pipe(daemon):
     message = ('{"jsonrpc":"2.0","method":"echo","params":["é😀✓"],"id":"ü"}\n').encode()
     for split in range(1, len(message)):
-        daemon.send(message[:split])
+        daemon.write(message[:split])
         time.sleep(0.002)
-        daemon.send(message[split:])
+        daemon.write(message[split:])
         assert daemon.reader.line() == '{"jsonrpc":"2.0","id":"ü","result":["é😀✓"]}'.encode()
 
 
 def test_over_limit_line_is_refused_and_connection_kept(passbridge):
-    d = StdioDaemon(passbridge, "--test-methods", "--max-message-bytes", "1024")
-    error = json.loads(d.call(request("echo", ["x" * 5000])))
+    d = StdioDaemon(passbridge, "--test-methods", "--max-message-bytes", "1024", raw=True)
+    error = json.loads(d.roundtrip(request("echo", ["x" * 5000])))
     assert error["id"] is None and error["error"]["code"] == -32004
     assert error["error"]["data"]["limit"] == 1024
-    assert json.loads(d.call(request("echo", ["small"], id=2)))["result"] == ["small"]
+    assert json.loads(d.roundtrip(request("echo", ["small"], id=2)))["result"] == ["small"]
     assert d.finish()[0] == 0
 
 
 def test_daemon_to_host_request_over_stdio(daemon):
-    daemon.send(request("test/callHost", {"method": "partnerSSO/checkAccessStatus", "params": {"prompt": False}}, id=1) + "\n")
+    daemon.write(request("test/callHost", {"method": "partnerSSO/checkAccessStatus", "params": {"prompt": False}}, id=1) + "\n")
     host_request = daemon.reader.json()
     assert host_request["method"] == "partnerSSO/checkAccessStatus"
     assert host_request["params"] == {"prompt": False}
-    daemon.send(json.dumps({"jsonrpc": "2.0", "id": host_request["id"], "result": {"accessStatus": "granted"}}) + "\n")
+    daemon.write(json.dumps({"jsonrpc": "2.0", "id": host_request["id"], "result": {"accessStatus": "granted"}}) + "\n")
     assert daemon.reader.json() == {"jsonrpc": "2.0", "id": 1, "result": {"result": {"accessStatus": "granted"}}}
-    daemon.send(request("test/callHost", {"method": "ask", "timeoutMs": 100}, id=2) + "\n")
+    daemon.write(request("test/callHost", {"method": "ask", "timeoutMs": 100}, id=2) + "\n")
     assert daemon.reader.json()["method"] == "ask"
     timed_out = daemon.reader.json()
     assert timed_out["id"] == 2 and timed_out["result"]["error"]["code"] == -32001
@@ -224,13 +224,13 @@ def test_command_line_model(passbridge):
 
 def test_backpressure_never_drops_a_message(daemon):
     # 100,000 notifications (~5 MB) while the host reads nothing for a while, then more requests.
-    daemon.send(request("test/notify", {"count": 100000}, id="burst") + "\n")
+    daemon.write(request("test/notify", {"count": 100000}, id="burst") + "\n")
     time.sleep(0.5)
     for i in range(100):
-        daemon.send(request("sum", [i, 1], id=i) + "\n")
+        daemon.write(request("sum", [i, 1], id=i) + "\n")
     daemon.close_input()
-    rest = daemon.reader.buffer + daemon.proc.stdout.read()  # read everything, then the exit code
-    assert daemon.proc.wait(10) == 0
+    rest = daemon.reader.buffer + daemon.process.stdout.read()  # read everything, then the exit code
+    assert daemon.process.wait(10) == 0
     lines = rest.splitlines()
     events = [line for line in lines if line.startswith(b'{"jsonrpc":"2.0","method":"test/event"')]
     assert len(events) == 100000

@@ -113,7 +113,7 @@ def test_another_process_holding_the_write_lock_logs_nobody_out_and_the_failure_
     reported (status STORE500) instead of answered as a success."""
     state = tmp_path / "state"
     daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
-    logged_in = daemon.connect()
+    logged_in = daemon.client()
     ready(logged_in)
     login(logged_in)
     stored_device = logged_in.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
@@ -124,7 +124,7 @@ def test_another_process_holding_the_write_lock_logs_nobody_out_and_the_failure_
         # A second daemon on the same state directory, and a new instance on the first, start under the lock:
         # both use the stored device id and find the login; nothing is deleted.
         second = SocketDaemon(bin_dir, short_tmp / "pb2.sock", *daemon_args(emulator.base, state))
-        instances = [daemon.connect(), second.connect()]
+        instances = [daemon.client(), second.client()]
         for instance in instances:
             ready(instance)
             assert instance.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"] == stored_device
@@ -152,18 +152,16 @@ def test_another_process_holding_the_write_lock_logs_nobody_out_and_the_failure_
     assert logged_in.call("checkAuthentication") == {"status": 1, "errorCode": ""}
     logged_in.close()
     assert daemon.stop() == 0
-    second.process.terminate()
-    assert second.process.wait(timeout=20) == 0
-    log = second.process.stderr.read().decode()
+    assert second.stop() == 0
+    log = second.log()
     assert "store failure" in log and "database is locked" in log
-    second.stop()
 
 
 def test_rpc_discover_answers_in_milliseconds_while_another_process_holds_the_write_lock(bin_dir, emulator, tmp_path,
                                                                                          short_tmp):
     state = tmp_path / "state"
     daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
-    writer = daemon.connect()
+    writer = daemon.client()
     ready(writer)
     login(writer)
     lock = WriteLock(state)
@@ -172,9 +170,9 @@ def test_rpc_discover_answers_in_milliseconds_while_another_process_holds_the_wr
         logout_id = writer.send("logout")
         time.sleep(0.3)
         # ... while a new connection creates its instance and another one is served at once.
-        fresh = daemon.connect()
+        fresh = daemon.client()
         fresh.send("init", {"redirectUrl": REDIRECT_URL})
-        other = daemon.connect()
+        other = daemon.client()
         timings = []
         for _ in range(5):
             began = time.monotonic()

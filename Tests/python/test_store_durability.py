@@ -65,8 +65,7 @@ def test_100_sigkills_during_logins_lose_no_reported_login(bin_dir, emulator, tm
         # Every setAuthenticationStatus(1) that reached us ended the login of the next name tried, in order.
         successes = [m for m in daemon.received if m.get("method") == "setAuthenticationStatus" and m["params"]["status"] == 1]
         reported += names[:len(successes)]
-        daemon.process.stdout.close()
-        daemon.process.stderr.close()
+        daemon.stop()
     assert len(reported) >= 50, f"too few logins reported to prove anything: {len(reported)}"
 
     # The store opens, and every reported login is there.

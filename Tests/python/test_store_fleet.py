@@ -53,7 +53,7 @@ def emulator(bin_dir, tmp_path):
 
 def device(daemon, identifier, address="203.0.113.7"):
     """A connection acting for `identifier` with its requestor set."""
-    client = daemon.connect()
+    client = daemon.client()
     assert client.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": identifier, "deviceInfo": DEVICE_INFO,
                                 "forwardedFor": address}) == {}
     assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}

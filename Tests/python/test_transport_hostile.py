@@ -13,8 +13,7 @@ import time
 
 import pytest
 
-from conftest import ByteReader, StdioDaemon as ConftestStdioDaemon, wait_for_socket
-from rpc_helper import SocketDaemon
+from rpc_helper import ByteReader, SocketDaemon, StdioDaemon, wait_for_socket
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -26,7 +25,7 @@ def timed_echo(daemon, count, request_id):
     junk = [0.5 + index / 7 for index in range(count)]
     text = json.dumps({"jsonrpc": "2.0", "method": "echo", "params": {"junk": junk}, "id": request_id})
     started = time.monotonic()
-    daemon.send(text + "\n")
+    daemon.write(text + "\n")
     line = daemon.reader.line(timeout=120)
     elapsed = time.monotonic() - started
     assert json.loads(line) == {"jsonrpc": "2.0", "id": request_id, "result": {"junk": junk}}
@@ -34,7 +33,7 @@ def timed_echo(daemon, count, request_id):
 
 
 def test_echoing_doubles_takes_time_proportional_to_their_count(passbridge):
-    daemon = ConftestStdioDaemon(passbridge, "--test-methods")
+    daemon = StdioDaemon(passbridge, "--test-methods", raw=True)
     ids = iter(range(1, 100))
     timed_echo(daemon, 40_000, next(ids))  # warm-up: the first large call also grows the heap
     # The best of several runs: a shared machine's load only ever adds time.
@@ -86,7 +85,7 @@ def one_discover_answer_bytes(client):
 def test_socket_peers_that_never_read_cost_at_most_the_high_water_mark_each(bin_dir, short_tmp, batched):
     daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", "--state-dir", str(short_tmp / "state"))
     try:
-        probe = daemon.connect()
+        probe = daemon.client()
         message = one_discover_answer_bytes(probe)
         before = settled_rss(daemon.process.pid)
         hogs = []
@@ -149,47 +148,45 @@ def framed(text):
 
 
 def test_a_content_length_one_byte_short_costs_only_that_request(passbridge):
-    daemon = ConftestStdioDaemon(passbridge, "--test-methods")
+    daemon = StdioDaemon(passbridge, "--test-methods", raw=True)
     counted = '{"jsonrpc":"2.0","method":"echo","params":["é"],"id":1}'
     short = b"Content-Length: %d\r\n\r\n" % len(counted) + counted.encode()  # characters counted, not bytes
-    daemon.send(short + framed('{"jsonrpc":"2.0","method":"echo","params":["next"],"id":2}'))
+    daemon.write(short + framed('{"jsonrpc":"2.0","method":"echo","params":["next"],"id":2}'))
     first = json.loads(daemon.reader.frame())
     assert first["id"] is None and first["error"]["code"] == -32700
     assert json.loads(daemon.reader.frame()) == {"jsonrpc": "2.0", "id": 2, "result": ["next"]}
     # The session goes on.
-    daemon.send(framed('{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":3}'))
+    daemon.write(framed('{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":3}'))
     assert json.loads(daemon.reader.frame()) == {"jsonrpc": "2.0", "id": 3, "result": 3}
     code, rest, _ = daemon.finish()
     assert code == 0 and rest == b""
 
 
 def test_a_stdio_daemon_whose_output_is_gone_stops_at_once(passbridge):
-    daemon = ConftestStdioDaemon(passbridge, "--test-methods")
-    daemon.proc.stdout.close()
-    daemon.send('{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}\n')
+    daemon = StdioDaemon(passbridge, "--test-methods", raw=True)
+    daemon.process.stdout.close()
+    daemon.write('{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}\n')
     # stdin stays open: the failed write alone ends the session.
-    assert daemon.proc.wait(5) == 0
-    daemon.proc.stdin.close()
-    daemon.proc.stderr.close()
+    assert daemon.process.wait(5) == 0
+    daemon.stop()
 
 
 # --- logging never blocks the protocol ---------------------------------------------------------------------
 
 def test_a_stderr_pipe_nobody_reads_does_not_stall_the_daemon(passbridge):
-    daemon = ConftestStdioDaemon(passbridge, "--test-methods", "--log-level", "debug")
+    daemon = StdioDaemon(passbridge, "--test-methods", "--log-level", "debug", raw=True, drain_stderr=False)
     # Each bad line logs a debug line: far more than the 64 KiB a pipe holds.
-    daemon.send(b'{"bad\n' * 3000)
+    daemon.write(b'{"bad\n' * 3000)
     for _ in range(3000):
         assert json.loads(daemon.reader.line(timeout=10))["error"]["code"] == -32700
-    assert daemon.call('{"jsonrpc":"2.0","method":"echo","params":["answered"],"id":1}', timeout=5) == \
+    assert daemon.roundtrip('{"jsonrpc":"2.0","method":"echo","params":["answered"],"id":1}', timeout=5) == \
         b'{"jsonrpc":"2.0","id":1,"result":["answered"]}'
     # Once stderr is read, the count of the lines that did not fit is logged.
     daemon.close_input()
-    log = daemon.proc.stderr.read().decode()
-    assert daemon.proc.wait(10) == 0
+    log = daemon.process.stderr.read().decode()
+    assert daemon.process.wait(10) == 0
     assert "log lines dropped: stderr was not read fast enough" in log
-    daemon.proc.stdout.close()
-    daemon.proc.stderr.close()
+    daemon.stop()
 
 
 def test_under_journald_each_line_carries_its_syslog_priority(passbridge):
@@ -228,7 +225,7 @@ def test_the_relay_gets_every_answer_of_60000_calls_through_back_pressure(socket
 
 def test_the_relay_exits_non_zero_when_the_daemon_dies_midway(socket_daemon, passbridge):
     daemon = socket_daemon()
-    threading.Timer(0.3, daemon.proc.kill).start()
+    threading.Timer(0.3, daemon.process.kill).start()
     code, answers = relay_calls(passbridge, daemon.path, 500, method="test/sleep", params='{"ms":%d}')
     assert code == 1 and len(answers) < 2_000
 
@@ -252,7 +249,7 @@ def test_passbridge_call_sessions_run_through_the_relay(socket_daemon, passbridg
 
 def test_passbridge_call_fails_when_the_daemon_is_killed_midway(socket_daemon, passbridge):
     daemon = socket_daemon()
-    threading.Timer(0.5, daemon.proc.kill).start()
+    threading.Timer(0.5, daemon.process.kill).start()
     result = passbridge_call_session(passbridge, daemon.path, 'test/sleep {"ms": 5}\n' * 2000)
     assert result.returncode == 2 and "the daemon" in result.stderr
     assert len(result.stdout.splitlines()) < 2000
@@ -275,19 +272,17 @@ def test_sigterm_while_the_backend_starts_stops_cleanly(passbridge, tmp_path):
 
 
 def test_a_second_sigterm_during_a_stuck_drain_ends_the_daemon(passbridge):
-    daemon = ConftestStdioDaemon(passbridge, "--test-methods", "--shutdown-timeout", "60")
-    assert daemon.call('{"jsonrpc":"2.0","method":"echo","params":[],"id":0}', timeout=20)  # up and running
-    daemon.send('{"jsonrpc":"2.0","method":"test/sleep","params":{"ms":60000},"id":1}\n')
+    daemon = StdioDaemon(passbridge, "--test-methods", "--shutdown-timeout", "60", raw=True)
+    assert daemon.roundtrip('{"jsonrpc":"2.0","method":"echo","params":[],"id":0}', timeout=20)  # up and running
+    daemon.write('{"jsonrpc":"2.0","method":"test/sleep","params":{"ms":60000},"id":1}\n')
     time.sleep(0.2)
-    daemon.proc.send_signal(signal.SIGTERM)
+    daemon.process.send_signal(signal.SIGTERM)
     time.sleep(0.5)
-    assert daemon.proc.poll() is None  # draining: the sleep may still be answered
-    daemon.proc.send_signal(signal.SIGTERM)
-    assert daemon.proc.wait(5) == 1
-    assert b"again while stopping: exiting without draining" in daemon.proc.stderr.read()
-    daemon.proc.stdin.close()
-    daemon.proc.stdout.close()
-    daemon.proc.stderr.close()
+    assert daemon.process.poll() is None  # draining: the sleep may still be answered
+    daemon.process.send_signal(signal.SIGTERM)
+    assert daemon.process.wait(5) == 1
+    assert "again while stopping: exiting without draining" in daemon.log()
+    daemon.stop()
 
 
 # --- out of file descriptors -------------------------------------------------------------------------------
