@@ -6,6 +6,7 @@ let package = Package(
     name: "PassBridge",
     products: [
         .executable(name: "passbridge", targets: ["passbridge"]),
+        .executable(name: "passbridge-relay", targets: ["passbridge-relay"]),
         .executable(name: "pass-emulator", targets: ["pass-emulator"]),
         .library(name: "AccessEnabler", targets: ["AccessEnabler"]),
     ],
@@ -17,16 +18,20 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CShims"),
 
+        .target(name: "ArgumentParsing"),
         .target(name: "JSON", dependencies: ["CJansson"]),
         .target(name: "JSONRPC", dependencies: ["JSON", "CShims"]),
         .target(name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL"]),
-        .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler"], plugins: ["EmbedOpenRPC"]),
+        .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing"], plugins: ["EmbedOpenRPC"]),
         // Protocol/openrpc.json compiled into Bridge at build time.
         .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),
         .plugin(name: "EmbedOpenRPC", capability: .buildTool(), dependencies: ["embed-openrpc"]),
-        .executableTarget(name: "passbridge", dependencies: ["Bridge"]),
+        .executableTarget(name: "passbridge", dependencies: ["Bridge", "ArgumentParsing"]),
+        .executableTarget(name: "passbridge-relay", dependencies: ["JSONRPC", "ArgumentParsing"]),
+        // The daemon with extra methods for the transport tests; not a product.
+        .executableTarget(name: "passbridge-test-daemon", dependencies: ["Bridge", "ArgumentParsing"], path: "Tests/TestDaemon"),
 
-        .target(name: "PassEmulator", dependencies: ["JSON", "CMicroHTTPD", "COpenSSL"], exclude: ["README.md", "default-config.json"]),
+        .target(name: "PassEmulator", dependencies: ["JSON", "ArgumentParsing", "CMicroHTTPD", "COpenSSL"], exclude: ["README.md", "default-config.json"]),
         .executableTarget(name: "pass-emulator", dependencies: ["PassEmulator"]),
 
         .executableTarget(name: "passbridge-bench", dependencies: ["JSON", "CShims"], path: "Bench/Sources/passbridge-bench"),

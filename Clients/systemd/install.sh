@@ -3,8 +3,8 @@
 #
 #   Clients/systemd/install.sh [--root DIR] [--software-statement FILE]
 #
-# Run from a clone of the repository, as root. Steps: `swift build -c release --product passbridge`; the binary
-# to /usr/local/bin; the sysusers file to /usr/lib/sysusers.d and `systemd-sysusers` (the passbridge user and
+# Run from a clone of the repository, as root. Steps: `swift build -c release` of the products passbridge and
+# passbridge-relay (what Clients/shell/passbridge-call uses to reach the socket); both binaries to /usr/local/bin; the sysusers file to /usr/lib/sysusers.d and `systemd-sysusers` (the passbridge user and
 # group); /etc/passbridge (0700) and, with --software-statement, the statement as /etc/passbridge/software-statement
 # (0600); the units to /etc/systemd/system; `systemctl enable --now passbridge.socket`.
 # --root DIR installs into DIR instead of / (an image being built, or a test): the units are enabled in DIR and
@@ -32,9 +32,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cd "$repo"
 swift build -c release --product passbridge
-binary="$(swift build -c release --show-bin-path)/passbridge"
+swift build -c release --product passbridge-relay
+bin="$(swift build -c release --show-bin-path)"
 
-install -D -m 0755 "$binary" "$root/usr/local/bin/passbridge"
+install -D -m 0755 "$bin/passbridge" "$root/usr/local/bin/passbridge"
+install -D -m 0755 "$bin/passbridge-relay" "$root/usr/local/bin/passbridge-relay"
 install -D -m 0644 "$here/passbridge.sysusers.conf" "$root/usr/lib/sysusers.d/passbridge.conf"
 install -d "$root/etc"
 if [ -n "$root" ]; then systemd-sysusers --root="$root"; else systemd-sysusers; fi

@@ -1,3 +1,4 @@
+import ArgumentParsing
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -68,28 +69,22 @@ public enum PassEmulatorCommand {
     /// The version `--version` prints.
     public static let version = "0.1.0"
 
+    static let program = CommandLineProgram(name: "pass-emulator", version: version, usage: usage)
+
     /// Runs the command and returns the process exit status.
     public static func run(_ arguments: [String]) -> Int32 {
-        if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
-            writeOut(usage)
-            return 0
-        }
-        if arguments.contains("--version") {
-            writeOut("pass-emulator \(version)\n")
-            return 0
-        }
+        if let status = program.helpOrVersion(arguments) { return status }
         do throws(UsageError) {
             if arguments.first == "verify-token" {
                 let parsed = try Arguments(Array(arguments.dropFirst()), valued: ["--resource", "--url", "--public-key"], flags: [], positionals: 1)
                 return try verifyToken(parsed)
             }
-            let parsed = try Arguments(arguments, valued: ["--port", "--config", "--key"], flags: ["--exit-on-eof"], positionals: 0)
-            let portText = parsed.values["--port"] ?? "0"
+            let parsed = try Arguments(arguments, valued: ["--port", "--config", "--key"], flags: ["--exit-on-eof"])
+            let portText = parsed.value("--port") ?? "0"
             guard let port = UInt16(portText) else { throw UsageError("--port needs a number 0-65535, got \(portText)") }
-            return serve(port: port, configPath: parsed.values["--config"], keyPath: parsed.values["--key"], exitOnEOF: parsed.flags.contains("--exit-on-eof"))
+            return serve(port: port, configPath: parsed.value("--config"), keyPath: parsed.value("--key"), exitOnEOF: parsed.has("--exit-on-eof"))
         } catch {
-            log("\(error.message) (see pass-emulator --help)")
-            return 2
+            return program.usageError(error)
         }
     }
 
@@ -135,24 +130,24 @@ public enum PassEmulatorCommand {
     }
 
     private static func verifyToken(_ arguments: Arguments) throws(UsageError) -> Int32 {
-        let options = arguments.values
         guard let token = arguments.positionals.first else { throw UsageError("verify-token needs a TOKEN") }
-        guard (options["--url"] == nil) != (options["--public-key"] == nil) else { throw UsageError("give exactly one of --url or --public-key") }
+        let (url, publicKey) = (arguments.value("--url"), arguments.value("--public-key"))
+        guard (url == nil) != (publicKey == nil) else { throw UsageError("give exactly one of --url or --public-key") }
         let pem: String
         var now = Int64(Date().timeIntervalSince1970 * 1000)
-        if let base = options["--url"] {
+        if let base = url {
             guard let fetched = fetch(base + "/__admin/public-key") else { return failure("cannot fetch the public key from \(base)") }
             pem = String(decoding: fetched, as: UTF8.self)
             if let clock = fetch(base + "/__admin/clock"), let millis = (try? JSON.parse(clock))?["nowMillis"]?.int64Value { now = millis }
         } else {
-            guard let text = try? String(contentsOfFile: options["--public-key"]!, encoding: .utf8) else {
-                return failure("cannot read \(options["--public-key"]!)")
+            guard let publicKey, let text = try? String(contentsOfFile: publicKey, encoding: .utf8) else {
+                return failure("cannot read \(publicKey ?? "")")
             }
             pem = text
         }
         guard let key = RSAKey.publicKey(pem: pem) else { return failure("not a PEM public key") }
         do {
-            let verified = try MediaToken.verify(token, key: key, nowMillis: now, resource: options["--resource"])
+            let verified = try MediaToken.verify(token, key: key, nowMillis: now, resource: arguments.value("--resource"))
             writeOut("valid: resource \(verified.resourceID), mvpd \(verified.mvpdId), expires \(verified.issueTime + verified.ttl)\n")
             return 0
         } catch {
@@ -188,10 +183,4 @@ final class FetchResult: @unchecked Sendable {
     private var bytes: [UInt8]?
     func set(_ value: [UInt8]) { lock.lock(); bytes = value; lock.unlock() }
     func get() -> [UInt8]? { lock.lock(); defer { lock.unlock() }; return bytes }
-}
-
-/// Writes to stdout unbuffered (the first line must reach a pipe at once).
-func writeOut(_ text: String) {
-    let bytes = Array(text.utf8)
-    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
 }

@@ -1,4 +1,6 @@
 import AccessEnabler
+import ArgumentParsing
+import Bridge
 import Foundation
 
 /// `passbridge state list|reset`: what the store holds, and forgetting it (never a token or a secret is shown).
@@ -14,43 +16,21 @@ enum StateCommand {
 
         """
 
+    static let program = CommandLineProgram(name: "passbridge state", version: DaemonOptions.version, usage: usage)
+
     /// Runs the subcommand; returns the exit code (0, 1 on a store failure, 2 on bad usage).
     static func run(_ arguments: [String]) -> Int32 {
-        var action: String?
-        var stateDir: String?
-        var store: String?
-        var requestor: String?
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if ["--state-dir", "--store", "--requestor"].contains(argument) {
-                guard index < arguments.count else {
-                    writeError("passbridge state: missing value for \(argument)\n\n" + usage)
-                    return 2
-                }
-                let value = arguments[index]
-                index += 1
-                switch argument {
-                case "--state-dir": stateDir = value
-                case "--store": store = value
-                default: requestor = value
-                }
-            } else if ["list", "reset"].contains(argument), action == nil {
-                action = argument
-            } else if argument == "--help" || argument == "-h" {
-                writeOut(usage)
-                return 0
-            } else {
-                writeError("passbridge state: unexpected argument \(argument)\n\n" + usage)
-                return 2
-            }
+        if let status = program.helpOrVersion(arguments) { return status }
+        let parsed: Arguments
+        do throws(UsageError) {
+            parsed = try Arguments(arguments, valued: ["--state-dir", "--store", "--requestor"], flags: [], positionals: 1)
+            guard let action = parsed.positionals.first else { throw UsageError("say list or reset") }
+            guard action == "list" || action == "reset" else { throw UsageError("unexpected argument \(action)") }
+        } catch {
+            return program.usageError(error)
         }
-        let only = requestor
-        guard let action else {
-            writeError("passbridge state: say list or reset\n\n" + usage)
-            return 2
-        }
+        let action = parsed.positionals[0]
+        let (stateDir, store, only) = (parsed.value("--state-dir"), parsed.value("--store"), parsed.value("--requestor"))
         do {
             let directory = try StateDirectory.resolve(stateDir)
             if store == nil, !FileManager.default.fileExists(atPath: directory + "/passbridge.sqlite") {
@@ -67,11 +47,10 @@ enum StateCommand {
             }
             return 0
         } catch let error as CommandLineError {
-            if case .failure(let message) = error { writeError("passbridge: \(message)") }
+            if case .failure(let message) = error { return program.failure(message) }
             return 1
         } catch {
-            writeError("passbridge: \(error)")
-            return 1
+            return program.failure("\(error)")
         }
     }
 

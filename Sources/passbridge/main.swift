@@ -1,34 +1,20 @@
+import ArgumentParsing
+import Bridge
 import Glibc
-import JSONRPC
 
-// passbridge: command line, signals and transports (DESIGN §3 "Command line").
+// passbridge: the daemon (Daemon.run in Bridge) and its `state` subcommand.
 
-if CommandLine.arguments.dropFirst().first == "state" {
-    exit(StateCommand.run(Array(CommandLine.arguments.dropFirst(2))))
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "state" {
+    exit(StateCommand.run(Array(arguments.dropFirst())))
 }
-
-let options: DaemonOptions
-do {
-    options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
+let program = CommandLineProgram(name: "passbridge", version: DaemonOptions.version, usage: DaemonOptions.usage)
+if let status = program.helpOrVersion(arguments) { exit(status) }
+do throws(CommandLineError) {
+    exit(Daemon.run(try DaemonOptions.parse(arguments)))
 } catch {
     switch error {
-    case .help:
-        writeOut(DaemonOptions.usage)
-        exit(0)
-    case .version:
-        writeOut("passbridge \(DaemonOptions.version)\n")
-        exit(0)
-    case .usage(let message):
-        writeError("passbridge: \(message) (see passbridge --help)")
-        exit(2)
-    case .failure(let message):
-        writeError("passbridge: \(message)")
-        exit(1)
+    case .usage(let message): exit(program.usageError(UsageError(message)))
+    case .failure(let message): exit(program.failure(message))
     }
 }
-
-Logger.level = options.logLevel
-if let relayPath = options.relayPath {
-    exit(runRelay(path: relayPath))
-}
-exit(serve(options))

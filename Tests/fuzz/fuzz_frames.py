@@ -150,7 +150,7 @@ def main():
     bin_dir = pathlib.Path(os.environ.get("PASSBRIDGE_BIN_DIR", ".build/debug"))
     folder = tempfile.mkdtemp(prefix="pb-fuzz-", dir="/tmp")
     path = os.path.join(folder, "pb.sock")
-    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--socket", path, "--test-methods", "--log-level", "error"],
+    daemon = subprocess.Popen([str(bin_dir / "passbridge-test-daemon"), "--socket", path, "--log-level", "error"],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while not os.path.exists(path):
         time.sleep(0.01)

@@ -31,6 +31,22 @@ def passbridge(bin_dir) -> str:
     return str(path)
 
 
+@pytest.fixture(scope="session")
+def test_daemon(bin_dir) -> str:
+    """Path of passbridge-test-daemon: the daemon plus the test methods (Tests/TestDaemon)."""
+    path = bin_dir / "passbridge-test-daemon"
+    assert path.exists(), f"build first: {path} is missing"
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def relay(bin_dir) -> str:
+    """Path of passbridge-relay."""
+    path = bin_dir / "passbridge-relay"
+    assert path.exists(), f"build first: {path} is missing"
+    return str(path)
+
+
 @pytest.fixture()
 def short_tmp():
     """A short temporary folder (Unix socket paths must stay under 108 bytes)."""
@@ -40,12 +56,12 @@ def short_tmp():
 
 
 @pytest.fixture()
-def socket_daemon(passbridge, short_tmp):
-    """Starts `passbridge --socket … --test-methods [extra flags]`; stopped with SIGTERM after the test."""
+def socket_daemon(test_daemon, short_tmp):
+    """Starts `passbridge-test-daemon --socket … [extra flags]`; stopped with SIGTERM after the test."""
     daemons = []
 
     def start(*extra, name="pb.sock"):
-        daemon = SocketDaemon(passbridge, short_tmp / name, "--test-methods", *extra)
+        daemon = SocketDaemon(test_daemon, short_tmp / name, *extra)
         daemons.append(daemon)
         return daemon
 

@@ -17,20 +17,21 @@ from passbridge.rpc import AsyncConnection, Connection, RPCError  # noqa: E402
 CALL = str(ROOT / "Clients" / "shell" / "passbridge-call")
 
 
-def run_call(passbridge, *args, stdin=None, test_methods=True):
-    env = dict(os.environ, PASSBRIDGE=passbridge, PASSBRIDGE_ARGS="--test-methods" if test_methods else "")
+def run_call(binary, *args, stdin=None):
+    """passbridge-call spawning `binary` (the daemon, or the test daemon for the test methods)."""
+    env = dict(os.environ, PASSBRIDGE=binary, PASSBRIDGE_ARGS="")
     return subprocess.run([CALL, *args], input=stdin, capture_output=True, text=True, timeout=30, env=env)
 
 
-def test_shell_call_over_stdio(passbridge):
-    ok = run_call(passbridge, "subtract", "[42, 23]")
+def test_shell_call_over_stdio(passbridge, test_daemon):
+    ok = run_call(test_daemon, "subtract", "[42, 23]")
     assert (ok.returncode, ok.stdout, ok.stderr) == (0, "19\n", "")
-    discover = run_call(passbridge, "rpc.discover", test_methods=False)
+    discover = run_call(passbridge, "rpc.discover")
     assert discover.returncode == 0 and json.loads(discover.stdout)["openrpc"].startswith("1.")
-    failed = run_call(passbridge, "nope", "{}")
+    failed = run_call(test_daemon, "nope", "{}")
     assert failed.returncode == 1 and failed.stdout == ""
     assert json.loads(failed.stderr)["code"] == -32601
-    big = run_call(passbridge, "echo", '{"id":18446744073709551617,"s":"é\\"q"}')
+    big = run_call(test_daemon, "echo", '{"id":18446744073709551617,"s":"é\\"q"}')
     assert big.stdout == '{"id":18446744073709551617,"s":"é\\"q"}\n'
 
 
@@ -59,10 +60,10 @@ def test_shell_call_over_socket_and_session(passbridge, socket_daemon):
 
 
 @pytest.mark.parametrize("framing", ["ndjson", "content-length"])
-def test_python_rpc_sync_over_stdio(passbridge, framing):
+def test_python_rpc_sync_over_stdio(framing, test_daemon):
     events = []
     done = threading.Event()
-    conn = Connection.spawn([passbridge, "--stdio", "--test-methods"], framing=framing)
+    conn = Connection.spawn([test_daemon, "--stdio"], framing=framing)
     conn.on_notification("test/event", lambda params: (events.append(params["n"]), len(events) == 3 and done.set()))
     conn.on_request("partnerSSO/checkAccessStatus", lambda params: {"accessStatus": "granted"})
     assert conn.call("subtract", [42, 23], timeout=5) == 19
@@ -91,12 +92,12 @@ def test_python_rpc_sync_over_socket(socket_daemon):
         assert answer["error"]["data"] == {"reason": "userCancelled"}
 
 
-def test_python_rpc_async_over_stdio_and_socket(passbridge, socket_daemon):
+def test_python_rpc_async_over_stdio_and_socket(socket_daemon, test_daemon):
     daemon = socket_daemon()
 
     async def scenario():
         events = []
-        conn = await AsyncConnection.spawn([passbridge, "--stdio", "--test-methods"], framing="content-length")
+        conn = await AsyncConnection.spawn([test_daemon, "--stdio"], framing="content-length")
         conn.on_notification(None, lambda method, params: events.append((method, params["n"])))
 
         async def grant(params):

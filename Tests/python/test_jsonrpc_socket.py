@@ -212,13 +212,13 @@ def test_socket_group_makes_file_0660(socket_daemon):
     assert stat.S_IMODE(info.st_mode) == 0o660 and info.st_gid == gid
 
 
-def test_systemd_socket_activation_serves_fd_3_and_keeps_the_file(passbridge, short_tmp):
+def test_systemd_socket_activation_serves_fd_3_and_keeps_the_file(test_daemon, short_tmp):
     path = str(short_tmp / "activated.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(16)
-    script = "import os,sys; os.dup2(int(sys.argv[1]), 3); os.environ['LISTEN_PID']=str(os.getpid()); os.environ['LISTEN_FDS']='1'; os.execv(sys.argv[2], [sys.argv[2], '--test-methods'])"
-    proc = subprocess.Popen(["python3", "-c", script, str(listener.fileno()), passbridge], pass_fds=(listener.fileno(),),
+    script = "import os,sys; os.dup2(int(sys.argv[1]), 3); os.environ['LISTEN_PID']=str(os.getpid()); os.environ['LISTEN_FDS']='1'; os.execv(sys.argv[2], [sys.argv[2]])"
+    proc = subprocess.Popen(["python3", "-c", script, str(listener.fileno()), test_daemon], pass_fds=(listener.fileno(),),
                             stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     listener.close()
     try:

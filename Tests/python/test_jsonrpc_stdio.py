@@ -1,4 +1,4 @@
-"""JSON-RPC 2.0 conformance of `passbridge --stdio` (spec §7 examples with --test-methods), exact ids,
+"""JSON-RPC 2.0 conformance of `passbridge --stdio` (spec §7 examples through passbridge-test-daemon), exact ids,
 lifecycle and command line, over real pipes."""
 import json
 import subprocess
@@ -10,8 +10,8 @@ from rpc_helper import StdioDaemon, request
 
 
 @pytest.fixture()
-def daemon(passbridge):
-    d = StdioDaemon(passbridge, "--test-methods", raw=True)
+def daemon(test_daemon):
+    d = StdioDaemon(test_daemon, raw=True)
     yield d
     if d.process.poll() is None:
         d.process.kill()
@@ -141,8 +141,8 @@ def test_end_of_input_finishes_pending_work_then_exits_0(daemon):
     assert json.loads(rest) == {"jsonrpc": "2.0", "id": 1, "result": "late"}
 
 
-def test_shutdown_timeout_answers_leftovers_with_32003(passbridge):
-    d = StdioDaemon(passbridge, "--test-methods", "--shutdown-timeout", "0.3", raw=True)
+def test_shutdown_timeout_answers_leftovers_with_32003(test_daemon):
+    d = StdioDaemon(test_daemon, "--shutdown-timeout", "0.3", raw=True)
     d.write(request("test/sleep", {"ms": 5000}, id="slow") + "\n")
     started = time.monotonic()
     code, rest, _ = d.finish()
@@ -176,8 +176,8 @@ def test_message_split_at_every_byte_over_a_pipe(daemon):
         assert daemon.reader.line() == '{"jsonrpc":"2.0","id":"ü","result":["é😀✓"]}'.encode()
 
 
-def test_over_limit_line_is_refused_and_connection_kept(passbridge):
-    d = StdioDaemon(passbridge, "--test-methods", "--max-message-bytes", "1024", raw=True)
+def test_over_limit_line_is_refused_and_connection_kept(test_daemon):
+    d = StdioDaemon(test_daemon, "--max-message-bytes", "1024", raw=True)
     error = json.loads(d.roundtrip(request("echo", ["x" * 5000])))
     assert error["id"] is None and error["error"]["code"] == -32004
     assert error["error"]["data"]["limit"] == 1024
@@ -203,9 +203,11 @@ def test_spawn_from_dev_null_exits_0(passbridge):
     assert result.returncode == 0 and result.stdout == b""
 
 
-def test_command_line_model(passbridge):
+def test_command_line_model(passbridge, test_daemon):
     ok = subprocess.run([passbridge, "--help"], capture_output=True, text=True, timeout=10)
-    assert ok.returncode == 0 and "--socket PATH" in ok.stdout and "--test-methods" in ok.stdout
+    assert ok.returncode == 0 and "--socket PATH" in ok.stdout and "test" not in ok.stdout
+    test_help = subprocess.run([test_daemon, "--stdio", "--help"], capture_output=True, text=True, timeout=10)
+    assert test_help.returncode == 0 and "subtract, sum, get_data" in test_help.stdout
     version = subprocess.run([passbridge, "--version"], capture_output=True, text=True, timeout=10)
     assert version.returncode == 0 and version.stdout.startswith("passbridge ")
     bad = subprocess.run([passbridge, "--no-such-flag"], capture_output=True, text=True, timeout=10)

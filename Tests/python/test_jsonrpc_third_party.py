@@ -28,10 +28,10 @@ def listen_ndjson(stream, consume):
             consume(json.loads(line))
 
 
-def open_streams(transport, passbridge, socket_daemon):
+def open_streams(transport, test_daemon, socket_daemon):
     """(input stream from the daemon, output stream to it, cleanup)."""
     if transport == "stdio":
-        proc = subprocess.Popen([passbridge, "--test-methods"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        proc = subprocess.Popen([test_daemon], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
         def cleanup():
             proc.stdin.close()
@@ -52,8 +52,8 @@ def open_streams(transport, passbridge, socket_daemon):
 
 @pytest.mark.parametrize("transport", ["stdio", "socket"])
 @pytest.mark.parametrize("framing", ["content-length", "ndjson"])
-def test_python_lsp_jsonrpc_endpoint(transport, framing, passbridge, socket_daemon):
-    incoming, outgoing, cleanup = open_streams(transport, passbridge, socket_daemon)
+def test_python_lsp_jsonrpc_endpoint(transport, framing, test_daemon, socket_daemon):
+    incoming, outgoing, cleanup = open_streams(transport, test_daemon, socket_daemon)
     events = []
     got_events = threading.Event()
 

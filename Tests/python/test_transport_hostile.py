@@ -19,7 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def timed_echo(daemon, count, request_id):
-    """Seconds from writing one `echo` (--test-methods) whose params carry `count` doubles to reading the result,
+    """Seconds from writing one `echo` (a test method) whose params carry `count` doubles to reading the result,
     which echoes them; the texts are built and checked outside the timed part. (getMetadata, which echoed its
     params as `arguments`, now refuses params it does not take, so it can no longer carry them.)"""
     junk = [0.5 + index / 7 for index in range(count)]
@@ -32,8 +32,8 @@ def timed_echo(daemon, count, request_id):
     return elapsed
 
 
-def test_echoing_doubles_takes_time_proportional_to_their_count(passbridge):
-    daemon = StdioDaemon(passbridge, "--test-methods", raw=True)
+def test_echoing_doubles_takes_time_proportional_to_their_count(test_daemon):
+    daemon = StdioDaemon(test_daemon, raw=True)
     ids = iter(range(1, 100))
     timed_echo(daemon, 40_000, next(ids))  # warm-up: the first large call also grows the heap
     # The best of several runs: a shared machine's load only ever adds time.
@@ -147,8 +147,8 @@ def framed(text):
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-def test_a_content_length_one_byte_short_costs_only_that_request(passbridge):
-    daemon = StdioDaemon(passbridge, "--test-methods", raw=True)
+def test_a_content_length_one_byte_short_costs_only_that_request(test_daemon):
+    daemon = StdioDaemon(test_daemon, raw=True)
     counted = '{"jsonrpc":"2.0","method":"echo","params":["é"],"id":1}'
     short = b"Content-Length: %d\r\n\r\n" % len(counted) + counted.encode()  # characters counted, not bytes
     daemon.write(short + framed('{"jsonrpc":"2.0","method":"echo","params":["next"],"id":2}'))
@@ -162,8 +162,8 @@ def test_a_content_length_one_byte_short_costs_only_that_request(passbridge):
     assert code == 0 and rest == b""
 
 
-def test_a_stdio_daemon_whose_output_is_gone_stops_at_once(passbridge):
-    daemon = StdioDaemon(passbridge, "--test-methods", raw=True)
+def test_a_stdio_daemon_whose_output_is_gone_stops_at_once(test_daemon):
+    daemon = StdioDaemon(test_daemon, raw=True)
     daemon.process.stdout.close()
     daemon.write('{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}\n')
     # stdin stays open: the failed write alone ends the session.
@@ -173,8 +173,8 @@ def test_a_stdio_daemon_whose_output_is_gone_stops_at_once(passbridge):
 
 # --- logging never blocks the protocol ---------------------------------------------------------------------
 
-def test_a_stderr_pipe_nobody_reads_does_not_stall_the_daemon(passbridge):
-    daemon = StdioDaemon(passbridge, "--test-methods", "--log-level", "debug", raw=True, drain_stderr=False)
+def test_a_stderr_pipe_nobody_reads_does_not_stall_the_daemon(test_daemon):
+    daemon = StdioDaemon(test_daemon, "--log-level", "debug", raw=True, drain_stderr=False)
     # Each bad line logs a debug line: far more than the 64 KiB a pipe holds.
     daemon.write(b'{"bad\n' * 3000)
     for _ in range(3000):
@@ -189,8 +189,8 @@ def test_a_stderr_pipe_nobody_reads_does_not_stall_the_daemon(passbridge):
     daemon.stop()
 
 
-def test_under_journald_each_line_carries_its_syslog_priority(passbridge):
-    result = subprocess.run([passbridge, "--stdio", "--test-methods", "--log-level", "debug"], input=b'{"bad\n',
+def test_under_journald_each_line_carries_its_syslog_priority(test_daemon):
+    result = subprocess.run([test_daemon, "--stdio", "--log-level", "debug"], input=b'{"bad\n',
                             capture_output=True, timeout=20, env={**os.environ, "JOURNAL_STREAM": "8:12345"})
     lines = result.stderr.decode().splitlines()
     assert lines and all(line[:3] in ("<7>", "<6>", "<4>", "<3>") for line in lines), lines
@@ -199,9 +199,9 @@ def test_under_journald_each_line_carries_its_syslog_priority(passbridge):
 
 # --- the relay under back-pressure -------------------------------------------------------------------------
 
-def relay_calls(passbridge, path, count, method="echo", params="[%d]"):
-    """Pipes `count` requests through `passbridge --relay PATH` at once; returns (exit code, answer lines)."""
-    relay = subprocess.Popen([passbridge, "--relay", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+def relay_calls(relay, path, count, method="echo", params="[%d]"):
+    """Pipes `count` requests through `passbridge-relay PATH` at once; returns (exit code, answer lines)."""
+    relay = subprocess.Popen([relay, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
     lines = b"".join(b'{"jsonrpc":"2.0","method":"%s","params":%s,"id":%d}\n' % (method.encode(), (params % n).encode(), n)
                      for n in range(count))
@@ -215,18 +215,18 @@ def relay_calls(passbridge, path, count, method="echo", params="[%d]"):
     return code, answers
 
 
-def test_the_relay_gets_every_answer_of_60000_calls_through_back_pressure(socket_daemon, passbridge):
+def test_the_relay_gets_every_answer_of_60000_calls_through_back_pressure(socket_daemon, relay):
     daemon = socket_daemon("--stall-timeout", "2")
-    code, answers = relay_calls(passbridge, daemon.path, 60_000)
+    code, answers = relay_calls(relay, daemon.path, 60_000)
     assert code == 0
     assert len(answers) == 60_000
     assert json.loads(answers[-1]) == {"jsonrpc": "2.0", "id": 59_999, "result": [59_999]}
 
 
-def test_the_relay_exits_non_zero_when_the_daemon_dies_midway(socket_daemon, passbridge):
+def test_the_relay_exits_non_zero_when_the_daemon_dies_midway(socket_daemon, relay):
     daemon = socket_daemon()
     threading.Timer(0.3, daemon.process.kill).start()
-    code, answers = relay_calls(passbridge, daemon.path, 500, method="test/sleep", params='{"ms":%d}')
+    code, answers = relay_calls(relay, daemon.path, 500, method="test/sleep", params='{"ms":%d}')
     assert code == 1 and len(answers) < 2_000
 
 
@@ -271,8 +271,8 @@ def test_sigterm_while_the_backend_starts_stops_cleanly(passbridge, tmp_path):
     assert out == b""
 
 
-def test_a_second_sigterm_during_a_stuck_drain_ends_the_daemon(passbridge):
-    daemon = StdioDaemon(passbridge, "--test-methods", "--shutdown-timeout", "60", raw=True)
+def test_a_second_sigterm_during_a_stuck_drain_ends_the_daemon(test_daemon):
+    daemon = StdioDaemon(test_daemon, "--shutdown-timeout", "60", raw=True)
     assert daemon.roundtrip('{"jsonrpc":"2.0","method":"echo","params":[],"id":0}', timeout=20)  # up and running
     daemon.write('{"jsonrpc":"2.0","method":"test/sleep","params":{"ms":60000},"id":1}\n')
     time.sleep(0.2)
@@ -298,11 +298,11 @@ def echo_round_trips(sock, reader, count=50):
     return sorted(times)[count // 2]
 
 
-def test_out_of_file_descriptors_pauses_accepting_and_keeps_serving(passbridge, short_tmp):
+def test_out_of_file_descriptors_pauses_accepting_and_keeps_serving(short_tmp, test_daemon):
     path = str(short_tmp / "pb.sock")
     log_path = short_tmp / "stderr.log"
     with open(log_path, "wb") as log:
-        daemon = subprocess.Popen([passbridge, "--socket", path, "--test-methods"], stdin=subprocess.DEVNULL,
+        daemon = subprocess.Popen([test_daemon, "--socket", path], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=log,
                                   preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
     try:

@@ -1,8 +1,9 @@
+import ArgumentParsing
 import Glibc
 import JSON
 import JSONRPC
 
-/// `passbridge --relay PATH`: connects to the daemon's socket and copies stdin to it and its replies to stdout
+/// `passbridge-relay PATH`: connects to the daemon's socket and copies stdin to it and its replies to stdout
 /// (what `socat - UNIX-CONNECT:PATH` does), so shell clients need nothing else.
 ///
 /// Written against the daemon's back-pressure: the socket is non-blocking, replies are read whenever they
@@ -16,7 +17,7 @@ func runRelay(path: String) -> Int32 {
     var address = sockaddr_un()
     let bytes = Array(path.utf8)
     guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-        writeError("passbridge: socket path too long: \(path)")
+        writeError("passbridge-relay: socket path too long: \(path)")
         return 2
     }
     address.sun_family = sa_family_t(AF_UNIX)
@@ -26,7 +27,7 @@ func runRelay(path: String) -> Int32 {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
     }
     guard fd >= 0, connected == 0 else {
-        writeError("passbridge: cannot connect to \(path): \(String(cString: strerror(errno)))")
+        writeError("passbridge-relay: cannot connect to \(path): \(String(cString: strerror(errno)))")
         return 2
     }
     let flags = fcntl(fd, F_GETFL)
@@ -63,7 +64,7 @@ private struct RelayState {
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if count == 0 { return finished() }
                 if count < 0 && errno != EAGAIN && errno != EINTR {
-                    writeError("passbridge: connection to the daemon failed: \(String(cString: strerror(errno)))")
+                    writeError("passbridge-relay: connection to the daemon failed: \(String(cString: strerror(errno)))")
                     return 1
                 }
                 if count > 0 {
@@ -74,7 +75,7 @@ private struct RelayState {
             if polls[1].revents & Int16(POLLOUT) != 0 && unsent > 0 {
                 let sent = pending.withUnsafeBytes { send(fd, $0.baseAddress! + pendingOffset, unsent, Int32(MSG_NOSIGNAL)) }
                 if sent < 0 && errno != EAGAIN && errno != EINTR {
-                    writeError("passbridge: the daemon stopped taking input: \(String(cString: strerror(errno)))")
+                    writeError("passbridge-relay: the daemon stopped taking input: \(String(cString: strerror(errno)))")
                     return 1
                 }
                 if sent > 0 { pendingOffset += sent }
@@ -104,11 +105,11 @@ private struct RelayState {
     mutating func finished() -> Int32 {
         answers.finish()
         guard writeShut else {
-            writeError("passbridge: the daemon closed the connection before all input was sent")
+            writeError("passbridge-relay: the daemon closed the connection before all input was sent")
             return 1
         }
         guard answers.count >= requests.count else {
-            writeError("passbridge: the daemon closed the connection with \(requests.count - answers.count) of \(requests.count) requests unanswered")
+            writeError("passbridge-relay: the daemon closed the connection with \(requests.count - answers.count) of \(requests.count) requests unanswered")
             return 1
         }
         return 0
@@ -165,16 +166,4 @@ private func writeAllWaiting(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bo
         }
     }
     return true
-}
-
-/// Writes one line to stderr.
-func writeError(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { writeAllWaiting(2, $0) }
-}
-
-/// Writes text to stdout (`--help`, `--version`).
-func writeOut(_ text: String) {
-    let bytes = Array(text.utf8)
-    _ = bytes.withUnsafeBytes { writeAllWaiting(1, $0) }
 }

@@ -3,9 +3,9 @@ import Foundation
 
 /// Opens the daemon's store (`--store postgresql://…`, else SQLite in the state directory) and reads its device
 /// identifier, before any connection is served.
-enum StoreSetup {
+public enum StoreSetup {
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
-    static func open(store url: String?, stateDirectory: String) throws(CommandLineError) -> (store: TokenStore, deviceID: String) {
+    public static func open(store url: String?, stateDirectory: String) throws(CommandLineError) -> (store: TokenStore, deviceID: String) {
         do {
             let store: TokenStore
             if let url {
@@ -37,7 +37,7 @@ enum StoreSetup {
     }
 
     /// Waits for `body` (start-up only: nothing is served yet).
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    public static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let result = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
         Task {

@@ -1,40 +1,27 @@
+import Bridge
 import Dispatch
 import JSON
-import Bridge
 import JSONRPC
 
-/// The connection handler: `rpc.discover`, with `--test-methods` the JSON-RPC 2.0 spec §7 sample
-/// methods plus a few probes for tests, then `next` (the Bridge's per-connection handler, when wired),
-/// else -32601.
-final class ServiceHandler: RPCHandler {
-    private let testMethods: Bool
-    private let next: RPCHandler?
+/// The test daemon's handler: the methods of ``TestMethods``, then the real daemon's for everything else.
+final class TestMethodsHandler: RPCHandler {
+    private let next: RPCHandler
 
-    init(testMethods: Bool, next: RPCHandler? = nil) {
-        self.testMethods = testMethods
-        self.next = next
-    }
+    init(next: RPCHandler) { self.next = next }
 
     func handle(method: String, params: JSON?, id: RequestID?, on connection: Connection) {
-        if method == "rpc.discover" {
-            if let id { connection.respond(to: id, encodedResult: OpenRPC.compactText) }
-            return
-        }
-        if testMethods, let test = TestMethods(rawValue: method) {
+        if let test = TestMethods(rawValue: method) {
             test.run(params: params, id: id, on: connection)
-            return
-        }
-        if let next {
+        } else {
             next.handle(method: method, params: params, id: id, on: connection)
-        } else if let id {
-            connection.respond(to: id, error: .methodNotFound(method))
         }
     }
 
-    func connectionClosed(_ connection: Connection) { next?.connectionClosed(connection) }
+    func connectionClosed(_ connection: Connection) { next.connectionClosed(connection) }
 }
 
-/// Methods served with `--test-methods` (never listed in the OpenRPC document).
+/// Methods only the test daemon serves (never listed in the OpenRPC document): the JSON-RPC 2.0 specification's
+/// section 7 examples, and probes of the transport.
 enum TestMethods: String {
     /// Spec §7: `[minuend, subtrahend]` or `{minuend, subtrahend}` → difference.
     case subtract

@@ -1,5 +1,4 @@
 import AccessEnabler
-import Bridge
 import Foundation
 import JSONRPC
 
@@ -86,8 +85,8 @@ struct Backend {
 
 /// The state directory rule: `--state-dir`, else `$STATE_DIRECTORY` (systemd; the first of a colon list),
 /// else `$XDG_STATE_HOME/passbridge`, else `~/.local/state/passbridge`.
-enum StateDirectory {
-    static func resolve(_ flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandLineError) -> String {
+public enum StateDirectory {
+    public static func resolve(_ flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandLineError) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let systemd = environment["STATE_DIRECTORY"], let first = systemd.split(separator: ":").first {
             return String(first)

@@ -1,0 +1,69 @@
+import Glibc
+
+/// The conventions every PassBridge executable shares with swift-argument-parser: `-h`/`--help` prints the usage
+/// on stdout and `--version` the version, wherever they appear (exit 0); a usage error is one line on stderr,
+/// `PROGRAM: MESSAGE (see PROGRAM --help)` (exit 2); a failure is one line on stderr (exit 1).
+public struct CommandLineProgram: Sendable {
+    /// The name in messages, e.g. `passbridge` or `passbridge state`.
+    public let name: String
+    public let version: String
+    public let usage: String
+
+    public init(name: String, version: String, usage: String) {
+        self.name = name
+        self.version = version
+        self.usage = usage
+    }
+
+    /// The exit status of `--help` or `--version` when `arguments` hold one (after printing), else nil.
+    public func helpOrVersion(_ arguments: [String]) -> Int32? {
+        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            writeOut(usage)
+            return 0
+        }
+        if arguments.contains("--version") {
+            writeOut("\(name) \(version)\n")
+            return 0
+        }
+        return nil
+    }
+
+    /// Prints `error` as a usage error and returns 2.
+    public func usageError(_ error: UsageError) -> Int32 {
+        writeError("\(name): \(error.message) (see \(name) --help)")
+        return 2
+    }
+
+    /// Prints `message` as a failure and returns 1.
+    public func failure(_ message: String) -> Int32 {
+        writeError("\(name): \(message)")
+        return 1
+    }
+}
+
+/// Writes `text` to stdout (help, version, command output), waiting while a non-blocking stdout is full.
+public func writeOut(_ text: String) {
+    write(all: Array(text.utf8), to: 1)
+}
+
+/// Writes `line` and a newline to stderr.
+public func writeError(_ line: String) {
+    write(all: Array((line + "\n").utf8), to: 2)
+}
+
+private func write(all bytes: [UInt8], to fd: Int32) {
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        if written > 0 {
+            offset += written
+        } else if written < 0 && errno == EINTR {
+            continue
+        } else if written < 0 && errno == EAGAIN {
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&poller, 1, -1)
+        } else {
+            return
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParsing
+import Glibc
+import JSONRPC
+import Synchronization
+
+/// What SIGTERM and SIGINT do: the first asks the transport to drain (at once, or as soon as it exists);
+/// a second one, while draining, ends the process without waiting.
+final class Stopper: Sendable {
+    private struct State {
+        var action: (@Sendable () -> Void)?
+        var signals = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Called on the signal thread.
+    func received(_ signal: Int32, log: Logger) {
+        let (action, count) = state.withLock { state -> ((@Sendable () -> Void)?, Int) in
+            state.signals += 1
+            return (state.action, state.signals)
+        }
+        if count > 1 {
+            writeError("passbridge: signal \(signal) again while stopping: exiting without draining")
+            _exit(1)
+        }
+        log.info("signal \(signal): stopping")
+        action?()
+    }
+
+    /// Sets what stops the transport; runs it at once if a signal came first.
+    func install(_ action: @escaping @Sendable () -> Void) {
+        let early = state.withLock { state -> Bool in
+            state.action = action
+            return state.signals > 0
+        }
+        if early { action() }
+    }
+}
+
+/// The daemon: what `passbridge` runs once its command line is parsed.
+public enum Daemon {
+    /// Starts the backend and store `options` name, then serves the chosen transport until it has drained;
+    /// returns the exit status (1, after one line on stderr, when the backend or the store cannot start).
+    /// - Parameter wrap: the handler served, given the bridge's (the test daemon adds methods); the bridge's
+    ///   own by default.
+    public static func run(_ options: DaemonOptions, wrap: (BridgeService) -> RPCHandler = { $0 }) -> Int32 {
+        Logger.level = options.logLevel
+        let log = Logger(label: "main")
+        let stopper = Stopper()
+        TerminationSignals.handle { signal in stopper.received(signal, log: log) }
+        let backend: Backend
+        do throws(CommandLineError) {
+            backend = try Backend.start(options)
+        } catch {
+            if case .failure(let message) = error { writeError("passbridge: \(message)") }
+            return 1
+        }
+        let handler = wrap(BridgeService(configuration: backend.configuration))
+        defer { backend.stop() }
+        return serve(options, factory: { _ in handler }, stopper: stopper, log: log)
+    }
+
+    private static func serve(_ options: DaemonOptions, factory: @escaping RPCHandlerFactory, stopper: Stopper, log: Logger) -> Int32 {
+        let access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
+        if let inherited = UnixSocketServer.systemdListenFD() {
+            let server = UnixSocketServer(inheritedFD: inherited, access: access, limits: options.limits)
+            stopper.install { server.shutdown() }
+            log.info("serving the socket inherited from systemd (fd \(inherited))")
+            server.run(factory)
+            return 0
+        }
+        switch options.transport {
+        case .stdio:
+            let transport = StdioTransport(limits: options.limits)
+            stopper.install { transport.shutdown() }
+            transport.run(factory)
+            return 0
+        case .socket(let path):
+            let server: UnixSocketServer
+            do {
+                server = try UnixSocketServer(path: path, access: access, limits: options.limits)
+            } catch {
+                writeError("passbridge: \(error)")
+                return 1
+            }
+            stopper.install { server.shutdown() }
+            log.info("listening on \(path)")
+            server.run(factory)
+            return 0
+        }
+    }
+}

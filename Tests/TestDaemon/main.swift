@@ -1,0 +1,37 @@
+import ArgumentParsing
+import Bridge
+import Foundation
+
+// passbridge-test-daemon: `passbridge` serving TestMethods too, for the transport tests; never installed.
+// Without --state-dir or --store it keeps its state in a temporary directory, removed at exit.
+
+let program = CommandLineProgram(
+    name: "passbridge-test-daemon", version: DaemonOptions.version,
+    usage: """
+        USAGE: passbridge-test-daemon [passbridge options]
+
+        passbridge (see passbridge --help) with the test methods of Tests/TestDaemon/TestMethods.swift: the
+        JSON-RPC 2.0 specification's examples (subtract, sum, get_data, update, notify_hello, notify_sum),
+        echo, test/sleep, test/notify, test/callHost and test/print. For tests only.
+
+        """)
+let arguments = Array(CommandLine.arguments.dropFirst())
+if let status = program.helpOrVersion(arguments) { exit(status) }
+var options: DaemonOptions
+do throws(CommandLineError) {
+    options = try DaemonOptions.parse(arguments)
+} catch {
+    switch error {
+    case .usage(let message): exit(program.usageError(UsageError(message)))
+    case .failure(let message): exit(program.failure(message))
+    }
+}
+var temporary: URL?
+if options.stateDir == nil && options.store == nil {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("passbridge-test-daemon-\(UUID().uuidString)")
+    temporary = directory
+    options.stateDir = directory.path
+}
+let status = Daemon.run(options) { TestMethodsHandler(next: $0) }
+if let temporary { try? FileManager.default.removeItem(at: temporary) }
+exit(status)
