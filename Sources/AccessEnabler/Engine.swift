@@ -2,9 +2,10 @@ import Foundation
 import JSON
 import Synchronization
 
-/// The state machine behind `AccessEnabler` (adobe-pass-sdk-notes §2; DESIGN §4). All flow state is isolated
-/// to this actor; delegate callbacks are made synchronously from it, so an outcome's callbacks always precede
-/// the return of the call it ends.
+/// The engine behind `AccessEnabler`. Its flow state is one value, `machine` (the states and every
+/// state × event cell: `README.md` next to this file); the actor performs the machine's actions (HTTP, store,
+/// delegate callbacks, timers). Delegate callbacks are made synchronously from the actor, so an outcome's
+/// callbacks always precede the return of the call it ends.
 actor Engine {
     nonisolated let configuration: AccessEnablerConfiguration
     nonisolated let store: TokenStore
@@ -20,28 +21,14 @@ actor Engine {
     /// login and logout.
     var preauthorized: [ProfileKey: Set<String>] = [:]
 
-    enum Phase {
-        case idle
-        /// setRequestor in flight; `previous` is the requestor in force before it, which the login flow in
-        /// progress keeps using (setSelectedProvider, handleExternalURL complete it).
-        case pending(previous: Requestor?)
-        case ready(Requestor)
-        case failed
-    }
-    var phase: Phase = .idle
-    /// The host went away (`cancel`): sticky, so that no call started afterwards waits on the host.
-    var cancelled = false
-    /// Calls waiting for the setRequestor in flight, in arrival order.
-    var queued: [CheckedContinuation<Void, Never>] = []
-    var clients: [String: RestClient] = [:]
-
-    var loginFlow: LoginFlow?
-    var logoutFlow: LogoutFlow?
+    typealias Machine = EngineMachine<Requestor, CheckedContinuation<Void, Never>, CheckedContinuation<AuthenticationStatus, Never>>
+    /// Every piece of flow state: configuration, held calls, the login or logout in progress, cancel.
+    var machine = Machine()
+    /// The timers the machine's actions start and stop: second-screen polling and the logout page's timeout.
     var pollTask: Task<Void, Never>?
     var logoutTimer: Task<Void, Never>?
-    var flowCounter = 0
-    /// The outcome of the last flow handleExternalURL (or its timeout/cancel) ended; answers a repeated call.
-    var lastCompleted: AuthenticationStatus?
+    var clients: [String: RestClient] = [:]
+
     /// `AP-TempPass-Identity` from the last getAuthentication or getAuthorization `data` (none when it had none).
     var identityHeaders: [(String, String)] = []
     /// The platform account as the host last described it (partner SSO, issue 6).
@@ -65,13 +52,7 @@ actor Engine {
     static let live = Atomic<Int>(0)
 
     /// The requestor in force: the ready one, or during a setRequestor the one before it.
-    var inForce: Requestor? {
-        switch phase {
-        case .ready(let requestor): requestor
-        case .pending(let previous): previous
-        case .idle, .failed: nil
-        }
-    }
+    var inForce: Requestor? { machine.inForce }
 
     /// The device identifier, read (or created) in the store the first time.
     func resolveDeviceID() async throws -> String {
@@ -91,7 +72,7 @@ actor Engine {
 
     func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
         shared.withLock { $0.requestorWasSet = true }
-        phase = .pending(previous: inForce)
+        perform(machine.receive(.setRequestorStarted))
         guard let statement = configuration.softwareStatement else {
             return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "R400", level: "error", message: "No software statement"))
         }
@@ -163,21 +144,17 @@ actor Engine {
         _ requestor: Requestor?, selected: MVPD? = nil, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil
     ) -> Int32 {
         let status: Int32
-        if let requestor {
-            phase = .ready(requestor)
+        if requestor != nil {
             shared.withLock { $0.selectedMVPD = selected }
             status = AccessEnablerStatus.success
             delegate.setRequestorComplete(status)
             if let partnerStatus { delegate.status(partnerStatus) }
         } else {
-            phase = .failed
             status = AccessEnablerStatus.error
             delegate.setRequestorComplete(status)
             delegate.status(failureStatus)
         }
-        let waiting = queued
-        queued = []
-        for continuation in waiting { continuation.resume() }
+        perform(machine.receive(.setRequestorEnded(requestor)))
         return status
     }
 
@@ -209,11 +186,10 @@ actor Engine {
     /// nil when setRequestor failed or was never called.
     /// nil at once after `cancel`.
     func ready() async -> Requestor? {
-        while case .pending = phase, !cancelled {
-            await withCheckedContinuation { queued.append($0) }
+        while machine.holdsCalls {
+            await withCheckedContinuation { perform(machine.receive(.waitingCall($0))) }
         }
-        if !cancelled, case .ready(let requestor) = phase { return requestor }
-        return nil
+        return machine.readyRequestor
     }
 
     func client(for url: URL, statement: String) -> RestClient {

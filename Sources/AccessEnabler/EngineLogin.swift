@@ -1,28 +1,6 @@
 import Foundation
 import JSON
 
-/// One login flow: from the picker to the end (adobe-pass-sdk-notes §2.5–2.7).
-struct LoginFlow {
-    enum Step {
-        /// Partner SSO: asking the host (platform picker, account exchange); then the picker or the end.
-        case partner
-        /// displayProviderDialog sent; waiting for setSelectedProvider.
-        case picker
-        /// navigateToUrl sent; waiting for handleExternalURL.
-        case redirect(code: String, mvpd: String)
-        /// REGCODE sent; polling `profiles/code/{code}`.
-        case polling(code: String, mvpd: String)
-        /// Fetching the profile after handleExternalURL.
-        case completing
-    }
-    let id: Int
-    /// The requestor the flow started under; a repeated setRequestor does not change it.
-    let requestor: Requestor
-    var step: Step = .picker
-    /// Everyone the flow's outcome answers: getAuthentication, getAuthorization, a repeated handleExternalURL.
-    var waiters: [CheckedContinuation<AuthenticationStatus, Never>] = []
-}
-
 extension Engine {
     /// The domain sent as `domainName` when creating sessions.
     static let domainName = "adobe.com"
@@ -52,59 +30,51 @@ extension Engine {
     /// Starts (or joins) the login flow and waits for its end.
     /// `filter` narrows the platform's picker only; the provider dialog lists every MVPD (as the SDK does).
     func login(_ requestor: Requestor, filter: ProviderFilter?) async -> AuthenticationStatus {
-        if loginFlow != nil {
-            return await withCheckedContinuation { loginFlow?.waiters.append($0) }
-        }
-        if cancelled {
-            return report(
-                .failed(ErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false,
-                status: AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled"))
-        }
-        if requestor.mvpds.isEmpty {
-            return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false)
-        }
-        let mvpds = requestor.mvpds
-        flowCounter += 1
-        lastCompleted = nil
-        loginFlow = LoginFlow(id: flowCounter, requestor: requestor)
         let partner = partnerApplies(requestor)
-        if partner { loginFlow?.step = .partner }
-        let flowID = flowCounter
         return await withCheckedContinuation { continuation in
-            loginFlow?.waiters.append(continuation)
-            if partner {
-                Task { await self.partnerLogin(requestor, mvpds: mvpds, filter: filter, flowID: flowID) }
-            } else {
-                delegate.displayProviderDialog(mvpds)
+            let event = Machine.Event.loginRequested(requestor, continuation, partner: partner, hasProviders: !requestor.mvpds.isEmpty)
+            for action in machine.receive(event) {
+                switch action {
+                case .displayProviderDialog:
+                    delegate.displayProviderDialog(requestor.mvpds)
+                case .startPartnerLogin(let flow):
+                    Task { await self.partnerLogin(requestor, mvpds: requestor.mvpds, filter: filter, flowID: flow) }
+                case .refuseLogin(let waiter, let requestor, cancelled: true):
+                    let outcome = report(
+                        .failed(ErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
+                    waiter.resume(returning: outcome)
+                case .refuseLogin(let waiter, let requestor, cancelled: false):
+                    waiter.resume(returning: report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
+                default:
+                    perform([action])
+                }
             }
         }
     }
 
+    static var n005: AdvancedStatus { AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled") }
+
     /// Ends the login flow: callbacks first, then every waiter gets the status.
     func finishLogin(_ outcome: AuthenticationStatus, requestor: Requestor?, profile: Profile?, status: AdvancedStatus? = nil) {
-        let waiters = loginFlow?.waiters ?? []
-        loginFlow = nil
-        pollTask?.cancel()
-        pollTask = nil
-        lastCompleted = outcome
+        let actions = machine.receive(.loginEnded(outcome))
         if outcome.status != AccessEnablerStatus.success, let requestor { select(nil, requestor) }
         report(outcome, requestor: requestor, profile: profile, cached: false, status: status)
-        for waiter in waiters { waiter.resume(returning: outcome) }
+        perform(actions)
     }
 
     /// Stores a new profile (durably, before any callback) and ends the flow (or reports, when there is none)
     /// with success; a failed write ends it with "Generic Authentication Error" and status STORE500.
     func loginSucceeded(_ profile: Profile, _ requestor: Requestor) async -> AuthenticationStatus {
-        let flowID = loginFlow?.id
+        let flowID = machine.login?.id
         do {
             try await saveProfile(profile, requestor)
         } catch {
             let status = storeFailure(error)
-            guard loginFlow?.id == flowID else { return lastCompleted ?? .failed(ErrorCode.genericAuthentication) }
+            guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(ErrorCode.genericAuthentication) }
             return loginFailed(ErrorCode.genericAuthentication, requestor, status: status)
         }
         // The flow may have been ended (cancelled) while the profile was written: the login stands, unreported.
-        if let flowID, loginFlow?.id != flowID { return lastCompleted ?? .authenticated }
+        if let flowID, machine.login?.id != flowID { return machine.lastCompleted ?? .authenticated }
         select(requestor.mvpd(profile.mvpd), requestor)
         let status: AdvancedStatus? =
             if profile.isTemporary {
@@ -114,24 +84,14 @@ extension Engine {
             } else {
                 nil
             }
-        if loginFlow != nil {
-            finishLogin(.authenticated, requestor: requestor, profile: profile, status: status)
-        } else {
-            lastCompleted = .authenticated
-            report(.authenticated, requestor: requestor, profile: profile, cached: false, status: status)
-        }
+        finishLogin(.authenticated, requestor: requestor, profile: profile, status: status)
         return .authenticated
     }
 
     /// Ends the flow (or reports, when there is none) with a failure.
     func loginFailed(_ code: String, _ requestor: Requestor?, status: AdvancedStatus? = nil) -> AuthenticationStatus {
         let outcome = AuthenticationStatus.failed(code)
-        if loginFlow != nil {
-            finishLogin(outcome, requestor: requestor, profile: nil, status: status)
-        } else {
-            if let requestor { select(nil, requestor) }
-            report(outcome, requestor: requestor, profile: nil, cached: false, status: status)
-        }
+        finishLogin(outcome, requestor: requestor, profile: nil, status: status)
         return outcome
     }
 
@@ -153,8 +113,8 @@ extension Engine {
     // MARK: setSelectedProvider (adobe-pass-sdk-notes §2.6; never queued)
 
     func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
-        let cancelStatus = AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled")
-        guard let requestor = loginFlow?.requestor ?? inForce else {
+        let cancelStatus = Self.n005
+        guard let requestor = machine.login?.requestor ?? inForce else {
             return .ended(loginFailed(ErrorCode.providerNotSelected, nil, status: mvpdID == nil ? cancelStatus : nil))
         }
         guard let mvpdID else {
@@ -163,20 +123,20 @@ extension Engine {
         guard let mvpd = requestor.mvpd(mvpdID) else {
             return .ended(loginFailed(ErrorCode.providerNotSelected, requestor))
         }
-        pollTask?.cancel()
-        pollTask = nil
+        let actions = machine.receive(.providerPicked(tempPass: mvpd.isTempPass))
+        perform(actions.filter { if case .stopPolling = $0 { true } else { false } })
         select(mvpd, requestor)
         delegate.sendTrackingData([mvpd.ID] + requestor.trackingTail, forEventType: TrackingEvent.selectedProvider)
         if mvpd.isTempPass {
             return .ended(await tempPassLogin(mvpd, requestor))
         }
-        guard let flowID = loginFlow?.id else { return .started }
-        loginFlow?.step = .picker
+        let flows = actions.compactMap { if case .createSession(let flow) = $0 { flow } else { nil } }
+        guard let flowID = flows.first else { return .started }
         let client = requestor.client(for: mvpd.ID)
         let result = await client.call(
             "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
             form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders)
-        guard loginFlow?.id == flowID else { return .ended(lastCompleted ?? .failed(ErrorCode.providerNotSelected)) }
+        guard machine.login?.id == flowID else { return .ended(machine.lastCompleted ?? .failed(ErrorCode.providerNotSelected)) }
         guard case .ok(let body) = result else {
             return .ended(loginFailure(result, requestor, secondScreen: !configuration.webView))
         }
@@ -186,17 +146,19 @@ extension Engine {
         case "authenticate":
             guard let code = body["code"]?.stringValue, let url = body["url"]?.stringValue else { break }
             if configuration.webView {
-                loginFlow?.step = .redirect(code: code, mvpd: mvpd.ID)
+                perform(machine.receive(.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))))
                 let useSVC = shared.withLock { $0.options.handleSVC }
                 delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
             } else {
                 let notAfter = Self.millis(body["notAfter"]) ?? clock.nowMillis() + 1_800_000
-                loginFlow?.step = .polling(code: code, mvpd: mvpd.ID)
+                let actions = machine.receive(.sessionOpened(flow: flowID, .secondScreen(code: code, mvpd: mvpd.ID)))
                 delegate.status(
                     AdvancedStatus(
                         id: "REGCODE", level: "info", message: "Enter the code on the activation page",
                         code: code, url: configuration.effectiveActivationURL, notAfter: notAfter))
-                startPolling(code: code, mvpd: mvpd.ID, notAfter: notAfter, flowID: flowID, requestor: requestor)
+                for case .startPolling(let flow, let code, let mvpd) in actions {
+                    startPolling(code: code, mvpd: mvpd, notAfter: notAfter, flowID: flow, requestor: requestor)
+                }
             }
             return .started
         default:
@@ -220,10 +182,10 @@ extension Engine {
 
     /// `GET profiles/{mvpd}` after the backend said a profile exists; ends the flow.
     func fetchProfile(_ mvpdID: String, _ requestor: Requestor) async -> AuthenticationStatus {
-        let flowID = loginFlow?.id
+        let flowID = machine.login?.id
         let result = await requestor.client(for: mvpdID).call(
             "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(mvpdID))", headers: identityHeaders)
-        guard loginFlow?.id == flowID else { return lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
+        guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
         if case .ok(let body) = result, let profile = Profile.first(in: body, preferring: mvpdID) {
             return await loginSucceeded(profile, requestor)
         }
@@ -238,25 +200,32 @@ extension Engine {
     // MARK: handleExternalURL (adobe-pass-sdk-notes §2.7)
 
     func handleExternalURL() async -> AuthenticationStatus {
-        if logoutFlow != nil {
-            return finishLogout()
-        }
-        if let flow = loginFlow {
-            let requestor = flow.requestor
-            switch flow.step {
-            case .redirect(let code, let mvpd):
-                loginFlow?.step = .completing
-                return await completeLogin(code: code, mvpd: mvpd, flowID: flow.id, requestor: requestor)
-            case .completing:
-                return await withCheckedContinuation { loginFlow?.waiters.append($0) }
-            case .partner, .picker, .polling:
-                // No login page is open yet: nothing to complete, and no callback, since the flow's own
+        for action in machine.receive(.redirected) {
+            switch action {
+            case .endLogout:
+                return finishLogout()
+            case .completeLogin(let flow, let code, let mvpd, let requestor):
+                return await completeLogin(code: code, mvpd: mvpd, flowID: flow, requestor: requestor)
+            case .join:
+                return await withCheckedContinuation { perform(machine.receive(.joined($0))) }
+            case .answerStoredState(let requestor):
+                // No login page is open yet: nothing to complete, and no callback, since the login's own
                 // setAuthenticationStatus is still to come. The answer is the current state.
                 return (try? await currentProfile(requestor)) != nil ? .authenticated : .failed(ErrorCode.userNotAuthenticated)
+            case .answer(let outcome):
+                return outcome
+            case .reportStoredState(let requestor):
+                return await reportStoredState(requestor)
+            default:
+                preconditionFailure("handleExternalURL cannot \(action)")
             }
         }
-        if let lastCompleted { return lastCompleted }
-        guard let requestor = inForce else {
+        preconditionFailure("handleExternalURL got no action")
+    }
+
+    /// handleExternalURL with no flow: setAuthenticationStatus with the stored state.
+    private func reportStoredState(_ requestor: Requestor?) async -> AuthenticationStatus {
+        guard let requestor else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         let current: Profile?
@@ -276,7 +245,7 @@ extension Engine {
         let path = "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/code/\(FormEncoding.escape(code))"
         for attempt in 0..<4 {
             let result = await client.call("GET", path)
-            guard loginFlow?.id == flowID else { return lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
+            guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
             guard case .ok(let body) = result else { return loginFailure(result, requestor) }
             if let profile = Profile.first(in: body, preferring: mvpd) { return await loginSucceeded(profile, requestor) }
             if attempt < 3 { try? await Task.sleep(for: .milliseconds(500)) }
@@ -288,6 +257,7 @@ extension Engine {
 
     private func startPolling(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) {
         let interval = configuration.pollInterval
+        pollTask?.cancel()
         pollTask = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
@@ -298,14 +268,14 @@ extension Engine {
 
     /// One poll; false when polling is over.
     private func pollOnce(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) async -> Bool {
-        guard loginFlow?.id == flowID, case .polling = loginFlow?.step else { return false }
+        guard machine.isPolling(flowID) else { return false }
         if clock.nowMillis() >= notAfter {
             _ = loginFailed(ErrorCode.genericAuthentication, requestor, status: AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired"))
             return false
         }
         let result = await requestor.client(for: mvpd).call(
             "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/code/\(FormEncoding.escape(code))")
-        guard loginFlow?.id == flowID, case .polling = loginFlow?.step else { return false }
+        guard machine.isPolling(flowID) else { return false }
         switch result {
         case .ok(let body):
             if let profile = Profile.first(in: body, preferring: mvpd) {
@@ -328,21 +298,45 @@ extension Engine {
 
     /// Sticky: calls waiting for setRequestor, and every call made afterwards, end without waiting on the host.
     func cancel() async {
-        cancelled = true
-        let waiting = queued
-        queued = []
-        for continuation in waiting { continuation.resume() }
-        if let flow = loginFlow {
-            switch flow.step {
-            case .partner, .picker, .redirect, .polling:
-                _ = loginFailed(
-                    ErrorCode.providerNotSelected, flow.requestor,
-                    status: AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled"))
-            case .completing:
-                break
+        perform(machine.receive(.cancel))
+    }
+
+    // MARK: performing the machine's actions
+
+    /// Performs the actions that need nothing but the engine; the others are performed where they are produced.
+    func perform(_ actions: [Machine.Action]) {
+        for action in actions {
+            switch action {
+            case .run(let call):
+                call.resume()
+            case .resume(let waiter, let outcome):
+                waiter.resume(returning: outcome)
+            case .stopPolling:
+                pollTask?.cancel()
+                pollTask = nil
+            case .cancelLogin(let requestor):
+                _ = loginFailed(ErrorCode.providerNotSelected, requestor, status: Self.n005)
+            case .endLogout:
+                _ = finishLogout()
+            case .startLogoutTimer(let flow):
+                let timeout = configuration.logoutTimeout
+                logoutTimer?.cancel()
+                logoutTimer = Task {
+                    try? await Task.sleep(for: timeout)
+                    self.perform(self.machine.receive(.logoutEnded(flow: flow)))
+                }
+            case .stopLogoutTimer:
+                logoutTimer?.cancel()
+                logoutTimer = nil
+            case .reportLogout(let partner):
+                let outcome = AuthenticationStatus.failed(ErrorCode.userNotAuthenticated)
+                delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
+                if partner { delegate.status(Self.vsa203) }
+            case .refuseLogin, .displayProviderDialog, .startPartnerLogin, .createSession, .startPolling, .completeLogin, .join,
+                .answerStoredState, .answer, .reportStoredState:
+                preconditionFailure("\(action) is performed where it is produced")
             }
         }
-        if logoutFlow != nil { _ = finishLogout() }
     }
 
     /// Epoch ms from a number or a numeric string (sessions send strings, profiles numbers).

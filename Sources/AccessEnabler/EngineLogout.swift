@@ -1,14 +1,6 @@
 import Foundation
 import JSON
 
-/// A logout waiting for handleExternalURL of the MVPD logout page (or its timeout).
-struct LogoutFlow {
-    let id: Int
-    /// A partner profile was among those logged out: VSA203 follows the final callback.
-    var partner = false
-    var waiters: [CheckedContinuation<AuthenticationStatus, Never>] = []
-}
-
 extension Engine {
     // MARK: logout (adobe-pass-sdk-notes §2.11; rest-api-v2-notes §9, §15.6)
 
@@ -55,23 +47,14 @@ extension Engine {
             return logoutFailed(error)
         }
         select(nil, requestor)
-        guard configuration.webView, let logoutURL, !cancelled else {
+        guard configuration.webView, let logoutURL, !machine.closed else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
             if partner { delegate.status(Self.vsa203) }
             return loggedOut
         }
-        if logoutFlow != nil { _ = finishLogout() }
-        flowCounter += 1
-        let id = flowCounter
-        lastCompleted = nil
-        logoutFlow = LogoutFlow(id: id, partner: partner)
-        let timeout = configuration.logoutTimeout
-        logoutTimer = Task {
-            try? await Task.sleep(for: timeout)
-            self.logoutTimedOut(id)
-        }
+        if machine.logout != nil { _ = finishLogout() }
         return await withCheckedContinuation { continuation in
-            logoutFlow?.waiters.append(continuation)
+            perform(machine.receive(.logoutStarted(continuation, partner: partner)))
             delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.handleSVC })
         }
     }
@@ -86,23 +69,10 @@ extension Engine {
         return outcome
     }
 
-    private func logoutTimedOut(_ id: Int) {
-        if logoutFlow?.id == id { _ = finishLogout() }
-    }
-
     /// Ends the waiting logout with setAuthenticationStatus(0, "User Not Authenticated Error").
     func finishLogout() -> AuthenticationStatus {
-        let outcome = AuthenticationStatus.failed(ErrorCode.userNotAuthenticated)
-        let waiters = logoutFlow?.waiters ?? []
-        let partner = logoutFlow?.partner ?? false
-        logoutFlow = nil
-        logoutTimer?.cancel()
-        logoutTimer = nil
-        lastCompleted = outcome
-        delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
-        if partner { delegate.status(Self.vsa203) }
-        for waiter in waiters { waiter.resume(returning: outcome) }
-        return outcome
+        perform(machine.receive(.logoutEnded(flow: nil)))
+        return .failed(ErrorCode.userNotAuthenticated)
     }
 
     /// After logging out a partner login: the user must also sign out on the platform (apple-sso-cookbook "logout").

@@ -21,10 +21,10 @@ extension Engine {
         guard isPartnerStep(flowID) else { return }
         switch access {
         case .failure(let error):
-            return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds)
+            return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds, flowID: flowID)
         case .success(let status) where status != .granted:
             partnerAccount = PartnerAccount(access: status, metadata: nil, requestor: requestor)
-            return partnerFallBack(Self.accessStatus(status), mvpds: mvpds)
+            return partnerFallBack(Self.accessStatus(status), mvpds: mvpds, flowID: flowID)
         case .success:
             break
         }
@@ -40,14 +40,14 @@ extension Engine {
         case .failure(let error) where error.reason == .unsupportedProvider:
             guard let id = error.unsupportedProviderIdentifier else {
                 return partnerFallBack(
-                    AdvancedStatus(id: "N003", level: "info", message: "Other TV provider was chosen in the platform picker"), mvpds: mvpds)
+                    AdvancedStatus(id: "N003", level: "info", message: "Other TV provider was chosen in the platform picker"), mvpds: mvpds, flowID: flowID)
             }
             guard let mvpd = requestor.mvpds.first(where: { $0.platformMappingId == id }) else {
-                return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds)
+                return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds, flowID: flowID)
             }
             return await selectSilently(mvpd, flowID: flowID)
         case .failure(let error):
-            return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds)
+            return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds, flowID: flowID)
         case .success(let value):
             metadata = value
         }
@@ -58,7 +58,7 @@ extension Engine {
                 metadata.providerId == nil
                 ? AdvancedStatus(id: "N005", level: "info", message: "No TV provider was chosen in the platform picker")
                 : Self.partnerStatus(PartnerSSOError(.unsupportedProvider), interactive: true)
-            return partnerFallBack(status, mvpds: mvpds)
+            return partnerFallBack(status, mvpds: mvpds, flowID: flowID)
         }
         if mvpd.boardingStatus == "PICKER" { return await selectSilently(mvpd, flowID: flowID) }
         let exchange = await partnerExchange(requestor, account: account, interactive: true)
@@ -70,28 +70,25 @@ extension Engine {
             if session["actionName"]?.stringValue == "authenticate", let named = session["mvpd"]?.stringValue.flatMap(requestor.mvpd) {
                 return await selectSilently(named, flowID: flowID)
             }
-            partnerFallBack(nil, mvpds: mvpds)
+            partnerFallBack(nil, mvpds: mvpds, flowID: flowID)
         case .failed(let status):
-            partnerFallBack(status, mvpds: mvpds)
+            partnerFallBack(status, mvpds: mvpds, flowID: flowID)
         }
     }
 
     /// Whether flow `flowID` is still in its partner step (not cancelled, not taken over by setSelectedProvider).
-    private func isPartnerStep(_ flowID: Int) -> Bool {
-        guard let flow = loginFlow, flow.id == flowID, case .partner = flow.step else { return false }
-        return true
-    }
+    private func isPartnerStep(_ flowID: Int) -> Bool { machine.isPartnerStep(flowID) }
 
     /// The regular picker: the status explaining why (if any), then displayProviderDialog.
-    private func partnerFallBack(_ status: AdvancedStatus?, mvpds: [MVPD]) {
-        loginFlow?.step = .picker
+    private func partnerFallBack(_ status: AdvancedStatus?, mvpds: [MVPD], flowID: Int) {
+        perform(machine.receive(.providerDialogShown(flow: flowID)))
         if let status { delegate.status(status) }
         delegate.displayProviderDialog(mvpds)
     }
 
     /// The SDK calls setSelectedProvider itself for a platform-picker provider without partner SSO.
     private func selectSilently(_ mvpd: MVPD, flowID: Int) async {
-        loginFlow?.step = .picker
+        perform(machine.receive(.providerDialogShown(flow: flowID)))
         _ = await setSelectedProvider(mvpd.ID)
     }
 }
