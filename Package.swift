@@ -16,12 +16,13 @@ let package = Package(
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CShims"),
 
         .target(name: "ArgumentParsing"),
         .target(name: "JSON", dependencies: ["CJansson"]),
         .target(name: "JSONRPC", dependencies: ["JSON", "CShims"]),
-        .target(name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL"]),
+        .target(name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL", "CCurl"]),
         .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing"], plugins: ["EmbedOpenRPC"]),
         // Protocol/openrpc.json compiled into Bridge at build time.
         .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),

@@ -6,7 +6,7 @@
 #                       (tsc checks Clients/node), systemd (systemd-analyze and systemd-socket-activate check
 #                       Clients/systemd)
 set -euo pipefail
-apt_packages=(libjansson-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config postgresql socat strace)
+apt_packages=(libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config postgresql socat strace)
 if [ "${1:-}" = "--with-test-tools" ]; then
   apt_packages+=(python3-venv nodejs node-typescript systemd)
 fi

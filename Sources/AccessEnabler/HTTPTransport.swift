@@ -1,91 +1,162 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import CCurl
+import FoundationEssentials
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// URLSession with a hard per-request deadline (the task is cancelled when it passes).
-final class HTTPTransport: HTTPClient {
-    /// One session for every engine instance of the process.
+/// HTTP on one libcurl multi handle driven by a thread of its own. Connections stay open and are reused per
+/// host (HTTP/2 multiplexed where the server offers it); TLS peers and host names are verified; redirects are
+/// never followed (a 3xx comes back as it is); a request whose reused connection turns out closed is sent
+/// again once on a fresh one by libcurl when no byte of the answer came back. Only https URLs, or http to a
+/// loopback host (`BackendURL.isAllowed`), are sent at all, so credentials never leave over plain http.
+final class HTTPTransport: HTTPClient, @unchecked Sendable {
+    /// One multi handle (one connection pool) for every engine instance of the process.
     static let shared = HTTPTransport()
 
-    private let session: URLSession
+    /// The `CURLM *`; touched only by the transport's thread after `init`, except `curl_multi_wakeup`.
+    private let multi: UnsafeMutableRawPointer
+    /// Transfers handed over by `perform`, taken by the thread on its next turn.
+    private let submitted = Mutex<[Transfer]>([])
+    /// Transfers the multi handle is running, by easy handle; the thread's own.
+    private var running: [UnsafeMutableRawPointer: Transfer] = [:]
 
+    /// A pool and thread of its own, kept for the life of the process (tests make their own).
     init() {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration)
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        multi = curl_multi_init()
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { context in
+            Unmanaged<HTTPTransport>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }, context)
+        pthread_detach(thread)
     }
 
     func perform(_ request: HTTPRequest, timeout: Duration) async -> HTTPResult {
-        var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval = timeout.seconds
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        urlRequest.httpBody = request.body
-        let once = Once()
-        let timer = Mutex<Task<Void, Never>?>(nil)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<HTTPResult, Never>) in
-            let task = session.dataTask(with: urlRequest) { data, response, error in
-                guard once.claim() else { return }
-                timer.withLock { $0?.cancel() }
-                continuation.resume(returning: Self.result(data, response, error))
+        guard BackendURL.isAllowed(request.url) else { return .failure(.network) }
+        return await withCheckedContinuation { continuation in
+            guard let transfer = Transfer(request, timeout: timeout, continuation: continuation) else {
+                continuation.resume(returning: .failure(.network))
+                return
             }
-            timer.withLock { timer in
-                timer = Task {
-                    try? await Task.sleep(for: timeout)
-                    guard !Task.isCancelled, once.claim() else { return }
-                    task.cancel()
-                    continuation.resume(returning: .failure(.timeout))
-                }
-            }
-            task.resume()
+            submitted.withLock { $0.append(transfer) }
+            curl_multi_wakeup(multi)
         }
     }
 
-    private static func result(_ data: Data?, _ response: URLResponse?, _ error: (any Error)?) -> HTTPResult {
-        if let http = response as? HTTPURLResponse, error == nil {
-            var headers: [String: String] = [:]
-            for (key, value) in http.allHeaderFields {
-                if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
+    /// The transport thread: adds what was submitted, drives the transfers, finishes those that ended.
+    private func run() -> Never {
+        while true {
+            for transfer in submitted.withLock({ queue in defer { queue = [] }; return queue }) {
+                running[transfer.easy] = transfer
+                curl_multi_add_handle(multi, transfer.easy)
             }
-            return .response(status: http.statusCode, headers: headers, body: data ?? Data())
-        }
-        if let error = error as? URLError, error.code == .timedOut { return .failure(.timeout) }
-        return .failure(.network)
-    }
-}
-
-/// A flag that lets exactly one caller through.
-final class Once: Sendable {
-    private let done = Mutex(false)
-    func claim() -> Bool {
-        done.withLock { done in
-            defer { done = true }
-            return !done
+            var active: Int32 = 0
+            curl_multi_perform(multi, &active)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(multi, &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                      let transfer = running.removeValue(forKey: easy) else { continue }
+                let code = message.pointee.data.result
+                curl_multi_remove_handle(multi, easy)
+                transfer.finish(code)
+            }
+            curl_multi_poll(multi, nil, 0, 1000, nil)
         }
     }
 }
 
-extension Duration {
-    /// The duration in seconds.
-    var seconds: TimeInterval {
-        let parts = components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+/// One request in flight: its easy handle, header list and what has come back so far. Built by the caller,
+/// then touched only by the transport thread (hence unchecked Sendable).
+private final class Transfer: @unchecked Sendable {
+    let easy: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let continuation: CheckedContinuation<HTTPResult, Never>
+    /// Response headers, names lower-cased; reset by each status line (a 100 Continue, say).
+    var headers: [String: String] = [:]
+    var body: [UInt8] = []
+
+    init?(_ request: HTTPRequest, timeout: Duration, continuation: CheckedContinuation<HTTPResult, Never>) {
+        guard let easy = curl_easy_init() else { return nil }
+        self.easy = easy
+        self.continuation = continuation
+        let milliseconds = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        _ = ccurl_setopt_string(easy, CURLOPT_URL, request.url.absoluteString)
+        _ = ccurl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = ccurl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
+        _ = ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        _ = ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        _ = ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds)
+        _ = ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, milliseconds)
+        switch (request.method.uppercased(), request.body) {
+        case ("GET", nil): break
+        case ("POST", let body):
+            _ = ccurl_setopt_long(easy, CURLOPT_POST, 1)
+            Self.setBody(easy, body ?? Data())
+        case (let method, let body):
+            _ = ccurl_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method)
+            if let body { Self.setBody(easy, body) }
+        }
+        // "Expect:" with no value keeps libcurl from waiting for a 100 Continue before a larger body.
+        for line in request.headers.map({ "\($0.0): \($0.1)" }) + ["Expect:"] {
+            headerList = curl_slist_append(headerList, line)
+        }
+        _ = ccurl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = ccurl_setopt_write(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+            let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+            transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
+            return size * count
+        }
+        _ = ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        _ = ccurl_setopt_write(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+            let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+            transfer.header(UnsafeRawBufferPointer(start: data, count: size * count))
+            return size * count
+        }
+        _ = ccurl_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
     }
-}
 
-/// `application/x-www-form-urlencoded` and query encoding (RFC 3986 unreserved characters kept).
-enum FormEncoding {
-    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    static func escape(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value
+    /// The body is copied by libcurl (its size set first, so binary bytes are fine).
+    private static func setBody(_ easy: UnsafeMutableRawPointer, _ body: Data) {
+        _ = ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, body.count)
+        body.withUnsafeBytes { bytes in
+            _ = ccurl_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1))
+        }
     }
 
-    static func encode(_ pairs: [(String, String)]) -> String {
-        pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
+    /// One header line as libcurl hands it over (with its CRLF).
+    private func header(_ line: UnsafeRawBufferPointer) {
+        let text = String(decoding: line, as: UTF8.self)
+        if text.hasPrefix("HTTP/") {
+            headers = [:]
+            return
+        }
+        guard let colon = text.firstIndex(of: ":") else { return }
+        let name = text[..<colon].lowercased()
+        headers[name] = text[text.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Hands the result to the waiting caller and frees the handle.
+    func finish(_ code: CURLcode) {
+        let result: HTTPResult
+        switch code {
+        case CURLE_OK:
+            var status = 0
+            _ = ccurl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            result = .response(status: status, headers: headers, body: Data(body))
+        case CURLE_OPERATION_TIMEDOUT:
+            result = .failure(.timeout)
+        default:
+            result = .failure(.network)
+        }
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        continuation.resume(returning: result)
     }
 }

@@ -163,6 +163,11 @@ actor RestClient {
                 try? await Task.sleep(for: .seconds(max(1, min(retryAfter, 10))))
                 continue
             }
+            if (300..<400).contains(status) {
+                // Never followed: the next hop could be plain http, and the request carries credentials.
+                log?("\(request.method) \(request.url.path): redirect to \(headers["location"] ?? "nowhere") not followed")
+                return .transport(.network)
+            }
             let isJSON = (headers["content-type"] ?? "").lowercased().contains("json")
             let parsed = isJSON ? try? JSON.parse([UInt8](body)) : nil
             if (200..<300).contains(status) {

@@ -46,7 +46,7 @@ struct Backend {
         let engine = AccessEnablerConfiguration(
             backendURL: backendURL, softwareStatement: softwareStatement,
             redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
-            deviceID: opened.deviceID,
+            requestTimeout: options.requestTimeout, deviceID: opened.deviceID,
             log: { line in
                 // Store failures are warnings; backend exchanges are debugging detail.
                 if line.hasPrefix("store failure") { Logger(label: "store").warning(line) } else { Logger(label: "engine").debug(line) }

@@ -34,6 +34,8 @@ public struct DaemonOptions: Sendable {
     public var shutdownTimeout: Duration = .seconds(5)
     /// `--stall-timeout` in seconds: a socket peer that reads nothing this long is disconnected.
     public var stallTimeout: Duration = .seconds(10)
+    /// `--request-timeout` in seconds: the hard deadline of each HTTP request to the backend.
+    public var requestTimeout: Duration = .seconds(15)
 
     /// The connection limits these options set.
     public var limits: ConnectionLimits {
@@ -86,6 +88,8 @@ extension DaemonOptions {
                                       --state-dir, a temporary directory apart from it.
           --store postgresql://…      Keep the state in this PostgreSQL database, shared by a fleet of
                                       daemons (libpq connection URI), instead of SQLite in the state dir.
+          --request-timeout SECONDS   Hard deadline of each request to the backend, connecting included
+                                      (default 15).
           --redirect-url URL          Redirect URL registered for the application.
           --activation-url URL        Second-screen activation URL reported with REGCODE.
 
@@ -98,7 +102,7 @@ extension DaemonOptions {
 
     static let valued: Set<String> = [
         "--socket", "--socket-group", "--allow-uid", "--max-message-bytes", "--shutdown-timeout", "--stall-timeout",
-        "--log-level", "--backend", "--software-statement", "--state-dir", "--store", "--redirect-url", "--activation-url",
+        "--request-timeout", "--log-level", "--backend", "--software-statement", "--state-dir", "--store", "--redirect-url", "--activation-url",
     ]
     static let flags: Set<String> = ["--stdio", "--staging"]
 
@@ -121,6 +125,10 @@ extension DaemonOptions {
         }
         if let seconds = try seconds(parsed, "--shutdown-timeout") { options.shutdownTimeout = seconds }
         if let seconds = try seconds(parsed, "--stall-timeout") { options.stallTimeout = seconds }
+        if let seconds = try seconds(parsed, "--request-timeout") {
+            guard seconds > .zero else { throw .usage("--request-timeout needs more than 0 seconds") }
+            options.requestTimeout = seconds
+        }
         if let text = parsed.value("--log-level") {
             guard let level = Logger.Level(name: text) else { throw .usage("--log-level must be trace, debug, info, warning or error, got \(text)") }
             options.logLevel = level
