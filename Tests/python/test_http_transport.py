@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from rpc_helper import (REDIRECT_URL, Emulator, SocketDaemon, StdioDaemon, daemon_args, follow_to_redirect_url)
+from rpc_helper import REDIRECT_URL, Emulator, SocketDaemon, StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
 
 AUTHORIZE = "/api/v2/REF/decisions/authorize/*"
@@ -124,19 +124,19 @@ def rss_kib(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-def full_flows(daemon, stop: threading.Event, errors: list, flows: list):
-    """One client: login → getAuthorization → logout, again and again until `stop`."""
+def flows_until(daemon, stop: threading.Event, errors: list, flows: list):
+    """One client on its own connection: setRequestor, checkAuthentication, getAuthorization (a token),
+    checkPreauthorizedResources, checkAuthorization of a denied resource — again and again until `stop`.
+    (Every client shares the daemon's device, so the one login is done before; a logout would end all of them.)"""
     try:
-        client = daemon.connect()
-        ready(client)
+        client = daemon.client()
+        assert client.call("init", {"redirectUrl": REDIRECT_URL}) == {}
         while not stop.is_set():
-            login(client)
+            assert client.call("setRequestor", {"requestorID": "REF"}, timeout=60)["status"] == 1
+            assert client.call("checkAuthentication", timeout=60)["status"] == 1
             assert "token" in client.call("getAuthorization", {"resource": "ch1"}, timeout=60)
-            start = client.mark()
-            logout_id = client.send("logout")
-            _, navigate = client.notification("navigateToUrl", start, timeout=60)
-            client.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])}, timeout=60)
-            client.response(logout_id, start, timeout=60)
+            assert "ch1" in client.call("checkPreauthorizedResources", {"resources": ["ch1", "ch2"]}, timeout=60)["resources"]
+            assert "token" not in client.call("checkAuthorization", {"resource": "ch2"}, timeout=60)
             flows.append(1)
         client.close()
     except Exception as error:  # noqa: BLE001 — reported by the test
@@ -146,10 +146,14 @@ def full_flows(daemon, stop: threading.Event, errors: list, flows: list):
 def test_rss_stays_flat_with_200_clients_running_full_flows(bin_dir, emulator, tmp_path, short_tmp):
     """200 clients for two minutes on one daemon: RSS after the second minute is at most 2 MB above the first."""
     daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
+    first_client = daemon.client()
+    ready(first_client)
+    login(first_client)
+    first_client.close()
     stop = threading.Event()
     errors: list = []
     flows: list = []
-    threads = [threading.Thread(target=full_flows, args=(daemon, stop, errors, flows), daemon=True) for _ in range(200)]
+    threads = [threading.Thread(target=flows_until, args=(daemon, stop, errors, flows), daemon=True) for _ in range(200)]
     try:
         for thread in threads:
             thread.start()
