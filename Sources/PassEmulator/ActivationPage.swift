@@ -1,8 +1,8 @@
 import Foundation
 import JSON
 
-// The second-screen activation page (DESIGN §5), standing in for the programmer's web app: the user types the
-// code shown on the TV, picks an MVPD when the TV did not, and is sent to the authenticate URL.
+// The second-screen activation page (README.md next to this file), standing in for the programmer's web app: the
+// user types the code shown on the TV, picks an MVPD when the TV did not, and is sent to the authenticate URL.
 extension Emulator {
     func activation(_ request: HTTPRequest, _ parts: [String]) throws(Failure) -> HTTPResponse {
         switch (request.method, parts) {

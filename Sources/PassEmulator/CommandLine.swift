@@ -6,7 +6,7 @@ import FoundationNetworking
 import Glibc
 import JSON
 
-/// The `pass-emulator` command line (DESIGN §5):
+/// The `pass-emulator` command line (README.md next to this file):
 /// - `pass-emulator [--port 0] [--config FILE] [--key FILE] [--exit-on-eof]`: serve; the first stdout line is `http://127.0.0.1:PORT`.
 /// - `pass-emulator verify-token TOKEN [--resource R] (--url BASE | --public-key FILE)`: exit 0 valid, 1 with the reason.
 /// `--help` and `--version` win wherever they appear (exit 0); `--opt=value` equals `--opt value`. Usage errors print

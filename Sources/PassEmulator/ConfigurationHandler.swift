@@ -1,7 +1,7 @@
 import JSON
 
 extension Emulator {
-    /// `GET /api/v2/{sp}/configuration` (rest-api-v2-notes §5): the requestor with its MVPDs nested inside.
+    /// `GET /api/v2/{sp}/configuration` (Adobe Pass REST API V2, "Retrieve configuration"): the requestor with its MVPDs nested inside.
     func configuration(_ request: HTTPRequest, _ sp: String) throws(Failure) -> HTTPResponse {
         let caller = try caller(request, sp, device: false)
         let provider = caller.serviceProvider

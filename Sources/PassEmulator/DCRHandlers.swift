@@ -1,7 +1,8 @@
 import Foundation
 import JSON
 
-// DCR (rest-api-v2-notes §4): software statement → client credentials → bearer access token.
+// DCR (Adobe Pass, "Dynamic Client Registration API": "Retrieve client credentials", "Retrieve access token"):
+// software statement → client credentials → bearer access token.
 extension Emulator {
     /// `POST /o/client/register` `{software_statement, redirect_uri?}` → 201 client credentials.
     func register(_ request: HTTPRequest) -> HTTPResponse {

@@ -1,7 +1,8 @@
 import Foundation
 import JSON
 
-// Decisions (rest-api-v2-notes §8). Per-resource outcomes arrive inside HTTP 200, in request order.
+// Decisions (Adobe Pass REST API V2, "Retrieve authorization decisions using specific mvpd" and "Retrieve
+// preauthorization decisions using specific mvpd"). Per-resource outcomes arrive inside HTTP 200, in request order.
 extension Emulator {
     /// `POST /api/v2/{sp}/decisions/authorize/{mvpd}` and `…/preauthorize/{mvpd}` with `{"resources": [...]}`.
     func decisions(_ request: HTTPRequest, _ sp: String, mvpd mvpdID: String, authorize: Bool) throws(Failure) -> HTTPResponse {

@@ -1,4 +1,4 @@
-/// `default-config.json` (DESIGN §5 default table), compiled in so an installed binary needs no data files.
+/// `default-config.json` (the table in README.md next to this file), compiled in so an installed binary needs no data files.
 /// `DefaultConfigTests` checks that both documents are equal.
 enum DefaultConfig {
     static let text = #"""

@@ -1,7 +1,7 @@
 import JSON
 
 /// Builds the OpenAPI `Device` object of a session retrieve answer from the creating device's `X-Device-Info`
-/// (rest-api-v2-notes §3.3). Unknown fields are left out rather than sent as null.
+/// (Adobe Pass REST API V2, the `X-Device-Info` header). Unknown fields are left out rather than sent as null.
 enum DeviceDescription {
     static let hardwareTypes: Set<String> = [
         "Camera", "DataCollectionTerminal", "Desktop", "EmbeddedNetworkModule", "eReader", "GamesConsole", "GeolocationTracker",

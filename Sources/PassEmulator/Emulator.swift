@@ -3,7 +3,7 @@ import Glibc
 import JSON
 import Synchronization
 
-/// The Adobe Pass REST API V2 + DCR emulator (issue 3, DESIGN §5). Thread-safe: libmicrohttpd calls
+/// The Adobe Pass REST API V2 + DCR emulator (README.md next to this file). Thread-safe: libmicrohttpd calls
 /// `respond(to:)` from one thread per connection; all mutable state sits behind `state`.
 public final class Emulator: HTTPResponder, Sendable {
     public let config: EmulatorConfig

@@ -2,7 +2,7 @@ import Glibc
 import Synchronization
 
 /// The emulator's clock: the system clock plus an offset that `/__admin/clock` moves. Every timestamp,
-/// expiry and `Date` header of the emulator reads it (DESIGN §5).
+/// expiry and `Date` header of the emulator reads it.
 public final class EmulatorClock: Sendable {
     private let offsetMillis = Mutex<Int64>(0)
 

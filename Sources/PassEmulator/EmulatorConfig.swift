@@ -8,7 +8,7 @@ public struct ConfigError: Error, CustomStringConvertible {
 }
 
 /// The emulator's behaviour, read from JSON (format in Sources/PassEmulator/README.md). The default
-/// configuration is `default-config.json` (compiled in) and is the table of DESIGN §5.
+/// configuration is `default-config.json` (compiled in) and is described in README.md next to this file.
 public struct EmulatorConfig: Sendable {
     /// DCR access-token lifetime in seconds (default 21600).
     public var accessTokenTTLSeconds: Int64
@@ -55,7 +55,7 @@ public struct EmulatorConfig: Sendable {
         }
     }
 
-    /// The configuration shipped inside the package (DESIGN §5 default table): `default-config.json`, compiled in
+    /// The configuration shipped inside the package (the table in README.md next to this file): `default-config.json`, compiled in
     /// as ``DefaultConfig`` so an installed binary needs no data files (a test keeps the two identical).
     public static func builtIn() throws(ConfigError) -> EmulatorConfig {
         do {

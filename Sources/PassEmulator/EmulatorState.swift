@@ -37,7 +37,7 @@ struct AccessToken {
     var expiresAt: Int64
 }
 
-/// An authentication session (rest-api-v2-notes §6). Times in ms.
+/// An authentication session (Adobe Pass REST API V2, "Sessions"). Times in ms.
 struct Session {
     var code: String
     var sessionID: String
@@ -68,7 +68,7 @@ struct ProfileKey: Hashable {
     var deviceID: String
 }
 
-/// A profile (rest-api-v2-notes §7). `type` is regular, appleSSO, temporary or degraded.
+/// A profile (Adobe Pass REST API V2, "Profiles"). `type` is regular, appleSSO, temporary or degraded.
 struct Profile {
     var mvpd: String
     var type: String

@@ -2,7 +2,8 @@ import Foundation
 import JSON
 
 /// REST API V2 enhanced error codes the emulator emits, with their HTTP status, action and message
-/// (rest-api-v2-notes §12). `message` is sent as a string (DESIGN §5).
+/// (Adobe Pass, "Enhanced error codes"). `message` is sent as a string, as Adobe's examples do (the OpenAPI
+/// document types it as an object).
 public enum EnhancedError {
     /// The help URL Adobe's samples carry.
     public static let helpURL = "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"

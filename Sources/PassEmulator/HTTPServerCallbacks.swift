@@ -2,7 +2,7 @@ import CMicroHTTPD
 import Glibc
 
 // libmicrohttpd callbacks. They are global functions on purpose: closures formed in main.swift would be
-// MainActor-isolated and crash when called from the server's threads (swift-linux-notes §6).
+// MainActor-isolated and crash when called from the server's threads.
 
 /// Request bodies larger than this close the connection (the real API takes small forms and JSON).
 let maxBodyBytes = 1 << 20

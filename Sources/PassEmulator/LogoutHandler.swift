@@ -1,8 +1,9 @@
 import JSON
 
 extension Emulator {
-    /// `GET /api/v2/{sp}/logout/{mvpd}?redirectUrl=…` (rest-api-v2-notes §9): deletes the device's profile for
-    /// the MVPD, then answers `logout` (with the mock MVPD logout URL), `partner_logout`, `complete` or `invalid`.
+    /// `GET /api/v2/{sp}/logout/{mvpd}?redirectUrl=…` (Adobe Pass REST API V2, "Initiate logout for specific mvpd"):
+    /// deletes the device's profile for the MVPD, then answers `logout` (with the mock MVPD logout URL),
+    /// `partner_logout`, `complete` or `invalid`.
     func logoutAction(_ request: HTTPRequest, _ sp: String, mvpd mvpdID: String) throws(Failure) -> HTTPResponse {
         let caller = try caller(request, sp, device: true)
         let mvpd = try mvpd(mvpdID, of: caller.serviceProvider)

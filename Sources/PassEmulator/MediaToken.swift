@@ -1,6 +1,6 @@
 import Foundation
 
-/// The short media token (adobe-pass-sdk-notes §5.3): `<signatureInfo>SIG<signatureInfo>` followed by a
+/// The short media token (Adobe Pass, "Media tokens"): `<signatureInfo>SIG<signatureInfo>` followed by a
 /// `<shortAuthorizationToken>` element, the whole thing base64-encoded into `serializedToken`. SIG is the
 /// base64 RSA-SHA256 signature of the exact `<shortAuthorizationToken>…</shortAuthorizationToken>` bytes.
 public struct MediaToken: Sendable, Equatable {

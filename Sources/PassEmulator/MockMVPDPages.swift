@@ -1,8 +1,8 @@
 import Foundation
 import JSON
 
-// The browser side of a login (rest-api-v2-notes §6.4): the authenticate entry point, the mock MVPD login
-// form, the SP's assertion consumer that saves the profile, and the MVPD logout page.
+// The browser side of a login (Adobe Pass REST API V2, "Perform authentication in user agent"): the authenticate
+// entry point, the mock MVPD login form, the SP's assertion consumer that saves the profile, and the MVPD logout page.
 extension Emulator {
     /// A minimal HTML page.
     func page(title: String, body: String) -> String {

@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 
-/// The decoded `AP-Partner-Framework-Status` header (rest-api-v2-notes §10.3): base64 of
+/// The decoded `AP-Partner-Framework-Status` header (Adobe Pass REST API V2, "Partner Single Sign-On"): base64 of
 /// `{frameworkPermissionInfo: {accessStatus}, frameworkProviderInfo: {id, expirationDate}}`.
 struct PartnerFrameworkStatus {
     /// `granted`, `denied`, `restricted`, `notDetermined`, or nil when absent or unreadable.

@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 
-// Partner single sign-on for `Apple` (rest-api-v2-notes §10): PS1 hands out a SAML verification token,
+// Partner single sign-on for `Apple` (Adobe Pass REST API V2, "Partner Single Sign-On APIs"): PS1 hands out a SAML verification token,
 // `POST /__admin/partner-saml` plays the MVPD answering the platform, PS2 turns the answer into an appleSSO profile.
 extension Emulator {
     static let partners: Set<String> = ["Apple"]

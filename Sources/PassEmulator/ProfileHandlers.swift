@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 
-// Profiles (rest-api-v2-notes §7). Timestamps are numbers of ms here.
+// Profiles (Adobe Pass REST API V2, "Profiles APIs"). Timestamps are numbers of ms here.
 extension Emulator {
     /// `GET /api/v2/{sp}/profiles` (mvpd nil) and `GET /api/v2/{sp}/profiles/{mvpd}`.
     func profiles(_ request: HTTPRequest, _ sp: String, mvpd mvpdID: String?) throws(Failure) -> HTTPResponse {

@@ -2,7 +2,7 @@ import COpenSSL
 import Foundation
 
 /// An RSA key pair (or public key alone) in libcrypto, used for RSA-SHA256 signatures on media tokens
-/// and mock SAML responses (swift-linux-notes §2).
+/// and mock SAML responses.
 public final class RSAKey: @unchecked Sendable {
     private let key: OpaquePointer
     /// Whether the private half is present.

@@ -16,7 +16,7 @@ struct Caller {
     }
 }
 
-// Validation in the order of rest-api-v2-notes §17.2: bearer (401), service provider (400), headers (400).
+// Validation in this order, as Adobe's endpoints answer: bearer (401), service provider (400), headers (400).
 extension Emulator {
     /// Checks `Authorization`, the service provider and, when `device` is true, `AP-Device-Identifier` and
     /// `X-Device-Info` (both required). When `device` is false, headers that are sent are still parsed leniently.

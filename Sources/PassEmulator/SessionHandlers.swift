@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 
-// Sessions (rest-api-v2-notes §6): create, resume, retrieve. Timestamps are strings of ms here.
+// Sessions (Adobe Pass REST API V2, "Sessions APIs"): create, resume, retrieve. Timestamps are strings of ms here.
 extension Emulator {
     /// `POST /api/v2/{sp}/sessions` (form: mvpd, domainName, redirectUrl; all optional).
     func createSession(_ request: HTTPRequest, _ sp: String) throws(Failure) -> HTTPResponse {

@@ -95,7 +95,7 @@ enum XML {
     }
 }
 
-/// Resource matching (DESIGN §5): a plain id matches itself; an MRSS document matches by its
+/// Resource matching: a plain id matches itself; an MRSS document matches by its
 /// `<channel><title>` text with entities decoded. Decisions echo the resource string as sent.
 public enum ResourceMatcher {
     /// The id a resource string stands for.

@@ -4,7 +4,7 @@ import XCTest
 
 @testable import PassEmulator
 
-/// The shipped configuration is exactly DESIGN §5's table.
+/// The shipped configuration is exactly the table of Sources/PassEmulator/README.md.
 final class DefaultConfigTests: XCTestCase {
     func testDefaultConfigurationMatchesTheDesignTable() throws {
         let config = try EmulatorConfig.builtIn()

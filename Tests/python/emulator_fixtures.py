@@ -64,11 +64,11 @@ class OpenAPI:
     def __init__(self, path: pathlib.Path, prefix: str):
         spec = json.loads(path.read_text())
         schemas = spec.get("components", {}).get("schemas", {})
-        # DESIGN §5: the error `message` is a string (the OpenAPI's empty-object type is a generator artefact).
+        # The error `message` is a string, as in Adobe's examples (the OpenAPI's empty-object type is a generator artefact).
         if "ErrorInformation" in schemas:
             schemas["ErrorInformation"]["properties"]["message"] = {"type": "string"}
         # The same artefact types a user-metadata `value` as an object, while Adobe's documents and examples
-        # send strings, numbers, arrays and objects (rest-api-v2-notes §7.1): accept any JSON value there.
+        # send strings, numbers, arrays and objects (Adobe Pass REST API V2, "Profiles": the profile attributes): accept any JSON value there.
         if "UserMetadataResponse" in schemas:
             schemas["UserMetadataResponse"]["properties"]["value"] = {}
         self.spec = spec

@@ -1,6 +1,6 @@
 """The demo (Clients/python/examples/demo.py) run for real: pass-emulator + passbridge + the Python client.
 
-Each step of issue 5's flow prints an `[ok] step: …` line; these tests check the exit status and that every
+Each step of the demo's flow prints an `[ok] step: …` line; these tests check the exit status and that every
 step reported what a user would look for (the login, the media token, the denial, metadata, the logout).
 """
 import pathlib

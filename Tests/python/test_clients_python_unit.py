@@ -1,6 +1,6 @@
 """Unit tests of the Python client package (Clients/python/passbridge) against a tiny scripted fake daemon.
 
-The fake speaks NDJSON on stdio like `passbridge --stdio` and plays a login the way DESIGN §3 orders it:
+The fake speaks NDJSON on stdio like `passbridge --stdio` and plays a login the way Protocol/README.md orders it:
 notifications first, then the responses they end. These tests check the client's framing, dispatch,
 ordering and daemon→host requests; the real daemon is exercised by test_clients_demo.py and friends.
 """

@@ -1,4 +1,4 @@
-"""Documented status and enhanced error codes of the emulator (rest-api-v2-notes §12), checked over HTTP."""
+"""Documented status and enhanced error codes of the emulator (Adobe Pass, "Enhanced error codes"), checked over HTTP."""
 import json
 import urllib.parse
 

@@ -1,4 +1,4 @@
-"""Fault injection through /__admin/faults (DESIGN §5): every kind, and the emulator keeps serving afterwards."""
+"""Fault injection through /__admin/faults (Sources/PassEmulator/README.md): every kind, and the emulator keeps serving afterwards."""
 import http.client
 import json
 import threading

@@ -1,4 +1,4 @@
-"""Partner SSO for Apple (rest-api-v2-notes §10, issue 6 item 4): sessions/sso, /__admin/partner-saml,
+"""Partner SSO for Apple (Adobe Pass REST API V2, "Partner Single Sign-On APIs"): sessions/sso, /__admin/partner-saml,
 profiles/sso, the AP-Partner-Framework-Status rules and their fallbacks."""
 import base64
 

@@ -1,4 +1,4 @@
-"""`pass-emulator verify-token` (DESIGN §5): accepts a fresh media token, rejects tampered, expired and wrong-resource ones."""
+"""`pass-emulator verify-token` (Sources/PassEmulator/README.md): accepts a fresh media token, rejects tampered, expired and wrong-resource ones."""
 import base64
 import subprocess
 
