@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Module graph (DESIGN §2): JSON → JSONRPC → Bridge ← AccessEnabler; the emulator stands apart.
+// Module graph (ARCHITECTURE.md): JSON → JSONRPC → Bridge ← AccessEnabler; the emulator stands apart.
 let package = Package(
     name: "PassBridge",
     products: [

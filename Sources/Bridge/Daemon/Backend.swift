@@ -2,7 +2,7 @@ import AccessEnabler
 import Foundation
 import JSONRPC
 
-/// What the backend and state flags resolve to (DESIGN §3 "Command line"): the engine template every
+/// What the backend and state flags resolve to (`passbridge --help`): the engine template every
 /// connection starts from, the shared store, and the emulator child when `--backend emulator` started one.
 struct Backend {
     let configuration: BridgeConfiguration

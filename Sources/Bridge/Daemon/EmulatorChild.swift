@@ -2,12 +2,12 @@ import Foundation
 import Glibc
 import JSONRPC
 
-/// `pass-emulator` run as a child for `--backend emulator` (DESIGN §3): the binary beside `passbridge`,
+/// `pass-emulator` run as a child for `--backend emulator`: the binary beside `passbridge`,
 /// on a free loopback port; its first stdout line is the base URL. Stopped with SIGTERM when the daemon exits.
 final class EmulatorChild: Sendable {
     /// The software statement used with `--backend emulator` when none is given: an unsigned three-part JWT
     /// (`{"alg":"none","typ":"JWT"}` . `{"iss":"passbridge","software_id":"passbridge-offline"}` . `offline`), which
-    /// the emulator accepts like any well-formed one (DESIGN §5). Adobe would refuse it.
+    /// the emulator accepts like any well-formed one (Sources/PassEmulator/README.md). Adobe would refuse it.
     static let developmentSoftwareStatement =
         "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJpc3MiOiJwYXNzYnJpZGdlIiwic29mdHdhcmVfaWQiOiJwYXNzYnJpZGdlLW9mZmxpbmUifQ.b2ZmbGluZQ"
 
