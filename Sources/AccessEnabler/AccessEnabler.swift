@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// The entitlement engine: Adobe's AccessEnabler API over REST API V2 + DCR (issue 4; DESIGN §3–4).

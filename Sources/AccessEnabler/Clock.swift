@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The engine's clock (DESIGN §4 "Time"): the backend's time, carried forward by the time elapsed since the
@@ -56,24 +57,5 @@ final class SkewedClock: Sendable {
             defer { state.warned = over }
             return over && !state.warned
         }
-    }
-}
-
-/// RFC 1123 dates of HTTP headers (`Sun, 06 Nov 1994 08:49:37 GMT`).
-enum HTTPDate {
-    static func parse(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
-    }
-
-    static func format(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
     }
 }

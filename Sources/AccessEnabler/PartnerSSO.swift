@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The host platform's TV-provider account, asked by the engine for partner single sign-on

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// What the engine last learned from the host about the platform's TV-provider account.
@@ -214,7 +214,7 @@ extension Engine {
                 inBlank = false
             }
         }
-        return Data(text.trimmingCharacters(in: .whitespaces).utf8).base64EncodedString()
+        return Data(text.trimmingWhitespace().utf8).base64EncodedString()
     }
 
     // MARK: advanced statuses (apple-sso-cookbook "error reporting"; adobe-pass-sdk-notes §3.2)

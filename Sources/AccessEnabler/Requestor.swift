@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// The requestor's configuration as merged from its service providers (adobe-pass-sdk-notes §2.3).
