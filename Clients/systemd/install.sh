@@ -3,8 +3,8 @@
 #
 #   Clients/systemd/install.sh [--root DIR] [--software-statement FILE]
 #
-# Run from a clone of the repository, as root. Steps: `swift build -c release` of the products passbridge and
-# passbridge-relay (what Clients/shell/passbridge-call uses to reach the socket); both binaries to /usr/local/bin; the sysusers file to /usr/lib/sysusers.d and `systemd-sysusers` (the passbridge user and
+# Run from a clone of the repository, as root. Steps: `swift build -c release --static-swift-stdlib` (stripped) of
+# the products passbridge and passbridge-relay (what Clients/shell/passbridge-call uses to reach the socket); both binaries to /usr/local/bin; the sysusers file to /usr/lib/sysusers.d and `systemd-sysusers` (the passbridge user and
 # group); /etc/passbridge (0700) and, with --software-statement, the statement as /etc/passbridge/software-statement
 # (0600); the units to /etc/systemd/system; `systemctl enable --now passbridge.socket`.
 # --root DIR installs into DIR instead of / (an image being built, or a test): the units are enabled in DIR and
@@ -31,8 +31,10 @@ done
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cd "$repo"
-swift build -c release --product passbridge
-swift build -c release --product passbridge-relay
+# The Swift runtime linked in, symbols stripped: the binaries need only the C libraries' runtime packages.
+static=(-c release --static-swift-stdlib -Xlinker --strip-all)
+swift build "${static[@]}" --product passbridge
+swift build "${static[@]}" --product passbridge-relay
 bin="$(swift build -c release --show-bin-path)"
 
 install -D -m 0755 "$bin/passbridge" "$root/usr/local/bin/passbridge"

@@ -1,11 +1,11 @@
-import Foundation
+import FoundationEssentials
 
 /// The one rule for which backend URLs may be used (the command line's `--backend` and setRequestor's
 /// `serviceProviders` alike): https anywhere, plain http only on a loopback host.
 public enum BackendURL {
     /// `localhost`, `::1` (bracketed or not) or any IPv4 address in 127.0.0.0/8, case-insensitive.
     public static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        let bare = String(host.drop { $0 == "[" }.reversed().drop { $0 == "]" }.reversed()).lowercased()
         if bare == "localhost" || bare == "::1" { return true }
         let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }

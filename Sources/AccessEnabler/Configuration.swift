@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How one AccessEnabler instance reaches its backend and its host (DESIGN §3 `init`, §4).
 public struct AccessEnablerConfiguration: Sendable {

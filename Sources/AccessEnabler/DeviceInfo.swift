@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import JSON
 
 /// The `X-Device-Info` value computed for Linux (rest-api-v2-notes §3.3): base64 of a JSON object with

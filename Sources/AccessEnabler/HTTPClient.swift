@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The engine's only way to the network: one request in, one result out. `HTTPTransport` is the real one;
 /// tests substitute their own to drive interleavings without a backend.

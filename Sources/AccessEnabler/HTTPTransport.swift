@@ -26,13 +26,7 @@ final class HTTPTransport: HTTPClient, @unchecked Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         multi = curl_multi_init()
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { context in
-            Unmanaged<HTTPTransport>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        pthread_detach(thread)
+        startThread(name: "http") { [self] in run() }
     }
 
     func perform(_ request: HTTPRequest, timeout: Duration) async -> HTTPResult {
@@ -139,7 +133,7 @@ private final class Transfer: @unchecked Sendable {
         }
         guard let colon = text.firstIndex(of: ":") else { return }
         let name = text[..<colon].lowercased()
-        headers[name] = text[text.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        headers[name] = text[text.index(after: colon)...].trimmingWhitespace()
     }
 
     /// Hands the result to the waiting caller and frees the handle.

@@ -1,5 +1,5 @@
 import CPostgreSQL
-import Foundation
+import FoundationEssentials
 
 /// One libpq connection. Parameters and results travel in binary: strings as `bytea` (so that any string,
 /// U+0000 included, is kept byte for byte), integers as `int8`. Used by one thread at a time.
@@ -107,7 +107,7 @@ final class PostgreSQLDatabase {
     }
 
     private static func message(_ connection: OpaquePointer) -> String {
-        String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+        String(cString: PQerrorMessage(connection)).trimmingWhitespace()
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The fleet's store: one PostgreSQL database shared by every daemon. The same tables as the embedded store,
 /// with strings as `bytea` (kept byte for byte) and times as `bigint` epoch ms; numbered migrations recorded in

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import JSON
 
 /// What a REST V2 call ended with.
@@ -182,7 +183,7 @@ actor RestClient {
     /// `GET /api/v2/REF/profiles/code/<code> → 200`: no query, the authentication code redacted.
     static func logLine(_ request: HTTPRequest, _ result: HTTPResult) -> String {
         var path = request.url.path
-        if let range = path.range(of: "/code/") { path = String(path[..<range.upperBound]) + "<code>" }
+        if let range = path.firstRange(of: "/code/") { path = String(path[..<range.upperBound]) + "<code>" }
         if path.hasPrefix("/api/v2/authenticate/") { path = "/api/v2/authenticate/<code>" }
         let outcome: String
         switch result {

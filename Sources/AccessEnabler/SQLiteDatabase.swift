@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A value bound to a statement parameter: text (bound with its byte length, so U+0000 survives), an integer,
 /// or SQL NULL.

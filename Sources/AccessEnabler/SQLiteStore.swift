@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// The embedded store: one SQLite file, WAL journal, one table per entity, schema upgraded in place by numbered

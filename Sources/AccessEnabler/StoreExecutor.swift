@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Dedicated threads that run the store's I/O, so that neither the daemon's event loop nor Swift's cooperative
@@ -8,15 +8,13 @@ final class StoreExecutor: Sendable {
     typealias Job = @Sendable (any StoreConnection) -> Void
 
     private let jobs = Mutex<(queue: [Job], closed: Bool)>(([], false))
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
 
     /// Starts one worker thread per connection.
     init(name: String, connections: [any StoreConnection]) {
         for (index, connection) in connections.enumerated() {
             let box = UncheckedConnection(connection)
-            let thread = Thread { [self] in self.work(box.connection) }
-            thread.name = connections.count == 1 ? name : "\(name)-\(index)"
-            thread.start()
+            startThread(name: connections.count == 1 ? name : "\(name)-\(index)") { [self] in self.work(box.connection) }
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One registered application at one backend: the backend URL (no trailing slash) and the SHA-256 (hex) of its
 /// software statement. DCR credentials and access tokens are kept per scope.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// The `data` of getAuthentication, checkAuthorization and getAuthorization: REST API V2 carries it as the

@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 import JSON
 
 /// The persistent state every AccessEnabler instance shares: DCR client credentials and access tokens per
@@ -175,7 +176,7 @@ public enum StateDirectoryRule {
         var info = stat()
         if stat(path, &info) != 0 {
             guard errno == ENOENT else { throw .io(operation: "cannot inspect state directory \(path)", errno: errno) }
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = FilePath.parent(of: path)
             if !parent.isEmpty, parent != path, stat(parent, &info) != 0 { try prepareParents(parent) }
             if mkdir(path, 0o700) != 0, errno != EEXIST { throw .io(operation: "cannot create state directory \(path)", errno: errno) }
             if chmod(path, 0o700) != 0 { throw .io(operation: "cannot chmod state directory \(path)", errno: errno) }

@@ -1,5 +1,5 @@
 import AccessEnabler
-import Foundation
+import FoundationEssentials
 import JSON
 import JSONRPC
 import Synchronization

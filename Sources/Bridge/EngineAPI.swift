@@ -1,5 +1,5 @@
 import AccessEnabler
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// The AccessEnabler calls the bridge makes (issue 4's public API); `AccessEnabler` conforms.

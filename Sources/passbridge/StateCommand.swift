@@ -1,7 +1,7 @@
 import AccessEnabler
 import ArgumentParsing
 import Bridge
-import Foundation
+import FoundationEssentials
 
 /// `passbridge state list|reset`: what the store holds, and forgetting it (never a token or a secret is shown).
 enum StateCommand {
@@ -56,22 +56,27 @@ enum StateCommand {
 
     /// Aligned columns with a header; strings are shown JSON-escaped when they hold control characters.
     static func table(_ logins: [StoredLogin]) -> String {
-        let formatter = ISO8601DateFormatter()
         var rows = [["REQUESTOR", "MVPD", "USER", "EXPIRES", "DEVICE", "BACKEND"]]
         for login in logins {
-            let expires = formatter.string(from: Date(timeIntervalSince1970: Double(login.notAfter) / 1000))
+            let expires = Date(timeIntervalSince1970: Double(login.notAfter) / 1000).formatted(.iso8601)
             rows.append([login.requestor, login.mvpd, login.userID ?? "-", expires, login.device, login.backend].map(printable))
         }
         let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             zip(row, widths).enumerated().map { index, cell in
-                index == 5 ? cell.0 : cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
+                index == 5 ? cell.0 : cell.0 + String(repeating: " ", count: max(0, cell.1 - cell.0.count))
             }.joined(separator: "  ")
         }.joined(separator: "\n") + "\n"
     }
 
     private static func printable(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return text }
-        return text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? String(format: "\\u%04x", $0.value) : String($0) }.joined()
+        return text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? unicodeEscape($0.value) : String($0) }.joined()
+    }
+
+    /// `\u001b` for U+001B: four lower-case hex digits.
+    private static func unicodeEscape(_ value: UInt32) -> String {
+        let hex = String(value, radix: 16)
+        return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 }

@@ -1,5 +1,5 @@
 import AccessEnabler
-import Foundation
+import FoundationEssentials
 import JSONRPC
 
 /// What the backend and state flags resolve to (`passbridge --help`): the engine template every
@@ -64,7 +64,7 @@ struct Backend {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             throw .failure("cannot read the software statement file \(path)")
         }
-        let statement = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let statement = text.trimmingWhitespace()
         if statement.isEmpty { throw .failure("the software statement file \(path) is empty") }
         return statement
     }

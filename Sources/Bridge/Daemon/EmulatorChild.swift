@@ -1,6 +1,8 @@
-import Foundation
+import AccessEnabler
+import FoundationEssentials
 import Glibc
 import JSONRPC
+import Synchronization
 
 /// `pass-emulator` run as a child for `--backend emulator`: the binary beside `passbridge`,
 /// on a free loopback port; its first stdout line is the base URL. Stopped with SIGTERM when the daemon exits.
@@ -11,15 +13,16 @@ final class EmulatorChild: Sendable {
     static let developmentSoftwareStatement =
         "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJpc3MiOiJwYXNzYnJpZGdlIiwic29mdHdhcmVfaWQiOiJwYXNzYnJpZGdlLW9mZmxpbmUifQ.b2ZmbGluZQ"
 
-    let process: Process
+    let pid: pid_t
     let baseURL: URL
-    /// Kept open so the child never writes into a closed pipe.
-    let output: Pipe
+    /// Our end of the child's stdout, kept open so the child never writes into a closed pipe.
+    private let output: Int32
     /// The write end of the child's stdin (`--exit-on-eof`), open for as long as this process lives.
-    let lifeline: Pipe
+    private let lifeline: Int32
+    private let stopped = Mutex(false)
 
-    private init(process: Process, baseURL: URL, output: Pipe, lifeline: Pipe) {
-        self.process = process
+    private init(pid: pid_t, baseURL: URL, output: Int32, lifeline: Int32) {
+        self.pid = pid
         self.baseURL = baseURL
         self.output = output
         self.lifeline = lifeline
@@ -29,32 +32,70 @@ final class EmulatorChild: Sendable {
     static func launch(timeout: Duration = .seconds(15)) throws(CommandLineError) -> EmulatorChild {
         let binary = executableDirectory() + "/pass-emulator"
         guard access(binary, X_OK) == 0 else { throw .failure("--backend emulator: \(binary) not found or not executable") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--port", "0", "--exit-on-eof"]
-        let output = Pipe()
-        process.standardOutput = output
-        // We hold the pipe's write end until we exit, however we exit: then the child sees end of input and stops.
-        let lifeline = Pipe()
-        process.standardInput = lifeline
-        // Its request log is debugging detail: shown at --log-level debug or trace only.
-        if Logger.level > .debug { process.standardError = FileHandle.nullDevice }
-        do { try process.run() } catch { throw .failure("--backend emulator: cannot start \(binary): \(error)") }
-        guard let line = firstLine(output.fileHandleForReading.fileDescriptor, timeout: timeout),
-            line.hasPrefix("http://"), let url = URL(string: line)
-        else {
-            process.terminate()
+        var output: [Int32] = [-1, -1]
+        // We hold the write end of the child's stdin until we exit, however we exit: then it sees end of input and stops.
+        var lifeline: [Int32] = [-1, -1]
+        guard pipe(&output) == 0, pipe(&lifeline) == 0 else {
+            throw .failure("--backend emulator: no pipe: \(String(cString: strerror(errno)))")
+        }
+        // Close-on-exec everywhere: the child gets only the ends dup'ed to its stdin and stdout (else it would
+        // hold the write end of its own lifeline and never see end of input).
+        for fd in output + lifeline { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        guard let pid = spawn(binary, ["--port", "0", "--exit-on-eof"], stdin: lifeline[0], stdout: output[1]) else {
+            (output + lifeline).forEach { close($0) }
+            throw .failure("--backend emulator: cannot start \(binary): \(String(cString: strerror(errno)))")
+        }
+        close(lifeline[0])
+        close(output[1])
+        guard let line = firstLine(output[0], timeout: timeout), line.hasPrefix("http://"), let url = URL(string: line) else {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            close(output[0])
+            close(lifeline[1])
             throw .failure("--backend emulator: pass-emulator did not print its base URL")
         }
-        Logger(label: "emulator").info("pass-emulator started at \(line) (pid \(process.processIdentifier))")
-        return EmulatorChild(process: process, baseURL: url, output: output, lifeline: lifeline)
+        Logger(label: "emulator").info("pass-emulator started at \(line) (pid \(pid))")
+        return EmulatorChild(pid: pid, baseURL: url, output: output[0], lifeline: lifeline[1])
     }
 
-    /// Stops the child (SIGTERM) and reaps it.
+    /// posix_spawn with the given stdin and stdout, default signal handling and an empty signal mask (the
+    /// daemon blocks the signals it reads through signalfd; the child must not inherit that). Its request log
+    /// on stderr is debugging detail: shown at --log-level debug or trace only.
+    private static func spawn(_ binary: String, _ arguments: [String], stdin: Int32, stdout: Int32) -> pid_t? {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        if Logger.level > .debug { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var argv = ([binary] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, binary, &actions, &attributes, &argv, environ)
+        guard status == 0 else {
+            errno = status
+            return nil
+        }
+        return pid
+    }
+
+    /// Stops the child (SIGTERM) and reaps it; once.
     func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+        guard stopped.withLock({ done in defer { done = true }; return !done }) else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
     }
 
     /// The folder of the running binary (`/proc/self/exe`, else argv[0]).
@@ -62,7 +103,7 @@ final class EmulatorChild: Sendable {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let path = count > 0 ? String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
-        return (path as NSString).deletingLastPathComponent
+        return FilePath.parent(of: path)
     }
 
     /// Reads bytes up to the first newline, waiting with poll(2) until the deadline; nil on EOF or timeout.
@@ -77,7 +118,7 @@ final class EmulatorChild: Sendable {
             if ready <= 0 { continue }
             let count = read(fd, &byte, 1)
             if count <= 0 { return nil }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self).trimmingWhitespace() }
             bytes.append(byte)
         }
         return nil

@@ -1,5 +1,7 @@
 import AccessEnabler
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Opens the daemon's store (`--store postgresql://…`, else SQLite in the state directory) and reads its device
 /// identifier, before any connection is served.
@@ -29,7 +31,7 @@ public enum StoreSetup {
     /// With `--backend emulator` and no `--state-dir`: a fresh private directory, so that trying the emulator
     /// never touches the production store.
     static func emulatorStateDirectory() throws(CommandLineError) -> String {
-        var template = Array((NSTemporaryDirectory() + "/passbridge-emulator-XXXXXX").utf8CString)
+        var template = Array(((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/passbridge-emulator-XXXXXX").utf8CString)
         guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
             throw .failure("cannot create a temporary state directory for --backend emulator: \(String(cString: strerror(errno)))")
         }

@@ -1,5 +1,6 @@
 import AccessEnabler
-import Foundation
+import FoundationEssentials
+import Glibc
 import JSON
 import JSONRPC
 
