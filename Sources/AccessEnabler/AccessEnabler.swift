@@ -5,8 +5,7 @@ import JSON
 ///
 /// One instance per application instance. Each operation calls the delegate's callbacks synchronously, in the
 /// SDK's order (adobe-pass-sdk-notes §2.16), and returns its terminal outcome only after every callback of that
-/// outcome has been delivered. checkAuthentication, getAuthentication, checkAuthorization, getAuthorization,
-/// checkPreauthorizedResources, getMetadata and logout made while setRequestor is in flight wait and run in
+/// outcome has been delivered. The calls of `WaitingCall` made while setRequestor is in flight wait and run in
 /// order afterwards. The others never wait: setSelectedProvider, handleExternalURL and getAuthenticationToken
 /// complete the login in progress under the requestor it started with, even during a repeated setRequestor.
 ///
@@ -60,7 +59,14 @@ public final class AccessEnabler: Sendable {
     /// setRequestorComplete(1) when at least one provider answered, else 0 + a status. Returns that status.
     /// Call it again when the app returns to the foreground to resynchronize.
     public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
-        await engine.setRequestor(requestorID, serviceProviders: serviceProviders)
+        await engine.setRequestor(requestorID, serviceProviders: serviceProviders, answered: { _ in })
+    }
+
+    /// As `setRequestor(_:serviceProviders:)`; `answered` is called with the status after setRequestorComplete
+    /// (and its status), before any call waiting for this setRequestor (`WaitingCall`) goes on. A host answers
+    /// its caller there, so that the waiting calls' callbacks come after that answer.
+    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32 {
+        await engine.setRequestor(requestorID, serviceProviders: serviceProviders, answered: answered)
     }
 
     /// Reports the local authentication state (no network): setAuthenticationStatus + tracking (+ N000/N111).

@@ -70,9 +70,18 @@ actor Engine {
 
     // MARK: setRequestor and the queue
 
-    func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
+    /// `answered` gets the status after the callbacks, before any call held behind this setRequestor goes on.
+    func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32 {
         shared.withLock { $0.requestorWasSet = true }
         perform(machine.receive(.setRequestorStarted))
+        let (status, requestor) = await configure(requestorID, serviceProviders: serviceProviders)
+        answered(status)
+        perform(machine.receive(.setRequestorEnded(requestor)))
+        return status
+    }
+
+    /// setRequestor's work, up to its callbacks: the status and the requestor configured (nil when it failed).
+    private func configure(_ requestorID: String, serviceProviders: [URL]?) async -> (Int32, Requestor?) {
         guard let statement = configuration.softwareStatement else {
             return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "R400", level: "error", message: "No software statement"))
         }
@@ -142,7 +151,7 @@ actor Engine {
     /// `partnerStatus`: VSA403, VSA404 or APPL_ERROR of the partner check, reported after setRequestorComplete(1).
     private func finishSetRequestor(
         _ requestor: Requestor?, selected: MVPD? = nil, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil
-    ) -> Int32 {
+    ) -> (Int32, Requestor?) {
         let status: Int32
         if requestor != nil {
             shared.withLock { $0.selectedMVPD = selected }
@@ -154,8 +163,7 @@ actor Engine {
             delegate.setRequestorComplete(status)
             delegate.status(failureStatus)
         }
-        perform(machine.receive(.setRequestorEnded(requestor)))
-        return status
+        return (status, requestor)
     }
 
     /// The status reported with setRequestorComplete(0) (adobe-pass-sdk-notes §3.2).
@@ -182,10 +190,10 @@ actor Engine {
         }
     }
 
-    /// The requestor once setRequestor has completed; waits (queued, in order) while it is in flight.
-    /// nil when setRequestor failed or was never called.
-    /// nil at once after `cancel`.
-    func ready() async -> Requestor? {
+    /// The requestor for `call` (one of the `WaitingCall` list) once setRequestor has completed; waits (held by
+    /// the machine, in arrival order) while it is in flight. nil when setRequestor failed or was never called,
+    /// and at once after `cancel`.
+    func ready(_ call: WaitingCall) async -> Requestor? {
         while machine.holdsCalls {
             await withCheckedContinuation { perform(machine.receive(.waitingCall($0))) }
         }
@@ -282,7 +290,7 @@ actor Engine {
     // MARK: checkAuthentication (adobe-pass-sdk-notes §2.4)
 
     func checkAuthentication() async -> AuthenticationStatus {
-        guard let requestor = await ready() else {
+        guard let requestor = await ready(.checkAuthentication) else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         var partnerStatus: AdvancedStatus?

@@ -5,7 +5,7 @@ extension Engine {
     // MARK: checkAuthorization / getAuthorization (adobe-pass-sdk-notes §2.8; rest-api-v2-notes §8, §15.5)
 
     func authorize(_ resource: String, data: JSONObject?, loginIfNeeded: Bool) async -> AuthorizationOutcome {
-        guard let requestor = await ready() else {
+        guard let requestor = await ready(loginIfNeeded ? .getAuthorization : .checkAuthorization) else {
             return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: nil, profile: nil)
         }
         var current: Profile?
@@ -156,7 +156,7 @@ extension Engine {
     // MARK: checkPreauthorizedResources (adobe-pass-sdk-notes §2.9; rest-api-v2-notes §8.4)
 
     func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
-        guard let requestor = await ready(), !resources.isEmpty else {
+        guard let requestor = await ready(.checkPreauthorizedResources), !resources.isEmpty else {
             delegate.preauthorizedResources([])
             return []
         }

@@ -8,7 +8,7 @@ extension Engine {
     // MARK: getAuthentication
 
     func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
-        guard let requestor = await ready() else {
+        guard let requestor = await ready(.getAuthentication) else {
             return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         identityHeaders = TempPassIdentity.headers(data)

@@ -6,7 +6,7 @@ extension Engine {
 
     func logout() async -> AuthenticationStatus {
         let loggedOut = AuthenticationStatus.failed(ErrorCode.userNotAuthenticated)
-        guard let requestor = await ready() else {
+        guard let requestor = await ready(.logout) else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
             return loggedOut
         }
@@ -85,7 +85,7 @@ extension Engine {
     func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
         var value = JSON.null
         var encrypted = false
-        let requestor = await ready()  // queued behind a setRequestor in flight, like every getMetadata
+        let requestor = await ready(.getMetadata)
         var failure: AdvancedStatus?
         do {
             if case .deviceID = request {

@@ -7,7 +7,8 @@ import JSON
 /// A seam so unit tests can drive the bridge with a scripted engine.
 public protocol EngineAPI: Sendable {
     func setOptions(_ options: JSONObject)
-    func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32
+    /// `answered` runs before any call waiting for this setRequestor goes on: the bridge writes its response there.
+    func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32
     func checkAuthentication() async -> AuthenticationStatus
     func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus
     func setSelectedProvider(_ mvpdId: String?) async -> SelectionOutcome

@@ -17,16 +17,6 @@ struct MethodSpec: Sendable {
     let name: String
     let needsRequestor: Bool
     let prepare: @Sendable (Session, Params) throws(ErrorObject) -> Operation
-
-    /// The calls that wait while a setRequestor is in flight (`Protocol/README.md`, Lifecycle 3): the one list.
-    /// handleExternalURL, getAuthenticationToken and setSelectedProvider never wait: they complete the login in
-    /// progress under the requestor it started with.
-    static let queuedBehindSetRequestor: Set<String> = [
-        "checkAuthentication", "getAuthentication", "checkAuthorization", "getAuthorization",
-        "checkPreauthorizedResources", "getMetadata", "logout",
-    ]
-
-    var waitsForSetRequestor: Bool { MethodSpec.queuedBehindSetRequestor.contains(name) }
 }
 
 /// Every host→daemon method the daemon serves (DESIGN §3 "Methods"); `Protocol/openrpc.json` lists the same

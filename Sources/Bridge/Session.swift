@@ -8,7 +8,9 @@ import Synchronization
 ///
 /// `handle` runs on the connection's reader thread, one message at a time. Engine calls start on
 /// `Task.immediate`, so each call enters the engine before the next message is read: calls reach the engine in
-/// the order the host sent them (the engine queues them behind setRequestor itself).
+/// the order the host sent them. The engine alone holds the calls that wait for setRequestor
+/// (`AccessEnabler.WaitingCall`, `Sources/AccessEnabler/README.md`); setRequestor's response is written from its
+/// `answered` hook, before any of them goes on.
 final class Session: Sendable {
     let outbound: any Outbound
     let configuration: BridgeConfiguration
@@ -19,9 +21,8 @@ final class Session: Sendable {
         var engine: (any EngineAPI)?
         /// A valid setRequestor was received on this instance.
         var requestorSent = false
+        /// After close nothing starts: a call still arriving is answered -32003.
         var closed = false
-        /// The calls waiting for setRequestor; after close, nothing starts.
-        var queue = SetRequestorQueue<QueuedCall>()
         /// The current engine's delegate.
         var adapter: DelegateAdapter?
         /// The reasons (`statuses`) of the last setRequestor when it failed; nil after one succeeded.
@@ -36,12 +37,6 @@ final class Session: Sendable {
         self.configuration = configuration
         self.factory = factory
         self.statistics = statistics
-    }
-
-    /// An engine call accepted but not answered yet.
-    struct QueuedCall: Sendable {
-        let id: RequestID?
-        let start: @Sendable () -> Void
     }
 
     // MARK: dispatch
@@ -73,43 +68,28 @@ final class Session: Sendable {
             if let id { outbound.respond(to: id, encodedResult: bytes) }
         case .engine(let run):
             let engine = self.engine()
-            let isSetRequestor = method == LifecycleMethods.setRequestor.name
-            let start: @Sendable () -> Void = { [self] in
-                Task.immediate {
-                    let collector = OutcomeStatuses()
-                    var result: Result<JSON, ErrorObject> = await OutcomeStatuses.$current.withValue(collector) {
+            if state.withLock({ $0.closed }) {
+                if let id { outbound.respond(to: id, error: .shuttingDown()) }
+                return
+            }
+            statistics.callsInFlight.add(1, ordering: .relaxed)
+            Task.immediate { [self] in
+                let collector = OutcomeStatuses()
+                let answer = EarlyAnswer { [self] result in
+                    statistics.callsInFlight.subtract(1, ordering: .relaxed)
+                    let explained = result.map { explain($0, of: request, statuses: collector.statuses) }
+                    guard let id else { return }
+                    switch explained {
+                    case .success(let value): outbound.respond(to: id, result: value)
+                    case .failure(let error): outbound.respond(to: id, error: error)
+                    }
+                }
+                let result: Result<JSON, ErrorObject> = await OutcomeStatuses.$current.withValue(collector) {
+                    await EarlyAnswer.$current.withValue(answer) {
                         do throws(ErrorObject) { return .success(try await run(engine)) } catch { return .failure(error) }
                     }
-                    statistics.callsInFlight.subtract(1, ordering: .relaxed)
-                    if case .success(let value) = result {
-                        result = .success(explain(value, of: request, statuses: collector.statuses))
-                    }
-                    if let id {
-                        switch result {
-                        case .success(let value): outbound.respond(to: id, result: value)
-                        case .failure(let error): outbound.respond(to: id, error: error)
-                        }
-                    }
-                    if isSetRequestor { perform(state.withLock { $0.queue.receive(.setRequestorAnswered) }) }
                 }
-            }
-            let call = QueuedCall(id: id, start: start)
-            statistics.callsInFlight.add(1, ordering: .relaxed)
-            let event: SetRequestorQueue<QueuedCall>.Event =
-                isSetRequestor ? .setRequestor(call) : .call(call, waits: spec.waitsForSetRequestor)
-            perform(state.withLock { $0.queue.receive(event) })
-        }
-    }
-
-    /// Runs the queue's actions, outside the lock: a dropped call is answered -32003 and never runs.
-    private func perform(_ actions: [SetRequestorQueue<QueuedCall>.Action]) {
-        for action in actions {
-            switch action {
-            case .start(let call):
-                call.start()
-            case .drop(let call):
-                statistics.callsInFlight.subtract(1, ordering: .relaxed)
-                if let id = call.id { outbound.respond(to: id, error: .shuttingDown()) }
+                answer.send(result)
             }
         }
     }
@@ -181,17 +161,16 @@ final class Session: Sendable {
 
     // MARK: lifecycle
 
-    /// The connection closed (or the daemon is draining): calls waiting for setRequestor are answered -32003
-    /// without running, flows waiting on the host end with their cancel outcome, and nothing starts afterwards
-    /// (the engine's cancel is sticky); backend calls in progress finish and are answered where the peer is
-    /// still there (the transport answers what is left after its shutdown timeout with -32003).
+    /// The connection closed (or the daemon is draining): the engine's cancel (sticky) ends the calls waiting for
+    /// setRequestor with their failure outcome without reaching the backend and the flows waiting on the host with
+    /// their cancel outcome; nothing starts afterwards. Backend calls in progress finish and are answered where
+    /// the peer is still there (the transport answers what is left after its shutdown timeout with -32003).
     func close() {
-        let (engine, dropped) = state.withLock { state -> ((any EngineAPI)?, [SetRequestorQueue<QueuedCall>.Action]) in
-            if state.closed { return (nil, []) }
+        let engine = state.withLock { state -> (any EngineAPI)? in
+            if state.closed { return nil }
             state.closed = true
-            return (state.engine, state.queue.receive(.close))
+            return state.engine
         }
-        perform(dropped)
         if let engine { Task { await engine.cancel() } }
     }
 }
@@ -204,4 +183,21 @@ struct HostedDevice: Sendable {
     var info: String?
     /// Its address (`X-Forwarded-For`).
     var address: String?
+}
+
+/// The response of one engine call, sent once: by the call's end, or earlier by the engine (setRequestor's
+/// `answered` hook, reached through `current`).
+final class EarlyAnswer: Sendable {
+    @TaskLocal static var current: EarlyAnswer?
+
+    private let respond: @Sendable (Result<JSON, ErrorObject>) -> Void
+    private let sent = Atomic<Bool>(false)
+
+    init(_ respond: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) { self.respond = respond }
+
+    /// Sends `result` unless an answer was sent already.
+    func send(_ result: Result<JSON, ErrorObject>) {
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        respond(result)
+    }
 }

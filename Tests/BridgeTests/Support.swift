@@ -68,10 +68,11 @@ final class FakeEngine: EngineAPI {
 
     func setOptions(_ options: JSONObject) { record("setOptions \(JSON.object(options).serializedString())") }
 
-    func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
+    func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32 {
         record("setRequestor \(requestorID) \(serviceProviders?.map(\.absoluteString) ?? [])")
         try? await Task.sleep(for: .milliseconds(50))
         delegate.setRequestorComplete(1)
+        answered(1)
         return 1
     }
 

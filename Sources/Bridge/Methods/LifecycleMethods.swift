@@ -84,7 +84,10 @@ enum LifecycleMethods {
         }
         session.markRequestorSent()
         return .engine { engine in
-            let status = await engine.setRequestor(requestorID, serviceProviders: serviceProviders)
+            // Answered before the calls that waited for it run, so their notifications follow the response.
+            let status = await engine.setRequestor(requestorID, serviceProviders: serviceProviders) { status in
+                EarlyAnswer.current?.send(.success(.object(["status": .integer(Int64(status))])))
+            }
             return .object(["status": .integer(Int64(status))])
         }
     }

@@ -1,0 +1,245 @@
+import Foundation
+import JSON
+import Synchronization
+import XCTest
+
+@testable import AccessEnabler
+
+/// The interleavings an app produces, replayed on the engine with a scripted backend (`ScriptedHTTP`) whose
+/// answers the test holds and releases. Every wait is on an event (a request arriving, a callback made, a call
+/// held by the machine), never on a sleep.
+final class EngineInterleavingTests: XCTestCase {
+    private let redirect = "adobepass://ios.app"
+
+    private func makeEngine() throws -> (AccessEnabler, SignallingDelegate, ScriptedHTTP) {
+        let http = ScriptedHTTP()
+        var configuration = AccessEnablerConfiguration(backendURL: URL(string: "https://sp.example")!, softwareStatement: "a.b.c")
+        configuration.httpClient = http
+        let delegate = SignallingDelegate()
+        return (AccessEnabler(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate), delegate, http)
+    }
+
+    /// getAuthentication at the provider dialog, then MockMVPD picked: the login page is open.
+    private func openLoginPage(_ engine: AccessEnabler, _ delegate: SignallingDelegate) async -> Task<AuthenticationStatus, Never> {
+        let login = Task { await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        await delegate.arrived { if case .displayProviderDialog = $0 { true } else { false } }
+        let picked = await engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(picked, .started)
+        return login
+    }
+
+    func testRepeatedSetRequestorWithHandleExternalURLCompletesTheLogin() async throws {
+        let (engine, delegate, http) = try makeEngine()
+        let first = await engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(first, 1)
+        let login = await openLoginPage(engine, delegate)
+        XCTAssertEqual(delegate.take().filter(\.isNavigate).count, 1)
+        http.hold(next: "/configuration")
+        let again = Task { await engine.setRequestor("REF", serviceProviders: nil) }
+        await http.arrived("/configuration")
+        // The configuration is still on the way: the redirect completes the login under the previous requestor.
+        let handled = try await engine.handleExternalURL(redirect)
+        XCTAssertEqual(handled, .authenticated)
+        let loggedIn = await login.value
+        XCTAssertEqual(loggedIn, .authenticated)
+        XCTAssertEqual(delegate.take().first, .setAuthenticationStatus(1, ""))
+        http.release("/configuration")
+        let repeated = await again.value
+        XCTAssertEqual(repeated, 1)
+        XCTAssertEqual(delegate.take().first, .setRequestorComplete(1))
+        let check = await engine.checkAuthentication()
+        XCTAssertEqual(check, .authenticated)
+    }
+
+    func testRepeatedSetRequestorWithSetSelectedProviderAtThePickerGoesOn() async throws {
+        let (engine, delegate, http) = try makeEngine()
+        let first = await engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(first, 1)
+        let login = Task { await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        await delegate.arrived { if case .displayProviderDialog = $0 { true } else { false } }
+        http.hold(next: "/configuration")
+        let again = Task { await engine.setRequestor("REF", serviceProviders: nil) }
+        await http.arrived("/configuration")
+        let picked = await engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(picked, .started)
+        XCTAssertEqual(delegate.take().filter(\.isNavigate).count, 1, "the login page opens during the configuration")
+        http.release("/configuration")
+        let repeated = await again.value
+        XCTAssertEqual(repeated, 1)
+        let handled = try await engine.handleExternalURL(redirect)
+        XCTAssertEqual(handled, .authenticated)
+        let loggedIn = await login.value
+        XCTAssertEqual(loggedIn, .authenticated)
+    }
+
+    func testCallsDuringAConfigurationWaitAndComeAfterIt() async throws {
+        let (engine, delegate, http) = try makeEngine()
+        http.hold(next: "/configuration")
+        let configured = Task { await engine.setRequestor("REF", serviceProviders: nil) }
+        await http.arrived("/configuration")
+        let check = Task { await engine.checkAuthentication() }
+        await engine.heldCalls(1)
+        XCTAssertEqual(delegate.take(), [])
+        http.release("/configuration")
+        let status = await configured.value
+        XCTAssertEqual(status, 1)
+        let checked = await check.value
+        XCTAssertEqual(checked, .failed("User Not Authenticated Error"))
+        XCTAssertEqual(Array(delegate.take().prefix(2)), [.setRequestorComplete(1), .setAuthenticationStatus(0, "User Not Authenticated Error")])
+    }
+
+    func testCloseDuringTheConfigurationStartsNothingAfterIt() async throws {
+        let (engine, delegate, http) = try makeEngine()
+        http.hold(next: "/configuration")
+        let configured = Task { await engine.setRequestor("REF", serviceProviders: nil) }
+        await http.arrived("/configuration")
+        let login = Task { await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        await engine.heldCalls(1)
+        await engine.cancel()
+        let cancelled = await login.value
+        XCTAssertEqual(cancelled, .failed("Generic Authentication Error"))
+        let sentBeforeRelease = http.requests.count
+        http.release("/configuration")
+        let status = await configured.value
+        XCTAssertEqual(status, 1)
+        // Cancel is sticky: a login asked for afterwards ends at once, with no provider dialog.
+        let later = await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil)
+        XCTAssertEqual(later, .failed("Generic Authentication Error"))
+        XCTAssertFalse(delegate.callbacks.contains { if case .displayProviderDialog = $0 { true } else { false } })
+        XCTAssertEqual(http.requests.count, sentBeforeRelease, "no request after the cancel: \(http.requests)")
+    }
+}
+
+extension AccessEnabler {
+    /// Returns once the machine holds `count` calls waiting for setRequestor (yields, no sleep).
+    func heldCalls(_ count: Int) async {
+        while await engine.heldCallCount < count { await Task.yield() }
+    }
+}
+
+extension Engine {
+    var heldCallCount: Int { machine.held.count }
+}
+
+extension Callback {
+    var isNavigate: Bool { if case .navigate = self { true } else { false } }
+}
+
+/// A delegate that records callbacks and wakes a test waiting for one.
+final class SignallingDelegate: EntitlementDelegate {
+    private struct State {
+        var log: [Callback] = []
+        var waiters: [(predicate: @Sendable (Callback) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = Mutex(State())
+
+    var callbacks: [Callback] { state.withLock { $0.log } }
+
+    func take() -> [Callback] { state.withLock { state in defer { state.log = [] }; return state.log } }
+
+    /// Returns once a callback satisfying `predicate` was made (at once if it already was).
+    func arrived(_ predicate: @escaping @Sendable (Callback) -> Bool) async {
+        await withCheckedContinuation { continuation in
+            let seen = state.withLock { state in
+                if state.log.contains(where: predicate) { return true }
+                state.waiters.append((predicate, continuation))
+                return false
+            }
+            if seen { continuation.resume() }
+        }
+    }
+
+    private func record(_ callback: Callback) {
+        let woken = state.withLock { state in
+            state.log.append(callback)
+            let matching = state.waiters.filter { $0.predicate(callback) }
+            state.waiters.removeAll { $0.predicate(callback) }
+            return matching.map(\.continuation)
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    func setRequestorComplete(_ status: Int32) { record(.setRequestorComplete(status)) }
+    func setAuthenticationStatus(_ status: Int32, errorCode: String) { record(.setAuthenticationStatus(status, errorCode)) }
+    func setToken(_ token: String, forResource resource: String) { record(.setToken(token, resource)) }
+    func tokenRequestFailed(_ resource: String, errorCode: String, errorDescription: String) {
+        record(.tokenRequestFailed(resource, errorCode, errorDescription))
+    }
+    func selectedProvider(_ mvpd: MVPD?) { record(.selectedProvider(mvpd)) }
+    func displayProviderDialog(_ mvpds: [MVPD]) { record(.displayProviderDialog(mvpds.map(\.ID))) }
+    func sendTrackingData(_ data: [String?], forEventType event: Int32) { record(.sendTrackingData(data, event)) }
+    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON) {
+        record(.setMetadataStatus(metadata, encrypted, key, arguments))
+    }
+    func preauthorizedResources(_ resources: [String]) { record(.preauthorizedResources(resources)) }
+    func navigate(toUrl url: String, useSVC: Bool) { record(.navigate(url, useSVC)) }
+    func presentTvProviderDialog() { record(.presentTvProviderDialog) }
+    func dismissTvProviderDialog() { record(.dismissTvProviderDialog) }
+    func status(_ status: AdvancedStatus) { record(.status(status)) }
+}
+
+/// A backend in memory: DCR, one requestor REF with one MVPD (MockMVPD), sessions that open a login page and a
+/// profile once the page came back. A request whose path ends as `hold(next:)` said waits until `release`.
+final class ScriptedHTTP: HTTPClient {
+    private struct State {
+        var requests: [String] = []
+        var holds: [String] = []
+        var held: [String: CheckedContinuation<Void, Never>] = [:]
+        var arrivals: [(String, CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = Mutex(State())
+
+    /// "METHOD path" of every request, in arrival order.
+    var requests: [String] { state.withLock { $0.requests } }
+
+    /// The next request whose path ends with `suffix` waits until `release(suffix)`.
+    func hold(next suffix: String) { state.withLock { $0.holds.append(suffix) } }
+
+    func release(_ suffix: String) { state.withLock { $0.held.removeValue(forKey: suffix) }?.resume() }
+
+    /// Returns once a request ending with `suffix` is held.
+    func arrived(_ suffix: String) async {
+        await withCheckedContinuation { continuation in
+            let held = state.withLock { state in
+                if state.held[suffix] != nil { return true }
+                state.arrivals.append((suffix, continuation))
+                return false
+            }
+            if held { continuation.resume() }
+        }
+    }
+
+    func perform(_ request: HTTPRequest, timeout: Duration) async -> HTTPResult {
+        let path = request.url.path
+        let hold = state.withLock { state -> String? in
+            state.requests.append("\(request.method) \(path)")
+            guard let index = state.holds.firstIndex(where: { path.hasSuffix($0) }) else { return nil }
+            return state.holds.remove(at: index)
+        }
+        if let hold {
+            await withCheckedContinuation { continuation in
+                let waiting = state.withLock { state in
+                    state.held[hold] = continuation
+                    defer { state.arrivals.removeAll { $0.0 == hold } }
+                    return state.arrivals.filter { $0.0 == hold }.map(\.1)
+                }
+                for arrival in waiting { arrival.resume() }
+            }
+        }
+        let body = Self.answer(request.method, path)
+        return .response(status: 200, headers: ["content-type": "application/json"], body: Data(body.serialized()))
+    }
+
+    static let profile: JSON = ["notAfter": 4_102_444_800_000, "issuer": "MockMVPD", "type": "regular", "attributes": [:]]
+
+    private static func answer(_ method: String, _ path: String) -> JSON {
+        if path.hasSuffix("/o/client/register") { return ["client_id": "client", "client_secret": "secret"] }
+        if path.hasSuffix("/o/client/token") { return ["access_token": "token", "expires_in": 86_400] }
+        if path.hasSuffix("/configuration") { return ["requestor": ["mvpds": [["id": "MockMVPD", "displayName": "Mock Cable"]]]] }
+        if method == "POST", path.hasSuffix("/sessions") {
+            return ["actionName": "authenticate", "code": "CODE1", "url": "/api/v2/authenticate/REF/CODE1"]
+        }
+        if path.contains("/profiles") { return ["profiles": ["MockMVPD": profile]] }
+        return [:]
+    }
+}
