@@ -1,54 +1,82 @@
 import Foundation
 
-/// The three servers measured side by side, each answering the same unknown-method request.
-enum ServerKind: String, CaseIterable {
-    case passbridge
-    case c = "C+jansson"
-    case python = "Python asyncio"
+/// One server measured side by side with the others, each answering the same unknown-method request.
+struct Server {
+    let name: String
+    /// The binary when it is a passbridge (it also gets the authorization row).
+    let passbridge: String?
+    /// The command line serving stdio (`socket` nil) or a Unix socket.
+    let command: (_ socket: String?) -> [String]
 }
 
-/// Where the programs are: the built passbridge next to this binary, the C server compiled here.
+/// Where the programs are: the built passbridge next to this binary, the C server and C client compiled here.
 struct Programs {
-    let passbridge: String
-    let cServer: String
-    let pythonServer: String
+    let servers: [Server]
+    let cClient: String
+    let binDir: String
+    let benchDir: String
     let scratch: String
 
-    /// Compiles the C server with `cc` into a scratch folder; fails with a readable message.
-    static func prepare() throws -> Programs {
+    /// Compiles the C server and client with `cc` into a scratch folder; fails with a readable message.
+    /// `passbridge` replaces the one next to this binary; `before` adds a second passbridge column.
+    static func prepare(passbridge: String?, before: String?) throws -> Programs {
         let benchDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let passbridge = binDir.appendingPathComponent("passbridge").path
-        guard FileManager.default.isExecutableFile(atPath: passbridge) else {
-            throw BenchError("\(passbridge) is missing: run `swift build -c release --product passbridge` first")
+        let daemon = passbridge ?? binDir.appendingPathComponent("passbridge").path
+        for binary in [daemon] + (before.map { [$0] } ?? []) where !FileManager.default.isExecutableFile(atPath: binary) {
+            throw BenchError("\(binary) is missing: run `swift build -c release --product passbridge` first")
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("passbridge-bench-\(getpid())").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let cServer = scratch + "/ndjson-server"
-        let source = benchDir.appendingPathComponent("c-server/ndjson-server.c").path
+        let cClient = scratch + "/ndjson-client"
+        try compile(benchDir.appendingPathComponent("c-server/ndjson-server.c").path, to: cServer, libraries: ["-ljansson"])
+        try compile(benchDir.appendingPathComponent("c-client/ndjson-client.c").path, to: cClient, libraries: [])
+        let python = benchDir.appendingPathComponent("python-server.py").path
+        func daemonServer(_ name: String, _ binary: String) -> Server {
+            Server(name: name, passbridge: binary) { socket in [binary] + (socket.map { ["--socket", $0] } ?? ["--stdio"]) + ["--log-level", "error"] }
+        }
+        var servers = [daemonServer("passbridge", daemon)]
+        if let before { servers.append(daemonServer("passbridge (before)", before)) }
+        servers.append(Server(name: "C+jansson", passbridge: nil) { socket in [cServer] + (socket.map { ["--socket", $0] } ?? ["--stdio"]) })
+        servers.append(Server(name: "Python asyncio", passbridge: nil) { socket in
+            ["/usr/bin/env", "python3", python] + (socket.map { ["--socket", $0] } ?? ["--stdio"])
+        })
+        return Programs(servers: servers, cClient: cClient, binDir: binDir.path, benchDir: benchDir.path, scratch: scratch)
+    }
+
+    private static func compile(_ source: String, to binary: String, libraries: [String]) throws {
         let cc = Process()
         cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        cc.arguments = ["cc", "-O2", "-o", cServer, source, "-ljansson"]
+        cc.arguments = ["cc", "-O2", "-o", binary, source] + libraries
         try cc.run()
         cc.waitUntilExit()
         guard cc.terminationStatus == 0 else { throw BenchError("cc failed to build \(source)") }
-        return Programs(passbridge: passbridge, cServer: cServer, pythonServer: benchDir.appendingPathComponent("python-server.py").path, scratch: scratch)
-    }
-
-    /// The command line serving stdio (`socket` nil) or a Unix socket.
-    func command(_ kind: ServerKind, socket: String?) -> [String] {
-        let transport = socket.map { ["--socket", $0] } ?? ["--stdio"]
-        switch kind {
-        case .passbridge: return [passbridge] + transport + ["--log-level", "error"]
-        case .c: return [cServer] + transport
-        case .python: return ["/usr/bin/env", "python3", pythonServer] + transport
-        }
     }
 }
 
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Runs a program to its end and returns its standard output's `name value` lines as numbers.
+func printedFigures(of command: [String]) throws -> [String: Double] {
+    let process = Process()
+    let output = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = command
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw BenchError("\(command.joined(separator: " ")) failed (\(process.terminationStatus))") }
+    var values: [String: Double] = [:]
+    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        let parts = line.split(separator: " ")
+        if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+    }
+    return values
 }
 
 /// A running server process; stdio servers expose their pipes as raw fds.

@@ -1,13 +1,31 @@
 import CShims
 import Foundation
 
-// passbridge-bench: passbridge vs a C+jansson NDJSON server vs a Python asyncio server, one client,
-// one run. See Bench/README.md. Usage: passbridge-bench [--quick] [--pin]
-//   --quick  fewer calls and one round (a smoke test)
-//   --pin    run the client and every server on CPU 0 (measures CPU cost without cross-core wake-ups)
+// passbridge-bench: passbridge vs a C+jansson NDJSON server vs a Python asyncio server, through a C client and
+// this bench's Swift client, one run; then spawn, RSS and the authorization row, and each goal. See Bench/README.md.
+// Usage: passbridge-bench [--quick] [--pin] [--passbridge PATH] [--before PATH]
+//   --quick            fewer calls and one round (a smoke test)
+//   --pin              run the clients and every server on CPU 0 (CPU cost without cross-core wake-ups)
+//   --passbridge PATH  measure this daemon instead of the one built next to the bench
+//   --before PATH      also measure this daemon, in a column of its own (an older build, for before/after)
 
-let arguments = CommandLine.arguments
-if arguments.contains("--pin") && cshims_pin_to_cpu(0) != 0 {
-    FileHandle.standardError.write(Data("passbridge-bench: cannot pin to CPU 0\n".utf8))
+var options = Options()
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--quick": options.quick = true
+    case "--pin":
+        if cshims_pin_to_cpu(0) != 0 { FileHandle.standardError.write(Data("passbridge-bench: cannot pin to CPU 0\n".utf8)) }
+    case "--passbridge": options.passbridge = arguments.popFirst()
+    case "--before": options.before = arguments.popFirst()
+    default:
+        FileHandle.standardError.write(Data("passbridge-bench: unknown option \(argument)\n".utf8))
+        exit(2)
+    }
 }
-runBenchmark(quick: arguments.contains("--quick"))
+do {
+    try runBenchmark(options)
+} catch {
+    FileHandle.standardError.write(Data("passbridge-bench: \(error)\n".utf8))
+    exit(1)
+}
