@@ -20,10 +20,11 @@ let package = Package(
         .target(name: "CShims"),
 
         .target(name: "ArgumentParsing"),
+        .target(name: "ThreadAffinity"),
         .target(name: "JSON", dependencies: ["CJansson"]),
-        .target(name: "JSONRPC", dependencies: ["JSON", "CShims"]),
-        .target(name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL", "CCurl"]),
-        .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing"], plugins: ["EmbedOpenRPC"]),
+        .target(name: "JSONRPC", dependencies: ["JSON", "CShims", "ThreadAffinity"]),
+        .target(name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL", "CCurl", "ThreadAffinity"]),
+        .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing", "ThreadAffinity"], plugins: ["EmbedOpenRPC"]),
         // Protocol/openrpc.json compiled into Bridge at build time.
         .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),
         .plugin(name: "EmbedOpenRPC", capability: .buildTool(), dependencies: ["embed-openrpc"]),

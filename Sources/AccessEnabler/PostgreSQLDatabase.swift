@@ -1,10 +1,13 @@
 import CPostgreSQL
 import FoundationEssentials
+import ThreadAffinity
 
 /// One libpq connection. Parameters and results travel in binary: strings as `bytea` (so that any string,
-/// U+0000 included, is kept byte for byte), integers as `int8`. Used by one thread at a time.
+/// U+0000 included, is kept byte for byte), integers as `int8`. Used by one thread: its store worker, once that
+/// claims ``thread`` (checked in debug builds).
 final class PostgreSQLDatabase {
     private let connection: OpaquePointer
+    let thread = ThreadAffinity()
 
     /// Connects to `url` (a libpq connection URI).
     init(url: String) throws(TokenStoreError) {
@@ -28,6 +31,7 @@ final class PostgreSQLDatabase {
 
     /// Runs one statement; the rows, each column as text bytes (`bytea`) or an integer (`int8`), nil for NULL.
     func query(_ sql: String, _ arguments: [SQLValue]) throws(TokenStoreError) -> [[Cell]] {
+        thread.check("PostgreSQL connection")
         var buffers: [[UInt8]] = []
         var types: [Oid] = []
         for argument in arguments {

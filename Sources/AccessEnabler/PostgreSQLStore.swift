@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ThreadAffinity
 
 /// The fleet's store: one PostgreSQL database shared by every daemon. The same tables as the embedded store,
 /// with strings as `bytea` (kept byte for byte) and times as `bigint` epoch ms; numbered migrations recorded in
@@ -6,6 +7,7 @@ import FoundationEssentials
 /// Commits are durable (the server's `synchronous_commit`) except cache writes, committed without waiting.
 final class PostgreSQLStore: StoreConnection {
     let database: PostgreSQLDatabase
+    var thread: ThreadAffinity { database.thread }
 
     init(url: String) throws(TokenStoreError) {
         database = try PostgreSQLDatabase(url: url)

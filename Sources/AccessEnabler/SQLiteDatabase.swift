@@ -1,6 +1,7 @@
 import CSQLite
 import FoundationEssentials
 import Glibc
+import ThreadAffinity
 
 /// A value bound to a statement parameter: text (bound with its byte length, so U+0000 survives), an integer,
 /// or SQL NULL.
@@ -10,10 +11,11 @@ enum SQLValue: Sendable {
     case null
 }
 
-/// One SQLite connection: statements prepared once and kept, bound and read byte for byte. Used by one thread at
-/// a time.
+/// One SQLite connection: statements prepared once and kept, bound and read byte for byte. Used by one thread:
+/// its store worker, once that claims ``thread`` (checked in debug builds).
 final class SQLiteDatabase {
     let handle: OpaquePointer
+    let thread = ThreadAffinity()
     private var statements: [String: OpaquePointer] = [:]
 
     /// Opens (creating) `path` with the file created 0600.
@@ -43,6 +45,7 @@ final class SQLiteDatabase {
 
     /// Runs one statement, calling `row` per result row.
     func query(_ sql: String, _ arguments: [SQLValue], row: (Row) -> Void) throws(TokenStoreError) {
+        thread.check("SQLite connection")
         let statement = try prepare(sql)
         defer {
             sqlite3_reset(statement)

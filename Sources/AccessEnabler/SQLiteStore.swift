@@ -1,12 +1,14 @@
 import CSQLite
 import FoundationEssentials
 import JSON
+import ThreadAffinity
 
 /// The embedded store: one SQLite file, WAL journal, one table per entity, schema upgraded in place by numbered
 /// migrations (`PRAGMA user_version` is the last one applied). Durable writes commit with `synchronous=FULL`;
 /// cache writes with `synchronous=NORMAL` (no fsync per call in WAL mode).
 final class SQLiteStore: StoreConnection {
     let database: SQLiteDatabase
+    var thread: ThreadAffinity { database.thread }
 
     init(path: String, busyTimeoutMillis: Int32 = 5000) throws(TokenStoreError) {
         database = try SQLiteDatabase(path: path, busyTimeoutMillis: busyTimeoutMillis)

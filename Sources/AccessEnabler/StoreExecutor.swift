@@ -45,6 +45,7 @@ final class StoreExecutor: Sendable {
     }
 
     private func work(_ connection: any StoreConnection) {
+        connection.thread.claim()
         while true {
             condition.lock()
             var job: Job?

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ThreadAffinity
 
 /// One registered application at one backend: the backend URL (no trailing slash) and the SHA-256 (hex) of its
 /// software statement. DCR credentials and access tokens are kept per scope.
@@ -59,6 +60,8 @@ public struct StoredLogin: Sendable, Equatable {
 /// The operations of one store connection (SQLite or PostgreSQL). Calls run on the store's worker threads only.
 /// Writes marked durable are on disk when they return; cache writes may be lost in a crash.
 protocol StoreConnection: AnyObject {
+    /// The thread the connection belongs to: its worker claims it (``StoreExecutor``).
+    var thread: ThreadAffinity { get }
     /// The store's device identifier, created from `proposed` by the first writer.
     func deviceIdentity(proposed: String) throws -> String
     func clientCredentials(_ scope: StoreScope) throws -> ClientCredentials?

@@ -43,6 +43,7 @@ final class Session: Sendable {
 
     /// Validates and starts one request (`id` non-nil) or host notification (`id` nil; never answered).
     func handle(method: String, params: JSON?, id: RequestID?) {
+        (outbound as? Connection)?.checkReaderThread("Session.handle")
         guard let spec = MethodTable.byName[method] else {
             if let id { outbound.respond(to: id, error: .methodNotFound(method)) }
             return

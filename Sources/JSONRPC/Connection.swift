@@ -56,6 +56,12 @@ public final class Connection: Sendable {
 
     // MARK: Public API (any thread)
 
+    /// In debug builds, stops the process unless called on the thread that reads this connection (its loop's):
+    /// for callers whose state belongs to that thread, as ``RPCHandler/handle(method:params:id:on:)`` does.
+    public func checkReaderThread(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        loop.thread.check(what(), file: file, line: line)
+    }
+
     /// Answers request `id` with `result`. Ignored if `id` is not awaiting an answer.
     public func respond(to id: RequestID, result: JSON) {
         deliver(id: id, bytes: OutgoingMessage.response(id: id, result: result))
@@ -191,6 +197,7 @@ public final class Connection: Sendable {
 
     /// Stops reading, tells the handler once, fails daemon→host requests, and starts the drain clock.
     func beginClosing() {
+        loop.thread.check("connection \(number) beginClosing")
         let outgoing = state.withLock { state -> [OutgoingRequest] in
             if !state.closing {
                 state.closing = true
@@ -217,6 +224,7 @@ public final class Connection: Sendable {
 
     /// Periodic and post-event checks: timeouts of daemon→host requests, stalled peers, drain end.
     func check(now: UInt64) -> Verdict {
+        loop.thread.check("connection \(number) check")
         var expired: [OutgoingRequest] = []
         let verdict = state.withLock { state -> Verdict in
             if !state.outgoing.isEmpty {
@@ -269,6 +277,7 @@ public final class Connection: Sendable {
     /// The final step, before the loop closes the fds: tells the handler (if not yet), stops all writing
     /// and fails daemon→host requests still waiting.
     func finish() {
+        loop.thread.check("connection \(number) finish")
         if !closedNotified {
             closedNotified = true
             handler?.connectionClosed(self)

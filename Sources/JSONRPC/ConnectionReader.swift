@@ -7,6 +7,7 @@ extension Connection {
     /// Reads once and dispatches the whole messages in what arrived until the output passes the high-water
     /// mark, holding the rest; at end of input, begins closing.
     func readable(buffer: UnsafeMutableRawBufferPointer) {
+        loop.thread.check("connection \(number) reader")
         if !held.isEmpty {
             // Reading is paused, so only a hang-up gets here: a socket peer that is fully gone, or a pipe
             // whose writer closed (read again once the held input is used).
@@ -49,6 +50,7 @@ extension Connection {
     /// Feeds held input once the output is under the high-water mark again (loop thread); when all of it is
     /// used, reading resumes.
     func resumeHeldInput(buffer: UnsafeMutableRawBufferPointer) {
+        loop.thread.check("connection \(number) reader")
         guard !held.isEmpty else { return }
         let ready = state.withLock { state -> Bool in
             state.resumeRequested = false

@@ -1,6 +1,7 @@
 import CShims
 import Glibc
 import Synchronization
+import ThreadAffinity
 
 /// One epoll thread serving a set of connections (and optionally a listening socket).
 ///
@@ -16,6 +17,8 @@ final class EventLoop: @unchecked Sendable {
     let epollFD: Int32
     private let wakeFD: Int32
     private let shutdownRequested = Atomic<Bool>(false)
+    /// The thread that runs the loop, claimed by ``run()``; debug builds check it wherever loop-thread state is used.
+    let thread = ThreadAffinity()
     private let log = Logger(label: "jsonrpc")
     private static let numbers = Atomic<UInt64>(0)
 
@@ -59,6 +62,7 @@ final class EventLoop: @unchecked Sendable {
     var isShuttingDown: Bool { shutdownRequested.load(ordering: .relaxed) }
 
     func watchListener(_ fd: Int32) {
+        thread.check("EventLoop.watchListener")
         listenerFD = fd
         _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue, EventLoop.listenerToken)
     }
@@ -66,6 +70,7 @@ final class EventLoop: @unchecked Sendable {
     /// Stops watching the listener for `nanos` (out of file descriptors: a readable listener would wake the
     /// loop at once, again and again). Loop thread.
     func pauseListener(for nanos: UInt64) {
+        thread.check("EventLoop.pauseListener")
         guard listenerPausedUntil == nil, listenerFD >= 0 else { return }
         _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, listenerFD, 0, 0)
         listenerPausedUntil = monotonicNanos() + nanos
@@ -73,6 +78,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Forgets the listener (it is being closed). Loop thread.
     func unwatchListener() {
+        thread.check("EventLoop.unwatchListener")
         if listenerPausedUntil == nil, listenerFD >= 0 { _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, listenerFD, 0, 0) }
         listenerFD = -1
         listenerPausedUntil = nil
@@ -81,6 +87,7 @@ final class EventLoop: @unchecked Sendable {
     /// Creates a connection on non-blocking fds, gives it its handler, and starts reading.
     @discardableResult
     func add(readFD: Int32, writeFD: Int32, isSocket: Bool, peer: PeerCredentials?, limits: ConnectionLimits, factory: RPCHandlerFactory) -> Connection {
+        thread.check("EventLoop.add")
         let number = EventLoop.numbers.add(1, ordering: .relaxed).newValue
         let connection = Connection(number: number, readFD: readFD, writeFD: writeFD, isSocket: isSocket, peer: peer, limits: limits, loop: self)
         connection.handler = factory(connection)
@@ -125,6 +132,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs until shutdown has drained every connection (or, for stdio, the one connection closed).
     func run() {
+        thread.claim()
         let maxEvents: Int32 = 64
         var tokens = [UInt64](repeating: 0, count: Int(maxEvents))
         var masks = [UInt32](repeating: 0, count: Int(maxEvents))

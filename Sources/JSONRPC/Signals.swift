@@ -1,7 +1,11 @@
 import Glibc
+import ThreadAffinity
 
 /// SIGTERM and SIGINT handling without async-signal-safety traps (swift-linux-notes §6 item 8).
 public enum TerminationSignals {
+    /// The thread that takes the signals and runs the action; debug builds check it in the action's callees.
+    public static let thread = ThreadAffinity()
+
     /// Blocks SIGTERM and SIGINT in this thread (and every thread started after), ignores SIGPIPE,
     /// and starts a thread that calls `action` with the signal number each time one arrives.
     /// Call first thing in `main`, before any other thread exists.
@@ -14,6 +18,7 @@ public enum TerminationSignals {
         pthread_sigmask(SIG_BLOCK, &set, nil)
         let mask = set
         startThread {
+            thread.claim()
             var waitSet = mask
             while true {
                 var received: Int32 = 0

@@ -2,6 +2,7 @@ import ArgumentParsing
 import Glibc
 import JSONRPC
 import Synchronization
+import ThreadAffinity
 
 /// What SIGTERM and SIGINT do: the first asks the transport to drain (at once, or as soon as it exists);
 /// a second one, while draining, ends the process without waiting.
@@ -15,6 +16,7 @@ final class Stopper: Sendable {
 
     /// Called on the signal thread.
     func received(_ signal: Int32, log: Logger) {
+        TerminationSignals.thread.check("Stopper.received")
         let (action, count) = state.withLock { state -> ((@Sendable () -> Void)?, Int) in
             state.signals += 1
             return (state.action, state.signals)
