@@ -1,10 +1,10 @@
 import FoundationEssentials
 import JSON
 
-/// The entitlement engine: Adobe's AccessEnabler API over REST API V2 + DCR (issue 4; DESIGN §3–4).
+/// The entitlement engine: Adobe's AccessEnabler API over REST API V2 + DCR (ARCHITECTURE.md).
 ///
 /// One instance per application instance. Each operation calls the delegate's callbacks synchronously, in the
-/// SDK's order (adobe-pass-sdk-notes §2.16), and returns its terminal outcome only after every callback of that
+/// SDK's order (Adobe's "iOS/tvOS API Reference"), and returns its terminal outcome only after every callback of that
 /// outcome has been delivered. The calls of `WaitingCall` made while setRequestor is in flight wait and run in
 /// order afterwards. The others never wait: setSelectedProvider, handleExternalURL and getAuthenticationToken
 /// complete the login in progress under the requestor it started with, even during a repeated setRequestor.
@@ -32,7 +32,7 @@ import JSON
 ///   "Generic Authorization Error", setRequestorComplete(0), preauthorizedResources([]), metadata null), then
 ///   status STORE500; nothing stored is changed by the failure (Protocol/README.md "The store").
 ///
-/// With `configuration.partnerSSO` (issue 6; apple-sso-cookbook steps 2–4) the host's TV-provider account takes
+/// With `configuration.partnerSSO` (Adobe's "Apple SSO Cookbook (REST API V2)", steps 2–4) the host's TV-provider account takes
 /// part: setRequestor exchanges it silently for a profile (only setRequestorComplete fires) or adds status
 /// VSA403 / VSA404 / APPL_ERROR after setRequestorComplete(1); checkAuthentication reports those instead of N000
 /// and 0 for a partner profile whose platform account no longer stands; getAuthentication shows the platform's
@@ -133,7 +133,7 @@ public final class AccessEnabler: Sendable {
         return mvpd
     }
 
-    /// Answers with one setMetadataStatus (DESIGN §3 getMetadata); `arguments` is echoed as sent.
+    /// Answers with one setMetadataStatus (Protocol/README.md); `arguments` is echoed as sent.
     public func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
         await engine.getMetadata(request, arguments: arguments)
     }
@@ -156,7 +156,7 @@ public final class AccessEnabler: Sendable {
     }
 }
 
-/// The redirect URL rule: scheme, host and path compared; query and fragment ignored (DESIGN §3).
+/// The redirect URL rule: scheme, host and path compared; query and fragment ignored (Protocol/README.md).
 enum RedirectURL {
     static func matches(_ candidate: String, registered: String) -> Bool {
         guard let a = URLComponents(string: candidate), let b = URLComponents(string: registered),

@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// The engine's clock (DESIGN §4 "Time"): the backend's time, carried forward by the time elapsed since the
+/// The engine's clock: the backend's time, carried forward by the time elapsed since the
 /// device booted (CLOCK_BOOTTIME), so that a step of the local wall clock (a box that boots at 1970 and is set
 /// by NTP later) moves nothing. Before the first backend `Date` header it is the local clock. Expiry decisions
 /// use `now()`.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// How one AccessEnabler instance reaches its backend and its host (DESIGN §3 `init`, §4).
+/// How one AccessEnabler instance reaches its backend and its host (Protocol/README.md, `init`).
 public struct AccessEnablerConfiguration: Sendable {
     /// Where REST API V2 and DCR live, e.g. `https://sp.auth.adobe.com`; plain http only for loopback.
     public var backendURL: URL
@@ -25,10 +25,10 @@ public struct AccessEnablerConfiguration: Sendable {
     public var deviceInfo: String?
     /// The address of the device a host acts for, sent as `X-Forwarded-For` on every REST API V2 call.
     public var forwardedFor: String?
-    /// The host's partner single sign-on (issue 6; apple-sso-cookbook); nil = no partner SSO, regular flows only.
+    /// The host's partner single sign-on (Adobe's "Apple SSO Cookbook (REST API V2)"); nil = no partner SSO, regular flows only.
     public var partnerSSO: (any PartnerSSOProvider)?
     /// How long the engine waits for one answer of `partnerSSO` before counting it as
-    /// `serviceTemporarilyUnavailable` (VSA503; DESIGN §3: 10 s).
+    /// `serviceTemporarilyUnavailable` (VSA503; Protocol/README.md: 10 s).
     public var partnerSSOTimeout: Duration
     /// Interval between polls of `profiles/code/{code}` (3–5 s in production; shorter in tests).
     public var pollInterval: Duration

@@ -1,6 +1,6 @@
 import JSON
 
-/// The advanced status dictionary of the `status` callback (adobe-pass-sdk-notes §3.2, DESIGN §3).
+/// The advanced status dictionary of the `status` callback (Adobe's "Error Reporting", advanced status codes; Protocol/README.md).
 public struct AdvancedStatus: Sendable, Equatable {
     /// e.g. N000, N005, N011, N111, N130, Z100, Z130, P100, R400, R401, CFG100, REG500, REGCODE.
     public var id: String
@@ -31,7 +31,7 @@ public struct AdvancedStatus: Sendable, Equatable {
     }
 }
 
-/// The SDK's `EntitlementDelegate` + `EntitlementStatus` callbacks (adobe-pass-sdk-notes §2.1).
+/// The SDK's `EntitlementDelegate` + `EntitlementStatus` callbacks (Adobe's "iOS/tvOS API Reference").
 ///
 /// The engine calls these synchronously, in the SDK's order, and returns an operation's outcome only after
 /// every callback of that outcome was delivered. Implementations must not block for long.
@@ -42,7 +42,7 @@ public protocol EntitlementDelegate: AnyObject, Sendable {
     func tokenRequestFailed(_ resource: String, errorCode: String, errorDescription: String)
     func selectedProvider(_ mvpd: MVPD?)
     func displayProviderDialog(_ mvpds: [MVPD])
-    /// `data` per adobe-pass-sdk-notes §2.14; `event` 0 authentication, 1 authorization, 2 MVPD selection.
+    /// `data` per Adobe's "iOS/tvOS API Reference": sendTrackingData; `event` 0 authentication, 1 authorization, 2 MVPD selection.
     func sendTrackingData(_ data: [String?], forEventType event: Int32)
     func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON)
     func preauthorizedResources(_ resources: [String])

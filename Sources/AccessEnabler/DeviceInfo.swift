@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 import JSON
 
-/// The `X-Device-Info` value computed for Linux (rest-api-v2-notes §3.3): base64 of a JSON object with
+/// The `X-Device-Info` value computed for Linux (Adobe Pass REST API V2, the X-Device-Info header): base64 of a JSON object with
 /// `primaryHardwareType`, `model`, `version`, `osName`, `osVersion`, `connectionType`.
 enum DeviceInfo {
     static func computed(secondScreen: Bool) -> String {

@@ -31,7 +31,7 @@ actor Engine {
 
     /// `AP-TempPass-Identity` from the last getAuthentication or getAuthorization `data` (none when it had none).
     var identityHeaders: [(String, String)] = []
-    /// The platform account as the host last described it (partner SSO, issue 6).
+    /// The platform account as the host last described it (partner SSO).
     var partnerAccount: PartnerAccount?
 
     init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
@@ -166,7 +166,7 @@ actor Engine {
         return (status, requestor)
     }
 
-    /// The status reported with setRequestorComplete(0) (adobe-pass-sdk-notes §3.2).
+    /// The status reported with setRequestorComplete(0) (Adobe's "Error Reporting": advanced status codes).
     static func configurationFailureStatus(_ result: APIResult?) -> AdvancedStatus {
         switch result {
         case .registration(.invalidSoftwareStatement):
@@ -287,7 +287,7 @@ actor Engine {
         store.submit({ error in log?("store failure keeping the selected provider: \(error)") }) { try $0.setSelectedProvider(mvpd?.ID, key) }
     }
 
-    // MARK: checkAuthentication (adobe-pass-sdk-notes §2.4)
+    // MARK: checkAuthentication (Adobe's "iOS/tvOS API Reference": checkAuthentication)
 
     func checkAuthentication() async -> AuthenticationStatus {
         guard let requestor = await ready(.checkAuthentication) else {

@@ -2,7 +2,8 @@ import FoundationEssentials
 import JSON
 
 extension Engine {
-    // MARK: checkAuthorization / getAuthorization (adobe-pass-sdk-notes §2.8; rest-api-v2-notes §8, §15.5)
+    // MARK: checkAuthorization / getAuthorization
+    // (Adobe's "iOS/tvOS API Reference"; Adobe Pass REST API V2, "Decisions APIs")
 
     func authorize(_ resource: String, data: JSONObject?, loginIfNeeded: Bool) async -> AuthorizationOutcome {
         guard let requestor = await ready(loginIfNeeded ? .getAuthorization : .checkAuthorization) else {
@@ -39,7 +40,7 @@ extension Engine {
         let identity = data?.isEmpty == false ? TempPassIdentity.headers(data) : identityHeaders
         let headers = await partnerHeaders(requestor, profile: profile) + identity
         var result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: headers)
-        // Item-level errors whose action is `retry` get at most two more tries (rest-api-v2-notes §12.6).
+        // Item-level errors whose action is `retry` get at most two more tries (Adobe's "Enhanced error codes": client handling).
         for _ in 0..<2 {
             guard case .ok(let body) = result, Self.decision(in: body, for: resource)?["error"]?["action"]?.stringValue == "retry" else { break }
             try? await Task.sleep(for: .milliseconds(300))
@@ -153,7 +154,8 @@ extension Engine {
         return .failed(resource: resource, errorCode: errorCode, errorDescription: description)
     }
 
-    // MARK: checkPreauthorizedResources (adobe-pass-sdk-notes §2.9; rest-api-v2-notes §8.4)
+    // MARK: checkPreauthorizedResources
+    // (Adobe's "iOS/tvOS API Reference"; Adobe Pass REST API V2, "Retrieve preauthorization decisions using specific mvpd")
 
     func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
         guard let requestor = await ready(.checkPreauthorizedResources), !resources.isEmpty else {

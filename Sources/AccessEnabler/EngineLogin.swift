@@ -95,7 +95,7 @@ extension Engine {
         return outcome
     }
 
-    /// The failure a backend answer means for a login (adobe-pass-sdk-notes §2.5 step 7).
+    /// The failure a backend answer means for a login (Adobe's "iOS/tvOS API Reference": getAuthentication).
     func loginFailure(_ result: APIResult, _ requestor: Requestor, secondScreen: Bool = false) -> AuthenticationStatus {
         let regStatus = secondScreen ? AdvancedStatus(id: "REG500", level: "error", message: "No authentication code") : nil
         switch result {
@@ -110,7 +110,7 @@ extension Engine {
         }
     }
 
-    // MARK: setSelectedProvider (adobe-pass-sdk-notes §2.6; never queued)
+    // MARK: setSelectedProvider (Adobe's "iOS/tvOS API Reference": setSelectedProvider; never queued)
 
     func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
         let cancelStatus = Self.n005
@@ -167,7 +167,7 @@ extension Engine {
         return .ended(loginFailure(.garbage, requestor, secondScreen: !configuration.webView))
     }
 
-    /// A TempPass MVPD authenticates without a login page (adobe-pass-sdk-notes §2.16 seq. 9).
+    /// A TempPass MVPD authenticates without a login page (Adobe's "iOS/tvOS API Reference": TempPass).
     func tempPassLogin(_ mvpd: MVPD, _ requestor: Requestor) async -> AuthenticationStatus {
         let result = await requestor.client(for: mvpd.ID).call(
             "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
@@ -197,7 +197,7 @@ extension Engine {
         return loginFailure(result, requestor)
     }
 
-    // MARK: handleExternalURL (adobe-pass-sdk-notes §2.7)
+    // MARK: handleExternalURL (Adobe's "iOS/tvOS API Reference": handleExternalURL)
 
     func handleExternalURL() async -> AuthenticationStatus {
         for action in machine.receive(.redirected) {
@@ -253,7 +253,7 @@ extension Engine {
         return loginFailed(ErrorCode.genericAuthentication, requestor)
     }
 
-    // MARK: second screen (DESIGN §4)
+    // MARK: second screen (Protocol/README.md)
 
     private func startPolling(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) {
         let interval = configuration.pollInterval

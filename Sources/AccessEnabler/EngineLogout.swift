@@ -2,7 +2,7 @@ import FoundationEssentials
 import JSON
 
 extension Engine {
-    // MARK: logout (adobe-pass-sdk-notes §2.11; rest-api-v2-notes §9, §15.6)
+    // MARK: logout (Adobe's "iOS/tvOS API Reference": logout; Adobe Pass REST API V2, "Initiate logout for specific mvpd")
 
     func logout() async -> AuthenticationStatus {
         let loggedOut = AuthenticationStatus.failed(ErrorCode.userNotAuthenticated)
@@ -75,12 +75,13 @@ extension Engine {
         return .failed(ErrorCode.userNotAuthenticated)
     }
 
-    /// After logging out a partner login: the user must also sign out on the platform (apple-sso-cookbook "logout").
+    /// After logging out a partner login: the user must also sign out on the platform (Adobe's "Apple SSO Cookbook
+    /// (REST API V2)", logout).
     static var vsa203: AdvancedStatus {
         AdvancedStatus(id: "VSA203", level: "info", message: "Sign out of the TV provider in the platform's settings too")
     }
 
-    // MARK: getMetadata (adobe-pass-sdk-notes §2.13; DESIGN §3)
+    // MARK: getMetadata (Adobe's "iOS/tvOS API Reference": getMetadata; Protocol/README.md)
 
     func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
         var value = JSON.null

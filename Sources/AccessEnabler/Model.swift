@@ -1,6 +1,6 @@
 import JSON
 
-/// Status values of `setRequestorComplete` and `setAuthenticationStatus` (adobe-pass-sdk-notes §3.1).
+/// Status values of `setRequestorComplete` and `setAuthenticationStatus` (Adobe's "iOS/tvOS API Reference": error codes).
 public enum AccessEnablerStatus {
     /// `ACCESS_ENABLER_STATUS_SUCCESS`.
     public static let success: Int32 = 1
@@ -8,7 +8,7 @@ public enum AccessEnablerStatus {
     public static let error: Int32 = 0
 }
 
-/// The SDK's error-code strings (adobe-pass-sdk-notes §3.1); "" means authenticated.
+/// The SDK's error-code strings (Adobe's "iOS/tvOS API Reference": error codes); "" means authenticated.
 public enum ErrorCode {
     public static let userAuthenticated = ""
     public static let userNotAuthenticated = "User Not Authenticated Error"
@@ -22,14 +22,14 @@ public enum ErrorCode {
     public static let internalError = "Internal Error"
 }
 
-/// Tracking event numbers of `sendTrackingData` (adobe-pass-sdk-notes §2.14).
+/// Tracking event numbers of `sendTrackingData` (Adobe's "iOS/tvOS API Reference": sendTrackingData).
 public enum TrackingEvent {
     public static let authentication: Int32 = 0
     public static let authorization: Int32 = 1
     public static let selectedProvider: Int32 = 2
 }
 
-/// An MVPD of the requestor's configuration, with the SDK's property names (DESIGN §3).
+/// An MVPD of the requestor's configuration, with the SDK's property names (Protocol/README.md).
 /// Absent flags are false, absent strings nil.
 public struct MVPD: Sendable, Equatable {
     public var ID: String
@@ -89,7 +89,7 @@ public enum SelectionOutcome: Sendable, Equatable {
     case ended(AuthenticationStatus)
 }
 
-/// The values of one `setMetadataStatus` callback (DESIGN §3 getMetadata).
+/// The values of one `setMetadataStatus` callback (Protocol/README.md).
 public struct MetadataStatus: Sendable, Equatable {
     /// Expiry in epoch **milliseconds** (number) for keys 0 and 1, the device id string for 2,
     /// the attribute's value for 3; `.null` when there is none.

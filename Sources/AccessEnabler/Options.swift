@@ -1,7 +1,7 @@
 import JSON
 import Synchronization
 
-/// setOptions values (adobe-pass-sdk-notes §2.1). `applicationProfile` is accepted and not kept: REST API V2
+/// setOptions values (Adobe's "iOS/tvOS API Reference"). `applicationProfile` is accepted and not kept: REST API V2
 /// defines no header or parameter that carries it (`Protocol/README.md`, "Values").
 struct Options: Sendable {
     var visitorID: String?

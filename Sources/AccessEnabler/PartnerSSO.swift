@@ -2,7 +2,7 @@ import FoundationEssentials
 import Synchronization
 
 /// The host platform's TV-provider account, asked by the engine for partner single sign-on
-/// (issue 6; apple-sso-cookbook steps 1–4; DESIGN §3 "Daemon → host requests").
+/// (Adobe's "Apple SSO Cookbook (REST API V2)", steps 1–4; Protocol/README.md).
 ///
 /// The two methods mirror `partnerSSO/checkAccessStatus` and `partnerSSO/requestAccountMetadata`, which mirror
 /// Apple's `VSAccountManager` calls. A method that cannot answer throws `PartnerSSOError` with its reason (any
@@ -21,12 +21,12 @@ public protocol PartnerSSOProvider: Sendable {
     func requestAccountMetadata(_ request: PartnerAccountMetadataRequest) async throws -> PartnerAccountMetadata
 }
 
-/// The platform's answer to checkAccessStatus (VSA `VSAccountAccessStatus`; rest-api-v2-notes §10.3).
+/// The platform's answer to checkAccessStatus (VSA `VSAccountAccessStatus`; Adobe Pass REST API V2, "Partner Single Sign-On APIs").
 public enum PartnerAccessStatus: String, Sendable, CaseIterable {
     case granted, denied, restricted, notDetermined
 }
 
-/// The params of `partnerSSO/requestAccountMetadata` (DESIGN §3).
+/// The params of `partnerSSO/requestAccountMetadata` (Protocol/README.md).
 public struct PartnerAccountMetadataRequest: Sendable, Equatable {
     /// May the platform show its picker or login UI (true only inside getAuthentication).
     public var interruptionAllowed: Bool
@@ -51,7 +51,7 @@ public struct PartnerAccountMetadataRequest: Sendable, Equatable {
     }
 }
 
-/// The result of `partnerSSO/requestAccountMetadata` (DESIGN §3).
+/// The result of `partnerSSO/requestAccountMetadata` (Protocol/README.md).
 public struct PartnerAccountMetadata: Sendable, Equatable {
     /// The provider the user is signed in with at the platform (an MVPD's platformMappingId);
     /// nil when nobody is signed in at the platform.
@@ -68,7 +68,7 @@ public struct PartnerAccountMetadata: Sendable, Equatable {
     }
 }
 
-/// Why the host could not answer (VSA `VSErrorCode`; DESIGN §3 error `data.reason`).
+/// Why the host could not answer (VSA `VSErrorCode`; Protocol/README.md).
 public struct PartnerSSOError: Error, Sendable, Equatable {
     public enum Reason: String, Sendable, CaseIterable {
         /// The user refused access (→ VSA403).
@@ -101,7 +101,7 @@ public struct PartnerSSOError: Error, Sendable, Equatable {
         self.message = message
     }
 
-    /// The reason named by a host (a missing or unknown one is `.other`, DESIGN §3).
+    /// The reason named by a host (a missing or unknown one is `.other`, Protocol/README.md).
     public init(reasonName: String?, unsupportedProviderIdentifier: String? = nil, message: String? = nil) {
         self.init(
             reasonName.flatMap(Reason.init(rawValue:)) ?? .other, unsupportedProviderIdentifier: unsupportedProviderIdentifier,

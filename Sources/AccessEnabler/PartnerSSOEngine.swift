@@ -7,7 +7,7 @@ struct PartnerAccount: Sendable {
     var metadata: PartnerAccountMetadata?
     /// The requestor's MVPD whose platformMappingId is the account's provider.
     var mvpd: MVPD?
-    /// `AP-Partner-Framework-Status` built from these answers (rest-api-v2-notes §10.3).
+    /// `AP-Partner-Framework-Status` built from these answers (Adobe Pass REST API V2, "Partner Single Sign-On APIs").
     var header: String
 
     init(access: PartnerAccessStatus, metadata: PartnerAccountMetadata?, requestor: Requestor) {
@@ -152,7 +152,7 @@ extension Engine {
         return (Self.partnerHeaderName, account.header)
     }
 
-    // MARK: the exchange (rest-api-v2-notes §10.1, §10.2, §15.7)
+    // MARK: the exchange (Adobe Pass REST API V2, "Partner Single Sign-On APIs")
 
     /// PS1 with the account's header; on `partner_profile` the SAML answer from the host, then PS2.
     func partnerExchange(_ requestor: Requestor, account: PartnerAccount, interactive: Bool) async -> PartnerExchange {
@@ -197,8 +197,8 @@ extension Engine {
         return .failed(nil)
     }
 
-    /// The SAML response as PS2 wants it (rest-api-v2-notes §10.4): runs of spaces and tabs collapsed to one
-    /// space, line breaks removed, trimmed, then base64 (the form encoding percent-encodes it once).
+    /// The SAML response as PS2 wants it (Adobe Pass REST API V2, "Partner Single Sign-On APIs"): runs of spaces
+    /// and tabs collapsed to one space, line breaks removed, trimmed, then base64 (the form encoding percent-encodes it once).
     static func encodeSAML(_ xml: String) -> String {
         var text = ""
         var inBlank = false
@@ -217,7 +217,7 @@ extension Engine {
         return Data(text.trimmingWhitespace().utf8).base64EncodedString()
     }
 
-    // MARK: advanced statuses (apple-sso-cookbook "error reporting"; adobe-pass-sdk-notes §3.2)
+    // MARK: advanced statuses (Adobe's "Apple SSO Cookbook (REST API V2)", error reporting)
 
     static func accessStatus(_ access: PartnerAccessStatus) -> AdvancedStatus? {
         switch access {

@@ -2,7 +2,7 @@ import FoundationEssentials
 import JSON
 
 extension Engine {
-    // MARK: getAuthentication with partner SSO (apple-sso-cookbook step 4; adobe-pass-sdk-notes §2.5)
+    // MARK: getAuthentication with partner SSO (Adobe's "Apple SSO Cookbook (REST API V2)", step 4)
 
     /// The partner part of a login flow started by getAuthentication (or getAuthorization). It asks the host for
     /// access (may prompt), shows the platform's picker (presentTvProviderDialog … dismissTvProviderDialog) and

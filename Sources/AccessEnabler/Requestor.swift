@@ -1,7 +1,7 @@
 import FoundationEssentials
 import JSON
 
-/// The requestor's configuration as merged from its service providers (adobe-pass-sdk-notes §2.3).
+/// The requestor's configuration as merged from its service providers (Adobe's "iOS/tvOS API Reference": setRequestor).
 struct Requestor: Sendable {
     var id: String
     /// Every MVPD in the backend's order (first responder first; an MVPD listed by several keeps the first).
@@ -39,7 +39,7 @@ struct Requestor: Sendable {
 }
 
 extension MVPD {
-    /// An MVPD from a REST V2 configuration entry (rest-api-v2-notes §5); nil without `id`.
+    /// An MVPD from a REST V2 configuration entry (Adobe Pass REST API V2, "Retrieve configuration"); nil without `id`.
     init?(configuration item: JSON) {
         guard let id = item["id"]?.stringValue else { return nil }
         self.init(
@@ -70,7 +70,7 @@ struct Profile: Sendable {
         return (attribute, false)
     }
 
-    /// The tracking GUID: MD5 hex of the user id (adobe-pass-sdk-notes §2.14).
+    /// The tracking GUID: MD5 hex of the user id (Adobe's "iOS/tvOS API Reference": sendTrackingData).
     var trackingGUID: String? {
         guard let userID = attribute("userID")?.value else { return nil }
         return Hash.md5Hex(userID.stringValue ?? userID.serializedString())

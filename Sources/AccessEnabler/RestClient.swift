@@ -33,7 +33,8 @@ struct DeviceHeaders: Sendable {
     var forwardedFor: String?
 }
 
-/// The REST API V2 + DCR client of one backend (service provider) URL (rest-api-v2-notes §3, §4, §13).
+/// The REST API V2 + DCR client of one backend (service provider) URL (Adobe Pass REST API V2 and its headers,
+/// "Dynamic Client Registration API", "Throttling mechanism").
 ///
 /// Client credentials are kept forever per (backend URL, software statement); the access token is cached in
 /// the store, refreshed before expiry and once after a 401, never by re-registering. 429 waits at least 1 s,
@@ -200,7 +201,7 @@ actor RestClient {
         return URL(string: text)
     }
 
-    // MARK: DCR (rest-api-v2-notes §4)
+    // MARK: DCR ("Dynamic Client Registration API")
 
     /// The cached access token, or a new one from the stored client credentials (registering only when
     /// there are none). `refusing`: the token the backend just refused (401), never taken again. Concurrent
@@ -228,7 +229,7 @@ actor RestClient {
     }
 
     /// A token from the stored client credentials. Only when the backend says those credentials are unknown
-    /// (`invalid_client`, rest-api-v2-notes §4.4) are they dropped and the application registered again, once.
+    /// (`invalid_client`, "Dynamic Client Registration API") are they dropped and the application registered again, once.
     /// Where several processes share the store, one of them refreshes while the others wait for its token
     /// (`replacing`: the token the backend refused, which must not be taken again).
     private func fetchToken(replacing refused: String?) async -> String? {

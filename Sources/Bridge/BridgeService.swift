@@ -4,13 +4,13 @@ import JSON
 import JSONRPC
 import Synchronization
 
-/// What every connection's engine starts from (DESIGN §3 command line): backend URL, software statement,
+/// What every connection's engine starts from (`passbridge --help`): backend URL, software statement,
 /// redirect and activation URLs from the flags; the daemon's one `TokenStore`, shared by all connections.
 public struct BridgeConfiguration: Sendable {
     /// The engine settings before a connection's `init` params override `softwareStatement`, `redirectURL`
     /// and `webView`.
     public var engine: AccessEnablerConfiguration
-    /// The persistent store all instances share (DESIGN §1).
+    /// The persistent store all instances share (ARCHITECTURE.md "The store").
     public var store: TokenStore
 
     public init(engine: AccessEnablerConfiguration, store: TokenStore) {
@@ -19,7 +19,7 @@ public struct BridgeConfiguration: Sendable {
     }
 }
 
-/// The JSON-RPC handler of the daemon: one `Session` (one `AccessEnabler`) per connection (issue 5).
+/// The JSON-RPC handler of the daemon: one `Session` (one `AccessEnabler`) per connection.
 ///
 /// Give the same instance to the stdio and socket servers; it keys sessions by connection. Thread-safe.
 public final class BridgeService: RPCHandler {

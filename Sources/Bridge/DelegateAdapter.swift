@@ -2,7 +2,7 @@ import AccessEnabler
 import JSON
 import Synchronization
 
-/// Turns each `EntitlementDelegate` callback into its JSON-RPC notification (DESIGN §3 "Notifications").
+/// Turns each `EntitlementDelegate` callback into its JSON-RPC notification (Protocol/README.md).
 ///
 /// The engine calls these synchronously before returning an operation's outcome, so every notification is
 /// queued on the connection before the response that the outcome produces.

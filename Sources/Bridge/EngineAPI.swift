@@ -2,7 +2,7 @@ import AccessEnabler
 import FoundationEssentials
 import JSON
 
-/// The AccessEnabler calls the bridge makes (issue 4's public API); `AccessEnabler` conforms.
+/// The AccessEnabler calls the bridge makes (its public API); `AccessEnabler` conforms.
 ///
 /// A seam so unit tests can drive the bridge with a scripted engine.
 public protocol EngineAPI: Sendable {

@@ -19,7 +19,7 @@ struct MethodSpec: Sendable {
     let prepare: @Sendable (Session, Params) throws(ErrorObject) -> Operation
 }
 
-/// Every host→daemon method the daemon serves (DESIGN §3 "Methods"); `Protocol/openrpc.json` lists the same
+/// Every host→daemon method the daemon serves (Protocol/README.md); `Protocol/openrpc.json` lists the same
 /// names, which BridgeTests checks both ways.
 enum MethodTable {
     static let all: [MethodSpec] =

@@ -1,7 +1,7 @@
 import JSON
 import JSONRPC
 
-/// A request's params by name, with typed accessors that fail with -32602 naming the param (DESIGN §3).
+/// A request's params by name, with typed accessors that fail with -32602 naming the param (Protocol/README.md).
 ///
 /// `"params": null`, an absent `params` and an empty array all mean no params; names the method does not take
 /// are refused before (`ParamNames`); a param whose value is null counts as absent unless the accessor allows null.

@@ -9,7 +9,7 @@ public protocol HostRequester: AnyObject, Sendable {
 
 extension Connection: HostRequester {}
 
-/// The engine's `PartnerSSOProvider` answered by the host over JSON-RPC (issue 6; DESIGN §3 "Daemon → host
+/// The engine's `PartnerSSOProvider` answered by the host over JSON-RPC (Protocol/README.md "Daemon → host
 /// requests"): `partnerSSO/checkAccessStatus {prompt}` → `{accessStatus}` and
 /// `partnerSSO/requestAccountMetadata {interruptionAllowed, verificationToken?, attributeNames?,
 /// supportedProviderIds?, featuredProviderIds?}` → `{providerId, authenticationExpirationDate (epoch ms),
@@ -20,7 +20,7 @@ extension Connection: HostRequester {}
 /// `serviceTemporarilyUnavailable`; a connection that closes first counts as `userCancelled`. A result of the
 /// wrong shape is `other`.
 final class PartnerSSOHost: PartnerSSOProvider {
-    /// How long the host has for one answer (DESIGN §3).
+    /// How long the host has for one answer (Protocol/README.md).
     static let timeout: Duration = .seconds(10)
 
     let partner: String

@@ -3,7 +3,7 @@ import JSON
 import JSONRPC
 import Synchronization
 
-/// One connection's application instance: its engine and the per-connection rules of DESIGN §3
+/// One connection's application instance: its engine and the per-connection rules of Protocol/README.md
 /// (lazy `init {}`, -32002 before setRequestor, call order, cancel on close).
 ///
 /// `handle` runs on the connection's reader thread, one message at a time. Engine calls start on

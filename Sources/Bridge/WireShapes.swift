@@ -1,7 +1,7 @@
 import AccessEnabler
 import JSON
 
-/// JSON shapes of the engine's values on the wire (DESIGN §3).
+/// JSON shapes of the engine's values on the wire (Protocol/README.md).
 enum Wire {
     /// `{ID, displayName, logoURL, enablePlatformServices, boardingStatus, displayInPlatformPicker,
     /// platformMappingId, isTempPass}`; absent strings are null, absent flags false.

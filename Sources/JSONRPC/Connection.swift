@@ -4,7 +4,7 @@ import JSON
 import Synchronization
 
 /// One peer: a reader that parses and dispatches on its event loop's thread, and one serialized
-/// writer that any thread may feed (DESIGN §3, jsonrpc-notes §0).
+/// writer that any thread may feed (ARCHITECTURE.md "Threads").
 ///
 /// Writes go straight to the non-blocking fd from the calling thread under the connection's lock;
 /// what the fd does not take waits in the outbound queue and is flushed by the loop when the fd is

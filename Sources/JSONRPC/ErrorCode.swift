@@ -23,7 +23,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// -32603: the daemon failed while handling the request.
     public static let internalError = ErrorCode(rawValue: -32603)
 
-    // MARK: PassBridge daemon codes (-32000…-32099, DESIGN §3)
+    // MARK: PassBridge daemon codes (-32000…-32099, Protocol/README.md "Errors")
 
     /// -32000: the connection closed before a daemon→host request was answered (never sent on the wire).
     public static let connectionClosed = ErrorCode(rawValue: -32000)

@@ -1,6 +1,7 @@
 import Glibc
 
-/// How messages are delimited on a connection (jsonrpc-notes §2.1).
+/// How messages are delimited on a connection (the JSON-RPC 2.0 Specification leaves it to the transport;
+/// Content-Length framing is that of the Language Server Protocol's "Base Protocol").
 public enum Framing: UInt8, Sendable {
     /// Not known yet: nothing but whitespace has arrived. Output uses NDJSON meanwhile.
     case undetermined

@@ -1,7 +1,8 @@
 import Glibc
 import ThreadAffinity
 
-/// SIGTERM and SIGINT handling without async-signal-safety traps (swift-linux-notes §6 item 8).
+/// SIGTERM and SIGINT handling without async-signal-safety traps: a handler may call only async-signal-safe
+/// functions, so the signals are blocked everywhere and taken by sigwait(3) on a thread of their own.
 public enum TerminationSignals {
     /// The thread that takes the signals and runs the action; debug builds check it in the action's callees.
     public static let thread = ThreadAffinity()

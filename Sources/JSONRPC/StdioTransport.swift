@@ -1,7 +1,7 @@
 import Glibc
 import Synchronization
 
-/// JSON-RPC over the process's stdin and stdout (DESIGN §3).
+/// JSON-RPC over the process's stdin and stdout (Protocol/README.md).
 ///
 /// The protocol is written to a private duplicate of fd 1, and fd 1 then points at stderr, so a stray
 /// `print` can never corrupt the stream. Pipes and sockets are used non-blocking on the loop thread;

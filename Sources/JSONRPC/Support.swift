@@ -77,7 +77,7 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "pid=\(pid) uid=\(uid) gid=\(gid)" }
 }
 
-/// Limits and timeouts of a connection (DESIGN §3, §6).
+/// Limits and timeouts of a connection (Protocol/README.md; ARCHITECTURE.md).
 public struct ConnectionLimits: Sendable {
     /// Largest accepted message body in bytes (default 16 MiB).
     public var maxMessageBytes = 16 << 20

@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 
-// The test-only admin interface under /__admin/ (DESIGN §5; README.md).
+// The test-only admin interface under /__admin/ (README.md next to this file).
 extension Emulator {
     func routeAdmin(_ request: HTTPRequest, _ parts: [String]) throws(Failure) -> HTTPResponse {
         switch (request.method, parts) {

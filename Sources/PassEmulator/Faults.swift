@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 
-/// An injected fault (DESIGN §5, `POST /__admin/faults`): which requests it hits and what it does.
+/// An injected fault (README.md next to this file, `POST /__admin/faults`): which requests it hits and what it does.
 struct Fault {
     enum Kind: String, CaseIterable {
         case latency, status, malformed, truncated, contentType, drop, throttle, redirect
@@ -59,7 +59,7 @@ struct Fault {
         self.remaining = json["count"]?.intValue
     }
 
-    /// The 429 page Adobe's throttler sends (rest-api-v2-notes §13): HTML, no Retry-After.
+    /// The 429 page Adobe's throttler sends (Adobe's "Throttling mechanism"): HTML, no Retry-After.
     static let throttlePage = """
         <html>\r
         <head><title>429 Too Many Requests</title></head>\r

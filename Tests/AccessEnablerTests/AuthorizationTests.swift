@@ -3,7 +3,7 @@ import Foundation
 import JSON
 import XCTest
 
-/// Sequences 4–6 of adobe-pass-sdk-notes §2.16, preauthorization and metadata, against the emulator.
+/// The SDK's authorization sequences (Adobe's "iOS/tvOS API Reference"), preauthorization and metadata, against the emulator.
 final class AuthorizationTests: EmulatorTestCase {
     func testAuthorizedPlayDeliversAVerifiableMediaToken() async throws {
         let client = try makeClient()

@@ -6,7 +6,7 @@ import XCTest
 import FoundationNetworking
 #endif
 
-/// A running `pass-emulator` child process (DESIGN §5), found next to the test bundle.
+/// A running `pass-emulator` child process (Sources/PassEmulator/README.md), found next to the test bundle.
 final class EmulatorProcess: @unchecked Sendable {
     let process = Process()
     let baseURL: URL
@@ -57,7 +57,7 @@ final class EmulatorProcess: @unchecked Sendable {
 
     deinit { stop() }
 
-    // MARK: admin (DESIGN §5)
+    // MARK: admin (Sources/PassEmulator/README.md)
 
     func advanceClock(seconds: Int64) async throws {
         try await admin("POST", "/__admin/clock", ["advanceSeconds": .integer(seconds)])

@@ -6,7 +6,7 @@ import XCTest
 /// Base of the tests against a real `pass-emulator` over HTTP: one emulator process per test.
 class EmulatorTestCase: XCTestCase {
     var emulator: EmulatorProcess!
-    /// Any well-formed three-part JWT is accepted by the emulator (DESIGN §5).
+    /// Any well-formed three-part JWT is accepted by the emulator (Sources/PassEmulator/README.md).
     static let softwareStatement = "eyJhbGciOiJSUzI1NiJ9.eyJzb2Z0d2FyZV9pZCI6InBhc3NicmlkZ2UtdGVzdHMifQ.c2lnbmF0dXJl"
     static let allMVPDs = ["MockMVPD", "TempPass", "MockSSO", "MockPicker"]
 
@@ -87,7 +87,7 @@ class EmulatorTestCase: XCTestCase {
 }
 
 /// Checks a tracking callback: event number, leading values, and the array length of its kind
-/// (authentication 7, authorization 9, MVPD selection 4; adobe-pass-sdk-notes §2.14).
+/// (authentication 7, authorization 9, MVPD selection 4; Adobe's "iOS/tvOS API Reference": sendTrackingData).
 func assertTracking(
     _ callback: Callback?, event: Int32, head: [String?], file: StaticString = #filePath, line: UInt = #line
 ) {

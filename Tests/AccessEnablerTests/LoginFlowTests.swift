@@ -3,7 +3,7 @@ import Foundation
 import JSON
 import XCTest
 
-/// adobe-pass-sdk-notes §2.16 sequences 1–3, 7 and handleExternalURL rules, against the emulator.
+/// The SDK's login sequences (Adobe's "iOS/tvOS API Reference") and handleExternalURL rules, against the emulator.
 final class LoginFlowTests: EmulatorTestCase {
     func testColdStartIsNotAuthenticated() async throws {
         let client = try makeClient()

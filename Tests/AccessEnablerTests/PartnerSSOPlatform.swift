@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// A scripted host platform for partner SSO: a TV-provider account the test sets up, and the SAML answer
-/// obtained from the emulator's `/__admin/partner-saml` (the MVPD answering the platform; DESIGN §5).
+/// obtained from the emulator's `/__admin/partner-saml` (the MVPD answering the platform; Sources/PassEmulator/README.md).
 final class ScriptedPlatform: PartnerSSOProvider {
     struct Script {
         /// checkAccessStatus's answer.

@@ -3,7 +3,7 @@ import Foundation
 import JSON
 import XCTest
 
-/// Partner single sign-on (issue 6; apple-sso-cookbook steps 1–4; rest-api-v2-notes §10, §15.7) against the
+/// Partner single sign-on (Adobe's "Apple SSO Cookbook (REST API V2)", steps 1–4) against the
 /// emulator, with a scripted host platform.
 final class PartnerSSOTests: EmulatorTestCase {
     struct PartnerClient {

@@ -4,7 +4,7 @@ import XCTest
 
 @testable import AccessEnabler
 
-/// The partner SSO wire details that need no backend (rest-api-v2-notes §10.2–10.4; DESIGN §3).
+/// The partner SSO wire details that need no backend (Adobe Pass REST API V2, "Partner Single Sign-On APIs"; Protocol/README.md).
 final class PartnerSSOUnitTests: XCTestCase {
     func testSAMLResponseIsCollapsedTrimmedAndBase64Encoded() throws {
         let xml = "\n  <samlp:Response ID=\"_1\">\r\n\t<saml:Assertion>  a \t b</saml:Assertion>\n</samlp:Response>\n  "

@@ -5,7 +5,8 @@ import XCTest
 
 @testable import AccessEnabler
 
-/// The REST V2 + DCR client's wire behaviour, against a capture server (rest-api-v2-notes §3, §4).
+/// The REST V2 + DCR client's wire behaviour, against a capture server (Adobe Pass REST API V2 headers;
+/// "Dynamic Client Registration API").
 final class RestClientTests: XCTestCase {
     static let statement = "h.p.s"
     static let deviceInfo = "eyJtb2RlbCI6IngifQ=="

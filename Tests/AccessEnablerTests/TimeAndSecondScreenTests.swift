@@ -5,7 +5,7 @@ import XCTest
 
 @testable import AccessEnabler
 
-/// TempPass, second screen, and expiry driven by the emulator's clock (DESIGN §4 "Time").
+/// TempPass, second screen, and expiry driven by the emulator's clock.
 final class TimeAndSecondScreenTests: EmulatorTestCase {
     func testTempPassAuthenticatesWithoutALoginPageThenExpires() async throws {
         let client = try makeClient()

@@ -6,7 +6,7 @@ import XCTest
 
 @testable import Bridge
 
-/// `PartnerSSOHost`: the params it sends and how it reads the host's answers (DESIGN §3 "Daemon → host requests").
+/// `PartnerSSOHost`: the params it sends and how it reads the host's answers (Protocol/README.md).
 final class PartnerSSOHostTests: XCTestCase {
     /// Answers every request with a fixed outcome and records what was asked.
     final class FakeHost: HostRequester {

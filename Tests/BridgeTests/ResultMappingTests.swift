@@ -4,7 +4,7 @@ import XCTest
 
 @testable import Bridge
 
-/// DESIGN §3: each response comes after its operation's notifications and its `result` repeats the terminal
+/// Protocol/README.md: each response comes after its operation's notifications and its `result` repeats the terminal
 /// callback's params; MVPD and status shapes.
 final class ResultMappingTests: XCTestCase {
     private func ready() throws -> Harness {

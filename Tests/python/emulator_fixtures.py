@@ -47,8 +47,7 @@ def _openapi_dir() -> pathlib.Path:
 
     They are Adobe's files, not ours, so the repository does not carry them; without them the schema checks
     are skipped on a developer machine and fail in CI (CI always has the shared folder)."""
-    candidates = [os.environ.get("PASSBRIDGE_OPENAPI_DIR"), ROOT.parent / "shared" / "reference" / "openapi",
-                  pathlib.Path("/work/shared/reference/openapi")]
+    candidates = [os.environ.get("PASSBRIDGE_OPENAPI_DIR"), ROOT.parent / "shared" / "reference" / "openapi"]
     for candidate in candidates:
         if candidate and (pathlib.Path(candidate) / "restApiV2.json").is_file():
             return pathlib.Path(candidate)

@@ -1,4 +1,4 @@
-"""The passbridge command line and the protocol document (DESIGN §3): rpc.discover serves Protocol/openrpc.json,
+"""The passbridge command line and the protocol document (Protocol/README.md): rpc.discover serves Protocol/openrpc.json,
 the daemon serves exactly the host→daemon methods it lists, the backend and state flags, and the second screen."""
 import json
 import os

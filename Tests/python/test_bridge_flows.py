@@ -1,6 +1,6 @@
 """The canonical AccessEnabler flows through the real passbridge against the real pass-emulator, over stdio and
 over the Unix socket: each response comes after the notifications of its operation, in the SDK's order
-(DESIGN §3, adobe-pass-sdk-notes §2.16)."""
+(Protocol/README.md; Adobe's "iOS/tvOS API Reference")."""
 import json
 import pathlib
 

@@ -1,5 +1,5 @@
-"""Several application instances on one daemon (DESIGN §1, §3): socket clients of the same requestor share the
-login through the store, a logout is seen by the others at their next check, and a client that vanishes in the
+"""Several application instances on one daemon (ARCHITECTURE.md "The store"; Protocol/README.md): socket clients
+of the same requestor share the login through the store, a logout is seen by the others at their next check, and a client that vanishes in the
 middle of a login leaves nothing stuck."""
 import time
 

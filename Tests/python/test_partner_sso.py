@@ -1,4 +1,4 @@
-"""Partner single sign-on supplied by the host (issue 6; apple-sso-cookbook steps 1-4; DESIGN §3 "Daemon → host
+"""Partner single sign-on supplied by the host (Adobe's "Apple SSO Cookbook (REST API V2)", steps 1-4; Protocol/README.md "Daemon → host
 requests"): the real passbridge over stdio against the real pass-emulator, with a scripted host that answers the
 daemon's partnerSSO/* requests on the same connection. One test per branch of the issue's list."""
 import json
@@ -62,7 +62,7 @@ class Platform:
         return {"providerId": provider, "authenticationExpirationDate": self.expires, "samlAttributeQueryResponse": saml}
 
     def emulator_saml(self, provider: str, token: str) -> str:
-        """The MVPD's SAML answer, minted by the emulator (DESIGN §5 /__admin/partner-saml)."""
+        """The MVPD's SAML answer, minted by the emulator (`/__admin/partner-saml`, Sources/PassEmulator/README.md)."""
         body = json.dumps({"providerId": provider, "username": "demo", "password": "demo", "request": token}).encode()
         request = urllib.request.Request(self.emulator.base + "/__admin/partner-saml", data=body,
                                          headers={"Content-Type": "application/json"}, method="POST")

@@ -3,7 +3,7 @@ import JSON
 import JSONRPC
 
 /// The login family: checkAuthentication, getAuthentication, setSelectedProvider, handleExternalURL,
-/// getAuthenticationToken, logout, getSelectedProvider (DESIGN §3 "Methods").
+/// getAuthenticationToken, logout, getSelectedProvider (Protocol/README.md).
 enum AuthenticationMethods {
     static let all = [
         checkAuthentication, getAuthentication, setSelectedProvider, handleExternalURL, getAuthenticationToken, logout,

@@ -2,7 +2,7 @@ import AccessEnabler
 import JSON
 import JSONRPC
 
-/// The authorization family: checkPreauthorizedResources, checkAuthorization, getAuthorization (DESIGN §3).
+/// The authorization family: checkPreauthorizedResources, checkAuthorization, getAuthorization (Protocol/README.md).
 enum AuthorizationMethods {
     static let all = [checkPreauthorizedResources, checkAuthorization, getAuthorization]
 

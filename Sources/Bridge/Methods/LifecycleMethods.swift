@@ -4,7 +4,7 @@ import Glibc
 import JSON
 import JSONRPC
 
-/// `init`, `setOptions`, `setRequestor` (DESIGN §3 "Methods").
+/// `init`, `setOptions`, `setRequestor` (Protocol/README.md).
 enum LifecycleMethods {
     static let all = [initialize, setOptions, setRequestor]
 

@@ -2,7 +2,7 @@ import AccessEnabler
 import JSON
 import JSONRPC
 
-/// `getMetadata` (DESIGN §3 "Methods").
+/// `getMetadata` (Protocol/README.md).
 enum MetadataMethods {
     static let all = [getMetadata]
 
