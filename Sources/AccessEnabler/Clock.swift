@@ -44,7 +44,7 @@ final class SkewedClock: Sendable {
     /// Records the backend's `Date` header value (RFC 1123, one-second resolution).
     /// - Returns: true when the skew just went over the CFG100 threshold.
     func observe(dateHeader: String) -> Bool {
-        guard let serverDate = HTTPDate.parse(dateHeader) else { return false }
+        guard let serverDate = DateHeader.parse(dateHeader) else { return false }
         let skew = serverDate.timeIntervalSince(local()).rounded()
         let elapsedNow = elapsed()
         return state.withLock { state in

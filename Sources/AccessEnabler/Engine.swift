@@ -291,7 +291,7 @@ actor Engine {
 
     func checkAuthentication() async -> AuthenticationStatus {
         guard let requestor = await ready(.checkAuthentication) else {
-            return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
+            return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         var partnerStatus: AdvancedStatus?
         let current: Profile?
@@ -300,7 +300,7 @@ actor Engine {
             stored = try await storedProfiles(requestor)
             current = currentProfile(in: stored)
         } catch {
-            return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+            return report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
         }
         if current == nil || current?.isPartner == true {
             // Cookbook step 3: a partner profile stands only while the platform account does.
@@ -308,7 +308,7 @@ actor Engine {
             partnerStatus = check.status
             if current != nil, !check.valid {
                 return report(
-                    .failed(ErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
+                    .failed(SDKErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
                     status: partnerStatus ?? AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
             }
         }
@@ -322,14 +322,14 @@ actor Engine {
             do {
                 try await deleteProfile(expiredTempPass.mvpd, requestor)
             } catch {
-                return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+                return report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
             }
             return report(
-                .failed(ErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
+                .failed(SDKErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
                 status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
         }
         return report(
-            .failed(ErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
+            .failed(SDKErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
             status: partnerStatus ?? AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
     }
 

@@ -7,33 +7,33 @@ extension Engine {
 
     func authorize(_ resource: String, data: JSONObject?, loginIfNeeded: Bool) async -> AuthorizationOutcome {
         guard let requestor = await ready(loginIfNeeded ? .getAuthorization : .checkAuthorization) else {
-            return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: nil, profile: nil)
+            return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: nil, profile: nil)
         }
         var current: Profile?
         do {
             current = try await currentProfile(requestor)
         } catch {
-            return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
+            return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
         }
         if current == nil {
             guard loginIfNeeded else {
-                return authorizationFailed(resource, ErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
+                return authorizationFailed(resource, SDKErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
             }
             identityHeaders = TempPassIdentity.headers(data)
             let login = await self.login(requestor, filter: nil)
             do {
                 current = try await currentProfile(requestor)
             } catch {
-                return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
+                return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
             }
-            if login.errorCode == ErrorCode.providerNotSelected { return .loginCancelled(login) }
+            if login.errorCode == SDKErrorCode.providerNotSelected { return .loginCancelled(login) }
             guard login.status == AccessEnablerStatus.success, current != nil else {
-                let code = login.errorCode.isEmpty ? ErrorCode.userNotAuthenticated : login.errorCode
+                let code = login.errorCode.isEmpty ? SDKErrorCode.userNotAuthenticated : login.errorCode
                 return authorizationFailed(resource, code, "", requestor: requestor, profile: nil)
             }
         }
         guard let profile = current else {
-            return authorizationFailed(resource, ErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
+            return authorizationFailed(resource, SDKErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
         }
         let path = "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/authorize/\(FormEncoding.escape(profile.mvpd))"
         // `data` of this call, else the identity of the login (a promotional TempPass needs it on every decision).
@@ -59,7 +59,7 @@ extension Engine {
         switch result {
         case .ok(let body):
             guard let decision = Self.decision(in: body, for: resource), let authorized = decision["authorized"]?.boolValue else {
-                return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+                return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
             }
             if authorized, let token = decision["token"]?["serializedToken"]?.stringValue {
                 if let notAfter = Self.millis(decision["notAfter"]) ?? Self.millis(decision["token"]?["notAfter"]) {
@@ -92,22 +92,22 @@ extension Engine {
             }
             if status == 400, code == "invalid_parameter_resources" {
                 return authorizationFailed(
-                    resource, ErrorCode.userNotAuthorized, error?["details"]?.stringValue ?? "", requestor: requestor, profile: profile,
+                    resource, SDKErrorCode.userNotAuthorized, error?["details"]?.stringValue ?? "", requestor: requestor, profile: profile,
                     status: AdvancedStatus(id: "Z130", level: "error", message: error?["message"]?.stringValue, resource: resource))
             }
-            return authorizationFailed(resource, ErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+            return authorizationFailed(resource, SDKErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
         case .throttled:
             return authorizationFailed(
-                resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
+                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
                 status: AdvancedStatus(id: "Z100", level: "error", message: "Too many requests", resource: resource))
         case .registration:
             return authorizationFailed(
-                resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
+                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
                 status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
         case .store(let error):
-            return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: storeFailure(error))
+            return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: storeFailure(error))
         case .garbage, .transport:
-            return authorizationFailed(resource, ErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+            return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
         }
     }
 
@@ -124,17 +124,17 @@ extension Engine {
                 try await deleteProfile(profile.mvpd, requestor)
             } catch {
                 return authorizationFailed(
-                    resource, ErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: storeFailure(error), code: code)
+                    resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: storeFailure(error), code: code)
             }
             let status =
                 code.hasPrefix("temporary_access")
                 ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)
                 : AdvancedStatus(id: "N130", level: "error", message: message, resource: resource)
-            return authorizationFailed(resource, ErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: status, code: code)
+            return authorizationFailed(resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: status, code: code)
         }
         let id = code == "authorization_denied_by_degradation_rule" ? "Z169" : (code == "invalid_parameter_resources" ? "Z130" : "Z100")
         return authorizationFailed(
-            resource, ErrorCode.userNotAuthorized, details, requestor: requestor, profile: profile,
+            resource, SDKErrorCode.userNotAuthorized, details, requestor: requestor, profile: profile,
             status: AdvancedStatus(id: id, level: "error", message: message, details: details.isEmpty ? nil : details, resource: resource),
             code: code)
     }

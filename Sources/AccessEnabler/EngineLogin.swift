@@ -9,14 +9,14 @@ extension Engine {
 
     func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
         guard let requestor = await ready(.getAuthentication) else {
-            return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
+            return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         identityHeaders = TempPassIdentity.headers(data)
         let current: Profile?
         do {
             current = try await currentProfile(requestor)
         } catch {
-            return report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+            return report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
         }
         if !forceAuthn, let profile = current {
             let stands = profile.isPartner ? await partnerAuthenticationCheck(requestor, profile: profile).valid : true
@@ -41,10 +41,10 @@ extension Engine {
                     Task { await self.partnerLogin(requestor, mvpds: requestor.mvpds, filter: filter, flowID: flow) }
                 case .refuseLogin(let waiter, let requestor, cancelled: true):
                     let outcome = report(
-                        .failed(ErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
+                        .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
                     waiter.resume(returning: outcome)
                 case .refuseLogin(let waiter, let requestor, cancelled: false):
-                    waiter.resume(returning: report(.failed(ErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
+                    waiter.resume(returning: report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
                 default:
                     perform([action])
                 }
@@ -70,8 +70,8 @@ extension Engine {
             try await saveProfile(profile, requestor)
         } catch {
             let status = storeFailure(error)
-            guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(ErrorCode.genericAuthentication) }
-            return loginFailed(ErrorCode.genericAuthentication, requestor, status: status)
+            guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.genericAuthentication) }
+            return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: status)
         }
         // The flow may have been ended (cancelled) while the profile was written: the login stands, unreported.
         if let flowID, machine.login?.id != flowID { return machine.lastCompleted ?? .authenticated }
@@ -100,13 +100,13 @@ extension Engine {
         let regStatus = secondScreen ? AdvancedStatus(id: "REG500", level: "error", message: "No authentication code") : nil
         switch result {
         case .transport:
-            return loginFailed(ErrorCode.providerNotAvailable, requestor, status: regStatus)
+            return loginFailed(SDKErrorCode.providerNotAvailable, requestor, status: regStatus)
         case .registration:
-            return loginFailed(ErrorCode.genericAuthentication, requestor, status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
+            return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
         case .store(let error):
-            return loginFailed(ErrorCode.genericAuthentication, requestor, status: storeFailure(error))
+            return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: storeFailure(error))
         case .throttled, .garbage, .httpError, .ok:
-            return loginFailed(ErrorCode.internalAuthentication, requestor, status: regStatus)
+            return loginFailed(SDKErrorCode.internalAuthentication, requestor, status: regStatus)
         }
     }
 
@@ -115,13 +115,13 @@ extension Engine {
     func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
         let cancelStatus = Self.n005
         guard let requestor = machine.login?.requestor ?? inForce else {
-            return .ended(loginFailed(ErrorCode.providerNotSelected, nil, status: mvpdID == nil ? cancelStatus : nil))
+            return .ended(loginFailed(SDKErrorCode.providerNotSelected, nil, status: mvpdID == nil ? cancelStatus : nil))
         }
         guard let mvpdID else {
-            return .ended(loginFailed(ErrorCode.providerNotSelected, requestor, status: cancelStatus))
+            return .ended(loginFailed(SDKErrorCode.providerNotSelected, requestor, status: cancelStatus))
         }
         guard let mvpd = requestor.mvpd(mvpdID) else {
-            return .ended(loginFailed(ErrorCode.providerNotSelected, requestor))
+            return .ended(loginFailed(SDKErrorCode.providerNotSelected, requestor))
         }
         let actions = machine.receive(.providerPicked(tempPass: mvpd.isTempPass))
         perform(actions.filter { if case .stopPolling = $0 { true } else { false } })
@@ -136,7 +136,7 @@ extension Engine {
         let result = await client.call(
             "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
             form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders)
-        guard machine.login?.id == flowID else { return .ended(machine.lastCompleted ?? .failed(ErrorCode.providerNotSelected)) }
+        guard machine.login?.id == flowID else { return .ended(machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected)) }
         guard case .ok(let body) = result else {
             return .ended(loginFailure(result, requestor, secondScreen: !configuration.webView))
         }
@@ -174,7 +174,7 @@ extension Engine {
             form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders)
         if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
             return loginFailed(
-                ErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
+                SDKErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
         }
         guard case .ok = result else { return loginFailure(result, requestor) }
         return await fetchProfile(mvpd.ID, requestor)
@@ -185,15 +185,15 @@ extension Engine {
         let flowID = machine.login?.id
         let result = await requestor.client(for: mvpdID).call(
             "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(mvpdID))", headers: identityHeaders)
-        guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
+        guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected) }
         if case .ok(let body) = result, let profile = Profile.first(in: body, preferring: mvpdID) {
             return await loginSucceeded(profile, requestor)
         }
         if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
             return loginFailed(
-                ErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
+                SDKErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
         }
-        if case .ok = result { return loginFailed(ErrorCode.genericAuthentication, requestor) }
+        if case .ok = result { return loginFailed(SDKErrorCode.genericAuthentication, requestor) }
         return loginFailure(result, requestor)
     }
 
@@ -211,7 +211,7 @@ extension Engine {
             case .answerStoredState(let requestor):
                 // No login page is open yet: nothing to complete, and no callback, since the login's own
                 // setAuthenticationStatus is still to come. The answer is the current state.
-                return (try? await currentProfile(requestor)) != nil ? .authenticated : .failed(ErrorCode.userNotAuthenticated)
+                return (try? await currentProfile(requestor)) != nil ? .authenticated : .failed(SDKErrorCode.userNotAuthenticated)
             case .answer(let outcome):
                 return outcome
             case .reportStoredState(let requestor):
@@ -226,15 +226,15 @@ extension Engine {
     /// handleExternalURL with no flow: setAuthenticationStatus with the stored state.
     private func reportStoredState(_ requestor: Requestor?) async -> AuthenticationStatus {
         guard let requestor else {
-            return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
+            return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         let current: Profile?
         do {
             current = try await currentProfile(requestor)
         } catch {
-            return report(.failed(ErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false, status: storeFailure(error))
+            return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false, status: storeFailure(error))
         }
-        let outcome: AuthenticationStatus = current != nil ? .authenticated : .failed(ErrorCode.userNotAuthenticated)
+        let outcome: AuthenticationStatus = current != nil ? .authenticated : .failed(SDKErrorCode.userNotAuthenticated)
         delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
         return outcome
     }
@@ -245,12 +245,12 @@ extension Engine {
         let path = "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/code/\(FormEncoding.escape(code))"
         for attempt in 0..<4 {
             let result = await client.call("GET", path)
-            guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(ErrorCode.providerNotSelected) }
+            guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected) }
             guard case .ok(let body) = result else { return loginFailure(result, requestor) }
             if let profile = Profile.first(in: body, preferring: mvpd) { return await loginSucceeded(profile, requestor) }
             if attempt < 3 { try? await Task.sleep(for: .milliseconds(500)) }
         }
-        return loginFailed(ErrorCode.genericAuthentication, requestor)
+        return loginFailed(SDKErrorCode.genericAuthentication, requestor)
     }
 
     // MARK: second screen (Protocol/README.md)
@@ -270,7 +270,7 @@ extension Engine {
     private func pollOnce(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) async -> Bool {
         guard machine.isPolling(flowID) else { return false }
         if clock.nowMillis() >= notAfter {
-            _ = loginFailed(ErrorCode.genericAuthentication, requestor, status: AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired"))
+            _ = loginFailed(SDKErrorCode.genericAuthentication, requestor, status: AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired"))
             return false
         }
         let result = await requestor.client(for: mvpd).call(
@@ -284,7 +284,7 @@ extension Engine {
             }
             return true
         case .httpError(let status, _) where status == 400 || status == 403 || status == 404:
-            _ = loginFailed(ErrorCode.genericAuthentication, requestor)
+            _ = loginFailed(SDKErrorCode.genericAuthentication, requestor)
             return false
         case .registration, .store:
             _ = loginFailure(result, requestor)
@@ -315,7 +315,7 @@ extension Engine {
                 pollTask?.cancel()
                 pollTask = nil
             case .cancelLogin(let requestor):
-                _ = loginFailed(ErrorCode.providerNotSelected, requestor, status: Self.n005)
+                _ = loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.n005)
             case .endLogout:
                 _ = finishLogout()
             case .startLogoutTimer(let flow):
@@ -329,7 +329,7 @@ extension Engine {
                 logoutTimer?.cancel()
                 logoutTimer = nil
             case .reportLogout(let partner):
-                let outcome = AuthenticationStatus.failed(ErrorCode.userNotAuthenticated)
+                let outcome = AuthenticationStatus.failed(SDKErrorCode.userNotAuthenticated)
                 delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
                 if partner { delegate.status(Self.vsa203) }
             case .refuseLogin, .displayProviderDialog, .startPartnerLogin, .createSession, .startPolling, .completeLogin, .join,

@@ -5,7 +5,7 @@ extension Engine {
     // MARK: logout (Adobe's "iOS/tvOS API Reference": logout; Adobe Pass REST API V2, "Initiate logout for specific mvpd")
 
     func logout() async -> AuthenticationStatus {
-        let loggedOut = AuthenticationStatus.failed(ErrorCode.userNotAuthenticated)
+        let loggedOut = AuthenticationStatus.failed(SDKErrorCode.userNotAuthenticated)
         guard let requestor = await ready(.logout) else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
             return loggedOut
@@ -62,7 +62,7 @@ extension Engine {
     /// The local profiles could not be deleted: setAuthenticationStatus(0, "Generic Authentication Error") and
     /// status STORE500 (the user stays logged in on this device).
     private func logoutFailed(_ error: any Error) -> AuthenticationStatus {
-        let outcome = AuthenticationStatus.failed(ErrorCode.genericAuthentication)
+        let outcome = AuthenticationStatus.failed(SDKErrorCode.genericAuthentication)
         let status = storeFailure(error)
         delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
         delegate.status(status)
@@ -72,7 +72,7 @@ extension Engine {
     /// Ends the waiting logout with setAuthenticationStatus(0, "User Not Authenticated Error").
     func finishLogout() -> AuthenticationStatus {
         perform(machine.receive(.logoutEnded(flow: nil)))
-        return .failed(ErrorCode.userNotAuthenticated)
+        return .failed(SDKErrorCode.userNotAuthenticated)
     }
 
     /// After logging out a partner login: the user must also sign out on the platform (Adobe's "Apple SSO Cookbook

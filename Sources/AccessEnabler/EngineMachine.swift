@@ -212,7 +212,7 @@ struct EngineMachine<Requestor, Held, Waiter> {
             if let lastCompleted { return [.answer(lastCompleted)] }
             return [.reportStoredState(inForce)]
         case .joined(let waiter):
-            guard login != nil else { return [.resume(waiter, lastCompleted ?? .failed(ErrorCode.providerNotSelected))] }
+            guard login != nil else { return [.resume(waiter, lastCompleted ?? .failed(SDKErrorCode.providerNotSelected))] }
             login?.waiters.append(waiter)
             return []
         case .loginEnded(let outcome):
@@ -228,7 +228,7 @@ struct EngineMachine<Requestor, Held, Waiter> {
             return [.startLogoutTimer(flow: flows)]
         case .logoutEnded(let flow):
             guard let ended = logout, flow == nil || flow == ended.id else { return [] }
-            let outcome = AuthenticationStatus.failed(ErrorCode.userNotAuthenticated)
+            let outcome = AuthenticationStatus.failed(SDKErrorCode.userNotAuthenticated)
             logout = nil
             lastCompleted = outcome
             return [.stopLogoutTimer, .reportLogout(partner: ended.partner)] + ended.waiters.map { .resume($0, outcome) }

@@ -4,11 +4,11 @@ import FoundationEssentials
 /// tests substitute their own to drive interleavings without a backend.
 protocol HTTPClient: Sendable {
     /// Sends `request` and waits at most `timeout` for the whole response; never throws (failures are results).
-    func perform(_ request: HTTPRequest, timeout: Duration) async -> HTTPResult
+    func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult
 }
 
 /// A request to send; header names as Adobe spells them.
-struct HTTPRequest: Sendable {
+struct RESTRequest: Sendable {
     var method: String
     var url: URL
     var headers: [(String, String)] = []

@@ -29,7 +29,7 @@ final class HTTPTransport: HTTPClient, @unchecked Sendable {
         startThread(name: "http") { [self] in run() }
     }
 
-    func perform(_ request: HTTPRequest, timeout: Duration) async -> HTTPResult {
+    func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult {
         guard BackendURL.isAllowed(request.url) else { return .failure(.network) }
         return await withCheckedContinuation { continuation in
             guard let transfer = Transfer(request, timeout: timeout, continuation: continuation) else {
@@ -73,7 +73,7 @@ private final class Transfer: @unchecked Sendable {
     var headers: [String: String] = [:]
     var body: [UInt8] = []
 
-    init?(_ request: HTTPRequest, timeout: Duration, continuation: CheckedContinuation<HTTPResult, Never>) {
+    init?(_ request: RESTRequest, timeout: Duration, continuation: CheckedContinuation<HTTPResult, Never>) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         self.continuation = continuation

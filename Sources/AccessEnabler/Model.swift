@@ -9,7 +9,7 @@ public enum AccessEnablerStatus {
 }
 
 /// The SDK's error-code strings (Adobe's "iOS/tvOS API Reference": error codes); "" means authenticated.
-public enum ErrorCode {
+public enum SDKErrorCode {
     public static let userAuthenticated = ""
     public static let userNotAuthenticated = "User Not Authenticated Error"
     public static let userNotAuthorized = "User not Authorized Error"

@@ -5,7 +5,7 @@ import ThreadAffinity
 /// with strings as `bytea` (kept byte for byte) and times as `bigint` epoch ms; numbered migrations recorded in
 /// `passbridge_migrations`, applied under an advisory lock so that daemons starting together migrate once.
 /// Commits are durable (the server's `synchronous_commit`) except cache writes, committed without waiting.
-final class PostgreSQLStore: StoreConnection {
+final class PostgreSQLStore: StoreDatabase {
     let database: PostgreSQLDatabase
     var thread: ThreadAffinity { database.thread }
 

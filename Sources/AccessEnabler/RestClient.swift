@@ -106,7 +106,7 @@ actor RestClient {
                 log?("\(method) \(path) → no valid URL on \(baseURL.absoluteString); not sent")
                 return .transport(.network)
             }
-            var request = HTTPRequest(method: method, url: target)
+            var request = RESTRequest(method: method, url: target)
             let device = headers()
             request.headers = [
                 ("Authorization", "Bearer " + token),
@@ -148,7 +148,7 @@ actor RestClient {
     }
 
     /// Sends with the 429 rule and classifies the answer.
-    private func send(_ request: HTTPRequest) async -> APIResult {
+    private func send(_ request: RESTRequest) async -> APIResult {
         var attempt = 0
         while true {
             let result = await transport.perform(request, timeout: timeout)
@@ -182,7 +182,7 @@ actor RestClient {
     }
 
     /// `GET /api/v2/REF/profiles/code/<code> → 200`: no query, the authentication code redacted.
-    static func logLine(_ request: HTTPRequest, _ result: HTTPResult) -> String {
+    static func logLine(_ request: RESTRequest, _ result: HTTPResult) -> String {
         var path = request.url.path
         if let range = path.firstRange(of: "/code/") { path = String(path[..<range.upperBound]) + "<code>" }
         if path.hasPrefix("/api/v2/authenticate/") { path = "/api/v2/authenticate/<code>" }
@@ -248,7 +248,7 @@ actor RestClient {
             }
             let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
             guard let target = url("/o/client/token", []) else { return nil }
-            var request = HTTPRequest(method: "POST", url: target)
+            var request = RESTRequest(method: "POST", url: target)
             request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
             request.body = Data(FormEncoding.encode(form).utf8)
             let result = await send(request)
@@ -295,7 +295,7 @@ actor RestClient {
         if let stored = try await store.clientCredentials(scope) { return stored }
         if registrationRefused { return nil }
         guard let target = url("/o/client/register", []) else { return nil }
-        var request = HTTPRequest(method: "POST", url: target)
+        var request = RESTRequest(method: "POST", url: target)
         request.headers = dcrHeaders(contentType: "application/json;charset=utf-8")
         let body: JSON = ["software_statement": .string(softwareStatement), "redirect_uri": .string(redirectURL)]
         request.body = Data(body.serialized())

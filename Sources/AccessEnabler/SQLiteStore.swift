@@ -6,7 +6,7 @@ import ThreadAffinity
 /// The embedded store: one SQLite file, WAL journal, one table per entity, schema upgraded in place by numbered
 /// migrations (`PRAGMA user_version` is the last one applied). Durable writes commit with `synchronous=FULL`;
 /// cache writes with `synchronous=NORMAL` (no fsync per call in WAL mode).
-final class SQLiteStore: StoreConnection {
+final class SQLiteStore: StoreDatabase {
     let database: SQLiteDatabase
     var thread: ThreadAffinity { database.thread }
 

@@ -2,29 +2,29 @@ import FoundationEssentials
 import Synchronization
 
 /// Dedicated threads that run the store's I/O, so that neither the daemon's event loop nor Swift's cooperative
-/// pool ever waits on a disk, a lock or a database server. Each worker owns one connection; with one worker,
+/// pool ever waits on a disk, a lock or a database server. Each worker owns one database; with one worker,
 /// jobs run in the order they were submitted.
 final class StoreExecutor: Sendable {
-    typealias Job = @Sendable (any StoreConnection) -> Void
+    typealias Job = @Sendable (any StoreDatabase) -> Void
 
     private let jobs = Mutex<(queue: [Job], closed: Bool)>(([], false))
     private let condition = ThreadCondition()
 
-    /// Starts one worker thread per connection.
-    init(name: String, connections: [any StoreConnection]) {
-        for (index, connection) in connections.enumerated() {
-            let box = UncheckedConnection(connection)
-            startThread(name: connections.count == 1 ? name : "\(name)-\(index)") { [self] in self.work(box.connection) }
+    /// Starts one worker thread per database.
+    init(name: String, databases: [any StoreDatabase]) {
+        for (index, database) in databases.enumerated() {
+            let box = UncheckedDatabase(database)
+            startThread(name: databases.count == 1 ? name : "\(name)-\(index)") { [self] in self.work(box.database) }
         }
     }
 
-    /// Runs `job` on a worker with its connection and returns its result (or rethrows its error). The caller
+    /// Runs `job` on a worker with its database and returns its result (or rethrows its error). The caller
     /// resumes on its own actor, in the order the jobs ended, so calls of one actor keep their order.
     func run<T: Sendable>(
-        isolation: isolated (any Actor)? = #isolation, _ job: @escaping @Sendable (any StoreConnection) throws -> T
+        isolation: isolated (any Actor)? = #isolation, _ job: @escaping @Sendable (any StoreDatabase) throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation(isolation: isolation) { (continuation: CheckedContinuation<T, any Error>) in
-            submit { connection in continuation.resume(with: Result { try job(connection) }) }
+            submit { database in continuation.resume(with: Result { try job(database) }) }
         }
     }
 
@@ -36,7 +36,7 @@ final class StoreExecutor: Sendable {
         condition.unlock()
     }
 
-    /// Lets the workers finish what is queued, then end (closing their connections).
+    /// Lets the workers finish what is queued, then end (closing their databases).
     func close() {
         condition.lock()
         jobs.withLock { $0.closed = true }
@@ -44,8 +44,8 @@ final class StoreExecutor: Sendable {
         condition.unlock()
     }
 
-    private func work(_ connection: any StoreConnection) {
-        connection.thread.claim()
+    private func work(_ database: any StoreDatabase) {
+        database.thread.claim()
         while true {
             condition.lock()
             var job: Job?
@@ -56,13 +56,13 @@ final class StoreExecutor: Sendable {
             }
             condition.unlock()
             guard let job else { return }
-            job(connection)
+            job(database)
         }
     }
 }
 
-/// Hands a connection to the one worker thread that will ever use it.
-private struct UncheckedConnection: @unchecked Sendable {
-    let connection: any StoreConnection
-    init(_ connection: any StoreConnection) { self.connection = connection }
+/// Hands a database to the one worker thread that will ever use it.
+private struct UncheckedDatabase: @unchecked Sendable {
+    let database: any StoreDatabase
+    init(_ database: any StoreDatabase) { self.database = database }
 }

@@ -57,10 +57,10 @@ public struct StoredLogin: Sendable, Equatable {
     public var notAfter: Int64
 }
 
-/// The operations of one store connection (SQLite or PostgreSQL). Calls run on the store's worker threads only.
+/// The operations of one store database (SQLite or PostgreSQL). Calls run on the store's worker threads only.
 /// Writes marked durable are on disk when they return; cache writes may be lost in a crash.
-protocol StoreConnection: AnyObject {
-    /// The thread the connection belongs to: its worker claims it (``StoreExecutor``).
+protocol StoreDatabase: AnyObject {
+    /// The thread the database belongs to: its worker claims it (``StoreExecutor``).
     var thread: ThreadAffinity { get }
     /// The store's device identifier, created from `proposed` by the first writer.
     func deviceIdentity(proposed: String) throws -> String

@@ -25,18 +25,18 @@ public final class TokenStore: Sendable {
         try StateDirectoryRule.prepare(directory.path)
         let path = directory.appendingPathComponent("passbridge.sqlite").path
         let millis = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
-        let connection = try SQLiteStore(path: path, busyTimeoutMillis: millis)
+        let database = try SQLiteStore(path: path, busyTimeoutMillis: millis)
         location = path
-        executor = StoreExecutor(name: "passbridge-store", connections: [connection])
+        executor = StoreExecutor(name: "passbridge-store", databases: [database])
     }
 
     /// Connects to the fleet's PostgreSQL database (a libpq URI, `postgresql://user@host/db` or
     /// `postgresql:///db?host=/socket/dir`) and brings its schema up to date.
     /// - Throws: `TokenStoreError.postgreSQL` when it cannot connect or migrate.
     public init(postgreSQL url: String) throws {
-        let connection = try PostgreSQLStore(url: url)
+        let database = try PostgreSQLStore(url: url)
         location = PostgreSQLURL.redacted(url)
-        executor = StoreExecutor(name: "passbridge-store", connections: [connection])
+        executor = StoreExecutor(name: "passbridge-store", databases: [database])
     }
 
     deinit { executor.close() }
@@ -75,22 +75,22 @@ public final class TokenStore: Sendable {
 
     /// The profiles stored under `keys`, in their order (keys without a profile are left out).
     func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey]) async throws -> [(ProfileKey, StoredProfile)] {
-        try await executor.run(isolation: isolation) { connection in try Self.read(keys, connection).map { ($0.0, $0.1) } }
+        try await executor.run(isolation: isolation) { database in try Self.read(keys, database).map { ($0.0, $0.1) } }
     }
 
     /// As `profiles(_:)`, each with its authorization expiry for `resource` (nil when none or no resource).
     func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], authorizationExpiryOf resource: String?) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
-        try await executor.run(isolation: isolation) { connection in
-            try Self.read(keys, connection).map { key, profile in
-                (key, profile, try resource.flatMap { try connection.authorizationExpiry(key, resource: $0) })
+        try await executor.run(isolation: isolation) { database in
+            try Self.read(keys, database).map { key, profile in
+                (key, profile, try resource.flatMap { try database.authorizationExpiry(key, resource: $0) })
             }
         }
     }
 
     /// The profiles of `keys`, in their order: one query per login key (the MVPDs of one service provider).
-    private static func read(_ keys: [ProfileKey], _ connection: any StoreConnection) throws -> [(ProfileKey, StoredProfile)] {
+    private static func read(_ keys: [ProfileKey], _ database: any StoreDatabase) throws -> [(ProfileKey, StoredProfile)] {
         var byLogin: [LoginKey: [String: StoredProfile]] = [:]
-        for login in Set(keys.map(\.login)) { byLogin[login] = try connection.profiles(login) }
+        for login in Set(keys.map(\.login)) { byLogin[login] = try database.profiles(login) }
         return keys.compactMap { key in byLogin[key.login]?[key.mvpd].map { (key, $0) } }
     }
 
@@ -115,9 +115,9 @@ public final class TokenStore: Sendable {
     }
 
     /// Queues a cache write without waiting for it; `failed` is called when it fails.
-    func submit(_ failed: @escaping @Sendable (any Error) -> Void, _ write: @escaping @Sendable (any StoreConnection) throws -> Void) {
-        executor.submit { connection in
-            do { try write(connection) } catch { failed(error) }
+    func submit(_ failed: @escaping @Sendable (any Error) -> Void, _ write: @escaping @Sendable (any StoreDatabase) throws -> Void) {
+        executor.submit { database in
+            do { try write(database) } catch { failed(error) }
         }
     }
 

@@ -19,7 +19,7 @@ public struct BridgeConfiguration: Sendable {
     }
 }
 
-/// The JSON-RPC handler of the daemon: one `Session` (one `AccessEnabler`) per connection.
+/// The JSON-RPC handler of the daemon: one `ApplicationInstance` (one `AccessEnabler`) per connection.
 ///
 /// Give the same instance to the stdio and socket servers; it keys sessions by connection. Thread-safe.
 public final class BridgeService: RPCHandler {
@@ -29,7 +29,7 @@ public final class BridgeService: RPCHandler {
 
     /// Open sessions by connection; all access under the mutex. A closed session leaves the table at once
     /// (its running calls keep it alive until they are answered).
-    private let sessions = Mutex<[ObjectIdentifier: Session]>([:])
+    private let sessions = Mutex<[ObjectIdentifier: ApplicationInstance]>([:])
 
     /// - Parameter engineFactory: builds each connection's engine; default `AccessEnabler` on `configuration.store`.
     public init(configuration: BridgeConfiguration, engineFactory: EngineFactory? = nil) {
@@ -59,7 +59,7 @@ public final class BridgeService: RPCHandler {
         let key = ObjectIdentifier(outbound)
         let session = sessions.withLock { sessions in
             if let session = sessions[key] { return session }
-            let session = Session(outbound: outbound, configuration: configuration, factory: factory, statistics: statistics)
+            let session = ApplicationInstance(outbound: outbound, configuration: configuration, factory: factory, statistics: statistics)
             sessions[key] = session
             statistics.connections.add(1, ordering: .relaxed)
             return session

@@ -7,7 +7,7 @@ struct AnsweredRequest: Sendable {
     let params: Params
 }
 
-extension Session {
+extension ApplicationInstance {
     static let log = Logger(label: "bridge")
 
     /// `result` with the reasons of a failed outcome added as `statuses` (Protocol/README.md "Failure reasons"):

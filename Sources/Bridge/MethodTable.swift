@@ -16,7 +16,7 @@ enum Operation: Sendable {
 struct MethodSpec: Sendable {
     let name: String
     let needsRequestor: Bool
-    let prepare: @Sendable (Session, Params) throws(ErrorObject) -> Operation
+    let prepare: @Sendable (ApplicationInstance, Params) throws(ErrorObject) -> Operation
 }
 
 /// Every host→daemon method the daemon serves (Protocol/README.md); `Protocol/openrpc.json` lists the same

@@ -169,7 +169,7 @@ public struct UserConfig: Sendable {
     public var username: String
     public var password: String
     public var mvpds: [String]
-    /// Profile attributes: name → `{value, state: plain|enc}` (an `enc` value is sent base64-wrapped).
+    /// IssuedProfile attributes: name → `{value, state: plain|enc}` (an `enc` value is sent base64-wrapped).
     public var attributes: JSONObject
     /// Resource id → entitlement.
     public var entitlements: [String: Entitlement]

@@ -7,9 +7,9 @@ struct EmulatorState {
     /// Access tokens by token value.
     var tokens: [String: AccessToken] = [:]
     /// Authentication sessions by code.
-    var sessions: [String: Session] = [:]
+    var sessions: [String: AuthenticationSession] = [:]
     /// Profiles by (client, service provider, device), then by MVPD id.
-    var profiles: [ProfileKey: [String: Profile]] = [:]
+    var profiles: [IssuedProfileKey: [String: IssuedProfile]] = [:]
     /// One-time login tickets from the mock MVPD to the SP's assertion consumer.
     var tickets: [String: Ticket] = [:]
     /// TempPass start times (ms) by (service provider, MVPD, device).
@@ -38,7 +38,7 @@ struct AccessToken {
 }
 
 /// An authentication session (Adobe Pass REST API V2, "Sessions"). Times in ms.
-struct Session {
+struct AuthenticationSession {
     var code: String
     var sessionID: String
     var serviceProvider: String
@@ -51,7 +51,7 @@ struct Session {
     var notBefore: Int64
     var notAfter: Int64
     /// Set when the login completed: where the profile lives and when it was made.
-    var completedProfile: (key: ProfileKey, mvpd: String, notBefore: Int64)?
+    var completedProfile: (key: IssuedProfileKey, mvpd: String, notBefore: Int64)?
 
     var missingParameters: [String] {
         var missing: [String] = []
@@ -62,14 +62,14 @@ struct Session {
     }
 }
 
-struct ProfileKey: Hashable {
+struct IssuedProfileKey: Hashable {
     var clientID: String
     var serviceProvider: String
     var deviceID: String
 }
 
 /// A profile (Adobe Pass REST API V2, "Profiles"). `type` is regular, appleSSO, temporary or degraded.
-struct Profile {
+struct IssuedProfile {
     var mvpd: String
     var type: String
     var issuer: String

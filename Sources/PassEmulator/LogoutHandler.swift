@@ -13,7 +13,7 @@ extension Emulator {
             return .json(200, ["logouts": .object([mvpd.id: .object(object)])])
         }
         if mvpd.isTempPass || mvpd.degradation == "AuthNAll" { return answer("complete", "none") }
-        let removed: Profile? = state.withLock { state in
+        let removed: IssuedProfile? = state.withLock { state in
             guard let key = caller.profileKey else { return nil }
             return state.profiles[key]?.removeValue(forKey: mvpd.id)
         }

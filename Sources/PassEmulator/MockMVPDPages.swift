@@ -80,7 +80,7 @@ extension Emulator {
         else {
             return .html(400, page(title: "Bad Request", body: "<h1>Bad Request</h1><p>The sign-in ticket is unknown or expired.</p>"))
         }
-        let key = ProfileKey(clientID: session.clientID, serviceProvider: sp.id, deviceID: session.deviceID ?? "")
+        let key = IssuedProfileKey(clientID: session.clientID, serviceProvider: sp.id, deviceID: session.deviceID ?? "")
         let profile = saveProfile(key: key, mvpd: ticket.mvpd, user: user, type: "regular", issuer: ticket.mvpd, now: now, ttlSeconds: sp.profileTTLSeconds)
         session.completedProfile = (key, ticket.mvpd, profile.notBefore)
         let completed = session

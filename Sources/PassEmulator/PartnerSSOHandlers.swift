@@ -16,8 +16,8 @@ extension Emulator {
         let status = PartnerFrameworkStatus(header: request.header("ap-partner-framework-status"))
         let provider = status?.providerID.flatMap(caller.serviceProvider.mvpd(platformMappingId:))
         let validated: MVPDConfig? = status.flatMap { try? $0.validate(caller.serviceProvider, now: caller.now) }
-        func fallbackSession(_ mvpd: MVPDConfig?) -> Session {
-            let session = Session(
+        func fallbackSession(_ mvpd: MVPDConfig?) -> AuthenticationSession {
+            let session = AuthenticationSession(
                 code: Random.code(), sessionID: Random.uuid(), serviceProvider: sp, clientID: caller.clientID, deviceID: caller.deviceID,
                 deviceInfo: caller.deviceInfo, mvpd: mvpd?.id, domainName: nonEmpty(form["domainName"]), redirectURL: redirect,
                 notBefore: caller.now, notAfter: caller.now + caller.serviceProvider.codeTTLSeconds * 1000)

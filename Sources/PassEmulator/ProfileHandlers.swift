@@ -34,7 +34,7 @@ extension Emulator {
     /// regular one, or an appleSSO one when `partner` (from a valid AP-Partner-Framework-Status) names this MVPD.
     /// `request` is the one-MVPD call's (nil for the all-profiles call, which lists no degraded profile, as Adobe's
     /// page says, and finds a promotional trial by device alone); there a promotional TempPass needs its identity.
-    func visibleProfile(_ caller: Caller, _ mvpd: MVPDConfig, partner: MVPDConfig?, request: HTTPRequest?) throws(Failure) -> Profile? {
+    func visibleProfile(_ caller: Caller, _ mvpd: MVPDConfig, partner: MVPDConfig?, request: HTTPRequest?) throws(Failure) -> IssuedProfile? {
         guard let key = caller.profileKey else { return nil }
         if mvpd.promotional {
             return try promoProfile(caller, mvpd, identity: try request.map { request throws(Failure) in try Self.requiredTempPassIdentity(request) })
@@ -51,17 +51,17 @@ extension Emulator {
         if mvpd.degradation == "AuthNAll", request != nil {
             let ttl = caller.serviceProvider.profileTTLSeconds * 1000
             let user = "95cf93bcd183214a" + String(Digest.sha256Hex("degraded|\(key.deviceID)").prefix(40))
-            return Profile(
+            return IssuedProfile(
                 mvpd: mvpd.id, type: "degraded", issuer: "Adobe", notBefore: caller.now, notAfter: caller.now + ttl,
                 attributes: ["userID": .object(["value": .string(user), "state": "plain"])], username: nil)
         }
         return nil
     }
 
-    func tempPassProfile(mvpd: String, device: String, start: Int64, seconds: Int64) -> Profile {
+    func tempPassProfile(mvpd: String, device: String, start: Int64, seconds: Int64) -> IssuedProfile {
         let end = start + seconds * 1000
         let user = "temppass_" + String(Digest.sha256Hex("temppass|\(device)").prefix(40))
-        return Profile(
+        return IssuedProfile(
             mvpd: mvpd, type: "temporary", issuer: "Adobe", notBefore: start, notAfter: end,
             attributes: [
                 "expiration_date": .object(["value": .integer(end), "state": "plain"]),
@@ -69,7 +69,7 @@ extension Emulator {
             ], username: nil)
     }
 
-    /// Profile attributes for a user: plain values as configured, `enc` values base64-wrapped (standing in
+    /// IssuedProfile attributes for a user: plain values as configured, `enc` values base64-wrapped (standing in
     /// for encryption with the programmer's certificate). `userID` is always present.
     func attributes(for user: UserConfig) -> JSONObject {
         var result = JSONObject()
@@ -87,8 +87,8 @@ extension Emulator {
 
     /// Stores a fresh regular (or appleSSO) profile for `user` at `mvpd` and returns it.
     @discardableResult
-    func saveProfile(key: ProfileKey, mvpd: String, user: UserConfig, type: String, issuer: String, now: Int64, ttlSeconds: Int64) -> Profile {
-        let profile = Profile(
+    func saveProfile(key: IssuedProfileKey, mvpd: String, user: UserConfig, type: String, issuer: String, now: Int64, ttlSeconds: Int64) -> IssuedProfile {
+        let profile = IssuedProfile(
             mvpd: mvpd, type: type, issuer: issuer, notBefore: now, notAfter: now + ttlSeconds * 1000,
             attributes: attributes(for: user), username: user.username)
         state.withLock { $0.profiles[key, default: [:]][mvpd] = profile }

@@ -96,7 +96,7 @@ extension Emulator {
 
     /// The `temporary` profile of a promotional trial, or a 403 once it is over (time, or every resource used).
     /// `identity` nil: found by device only (the all-profiles call, which takes no identity header).
-    func promoProfile(_ caller: Caller, _ mvpd: MVPDConfig, identity: String?) throws(Failure) -> Profile? {
+    func promoProfile(_ caller: Caller, _ mvpd: MVPDConfig, identity: String?) throws(Failure) -> IssuedProfile? {
         guard let trial = promoTrial(caller.serviceProvider.id, mvpd.id, identity: identity, device: caller.deviceID) else { return nil }
         if let limit = promoLimit(trial, mvpd, now: caller.now) { throw Failure(limit) }
         let end = trial.start + (mvpd.tempPassSeconds ?? 0) * 1000
@@ -108,6 +108,6 @@ extension Emulator {
         if mvpd.maxResources > 0 {
             attributes["remaining_resources"] = .object(["value": .integer(Int64(mvpd.maxResources - trial.usedAssets.count)), "state": "plain"])
         }
-        return Profile(mvpd: mvpd.id, type: "temporary", issuer: "Adobe", notBefore: trial.start, notAfter: end, attributes: attributes, username: nil)
+        return IssuedProfile(mvpd: mvpd.id, type: "temporary", issuer: "Adobe", notBefore: trial.start, notAfter: end, attributes: attributes, username: nil)
     }
 }

@@ -11,8 +11,8 @@ struct Caller {
     var deviceInfo: JSON?
     var now: Int64
 
-    var profileKey: ProfileKey? {
-        deviceID.map { ProfileKey(clientID: clientID, serviceProvider: serviceProvider.id, deviceID: $0) }
+    var profileKey: IssuedProfileKey? {
+        deviceID.map { IssuedProfileKey(clientID: clientID, serviceProvider: serviceProvider.id, deviceID: $0) }
     }
 }
 

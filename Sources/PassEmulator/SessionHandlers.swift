@@ -14,7 +14,7 @@ extension Emulator {
         let sessionID = Random.uuid()
         if let mvpdID, let shortcut = try shortcut(caller, mvpdID: mvpdID, sessionID: sessionID, request: request) { return shortcut }
         let ttl = caller.serviceProvider.codeTTLSeconds * 1000
-        let session = Session(
+        let session = AuthenticationSession(
             code: Random.code(), sessionID: sessionID, serviceProvider: sp, clientID: caller.clientID, deviceID: caller.deviceID,
             deviceInfo: caller.deviceInfo, mvpd: mvpdID, domainName: nonEmpty(form["domainName"]), redirectURL: redirect,
             notBefore: caller.now, notAfter: caller.now + ttl)
@@ -108,7 +108,7 @@ extension Emulator {
     }
 
     /// The session for `code` under `sp`: unknown → `invalid_parameter_code`, expired → `invalid_authentication_session`.
-    func liveSession(_ code: String, sp: String, now: Int64) throws(Failure) -> Session {
+    func liveSession(_ code: String, sp: String, now: Int64) throws(Failure) -> AuthenticationSession {
         guard let session = state.withLock({ $0.sessions[code] }), session.serviceProvider == sp else {
             throw Failure("invalid_parameter_code")
         }
@@ -117,7 +117,7 @@ extension Emulator {
     }
 
     /// A SessionResponse body for `authenticate` / `resume` / `retry`.
-    func sessionBody(_ session: Session, next: String, reason: String = "none") -> JSON {
+    func sessionBody(_ session: AuthenticationSession, next: String, reason: String = "none") -> JSON {
         let sp = session.serviceProvider
         var object: JSONObject = ["actionName": .string(next)]
         if next == "authenticate" {

@@ -209,7 +209,7 @@ final class ScriptedHTTP: HTTPClient {
         }
     }
 
-    func perform(_ request: HTTPRequest, timeout: Duration) async -> HTTPResult {
+    func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult {
         let path = request.url.path
         let hold = state.withLock { state -> String? in
             state.requests.append("\(request.method) \(path)")

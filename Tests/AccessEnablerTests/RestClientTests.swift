@@ -132,7 +132,7 @@ final class RestClientTests: XCTestCase {
     }
 
     func testDateHeaderSetsTheSkew() async throws {
-        let ahead = HTTPDate.format(Date().addingTimeInterval(3600))
+        let ahead = DateHeader.format(Date().addingTimeInterval(3600))
         var response = Self.ok
         response.headers.append(("Date", ahead))
         let server = try CaptureServer(responses: [Self.registered, Self.token("AT1"), response])

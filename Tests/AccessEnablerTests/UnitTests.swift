@@ -40,7 +40,7 @@ final class ClockTests: XCTestCase {
     func testSkewFromDateHeaderCorrectsTheClock() {
         let local = Date(timeIntervalSince1970: 1_800_000_000)
         let clock = SkewedClock(local: { local }, elapsed: { 0 })
-        XCTAssertFalse(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(120))))
+        XCTAssertFalse(clock.observe(dateHeader: DateHeader.format(local.addingTimeInterval(120))))
         XCTAssertEqual(clock.now().timeIntervalSince1970, local.timeIntervalSince1970 + 120, accuracy: 0.001)
         XCTAssertEqual(clock.nowMillis(), 1_800_000_120_000)
     }
@@ -48,11 +48,11 @@ final class ClockTests: XCTestCase {
     func testWarnsOnceWhenSkewExceedsFiveMinutes() {
         let local = Date(timeIntervalSince1970: 1_800_000_000)
         let clock = SkewedClock(local: { local }, elapsed: { 0 })
-        XCTAssertTrue(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(86_400))))
-        XCTAssertFalse(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(86_400))))
+        XCTAssertTrue(clock.observe(dateHeader: DateHeader.format(local.addingTimeInterval(86_400))))
+        XCTAssertFalse(clock.observe(dateHeader: DateHeader.format(local.addingTimeInterval(86_400))))
         XCTAssertEqual(clock.now().timeIntervalSince1970, local.timeIntervalSince1970 + 86_400, accuracy: 0.001)
-        XCTAssertFalse(clock.observe(dateHeader: HTTPDate.format(local)))
-        XCTAssertTrue(clock.observe(dateHeader: HTTPDate.format(local.addingTimeInterval(-400))))
+        XCTAssertFalse(clock.observe(dateHeader: DateHeader.format(local)))
+        XCTAssertTrue(clock.observe(dateHeader: DateHeader.format(local.addingTimeInterval(-400))))
     }
 
     /// A step of the wall clock after the backend answered (a box booted at 1970, then set by NTP) moves
@@ -62,7 +62,7 @@ final class ClockTests: XCTestCase {
         let elapsed = Mutex<TimeInterval>(100)
         let clock = SkewedClock(local: { wall.withLock { $0 } }, elapsed: { elapsed.withLock { $0 } })
         let server = Date(timeIntervalSince1970: 1_800_000_000)
-        XCTAssertTrue(clock.observe(dateHeader: HTTPDate.format(server)))
+        XCTAssertTrue(clock.observe(dateHeader: DateHeader.format(server)))
         wall.withLock { $0 = Date(timeIntervalSince1970: 1_800_000_000 - 90 * 86_400) }  // NTP steps, wrongly
         elapsed.withLock { $0 = 160 }
         XCTAssertEqual(clock.now().timeIntervalSince1970, 1_800_000_060, accuracy: 0.001)
@@ -78,7 +78,7 @@ final class ClockTests: XCTestCase {
     }
 
     func testParsesRFC1123() {
-        XCTAssertEqual(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT")?.timeIntervalSince1970, 784_111_777)
+        XCTAssertEqual(DateHeader.parse("Sun, 06 Nov 1994 08:49:37 GMT")?.timeIntervalSince1970, 784_111_777)
     }
 }
 

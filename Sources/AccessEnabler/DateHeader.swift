@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// RFC 1123 dates of HTTP headers (`Sun, 06 Nov 1994 08:49:37 GMT`, the IMF-fixdate of RFC 9110), always UTC.
-enum HTTPDate {
+enum DateHeader {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
 

@@ -11,7 +11,7 @@ import Synchronization
 /// the order the host sent them. The engine alone holds the calls that wait for setRequestor
 /// (`AccessEnabler.WaitingCall`, `Sources/AccessEnabler/README.md`); setRequestor's response is written from its
 /// `answered` hook, before any of them goes on.
-final class Session: Sendable {
+final class ApplicationInstance: Sendable {
     let outbound: any Outbound
     let configuration: BridgeConfiguration
     let factory: EngineFactory
@@ -43,7 +43,7 @@ final class Session: Sendable {
 
     /// Validates and starts one request (`id` non-nil) or host notification (`id` nil; never answered).
     func handle(method: String, params: JSON?, id: RequestID?) {
-        (outbound as? Connection)?.checkReaderThread("Session.handle")
+        (outbound as? Connection)?.checkReaderThread("ApplicationInstance.handle")
         guard let spec = MethodTable.byName[method] else {
             if let id { outbound.respond(to: id, error: .methodNotFound(method)) }
             return
