@@ -27,6 +27,9 @@ final class ApplicationInstance: Sendable {
         var adapter: DelegateAdapter?
         /// The reasons (`statuses`) of the last setRequestor when it failed; nil after one succeeded.
         var setRequestorFailure: [JSON]?
+        /// `PB404` for the last setSelectedProvider's id when the provider dialog did not offer it; `notified` once
+        /// the `status` notification went out. It explains every failed response of that login flow.
+        var providerMiss: (status: JSON, notified: Bool)?
     }
     private let state = Mutex(State())
 
@@ -58,6 +61,7 @@ final class ApplicationInstance: Sendable {
             }
             request = AnsweredRequest(method: method, params: params)
             operation = try spec.prepare(self, params)
+            noteProviderSelection(request)
         } catch {
             if let id { outbound.respond(to: id, error: error) }
             return
@@ -155,6 +159,31 @@ final class ApplicationInstance: Sendable {
     var setRequestorFailure: [JSON]? {
         get { state.withLock { $0.setRequestorFailure } }
         set { state.withLock { $0.setRequestorFailure = newValue } }
+    }
+
+    /// A new login forgets the last `PB404`; a setSelectedProvider records it (or forgets it when the id was
+    /// offered). Runs before the engine sees the call, so the dialog's list is the one the host chose from.
+    private func noteProviderSelection(_ request: AnsweredRequest) {
+        switch request.method {
+        case AuthenticationMethods.getAuthentication.name, AuthorizationMethods.getAuthorization.name:
+            state.withLock { $0.providerMiss = nil }
+        case AuthenticationMethods.setSelectedProvider.name:
+            let miss = request.params.object["mvpdId"]?.stringValue.flatMap(unknownMVPD)
+            state.withLock { $0.providerMiss = miss.map { ($0, false) } }
+        default:
+            break
+        }
+    }
+
+    /// The recorded `PB404`, sent as a `status` notification the first time it is taken.
+    func takeProviderMiss() -> JSON? {
+        let (miss, notify) = state.withLock { state -> (JSON?, Bool) in
+            guard let miss = state.providerMiss else { return (nil, false) }
+            state.providerMiss?.notified = true
+            return (miss.status, !miss.notified)
+        }
+        if let miss, notify { outbound.notify(method: "status", params: miss) }
+        return miss
     }
 
     /// The MVPD ids of the current engine's last provider dialog.

@@ -12,7 +12,9 @@ extension ApplicationInstance {
 
     /// `result` with the reasons of a failed outcome added as `statuses` (Protocol/README.md "Failure reasons"):
     /// the warning and error `status` notifications the call's outcome sent; when it sent none, those of the
-    /// instance's failed setRequestor, or the daemon's own `PB404` for an id the provider dialog did not offer.
+    /// instance's failed setRequestor, or the daemon's own `PB404` when the login ended because setSelectedProvider
+    /// named an id the provider dialog did not offer (on that call and on the getAuthentication or
+    /// getAuthorization the login belonged to).
     /// Logs every failed setRequestor at info with its reasons.
     func explain(_ result: JSON, of request: AnsweredRequest, statuses: [JSON]) -> JSON {
         guard OutcomeStatuses.isFailure(result) else {
@@ -25,10 +27,12 @@ extension ApplicationInstance {
             setRequestorFailure = statuses
             let requestor = request.params.object["requestorID"]?.stringValue ?? ""
             Self.log.info("setRequestor \(requestor) failed: \(reasons.isEmpty ? "no reason given" : Self.summary(reasons))")
-        case AuthenticationMethods.setSelectedProvider.name where reasons.isEmpty && setRequestorFailure == nil:
-            if let mvpdId = request.params.object["mvpdId"]?.stringValue, let unknown = unknownMVPD(mvpdId) {
-                outbound.notify(method: "status", params: unknown)
-                reasons = [unknown]
+        case AuthenticationMethods.setSelectedProvider.name, AuthenticationMethods.getAuthentication.name,
+            AuthorizationMethods.getAuthorization.name:
+            if reasons.isEmpty, setRequestorFailure == nil, let miss = takeProviderMiss() {
+                reasons = [miss]
+            } else if reasons.isEmpty {
+                reasons = setRequestorFailure ?? []
             }
         default:
             if reasons.isEmpty { reasons = setRequestorFailure ?? [] }

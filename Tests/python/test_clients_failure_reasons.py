@@ -75,6 +75,7 @@ def test_mvpd_id_the_dialog_did_not_offer_says_pb404_with_the_closest(bin_dir, e
     assert note["id"] == "PB404" and note["message"] == "No MVPD 'MockMvpd' in the provider dialog; did you mean 'MockMVPD'?"
     assert selection["statuses"] == [note]
     assert login["errorCode"] == passbridge.PROVIDER_NOT_SELECTED_ERROR
+    assert login["statuses"] == [note]
 
 
 def test_cancel_and_not_logged_in_carry_no_statuses(bin_dir, emulator_url, tmp_path):

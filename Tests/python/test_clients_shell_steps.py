@@ -1,6 +1,7 @@
 """passbridge-call shows the human steps and the reasons (Clients/shell/passbridge-call): the real daemon against
 the emulator; the user is played by browser.py (the login page, the activation page on the "phone").
 """
+import json
 import os
 import pathlib
 import subprocess
@@ -80,9 +81,13 @@ def test_get_authentication_without_web_view_shows_the_code_and_ends_when_the_ph
 def test_an_mvpd_id_the_dialog_did_not_offer_is_explained(env):
     run = subprocess.run([CALL, "--requestor", "REF", "--mvpd", "MockMvpd", "getAuthentication"], env=env,
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-    assert run.stdout == '{"status":0,"errorCode":"Provider not Selected Error"}\n'
-    assert ("passbridge-call: error PB404: No MVPD 'MockMvpd' in the provider dialog; did you mean 'MockMVPD'? "
-            "(The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker)") in run.stderr.splitlines()
+    pb404 = {"id": "PB404", "level": "error",
+             "message": "No MVPD 'MockMvpd' in the provider dialog; did you mean 'MockMVPD'?",
+             "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
+    assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
+    explained = [line for line in run.stderr.splitlines() if line.startswith("passbridge-call: error PB404")]
+    assert explained == ["passbridge-call: error PB404: No MVPD 'MockMvpd' in the provider dialog; did you mean "
+                         "'MockMVPD'? (The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker)"]
 
 
 def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
