@@ -53,8 +53,8 @@ public enum FrameEvent {
 ///
 /// The framing is detected from the first non-whitespace byte: `C`/`c` starts Content-Length
 /// headers, anything else is NDJSON. The size limit is enforced before any buffer grows past it:
-/// an over-long NDJSON line is dropped up to its `\n`; an over-limit Content-Length body is skipped
-/// byte-counted without being stored. A header block that cannot be read (a line that is not a header,
+/// an over-long NDJSON line is dropped up to its `\n`; an over-limit Content-Length body is skipped up to the
+/// next `Content-Length:` without being stored (not by its declared length, which a peer may set to 2⁶³). A header block that cannot be read (a line that is not a header,
 /// no valid Content-Length, headers beyond 8 KiB) is reported once, then bytes are skipped up to the next
 /// `Content-Length:` (any case, anywhere). Bytes before a `Content-Length:` on the first line of a block are
 /// dropped silently: they are the tail of a body whose length was declared too short, and that body has
@@ -72,7 +72,6 @@ public struct Framer {
         case line(discarding: Bool)
         case headers(length: Int?, bytes: Int)
         case body(remaining: Int)
-        case skipping(remaining: Int)
         /// Looking for `content-length:`; `matched` is how many of its bytes the last bytes seen match.
         case seeking(matched: Int)
         case dead
@@ -176,10 +175,6 @@ public struct Framer {
                 }
                 index += take
                 state = take == remaining ? .headers(length: nil, bytes: 0) : .body(remaining: remaining - take)
-            case .skipping(let remaining):
-                let take = min(remaining, end - index)
-                index += take
-                state = take == remaining ? .headers(length: nil, bytes: 0) : .skipping(remaining: remaining - take)
             case .seeking(var matched):
                 while index < end && matched < Framer.lengthHeader.count {
                     let byte = Framer.lowercased(base[index])
@@ -244,7 +239,7 @@ public struct Framer {
                 return
             }
             if length > maxMessageBytes {
-                state = length == 0 ? .headers(length: nil, bytes: 0) : .skipping(remaining: length)
+                state = .seeking(matched: 0)
                 body(.tooLarge(declaredBytes: length))
             } else if length == 0 {
                 state = .headers(length: nil, bytes: 0)

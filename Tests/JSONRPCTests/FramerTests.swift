@@ -92,6 +92,13 @@ final class FramerTests: XCTestCase {
         XCTAssertEqual(events, ["<too large 100000>", second])
     }
 
+    func testAHugeDeclaredLengthCostsOnlyThatMessage() {
+        var framer = Framer(maxMessageBytes: 64)
+        let next = "Content-Length: \(second.utf8.count)\r\n\r\n\(second)"
+        let events = run(&framer, [Array("Content-Length: 9000000000000000000\r\n\r\n{\"x\":1}\(next)\(next)".utf8)])
+        XCTAssertEqual(events, ["<too large 9000000000000000000>", second, second])
+    }
+
     func testUnreadableHeaderIsReportedOnceAndTheNextMessageIsRead() {
         let next = "Content-Length: \(second.utf8.count)\r\n\r\n\(second)"
         var framer = Framer(maxMessageBytes: 64)

@@ -80,6 +80,21 @@ def test_params_that_are_not_structured_get_minus_32600_naming_named_params(pass
         d.finish()
 
 
+def test_a_content_length_that_declares_too_much_costs_one_message_not_the_session(passbridge):
+    d = StdioDaemon(passbridge, "--max-message-bytes", "1000", raw=True)
+    try:
+        framed = b""
+        for n in range(5):
+            body = request("rpc.stats", id=n).encode()
+            framed += b"Content-Length: %d\r\n\r\n" % len(body) + body
+        d.write(b"Content-Length: 9000000000000000000\r\n\r\n{}" + framed)
+        refused = json.loads(d.reader.frame())
+        assert refused["id"] is None and refused["error"]["code"] == -32004
+        assert [json.loads(d.reader.frame())["id"] for _ in range(5)] == [0, 1, 2, 3, 4]
+    finally:
+        d.finish()
+
+
 @pytest.mark.parametrize("raw_id", [
     b"9007199254740993", b"18446744073709551617", b"-18446744073709551617", b"0", b"null", b'"1"',
     b'"\\u00e9\\ud83d\\ude00"', b"-7", b"1.5"])
