@@ -23,8 +23,11 @@ let package = Package(
         .target(name: "ThreadAffinity"),
         .target(name: "JSON", dependencies: ["CJansson"]),
         .target(name: "JSONRPC", dependencies: ["JSON", "CShims", "ThreadAffinity"]),
-        .target(name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL", "CCurl", "ThreadAffinity"], exclude: ["README.md"]),
-        .target(name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing", "ThreadAffinity"], plugins: ["EmbedOpenRPC"]),
+        .target(
+            name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL", "CCurl", "ThreadAffinity"],
+            exclude: ["README.md"]),
+        .target(
+            name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing", "ThreadAffinity"], plugins: ["EmbedOpenRPC"]),
         // Protocol/openrpc.json compiled into Bridge at build time.
         .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),
         .plugin(name: "EmbedOpenRPC", capability: .buildTool(), dependencies: ["embed-openrpc"]),
@@ -33,7 +36,9 @@ let package = Package(
         // The daemon with extra methods for the transport tests; not a product.
         .executableTarget(name: "passbridge-test-daemon", dependencies: ["Bridge", "ArgumentParsing"], path: "Tests/TestDaemon"),
 
-        .target(name: "PassEmulator", dependencies: ["JSON", "ArgumentParsing", "CMicroHTTPD", "COpenSSL"], exclude: ["README.md", "default-config.json"]),
+        .target(
+            name: "PassEmulator", dependencies: ["JSON", "ArgumentParsing", "CMicroHTTPD", "COpenSSL"],
+            exclude: ["README.md", "default-config.json"]),
         .executableTarget(name: "pass-emulator", dependencies: ["PassEmulator"]),
 
         .executableTarget(name: "passbridge-bench", dependencies: ["JSON", "CShims"], path: "Bench/Sources/passbridge-bench"),

@@ -9,11 +9,11 @@ enum DateHeader {
     static func parse(_ text: String) -> Date? {
         let fields = text.split(separator: " ")
         guard fields.count == 6, fields[0].hasSuffix(","), fields[5] == "GMT" || fields[5] == "UTC",
-              let day = Int(fields[1]), let month = months.firstIndex(of: String(fields[2])), let year = Int(fields[3])
+            let day = Int(fields[1]), let month = months.firstIndex(of: String(fields[2])), let year = Int(fields[3])
         else { return nil }
         let clock = fields[4].split(separator: ":")
         guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-              (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+            (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
         let days = daysSinceEpoch(year: year, month: month + 1, day: day)
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))

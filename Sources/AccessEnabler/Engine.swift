@@ -109,7 +109,8 @@ actor Engine {
             }
         }
         if providers.isEmpty {
-            return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "CFG404", level: "error", message: "No usable service provider"))
+            return finishSetRequestor(
+                nil, failureStatus: AdvancedStatus(id: "CFG404", level: "error", message: "No usable service provider"))
         }
         var partnerStatus: AdvancedStatus?
         var selected: MVPD?
@@ -219,7 +220,9 @@ actor Engine {
                     forwardedFor: forwardedFor)
             },
             onSkewWarning: {
-                delegate.status(AdvancedStatus(id: "CFG100", level: "warning", message: "The device clock differs from the backend's by more than 5 minutes"))
+                delegate.status(
+                    AdvancedStatus(
+                        id: "CFG100", level: "warning", message: "The device clock differs from the backend's by more than 5 minutes"))
             }, log: configuration.log)
         clients[key] = client
         return client
@@ -284,7 +287,9 @@ actor Engine {
         guard changed else { return }
         let key = selectionKey(requestor)
         let log = configuration.log
-        store.submit({ error in log?("store failure keeping the selected provider: \(error)") }) { try $0.setSelectedProvider(mvpd?.ID, key) }
+        store.submit({ error in log?("store failure keeping the selected provider: \(error)") }) {
+            try $0.setSelectedProvider(mvpd?.ID, key)
+        }
     }
 
     // MARK: checkAuthentication (Adobe's "iOS/tvOS API Reference": checkAuthentication)
@@ -300,7 +305,8 @@ actor Engine {
             stored = try await storedProfiles(requestor)
             current = currentProfile(in: stored)
         } catch {
-            return report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+            return report(
+                .failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
         }
         if current == nil || current?.isPartner == true {
             // Cookbook step 3: a partner profile stands only while the platform account does.
@@ -322,7 +328,9 @@ actor Engine {
             do {
                 try await deleteProfile(expiredTempPass.mvpd, requestor)
             } catch {
-                return report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+                return report(
+                    .failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false,
+                    status: storeFailure(error))
             }
             return report(
                 .failed(SDKErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,

@@ -13,7 +13,8 @@ extension Engine {
         do {
             current = try await currentProfile(requestor)
         } catch {
-            return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
+            return authorizationFailed(
+                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
         }
         if current == nil {
             guard loginIfNeeded else {
@@ -24,7 +25,8 @@ extension Engine {
             do {
                 current = try await currentProfile(requestor)
             } catch {
-                return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
+                return authorizationFailed(
+                    resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
             }
             if login.errorCode == SDKErrorCode.providerNotSelected { return .loginCancelled(login) }
             guard login.status == AccessEnablerStatus.success, current != nil else {
@@ -39,12 +41,16 @@ extension Engine {
         // `data` of this call, else the identity of the login (a promotional TempPass needs it on every decision).
         let identity = data?.isEmpty == false ? TempPassIdentity.headers(data) : identityHeaders
         let headers = await partnerHeaders(requestor, profile: profile) + identity
-        var result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: headers)
+        var result = await requestor.client(for: profile.mvpd).call(
+            "POST", path, json: ["resources": [.string(resource)]], headers: headers)
         // Item-level errors whose action is `retry` get at most two more tries (Adobe's "Enhanced error codes": client handling).
         for _ in 0..<2 {
-            guard case .ok(let body) = result, Self.decision(in: body, for: resource)?["error"]?["action"]?.stringValue == "retry" else { break }
+            guard case .ok(let body) = result, Self.decision(in: body, for: resource)?["error"]?["action"]?.stringValue == "retry" else {
+                break
+            }
             try? await Task.sleep(for: .milliseconds(300))
-            result = await requestor.client(for: profile.mvpd).call("POST", path, json: ["resources": [.string(resource)]], headers: headers)
+            result = await requestor.client(for: profile.mvpd).call(
+                "POST", path, json: ["resources": [.string(resource)]], headers: headers)
         }
         return await authorizationOutcome(result, resource: resource, requestor: requestor, profile: profile)
     }
@@ -55,11 +61,14 @@ extension Engine {
         return decisions.first { $0["resource"]?.stringValue == resource } ?? decisions.first
     }
 
-    private func authorizationOutcome(_ result: APIResult, resource: String, requestor: Requestor, profile: Profile) async -> AuthorizationOutcome {
+    private func authorizationOutcome(
+        _ result: APIResult, resource: String, requestor: Requestor, profile: Profile
+    ) async -> AuthorizationOutcome {
         switch result {
         case .ok(let body):
             guard let decision = Self.decision(in: body, for: resource), let authorized = decision["authorized"]?.boolValue else {
-                return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+                return authorizationFailed(
+                    resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
             }
             if authorized, let token = decision["token"]?["serializedToken"]?.stringValue {
                 if let notAfter = Self.millis(decision["notAfter"]) ?? Self.millis(decision["token"]?["notAfter"]) {
@@ -76,7 +85,8 @@ extension Engine {
                     forEventType: TrackingEvent.authorization)
                 switch decision["source"]?.stringValue {
                 case "degradation":
-                    delegate.status(AdvancedStatus(id: "Z010", level: "warning", message: "Authorized under a degradation rule", resource: resource))
+                    delegate.status(
+                        AdvancedStatus(id: "Z010", level: "warning", message: "Authorized under a degradation rule", resource: resource))
                 case "temppass":
                     delegate.status(AdvancedStatus(id: "Z011", level: "info", message: "Authorized with TempPass", resource: resource))
                 default:
@@ -95,7 +105,8 @@ extension Engine {
                     resource, SDKErrorCode.userNotAuthorized, error?["details"]?.stringValue ?? "", requestor: requestor, profile: profile,
                     status: AdvancedStatus(id: "Z130", level: "error", message: error?["message"]?.stringValue, resource: resource))
             }
-            return authorizationFailed(resource, SDKErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+            return authorizationFailed(
+                resource, SDKErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
         case .throttled:
             return authorizationFailed(
                 resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
@@ -105,9 +116,11 @@ extension Engine {
                 resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
                 status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
         case .store(let error):
-            return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: storeFailure(error))
+            return authorizationFailed(
+                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: storeFailure(error))
         case .garbage, .transport:
-            return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+            return authorizationFailed(
+                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
         }
     }
 
@@ -124,13 +137,15 @@ extension Engine {
                 try await deleteProfile(profile.mvpd, requestor)
             } catch {
                 return authorizationFailed(
-                    resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: storeFailure(error), code: code)
+                    resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile,
+                    status: storeFailure(error), code: code)
             }
             let status =
                 code.hasPrefix("temporary_access")
                 ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)
                 : AdvancedStatus(id: "N130", level: "error", message: message, resource: resource)
-            return authorizationFailed(resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: status, code: code)
+            return authorizationFailed(
+                resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: status, code: code)
         }
         let id = code == "authorization_denied_by_degradation_rule" ? "Z169" : (code == "invalid_parameter_resources" ? "Z130" : "Z100")
         return authorizationFailed(

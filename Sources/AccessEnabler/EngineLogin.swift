@@ -16,7 +16,8 @@ extension Engine {
         do {
             current = try await currentProfile(requestor)
         } catch {
-            return report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
+            return report(
+                .failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))
         }
         if !forceAuthn, let profile = current {
             let stands = profile.isPartner ? await partnerAuthenticationCheck(requestor, profile: profile).valid : true
@@ -44,7 +45,8 @@ extension Engine {
                         .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
                     waiter.resume(returning: outcome)
                 case .refuseLogin(let waiter, let requestor, cancelled: false):
-                    waiter.resume(returning: report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
+                    waiter.resume(
+                        returning: report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
                 default:
                     perform([action])
                 }
@@ -102,7 +104,9 @@ extension Engine {
         case .transport:
             return loginFailed(SDKErrorCode.providerNotAvailable, requestor, status: regStatus)
         case .registration:
-            return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
+            return loginFailed(
+                SDKErrorCode.genericAuthentication, requestor,
+                status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
         case .store(let error):
             return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: storeFailure(error))
         case .throttled, .garbage, .httpError, .ok:
@@ -135,7 +139,8 @@ extension Engine {
         let client = requestor.client(for: mvpd.ID)
         let result = await client.call(
             "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
-            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders)
+            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders
+        )
         guard machine.login?.id == flowID else { return .ended(machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected)) }
         guard case .ok(let body) = result else {
             return .ended(loginFailure(result, requestor, secondScreen: !configuration.webView))
@@ -171,10 +176,12 @@ extension Engine {
     func tempPassLogin(_ mvpd: MVPD, _ requestor: Requestor) async -> AuthenticationStatus {
         let result = await requestor.client(for: mvpd.ID).call(
             "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
-            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders)
+            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders
+        )
         if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
             return loginFailed(
-                SDKErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
+                SDKErrorCode.userNotAuthenticated, requestor,
+                status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
         }
         guard case .ok = result else { return loginFailure(result, requestor) }
         return await fetchProfile(mvpd.ID, requestor)
@@ -191,7 +198,8 @@ extension Engine {
         }
         if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
             return loginFailed(
-                SDKErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
+                SDKErrorCode.userNotAuthenticated, requestor,
+                status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
         }
         if case .ok = result { return loginFailed(SDKErrorCode.genericAuthentication, requestor) }
         return loginFailure(result, requestor)
@@ -232,7 +240,8 @@ extension Engine {
         do {
             current = try await currentProfile(requestor)
         } catch {
-            return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false, status: storeFailure(error))
+            return report(
+                .failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false, status: storeFailure(error))
         }
         let outcome: AuthenticationStatus = current != nil ? .authenticated : .failed(SDKErrorCode.userNotAuthenticated)
         delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
@@ -270,7 +279,9 @@ extension Engine {
     private func pollOnce(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) async -> Bool {
         guard machine.isPolling(flowID) else { return false }
         if clock.nowMillis() >= notAfter {
-            _ = loginFailed(SDKErrorCode.genericAuthentication, requestor, status: AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired"))
+            _ = loginFailed(
+                SDKErrorCode.genericAuthentication, requestor,
+                status: AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired"))
             return false
         }
         let result = await requestor.client(for: mvpd).call(

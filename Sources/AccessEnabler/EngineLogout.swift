@@ -24,7 +24,9 @@ extension Engine {
                 "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/logout/\(FormEncoding.escape(profile.mvpd))",
                 query: [("redirectUrl", configuration.redirectURL)])
             let entry: JSON? =
-                if case .ok(let body) = result { body["logouts"]?[profile.mvpd] ?? body["logouts"]?.objectValue?.first(where: { _ in true })?.value } else { nil }
+                if case .ok(let body) = result {
+                    body["logouts"]?[profile.mvpd] ?? body["logouts"]?.objectValue?.first(where: { _ in true })?.value
+                } else { nil }
             if profile.isPartner || entry?["actionName"]?.stringValue == "partner_logout" { partner = true }
             if let entry, entry["actionName"]?.stringValue == "logout", let url = entry["url"]?.stringValue, logoutURL == nil {
                 logoutURL = client.absolute(url)
@@ -96,7 +98,8 @@ extension Engine {
                 let resource: String? = if case .authorizationExpiry(let resource) = request { resource } else { nil }
                 let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
                 let read = try await store.profiles(keys, authorizationExpiryOf: resource)
-                let stored = read.compactMap { key, profile, _ in (try? JSON.parse(profile.json)).map { Profile(mvpd: key.mvpd, json: $0) } }
+                let stored = read.compactMap { key, profile, _ in (try? JSON.parse(profile.json)).map { Profile(mvpd: key.mvpd, json: $0) }
+                }
                 if let profile = currentProfile(in: stored) {
                     let expiry = read.first { $0.0.mvpd == profile.mvpd }?.2
                     value = metadata(request, profile: profile, authorizationExpiry: expiry, encrypted: &encrypted)
@@ -114,23 +117,23 @@ extension Engine {
 
     private func metadata(_ request: MetadataRequest, profile: Profile, authorizationExpiry: Int64?, encrypted: inout Bool) -> JSON {
         var value = JSON.null
-            switch request {
-            case .authenticationExpiry:
-                value = .integer(profile.notAfter)
-            case .authorizationExpiry:
-                if let notAfter = authorizationExpiry, notAfter > clock.nowMillis() {
-                    value = .integer(notAfter)
-                }
-            case .userMetadata(let name):
-                if name == "tokenSource" {
-                    value = .string(profile.issuer == "Apple" ? "Apple" : profile.mvpd)
-                } else if let attribute = profile.attribute(name) {
-                    value = attribute.value
-                    encrypted = attribute.encrypted
-                }
-            case .deviceID:
-                break
+        switch request {
+        case .authenticationExpiry:
+            value = .integer(profile.notAfter)
+        case .authorizationExpiry:
+            if let notAfter = authorizationExpiry, notAfter > clock.nowMillis() {
+                value = .integer(notAfter)
             }
+        case .userMetadata(let name):
+            if name == "tokenSource" {
+                value = .string(profile.issuer == "Apple" ? "Apple" : profile.mvpd)
+            } else if let attribute = profile.attribute(name) {
+                value = attribute.value
+                encrypted = attribute.encrypted
+            }
+        case .deviceID:
+            break
+        }
         return value
     }
 }

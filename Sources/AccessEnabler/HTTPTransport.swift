@@ -2,7 +2,7 @@ import CCurl
 import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// HTTP on one libcurl multi handle driven by a thread of its own. Connections stay open and are reused per
@@ -44,7 +44,9 @@ final class HTTPTransport: HTTPClient, @unchecked Sendable {
     /// The transport thread: adds what was submitted, drives the transfers, finishes those that ended.
     private func run() -> Never {
         while true {
-            for transfer in submitted.withLock({ queue in defer { queue = [] }; return queue }) {
+            for transfer in submitted.withLock({ queue in
+                defer { queue = [] }; return queue
+            }) {
                 running[transfer.easy] = transfer
                 curl_multi_add_handle(multi, transfer.easy)
             }
@@ -53,7 +55,8 @@ final class HTTPTransport: HTTPClient, @unchecked Sendable {
             var left: Int32 = 0
             while let message = curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                      let transfer = running.removeValue(forKey: easy) else { continue }
+                    let transfer = running.removeValue(forKey: easy)
+                else { continue }
                 let code = message.pointee.data.result
                 curl_multi_remove_handle(multi, easy)
                 transfer.finish(code)

@@ -192,7 +192,8 @@ extension Engine {
             }
             saml = response
         }
-        let created = await client.call("POST", "\(base)/profiles/sso/\(partner)", form: [("SAMLResponse", Self.encodeSAML(saml))], headers: header)
+        let created = await client.call(
+            "POST", "\(base)/profiles/sso/\(partner)", form: [("SAMLResponse", Self.encodeSAML(saml))], headers: header)
         if case .ok(let profiles) = created, let profile = Profile.first(in: profiles, preferring: mvpd.ID) { return .profile(profile) }
         return .failed(nil)
     }
@@ -236,7 +237,8 @@ extension Engine {
     /// A host error as a status. In the background (steps 2, 3) everything but a refused access is APPL_ERROR;
     /// in getAuthentication (step 4) a service problem is VSA503 and a cancel N005.
     static func partnerStatus(_ error: PartnerSSOError, interactive: Bool) -> AdvancedStatus {
-        let appl = AdvancedStatus(id: "APPL_ERROR", level: "error", message: "The platform's account request failed", details: error.message)
+        let appl = AdvancedStatus(
+            id: "APPL_ERROR", level: "error", message: "The platform's account request failed", details: error.message)
         switch error.reason {
         case .accessNotGranted:
             return accessStatus(.denied)!

@@ -40,7 +40,8 @@ extension Engine {
         case .failure(let error) where error.reason == .unsupportedProvider:
             guard let id = error.unsupportedProviderIdentifier else {
                 return partnerFallBack(
-                    AdvancedStatus(id: "N003", level: "info", message: "Other TV provider was chosen in the platform picker"), mvpds: mvpds, flowID: flowID)
+                    AdvancedStatus(id: "N003", level: "info", message: "Other TV provider was chosen in the platform picker"), mvpds: mvpds,
+                    flowID: flowID)
             }
             guard let mvpd = requestor.mvpds.first(where: { $0.platformMappingId == id }) else {
                 return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds, flowID: flowID)

@@ -67,7 +67,11 @@ final class PostgreSQLDatabase {
                 if PQgetisnull(result, row, column) == 1 { cells.append(Cell(bytes: nil)); continue }
                 let count = Int(PQgetlength(result, row, column))
                 let pointer = PQgetvalue(result, row, column)!
-                cells.append(Cell(bytes: pointer.withMemoryRebound(to: UInt8.self, capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }))
+                cells.append(
+                    Cell(
+                        bytes: pointer.withMemoryRebound(to: UInt8.self, capacity: count) {
+                            Array(UnsafeBufferPointer(start: $0, count: count))
+                        }))
             }
             rows.append(cells)
         }

@@ -67,8 +67,11 @@ final class PostgreSQLStore: StoreDatabase {
     }
 
     func clientCredentials(_ scope: StoreScope) throws -> ClientCredentials? {
-        try rows("SELECT client_id, client_secret FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2", SQLiteStore.values(scope))
-            .first.map { ClientCredentials(id: $0[0].text ?? "", secret: $0[1].text ?? "") }
+        try rows(
+            "SELECT client_id, client_secret FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2",
+            SQLiteStore.values(scope)
+        )
+        .first.map { ClientCredentials(id: $0[0].text ?? "", secret: $0[1].text ?? "") }
     }
 
     func insertClientCredentials(_ credentials: ClientCredentials, _ scope: StoreScope) throws -> ClientCredentials {
@@ -82,14 +85,17 @@ final class PostgreSQLStore: StoreDatabase {
         database.reconnectIfNeeded()
         try database.transaction { () throws(TokenStoreError) in
             let arguments = SQLiteStore.values(scope) + [.text(clientID)]
-            try database.execute("DELETE FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
+            try database.execute(
+                "DELETE FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
             try database.execute("DELETE FROM access_tokens WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
         }
     }
 
     func accessToken(_ scope: StoreScope) throws -> AccessTokenRecord? {
-        try rows("SELECT client_id, token, expires_ms FROM access_tokens WHERE backend = $1 AND statement_sha256 = $2", SQLiteStore.values(scope))
-            .first.map { AccessTokenRecord(clientID: $0[0].text ?? "", token: $0[1].text ?? "", expires: $0[2].integer) }
+        try rows(
+            "SELECT client_id, token, expires_ms FROM access_tokens WHERE backend = $1 AND statement_sha256 = $2", SQLiteStore.values(scope)
+        )
+        .first.map { AccessTokenRecord(clientID: $0[0].text ?? "", token: $0[1].text ?? "", expires: $0[2].integer) }
     }
 
     func saveAccessToken(_ record: AccessTokenRecord, _ scope: StoreScope) throws {
@@ -107,7 +113,8 @@ final class PostgreSQLStore: StoreDatabase {
             INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES ($1, $2, ''::bytea, ''::bytea, 0, $4)
             ON CONFLICT (backend, statement_sha256) DO UPDATE SET refreshing_until_ms = excluded.refreshing_until_ms
             WHERE access_tokens.refreshing_until_ms < $3 AND access_tokens.token = $5 RETURNING 1
-            """, SQLiteStore.values(scope) + [.integer(now), .integer(until), .text(seen)]).isEmpty)
+            """, SQLiteStore.values(scope) + [.integer(now), .integer(until), .text(seen)]
+        ).isEmpty)
     }
 
     func profiles(_ key: LoginKey) throws -> [String: StoredProfile] {
@@ -184,7 +191,8 @@ final class PostgreSQLStore: StoreDatabase {
             []
         ).map { row in
             let scope = StoreScope(backend: row[0].text ?? "", statementSHA256: row[1].text ?? "")
-            let key = ProfileKey(login: LoginKey(scope: scope, device: row[2].text ?? "", requestor: row[3].text ?? ""), mvpd: row[4].text ?? "")
+            let key = ProfileKey(
+                login: LoginKey(scope: scope, device: row[2].text ?? "", requestor: row[3].text ?? ""), mvpd: row[4].text ?? "")
             return (key, StoredProfile(json: row[5].text ?? "", notAfter: row[6].integer))
         }
     }

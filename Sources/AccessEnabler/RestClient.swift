@@ -97,8 +97,7 @@ actor RestClient {
     func call(
         _ method: String, _ path: String, query: [(String, String)] = [], form: [(String, String)]? = nil, json: JSON? = nil,
         headers extra: [(String, String)] = []
-    ) async -> APIResult
-    {
+    ) async -> APIResult {
         var refreshed = false
         while true {
             guard let token = await accessToken(refusing: nil) else { return tokenFailure() }

@@ -40,7 +40,8 @@ enum SQLiteMigrations {
 
     /// 1: the first layout, one key-value table (kept so that stores of every age upgrade the same way).
     static func createKeyValue(_ database: SQLiteDatabase) throws(TokenStoreError) {
-        try database.execute("CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key))")
+        try database.execute(
+            "CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key))")
     }
 
     /// 2: one table per entity, with the key-value rows moved in. Preauthorization decisions are dropped (never
@@ -48,7 +49,9 @@ enum SQLiteMigrations {
     static func createEntityTables(_ database: SQLiteDatabase) throws(TokenStoreError) {
         for statement in entityTables { try database.execute(statement) }
         var rows: [(ns: String, key: String, value: String)] = []
-        try database.query("SELECT ns, key, value FROM kv", []) { row in rows.append((row.text(0) ?? "", row.text(1) ?? "", row.text(2) ?? "")) }
+        try database.query("SELECT ns, key, value FROM kv", []) { row in
+            rows.append((row.text(0) ?? "", row.text(1) ?? "", row.text(2) ?? ""))
+        }
         let device = rows.first { $0.ns == "device" && $0.key == "id" }?.value
         if let device {
             try database.execute("INSERT INTO device_identity(slot, device_id) VALUES (1, ?)", [.text(device)])
@@ -78,7 +81,8 @@ enum SQLiteMigrations {
                 let json = try? JSON.parse(row.value)
             else { continue }
             let key = ProfileKey(
-                login: LoginKey(scope: scope, device: device, requestor: String(rest[..<bar])), mvpd: String(rest[rest.index(after: bar)...]))
+                login: LoginKey(scope: scope, device: device, requestor: String(rest[..<bar])),
+                mvpd: String(rest[rest.index(after: bar)...]))
             try database.execute(
                 "INSERT INTO profiles(backend, statement_sha256, device_id, requestor, mvpd, not_after_ms, profile) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 SQLiteStore.values(key) + [.integer(json["notAfter"]?.int64Value ?? 0), .text(row.value)])

@@ -48,7 +48,8 @@ final class SQLiteStore: StoreDatabase {
                 "DELETE FROM client_credentials WHERE backend = ? AND statement_sha256 = ? AND client_id = ?",
                 Self.values(scope) + [.text(clientID)])
             try database.execute(
-                "DELETE FROM access_tokens WHERE backend = ? AND statement_sha256 = ? AND client_id = ?", Self.values(scope) + [.text(clientID)])
+                "DELETE FROM access_tokens WHERE backend = ? AND statement_sha256 = ? AND client_id = ?",
+                Self.values(scope) + [.text(clientID)])
         }
     }
 
@@ -111,7 +112,8 @@ final class SQLiteStore: StoreDatabase {
 
     func selectedProvider(_ key: LoginKey) throws -> String? {
         try database.text(
-            "SELECT mvpd FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?", Self.values(key))
+            "SELECT mvpd FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?",
+            Self.values(key))
     }
 
     func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) throws {
@@ -123,7 +125,8 @@ final class SQLiteStore: StoreDatabase {
                 """, Self.values(key) + [.text(mvpd)])
         } else {
             try database.execute(
-                "DELETE FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?", Self.values(key))
+                "DELETE FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?",
+                Self.values(key))
         }
     }
 
@@ -150,10 +153,12 @@ final class SQLiteStore: StoreDatabase {
     func allProfiles() throws -> [(ProfileKey, StoredProfile)] {
         var rows: [(ProfileKey, StoredProfile)] = []
         try database.query(
-            "SELECT backend, statement_sha256, device_id, requestor, mvpd, profile, not_after_ms FROM profiles ORDER BY backend, requestor, mvpd, device_id", []
+            "SELECT backend, statement_sha256, device_id, requestor, mvpd, profile, not_after_ms FROM profiles ORDER BY backend, requestor, mvpd, device_id",
+            []
         ) { row in
             let scope = StoreScope(backend: row.text(0) ?? "", statementSHA256: row.text(1) ?? "")
-            let key = ProfileKey(login: LoginKey(scope: scope, device: row.text(2) ?? "", requestor: row.text(3) ?? ""), mvpd: row.text(4) ?? "")
+            let key = ProfileKey(
+                login: LoginKey(scope: scope, device: row.text(2) ?? "", requestor: row.text(3) ?? ""), mvpd: row.text(4) ?? "")
             rows.append((key, StoredProfile(json: row.text(5) ?? "", notAfter: row.integer(6))))
         }
         return rows

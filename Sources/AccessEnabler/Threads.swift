@@ -9,12 +9,14 @@ func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     }
     var thread = pthread_t()
     let context = Unmanaged.passRetained(Box(name, body)).toOpaque()
-    let started = pthread_create(&thread, nil, { context in
-        let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-        nameThisThread(box.name)
-        box.body()
-        return nil
-    }, context)
+    let started = pthread_create(
+        &thread, nil,
+        { context in
+            let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+            nameThisThread(box.name)
+            box.body()
+            return nil
+        }, context)
     precondition(started == 0, "pthread_create failed: \(started)")
     pthread_detach(thread)
 }

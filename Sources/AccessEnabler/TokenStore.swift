@@ -53,7 +53,9 @@ public final class TokenStore: Sendable {
         try await executor.run(isolation: isolation) { try $0.clientCredentials(scope) }
     }
 
-    func insertClientCredentials(isolation: isolated (any Actor)? = #isolation, _ credentials: ClientCredentials, _ scope: StoreScope) async throws -> ClientCredentials {
+    func insertClientCredentials(
+        isolation: isolated (any Actor)? = #isolation, _ credentials: ClientCredentials, _ scope: StoreScope
+    ) async throws -> ClientCredentials {
         try await executor.run(isolation: isolation) { try $0.insertClientCredentials(credentials, scope) }
     }
 
@@ -69,7 +71,9 @@ public final class TokenStore: Sendable {
         try await executor.run(isolation: isolation) { try $0.saveAccessToken(record, scope) }
     }
 
-    func claimTokenRefresh(isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope, seen: String, now: Int64, until: Int64) async throws -> Bool {
+    func claimTokenRefresh(
+        isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope, seen: String, now: Int64, until: Int64
+    ) async throws -> Bool {
         try await executor.run(isolation: isolation) { try $0.claimTokenRefresh(scope, seen: seen, now: now, until: until) }
     }
 
@@ -79,7 +83,9 @@ public final class TokenStore: Sendable {
     }
 
     /// As `profiles(_:)`, each with its authorization expiry for `resource` (nil when none or no resource).
-    func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], authorizationExpiryOf resource: String?) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
+    func profiles(
+        isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], authorizationExpiryOf resource: String?
+    ) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
         try await executor.run(isolation: isolation) { database in
             try Self.read(keys, database).map { key, profile in
                 (key, profile, try resource.flatMap { try database.authorizationExpiry(key, resource: $0) })
@@ -183,9 +189,12 @@ public enum StateDirectoryRule {
             guard stat(path, &info) == 0 else { throw .io(operation: "cannot inspect state directory \(path)", errno: errno) }
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path: path) }
-        if info.st_uid != geteuid() { throw .unsafeDirectory(path: path, reason: "owned by uid \(info.st_uid), not by this user (uid \(geteuid()))") }
+        if info.st_uid != geteuid() {
+            throw .unsafeDirectory(path: path, reason: "owned by uid \(info.st_uid), not by this user (uid \(geteuid()))")
+        }
         if info.st_mode & 0o022 != 0 {
-            throw .unsafeDirectory(path: path, reason: "its group or others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)))")
+            throw .unsafeDirectory(
+                path: path, reason: "its group or others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)))")
         }
     }
 

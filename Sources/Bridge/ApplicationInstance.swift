@@ -115,7 +115,9 @@ final class ApplicationInstance: Sendable {
 
     /// `init`: a fresh engine with these settings replaces any earlier one (whose flows are cancelled);
     /// the new instance has no requestor yet.
-    func initialize(softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil) {
+    func initialize(
+        softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
+    ) {
         let (engine, adapter) = makeEngine(
             softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
         let previous = state.withLock { state in

@@ -15,7 +15,9 @@ public protocol Outbound: AnyObject, Sendable {
 extension Outbound {
     /// Parses the text and answers with the value (for recorders; `Connection` copies the bytes).
     public func respond(to id: RequestID, encodedResult: [UInt8]) {
-        do { respond(to: id, result: try JSON.parse(encodedResult)) } catch { respond(to: id, error: .internalError("unreadable encoded result")) }
+        do { respond(to: id, result: try JSON.parse(encodedResult)) } catch {
+            respond(to: id, error: .internalError("unreadable encoded result"))
+        }
     }
 }
 

@@ -88,6 +88,7 @@ final class PartnerSSOHost: PartnerSSOProvider {
         }
         let reason = error.data?["reason"]?.stringValue.flatMap(PartnerSSOError.Reason.init(rawValue:))
         return PartnerSSOError(
-            reason ?? .other, unsupportedProviderIdentifier: error.data?["unsupportedProviderIdentifier"]?.stringValue, message: error.message)
+            reason ?? .other, unsupportedProviderIdentifier: error.data?["unsupportedProviderIdentifier"]?.stringValue,
+            message: error.message)
     }
 }

@@ -16,7 +16,8 @@ extension Params {
                 tvProviders: try inner.stringArray("TV_PROVIDERS"), featuredTVProviders: try inner.stringArray("FEATURED_TV_PROVIDERS"))
         }
         guard case .array = value else {
-            throw Params.invalid(name, "must be an array of MVPD ids or an object {TV_PROVIDERS, FEATURED_TV_PROVIDERS}, not \(value.typeName)")
+            throw Params.invalid(
+                name, "must be an array of MVPD ids or an object {TV_PROVIDERS, FEATURED_TV_PROVIDERS}, not \(value.typeName)")
         }
         return ProviderFilter(tvProviders: try stringArray(name))
     }

@@ -35,7 +35,9 @@ extension JSON {
             let rewrite = scan.replacingBigIntegers()
             guard !rewrite.placeholders.isEmpty else { throw error.parseError }
             let result = rewrite.text.withUnsafeBytes { bytes -> Result<JSON, JanssonError> in
-                do throws(JanssonError) { return .success(try load(bytes, placeholders: rewrite.placeholders)) } catch { return .failure(error) }
+                do throws(JanssonError) { return .success(try load(bytes, placeholders: rewrite.placeholders)) } catch {
+                    return .failure(error)
+                }
             }
             switch result {
             case .success(let value): return value
@@ -103,7 +105,13 @@ private struct Scan {
         var escaped = false
         for (offset, byte) in bytes.enumerated() {
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {
@@ -130,7 +138,13 @@ private struct Scan {
         while index < bytes.count {
             let byte = bytes[index]
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 text.append(byte)
                 index += 1
                 continue
@@ -159,7 +173,8 @@ private struct Scan {
 
     private static func isNumberByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"),
+            UInt8(ascii: "E"):
             return true
         default:
             return false

@@ -88,7 +88,9 @@ public final class Connection: Sendable {
     /// peer's result or error (``RequestFailure/peer(_:)``), with ``RequestFailure/timedOut`` after `timeout`,
     /// or with ``RequestFailure/connectionClosed`` if the connection closes first.
     /// The completion runs on the loop thread (or the caller's, if already closed) and must not block.
-    public func request(method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, RequestFailure>) -> Void) {
+    public func request(
+        method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, RequestFailure>) -> Void
+    ) {
         let deadline = monotonicNanos() + timeout.nanoseconds
         let accepted = state.withLock { state -> Bool in
             guard !state.closing else { return false }
@@ -152,7 +154,9 @@ public final class Connection: Sendable {
     func flushLocked(_ state: inout WriterState) {
         while !state.outbound.isEmpty && !state.writeFailed {
             let written = state.outbound.writeFirst { bytes in
-                isSocket ? Glibc.send(writeFD, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) : write(writeFD, bytes.baseAddress, bytes.count)
+                isSocket
+                    ? Glibc.send(writeFD, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+                    : write(writeFD, bytes.baseAddress, bytes.count)
             }
             if written > 0 {
                 state.lastWriteProgress = monotonicNanos()
@@ -187,8 +191,11 @@ public final class Connection: Sendable {
             loop.setInterest(self, fd: readFD, direction: 0, events: wantRead | wantWrite)
         } else {
             // A finished input leaves epoll entirely: a pipe without writers reports EPOLLHUP forever.
-            if state.readDone { loop.removeInterest(self, fd: readFD, direction: 0) }
-            else { loop.setInterest(self, fd: readFD, direction: 0, events: wantRead) }
+            if state.readDone {
+                loop.removeInterest(self, fd: readFD, direction: 0)
+            } else {
+                loop.setInterest(self, fd: readFD, direction: 0, events: wantRead)
+            }
             loop.setInterest(self, fd: writeFD, direction: 1, events: wantWrite)
         }
     }

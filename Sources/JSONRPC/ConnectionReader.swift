@@ -92,11 +92,15 @@ extension Connection {
         switch event {
         case .message(let body): dispatch(body)
         case .tooLarge(let declared):
-            log.warning("connection \(number): message over \(limits.maxMessageBytes) bytes refused" + (declared.map { " (Content-Length \($0))" } ?? ""))
+            log.warning(
+                "connection \(number): message over \(limits.maxMessageBytes) bytes refused"
+                    + (declared.map { " (Content-Length \($0))" } ?? ""))
             send(OutgoingMessage.response(id: nil, error: .messageTooLarge(limit: limits.maxMessageBytes)))
         case .unreadable(let reason):
             log.warning("connection \(number): unreadable header block (\(reason)), skipping to the next Content-Length")
-            send(OutgoingMessage.response(id: nil, error: ErrorObject(code: .parseError, message: "Parse error", data: ["reason": .string(reason)])))
+            send(
+                OutgoingMessage.response(
+                    id: nil, error: ErrorObject(code: .parseError, message: "Parse error", data: ["reason": .string(reason)])))
         }
     }
 
@@ -141,7 +145,10 @@ extension Connection {
             return
         }
         guard elements.count <= limits.maxBatchSize else {
-            send(OutgoingMessage.batch([OutgoingMessage.response(id: nil, error: .invalidRequest("batch over \(limits.maxBatchSize) elements"))]))
+            send(
+                OutgoingMessage.batch([
+                    OutgoingMessage.response(id: nil, error: .invalidRequest("batch over \(limits.maxBatchSize) elements"))
+                ]))
             return
         }
         let batch = Batch()
@@ -172,7 +179,9 @@ extension Connection {
             }
             if overMark {
                 // The batch's answers are sent as one message: past the mark, the rest is refused, not held.
-                log.warning("connection \(number): batch answers over \(limits.outboundHighWater) bytes; \(calls.count - position) requests refused")
+                log.warning(
+                    "connection \(number): batch answers over \(limits.outboundHighWater) bytes; \(calls.count - position) requests refused"
+                )
                 for refused in calls[position...] {
                     if let id = refused.id { respond(to: id, error: .outputOverLimit(limit: limits.outboundHighWater)) }
                 }

@@ -74,8 +74,10 @@ public enum RequestFailure: Error, Sendable, Hashable {
     public var errorObject: ErrorObject {
         switch self {
         case .peer(let error): return error
-        case .timedOut: return ErrorObject(code: .requestTimedOut, message: "Request timed out", data: ["reason": "the host did not answer in time"])
-        case .connectionClosed: return ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])
+        case .timedOut:
+            return ErrorObject(code: .requestTimedOut, message: "Request timed out", data: ["reason": "the host did not answer in time"])
+        case .connectionClosed:
+            return ErrorObject(code: .connectionClosed, message: "Connection closed", data: ["reason": "the connection closed"])
         }
     }
 }

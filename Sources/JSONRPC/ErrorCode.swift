@@ -111,12 +111,16 @@ public struct ErrorObject: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// -32004: too many requests in flight; `data` gives the limit.
     public static func overloaded(inFlightLimit: Int) -> ErrorObject {
-        ErrorObject(code: .overloaded, message: "Overloaded", data: ["reason": "too many requests in flight", "limit": .integer(Int64(inFlightLimit))])
+        ErrorObject(
+            code: .overloaded, message: "Overloaded",
+            data: ["reason": "too many requests in flight", "limit": .integer(Int64(inFlightLimit))])
     }
 
     /// -32004: a batch whose answers would pass the output high-water mark (bytes); `data` gives the mark.
     public static func outputOverLimit(limit: Int) -> ErrorObject {
-        ErrorObject(code: .overloaded, message: "Overloaded", data: ["reason": "the batch's answers exceed the output limit", "limit": .integer(Int64(limit))])
+        ErrorObject(
+            code: .overloaded, message: "Overloaded",
+            data: ["reason": "the batch's answers exceed the output limit", "limit": .integer(Int64(limit))])
     }
 
     /// -32005: the peer may not connect; `data.reason` says who may.
@@ -126,7 +130,8 @@ public struct ErrorObject: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// -32004: a message over the size limit (bytes); `data` gives the limit.
     public static func messageTooLarge(limit: Int) -> ErrorObject {
-        ErrorObject(code: .overloaded, message: "Message too large", data: ["reason": "message too large", "limit": .integer(Int64(limit))])
+        ErrorObject(
+            code: .overloaded, message: "Message too large", data: ["reason": "message too large", "limit": .integer(Int64(limit))])
     }
 }
 

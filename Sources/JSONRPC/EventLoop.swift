@@ -86,10 +86,13 @@ final class EventLoop: @unchecked Sendable {
 
     /// Creates a connection on non-blocking fds, gives it its handler, and starts reading.
     @discardableResult
-    func add(readFD: Int32, writeFD: Int32, isSocket: Bool, peer: PeerCredentials?, limits: ConnectionLimits, factory: RPCHandlerFactory) -> Connection {
+    func add(
+        readFD: Int32, writeFD: Int32, isSocket: Bool, peer: PeerCredentials?, limits: ConnectionLimits, factory: RPCHandlerFactory
+    ) -> Connection {
         thread.check("EventLoop.add")
         let number = EventLoop.numbers.add(1, ordering: .relaxed).newValue
-        let connection = Connection(number: number, readFD: readFD, writeFD: writeFD, isSocket: isSocket, peer: peer, limits: limits, loop: self)
+        let connection = Connection(
+            number: number, readFD: readFD, writeFD: writeFD, isSocket: isSocket, peer: peer, limits: limits, loop: self)
         connection.handler = factory(connection)
         connections[number] = connection
         _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, readFD, EPOLLIN.rawValue, number << 1)

@@ -179,8 +179,7 @@ public struct Framer {
                 while index < end && matched < Framer.lengthHeader.count {
                     let byte = Framer.lowercased(base[index])
                     // No proper prefix of "content-length:" recurs in it, so a mismatch restarts at 0 (or 1 on `c`).
-                    if byte == Framer.lengthHeader[matched] { matched += 1 }
-                    else { matched = byte == Framer.lengthHeader[0] ? 1 : 0 }
+                    if byte == Framer.lengthHeader[matched] { matched += 1 } else { matched = byte == Framer.lengthHeader[0] ? 1 : 0 }
                     index += 1
                 }
                 if matched == Framer.lengthHeader.count {
@@ -287,7 +286,8 @@ public struct Framer {
     /// A byte allowed in a header name (RFC 9110 `tchar`).
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
         default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
     }

@@ -29,11 +29,13 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
     }
     let context = Unmanaged.passRetained(Box(body)).toOpaque()
     var thread = pthread_t()
-    let result = pthread_create(&thread, nil, { raw in
-        let box = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue() as! Box
-        box.body()
-        return nil
-    }, context)
+    let result = pthread_create(
+        &thread, nil,
+        { raw in
+            let box = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue() as! Box
+            box.body()
+            return nil
+        }, context)
     precondition(result == 0, "pthread_create failed: \(errnoString(result))")
     pthread_detach(thread)
 }

@@ -102,7 +102,8 @@ public final class UnixSocketServer: Sendable {
     /// The fd systemd passed when `LISTEN_PID` is this process and `LISTEN_FDS` ≥ 1, else nil.
     /// Clears the variables so children do not inherit them.
     public static func systemdListenFD() -> Int32? {
-        guard let pid = getenv("LISTEN_PID").map({ String(cString: $0) }), let fds = getenv("LISTEN_FDS").map({ String(cString: $0) }) else {
+        guard let pid = getenv("LISTEN_PID").map({ String(cString: $0) }), let fds = getenv("LISTEN_FDS").map({ String(cString: $0) })
+        else {
             return nil
         }
         unsetenv("LISTEN_PID")
@@ -137,7 +138,8 @@ public final class UnixSocketServer: Sendable {
                 let code = errno
                 if code == EMFILE || code == ENFILE {
                     // Connections waiting stay in the backlog; established ones are served meanwhile.
-                    log.warning("accept failed: \(errnoString(code)); not accepting for \(UnixSocketServer.acceptPauseNanos / 1_000_000) ms")
+                    log.warning(
+                        "accept failed: \(errnoString(code)); not accepting for \(UnixSocketServer.acceptPauseNanos / 1_000_000) ms")
                     loop.pauseListener(for: UnixSocketServer.acceptPauseNanos)
                 } else if code != EAGAIN && code != EWOULDBLOCK && code != EINTR && code != ECONNABORTED {
                     log.warning("accept failed: \(errnoString(code))")

@@ -79,8 +79,10 @@ extension Emulator {
             let requestID = MockSAML.attribute(query, "ID"), state.withLock({ $0.partnerRequests[requestID] }) != nil
         else { return .json(400, ["error": "invalid_verification_token"]) }
         let userID = user.attributes["userID"]?["value"]?.stringValue ?? user.username
-        guard let saml = MockSAML.mint(requestID: requestID, providerID: providerID, username: user.username, userID: userID,
-                                       now: clock.nowMillis(), key: key)
+        guard
+            let saml = MockSAML.mint(
+                requestID: requestID, providerID: providerID, username: user.username, userID: userID,
+                now: clock.nowMillis(), key: key)
         else { return .json(500, ["error": "signing failed"]) }
         return .json(200, ["samlResponse": .string(saml)])
     }

@@ -1,7 +1,7 @@
 import ArgumentParsing
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Glibc
 import JSON
@@ -76,13 +76,15 @@ public enum PassEmulatorCommand {
         if let status = program.helpOrVersion(arguments) { return status }
         do throws(UsageError) {
             if arguments.first == "verify-token" {
-                let parsed = try Arguments(Array(arguments.dropFirst()), valued: ["--resource", "--url", "--public-key"], flags: [], positionals: 1)
+                let parsed = try Arguments(
+                    Array(arguments.dropFirst()), valued: ["--resource", "--url", "--public-key"], flags: [], positionals: 1)
                 return try verifyToken(parsed)
             }
             let parsed = try Arguments(arguments, valued: ["--port", "--config", "--key"], flags: ["--exit-on-eof"])
             let portText = parsed.value("--port") ?? "0"
             guard let port = UInt16(portText) else { throw UsageError("--port needs a number 0-65535, got \(portText)") }
-            return serve(port: port, configPath: parsed.value("--config"), keyPath: parsed.value("--key"), exitOnEOF: parsed.has("--exit-on-eof"))
+            return serve(
+                port: port, configPath: parsed.value("--config"), keyPath: parsed.value("--key"), exitOnEOF: parsed.has("--exit-on-eof"))
         } catch {
             return program.usageError(error)
         }

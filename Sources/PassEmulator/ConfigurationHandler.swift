@@ -16,14 +16,18 @@ extension Emulator {
             return .object(object)
         }
         let domains: [JSON] = provider.domains.map { .object(["name": .string($0.name), "mvpdInitiated": .bool($0.mvpdInitiated)]) }
-        return .json(200, [
-            "device": "unknown",
-            "clientType": "restApiV2",
-            "os": .string(os),
-            "platform": .string(os),
-            "platformCategory": "unknown",
-            "sdkType": "restApiV2",
-            "requestor": .object(["id": .string(provider.id), "name": .string(provider.name), "domains": .array(domains), "mvpds": .array(mvpds)]),
-        ])
+        return .json(
+            200,
+            [
+                "device": "unknown",
+                "clientType": "restApiV2",
+                "os": .string(os),
+                "platform": .string(os),
+                "platformCategory": "unknown",
+                "sdkType": "restApiV2",
+                "requestor": .object([
+                    "id": .string(provider.id), "name": .string(provider.name), "domains": .array(domains), "mvpds": .array(mvpds),
+                ]),
+            ])
     }
 }

@@ -19,14 +19,16 @@ extension Emulator {
         let redirects = body["redirect_uri"]?.stringValue.map { [$0] } ?? []
         let client = Client(id: Random.hex(12), secret: Random.hex(24), softwareStatement: statement, redirectURIs: redirects)
         state.withLock { $0.clients[client.id] = client }
-        return .json(201, [
-            "client_id": .string(client.id),
-            "client_secret": .string(client.secret),
-            "client_id_issued_at": .integer(clock.nowMillis() / 1000),
-            "redirect_uris": .array(redirects.map(JSON.string)),
-            "grant_types": ["client_credentials"],
-            "scopes": ["api:client:v2"],
-        ])
+        return .json(
+            201,
+            [
+                "client_id": .string(client.id),
+                "client_secret": .string(client.secret),
+                "client_id_issued_at": .integer(clock.nowMillis() / 1000),
+                "redirect_uris": .array(redirects.map(JSON.string)),
+                "grant_types": ["client_credentials"],
+                "scopes": ["api:client:v2"],
+            ])
     }
 
     /// `POST /o/client/token` (form body or query: client_id, client_secret, grant_type) → 201 access token.
@@ -46,13 +48,15 @@ extension Emulator {
             return value
         }
         guard let token else { return .json(400, ["error": "invalid_client"]) }
-        return .json(201, [
-            "id": .string(Random.uuid()),
-            "access_token": .string(token),
-            "created_at": .integer(now),
-            "expires_in": .integer(ttl),
-            "token_type": "bearer",
-        ])
+        return .json(
+            201,
+            [
+                "id": .string(Random.uuid()),
+                "access_token": .string(token),
+                "created_at": .integer(now),
+                "expires_in": .integer(ttl),
+                "token_type": "bearer",
+            ])
     }
 
     /// Three dot-separated parts whose first two are base64url JSON objects.

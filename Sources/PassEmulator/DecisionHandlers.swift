@@ -15,7 +15,8 @@ extension Emulator {
         for (index, item) in items.enumerated() {
             guard let text = item.stringValue, !text.isEmpty else { throw Failure("invalid_parameter_resources") }
             if MRSS.isMalformed(text) {
-                let details = "Resource \(index + 1) starts with < but is not well-formed XML (MRSS): escape & < > in text as &amp; &lt; &gt;."
+                let details =
+                    "Resource \(index + 1) starts with < but is not well-formed XML (MRSS): escape & < > in text as &amp; &lt; &gt;."
                 throw Failure("invalid_parameter_resources", details: details)
             }
             resources.append(text)
@@ -26,8 +27,10 @@ extension Emulator {
         // Adobe's AuthZAll samples carry no decision-level times.
         let timed = authorize && mvpd.degradation != "AuthZAll"
         let decisions: [JSON] = zip(resources, outcome.verdicts).map { resource, verdict in
-            decision(caller, mvpd: mvpd.id, resource: resource, verdict: verdict, source: outcome.source, user: outcome.userID, authorize: authorize,
-                     timed: timed)
+            decision(
+                caller, mvpd: mvpd.id, resource: resource, verdict: verdict, source: outcome.source, user: outcome.userID,
+                authorize: authorize,
+                timed: timed)
         }
         return .json(200, ["decisions": .array(decisions)])
     }
@@ -38,7 +41,9 @@ extension Emulator {
         case deny(code: String, details: String?)
     }
 
-    private func outcomes(_ caller: Caller, _ mvpd: MVPDConfig, resources: [String], authorize: Bool, request: HTTPRequest)
+    private func outcomes(
+        _ caller: Caller, _ mvpd: MVPDConfig, resources: [String], authorize: Bool, request: HTTPRequest
+    )
         throws(Failure) -> (source: String, verdicts: [Verdict], userID: String)
     {
         let device = caller.deviceID ?? ""
@@ -48,7 +53,8 @@ extension Emulator {
         }
         if let seconds = mvpd.tempPassSeconds {
             let key = TempPassKey(serviceProvider: caller.serviceProvider.id, mvpd: mvpd.id, deviceID: device)
-            let start = authorize
+            let start =
+                authorize
                 ? startTempPass(sp: key.serviceProvider, mvpd: mvpd.id, device: device, now: caller.now)
                 : (state.withLock { $0.tempPassStarts[key] } ?? caller.now)
             let valid = caller.now < start + seconds * 1000
@@ -87,7 +93,9 @@ extension Emulator {
         return ("mvpd", verdicts, userID)
     }
 
-    private func decision(_ caller: Caller, mvpd: String, resource: String, verdict: Verdict, source: String, user: String, authorize: Bool, timed: Bool) -> JSON {
+    private func decision(
+        _ caller: Caller, mvpd: String, resource: String, verdict: Verdict, source: String, user: String, authorize: Bool, timed: Bool
+    ) -> JSON {
         let sp = caller.serviceProvider
         var object: JSONObject = [
             "resource": .string(resource), "serviceProvider": .string(sp.id), "mvpd": .string(mvpd),

@@ -114,7 +114,9 @@ public final class Emulator: HTTPResponder, Sendable {
             let known = ["configuration", "sessions", "profiles", "decisions", "logout"].contains(rest[0])
             if known {
                 var body = EnhancedError.object("internal_server_error", status: 405)
-                if case .object(var object) = body { object["message"] = "The HTTP method is not supported on this path."; body = .object(object) }
+                if case .object(var object) = body {
+                    object["message"] = "The HTTP method is not supported on this path."; body = .object(object)
+                }
                 return .json(405, body)
             }
             return .text(404, "Not Found\n")

@@ -190,7 +190,8 @@ public struct UserConfig: Sendable {
         var entitlements: [String: Entitlement] = [:]
         for (resource, value) in try reader.object("entitlements") ?? JSONObject() {
             let item = Reader(value, path: "\(reader.path).entitlements.\(resource)")
-            entitlements[resource] = Entitlement(permit: try item.bool("permit", default: false), details: try item.optionalString("details"))
+            entitlements[resource] = Entitlement(
+                permit: try item.bool("permit", default: false), details: try item.optionalString("details"))
         }
         self.entitlements = entitlements
         permitUnlisted = try reader.bool("permitUnlisted", default: false)

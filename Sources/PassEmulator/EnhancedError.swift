@@ -6,7 +6,8 @@ import JSON
 /// document types it as an object).
 public enum EnhancedError {
     /// The help URL Adobe's samples carry.
-    public static let helpURL = "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"
+    public static let helpURL =
+        "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"
 
     static let table: [String: (status: Int, action: String, message: String)] = [
         "invalid_parameter_service_provider": (400, "none", "The service provider parameter value is missing or invalid."),
@@ -18,22 +19,50 @@ public enum EnhancedError {
         "invalid_parameter_saml_response": (400, "none", "The SAML response parameter value is missing or invalid."),
         "invalid_header_device_info": (400, "none", "The device information header value is missing or invalid."),
         "invalid_header_device_identifier": (400, "none", "The device identifier header value is missing or invalid."),
-        "invalid_header_identity_for_temporary_access": (400, "none", "The identity for temporary access header value is missing or invalid."),
-        "invalid_header_pfs_permission_access_not_present": (400, "none", "The permission access status value from the partner framework status header is not present."),
-        "invalid_header_pfs_permission_access_not_determined": (400, "none", "The permission access status value from the partner framework status header is undetermined."),
-        "invalid_header_pfs_permission_access_not_granted": (400, "none", "The permission access status value from the partner framework status header is not granted."),
-        "invalid_header_pfs_provider_id_not_determined": (400, "none", "The provider id value from the partner framework status header is not associated with a known mvpd."),
-        "invalid_header_pfs_provider_id_mismatch": (400, "none", "The provider id value from the partner framework status header does not match the mvpd sent as parameter."),
-        "invalid_header_pfs_provider_info_expired": (400, "none", "The provider information from the partner framework status header has expired."),
-        "invalid_integration": (400, "none", "The integration between the specified service provider and mvpd does not exist or is disabled."),
+        "invalid_header_identity_for_temporary_access": (
+            400, "none", "The identity for temporary access header value is missing or invalid."
+        ),
+        "invalid_header_pfs_permission_access_not_present": (
+            400, "none", "The permission access status value from the partner framework status header is not present."
+        ),
+        "invalid_header_pfs_permission_access_not_determined": (
+            400, "none", "The permission access status value from the partner framework status header is undetermined."
+        ),
+        "invalid_header_pfs_permission_access_not_granted": (
+            400, "none", "The permission access status value from the partner framework status header is not granted."
+        ),
+        "invalid_header_pfs_provider_id_not_determined": (
+            400, "none", "The provider id value from the partner framework status header is not associated with a known mvpd."
+        ),
+        "invalid_header_pfs_provider_id_mismatch": (
+            400, "none", "The provider id value from the partner framework status header does not match the mvpd sent as parameter."
+        ),
+        "invalid_header_pfs_provider_info_expired": (
+            400, "none", "The provider information from the partner framework status header has expired."
+        ),
+        "invalid_integration": (
+            400, "none", "The integration between the specified service provider and mvpd does not exist or is disabled."
+        ),
         "invalid_authentication_session": (400, "none", "The authentication session associated with this request is missing or invalid."),
-        "preauthorization_denied_by_mvpd": (403, "none", "The MVPD has returned a \"Deny\" decision when requesting pre-authorization for the specified resource."),
-        "authorization_denied_by_mvpd": (403, "none", "The MVPD has returned a \"Deny\" decision when requesting authorization for the specified resource."),
-        "authorization_denied_by_degradation_rule": (403, "none", "The integration has an AuthZNone rule applied for the requested resources."),
+        "preauthorization_denied_by_mvpd": (
+            403, "none", "The MVPD has returned a \"Deny\" decision when requesting pre-authorization for the specified resource."
+        ),
+        "authorization_denied_by_mvpd": (
+            403, "none", "The MVPD has returned a \"Deny\" decision when requesting authorization for the specified resource."
+        ),
+        "authorization_denied_by_degradation_rule": (
+            403, "none", "The integration has an AuthZNone rule applied for the requested resources."
+        ),
         "internal_server_error": (500, "none", "The request failed due to an internal server error."),
-        "too_many_resources": (403, "configuration", "The authorization or preauthorization request failed because too many resources were queried."),
-        "invalid_access_token_service_provider": (401, "application-registration", "The access token is invalid due to invalid service provider."),
-        "invalid_access_token_client_application": (401, "application-registration", "The access token is invalid due to invalid client application."),
+        "too_many_resources": (
+            403, "configuration", "The authorization or preauthorization request failed because too many resources were queried."
+        ),
+        "invalid_access_token_service_provider": (
+            401, "application-registration", "The access token is invalid due to invalid service provider."
+        ),
+        "invalid_access_token_client_application": (
+            401, "application-registration", "The access token is invalid due to invalid client application."
+        ),
         "authenticated_profile_missing": (403, "authentication", "The authenticated profile associated with this request is missing."),
         "authenticated_profile_expired": (403, "authentication", "The authenticated profile associated with this request has expired."),
         "temporary_access_duration_limit_exceeded": (403, "authentication", "The temporary access duration limit has been exceeded."),

@@ -53,9 +53,13 @@ public final class HTTPServer: @unchecked Sendable {
         self.port = UInt16(bigEndian: actual.sin_port)
         let box = Unmanaged.passRetained(ResponderBox(responder))
         self.responderBox = box
-        let flags = UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-            | MHD_USE_POLL.rawValue | MHD_USE_SUPPRESS_DATE_NO_CLOCK.rawValue | MHD_USE_ERROR_LOG.rawValue)
-        let completed: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?, MHD_RequestTerminationCode) -> Void = requestCompleted
+        let flags = UInt32(
+            MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+                | MHD_USE_POLL.rawValue | MHD_USE_SUPPRESS_DATE_NO_CLOCK.rawValue | MHD_USE_ERROR_LOG.rawValue)
+        let completed:
+            @convention(c) (
+                UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?, MHD_RequestTerminationCode
+            ) -> Void = requestCompleted
         let completedPointer = unsafeBitCast(completed, to: OpaquePointer.self)
         let started = withVaList([
             MHD_OPTION.LISTEN_SOCKET.rawValue, fd,

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// The MRSS check on decision resources: a resource that starts with `<` (after white space) is an MRSS document
@@ -26,8 +26,10 @@ enum MRSS {
         var depth = 0
         var roots = 0
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             if depth == 0 { roots += 1 }
             depth += 1
         }

@@ -15,7 +15,9 @@ public struct MediaToken: Sendable, Equatable {
     public var mvpdId: String
     public var proxyMvpdId: String
 
-    public init(sessionGUID: String, requestorID: String, resourceID: String, ttl: Int64, issueTime: Int64, mvpdId: String, proxyMvpdId: String = "") {
+    public init(
+        sessionGUID: String, requestorID: String, resourceID: String, ttl: Int64, issueTime: Int64, mvpdId: String, proxyMvpdId: String = ""
+    ) {
         self.sessionGUID = sessionGUID
         self.requestorID = requestorID
         self.resourceID = resourceID

@@ -19,7 +19,8 @@ extension Emulator {
         guard session.missingParameters.isEmpty, let mvpdID = session.mvpd,
             let mvpd = config.serviceProvider(sp)?.mvpd(mvpdID), !mvpd.isTempPass
         else {
-            return .html(400, page(title: "Bad Request", body: "<h1>Bad Request</h1><p>The authentication session is missing parameters.</p>"))
+            return .html(
+                400, page(title: "Bad Request", body: "<h1>Bad Request</h1><p>The authentication session is missing parameters.</p>"))
         }
         return .redirect("\(baseURL)/mock-mvpd/\(FormCoding.escape(mvpdID))/login?code=\(FormCoding.escape(code))")
     }
@@ -81,7 +82,8 @@ extension Emulator {
             return .html(400, page(title: "Bad Request", body: "<h1>Bad Request</h1><p>The sign-in ticket is unknown or expired.</p>"))
         }
         let key = IssuedProfileKey(clientID: session.clientID, serviceProvider: sp.id, deviceID: session.deviceID ?? "")
-        let profile = saveProfile(key: key, mvpd: ticket.mvpd, user: user, type: "regular", issuer: ticket.mvpd, now: now, ttlSeconds: sp.profileTTLSeconds)
+        let profile = saveProfile(
+            key: key, mvpd: ticket.mvpd, user: user, type: "regular", issuer: ticket.mvpd, now: now, ttlSeconds: sp.profileTTLSeconds)
         session.completedProfile = (key, ticket.mvpd, profile.notBefore)
         let completed = session
         state.withLock { $0.sessions[completed.code] = completed }

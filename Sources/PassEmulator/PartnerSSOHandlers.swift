@@ -36,24 +36,31 @@ extension Emulator {
         }
         let sessionID = Random.uuid()
         if let key = caller.profileKey, let profile = state.withLock({ $0.profiles[key]?[mvpd.id] }), profile.notAfter > caller.now {
-            return .json(200, [
-                "actionName": "authorize", "actionType": "direct",
-                "reasonType": .string(profile.type == "appleSSO" ? "authenticatedSSO" : "authenticated"),
-                "url": .string("/api/v2/\(sp)/decisions/authorize/\(mvpd.id)"), "sessionId": .string(sessionID),
-                "mvpd": .string(mvpd.id), "serviceProvider": .string(sp),
-            ])
+            return .json(
+                200,
+                [
+                    "actionName": "authorize", "actionType": "direct",
+                    "reasonType": .string(profile.type == "appleSSO" ? "authenticatedSSO" : "authenticated"),
+                    "url": .string("/api/v2/\(sp)/decisions/authorize/\(mvpd.id)"), "sessionId": .string(sessionID),
+                    "mvpd": .string(mvpd.id), "serviceProvider": .string(sp),
+                ])
         }
         let requestID = "_" + Random.hex(16)
-        state.withLock { $0.partnerRequests[requestID] = PartnerRequest(id: requestID, serviceProvider: sp, mvpd: mvpd.id, issuedAt: caller.now) }
-        let query = "<samlp:AttributeQuery xmlns:samlp=\"urn:oasis:names:tc:SAML:2.0:protocol\" xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\""
+        state.withLock {
+            $0.partnerRequests[requestID] = PartnerRequest(id: requestID, serviceProvider: sp, mvpd: mvpd.id, issuedAt: caller.now)
+        }
+        let query =
+            "<samlp:AttributeQuery xmlns:samlp=\"urn:oasis:names:tc:SAML:2.0:protocol\" xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\""
             + " ID=\"\(requestID)\" Version=\"2.0\" IssueInstant=\"\(caller.now)\"><saml:Issuer>https://saml.sp.auth.adobe.com</saml:Issuer>"
             + "<saml:Attribute Name=\"uid\"/></samlp:AttributeQuery>"
-        return .json(200, [
-            "actionName": "partner_profile", "actionType": "direct", "reasonType": "none",
-            "url": .string("/api/v2/\(sp)/profiles/sso/\(partner)"), "sessionId": .string(sessionID),
-            "mvpd": .string(mvpd.id), "serviceProvider": .string(sp),
-            "authenticationRequest": .object(["type": "saml", "request": .string(Base64.encode(query)), "attributesNames": ["uid"]]),
-        ])
+        return .json(
+            200,
+            [
+                "actionName": "partner_profile", "actionType": "direct", "reasonType": "none",
+                "url": .string("/api/v2/\(sp)/profiles/sso/\(partner)"), "sessionId": .string(sessionID),
+                "mvpd": .string(mvpd.id), "serviceProvider": .string(sp),
+                "authenticationRequest": .object(["type": "saml", "request": .string(Base64.encode(query)), "attributesNames": ["uid"]]),
+            ])
     }
 
     /// `POST /api/v2/{sp}/profiles/sso/{partner}` (form: SAMLResponse = base64 of the SAML response): 201 with an
@@ -71,8 +78,9 @@ extension Emulator {
         else { throw Failure("invalid_parameter_saml_response") }
         guard samlMVPD.id == mvpd.id else { throw Failure("invalid_header_pfs_provider_id_mismatch") }
         guard let key = caller.profileKey else { throw Failure("invalid_header_device_identifier") }
-        let profile = saveProfile(key: key, mvpd: mvpd.id, user: user, type: "appleSSO", issuer: partner, now: caller.now,
-                                  ttlSeconds: caller.serviceProvider.profileTTLSeconds)
+        let profile = saveProfile(
+            key: key, mvpd: mvpd.id, user: user, type: "appleSSO", issuer: partner, now: caller.now,
+            ttlSeconds: caller.serviceProvider.profileTTLSeconds)
         return .json(201, ["profiles": .object([mvpd.id: profile.json])])
     }
 }

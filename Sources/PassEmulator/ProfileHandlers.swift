@@ -15,7 +15,9 @@ extension Emulator {
             return .json(200, ["profiles": .object(all)])
         }
         let mvpd = try mvpd(mvpdID, of: caller.serviceProvider)
-        guard let profile = try visibleProfile(caller, mvpd, partner: partner, request: request) else { return .json(200, ["profiles": [:]]) }
+        guard let profile = try visibleProfile(caller, mvpd, partner: partner, request: request) else {
+            return .json(200, ["profiles": [:]])
+        }
         return .json(200, ["profiles": .object([mvpd.id: profile.json])])
     }
 
@@ -34,10 +36,12 @@ extension Emulator {
     /// regular one, or an appleSSO one when `partner` (from a valid AP-Partner-Framework-Status) names this MVPD.
     /// `request` is the one-MVPD call's (nil for the all-profiles call, which lists no degraded profile, as Adobe's
     /// page says, and finds a promotional trial by device alone); there a promotional TempPass needs its identity.
-    func visibleProfile(_ caller: Caller, _ mvpd: MVPDConfig, partner: MVPDConfig?, request: HTTPRequest?) throws(Failure) -> IssuedProfile? {
+    func visibleProfile(_ caller: Caller, _ mvpd: MVPDConfig, partner: MVPDConfig?, request: HTTPRequest?) throws(Failure) -> IssuedProfile?
+    {
         guard let key = caller.profileKey else { return nil }
         if mvpd.promotional {
-            return try promoProfile(caller, mvpd, identity: try request.map { request throws(Failure) in try Self.requiredTempPassIdentity(request) })
+            return try promoProfile(
+                caller, mvpd, identity: try request.map { request throws(Failure) in try Self.requiredTempPassIdentity(request) })
         }
         if let seconds = mvpd.tempPassSeconds {
             let tempKey = TempPassKey(serviceProvider: key.serviceProvider, mvpd: mvpd.id, deviceID: key.deviceID)
@@ -87,7 +91,9 @@ extension Emulator {
 
     /// Stores a fresh regular (or appleSSO) profile for `user` at `mvpd` and returns it.
     @discardableResult
-    func saveProfile(key: IssuedProfileKey, mvpd: String, user: UserConfig, type: String, issuer: String, now: Int64, ttlSeconds: Int64) -> IssuedProfile {
+    func saveProfile(
+        key: IssuedProfileKey, mvpd: String, user: UserConfig, type: String, issuer: String, now: Int64, ttlSeconds: Int64
+    ) -> IssuedProfile {
         let profile = IssuedProfile(
             mvpd: mvpd, type: type, issuer: issuer, notBefore: now, notAfter: now + ttlSeconds * 1000,
             attributes: attributes(for: user), username: user.username)

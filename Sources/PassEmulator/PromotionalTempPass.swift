@@ -64,7 +64,9 @@ extension Emulator {
 
     /// The decisions of a promotional TempPass: each resource is permitted while the trial lasts if it was granted
     /// before or a resource is left; authorize starts the trial and records what it grants, preauthorize does neither.
-    func promoVerdicts(_ caller: Caller, _ mvpd: MVPDConfig, resources: [String], authorize: Bool, request: HTTPRequest)
+    func promoVerdicts(
+        _ caller: Caller, _ mvpd: MVPDConfig, resources: [String], authorize: Bool, request: HTTPRequest
+    )
         throws(Failure) -> (verdicts: [Verdict], userID: String)
     {
         let identity = authorize ? try Self.requiredTempPassIdentity(request) : try Self.tempPassIdentity(request)
@@ -75,7 +77,9 @@ extension Emulator {
         var verdicts: [Verdict] = []
         for resource in resources {
             let id = ResourceMatcher.id(of: resource)
-            if let limit = promoLimit(trial, mvpd, now: caller.now), limit != "temporary_access_resources_limit_exceeded" || !trial.usedAssets.contains(id) {
+            if let limit = promoLimit(trial, mvpd, now: caller.now),
+                limit != "temporary_access_resources_limit_exceeded" || !trial.usedAssets.contains(id)
+            {
                 verdicts.append(.deny(code: limit, details: nil))
                 continue
             }
@@ -106,8 +110,11 @@ extension Emulator {
             "userID": .object(["value": .string("temppass_" + String(trial.identity.prefix(40))), "state": "plain"]),
         ]
         if mvpd.maxResources > 0 {
-            attributes["remaining_resources"] = .object(["value": .integer(Int64(mvpd.maxResources - trial.usedAssets.count)), "state": "plain"])
+            attributes["remaining_resources"] = .object([
+                "value": .integer(Int64(mvpd.maxResources - trial.usedAssets.count)), "state": "plain",
+            ])
         }
-        return IssuedProfile(mvpd: mvpd.id, type: "temporary", issuer: "Adobe", notBefore: trial.start, notAfter: end, attributes: attributes, username: nil)
+        return IssuedProfile(
+            mvpd: mvpd.id, type: "temporary", issuer: "Adobe", notBefore: trial.start, notAfter: end, attributes: attributes, username: nil)
     }
 }

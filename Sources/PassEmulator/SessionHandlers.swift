@@ -39,7 +39,8 @@ extension Emulator {
         let stored = session
         state.withLock { $0.sessions[code] = stored }
         if let mvpdID = session.mvpd, let device = session.deviceID {
-            let owner = Caller(clientID: session.clientID, serviceProvider: caller.serviceProvider, deviceID: device, deviceInfo: nil, now: caller.now)
+            let owner = Caller(
+                clientID: session.clientID, serviceProvider: caller.serviceProvider, deviceID: device, deviceInfo: nil, now: caller.now)
             if let shortcut = try shortcut(owner, mvpdID: mvpdID, sessionID: session.sessionID, request: request) { return shortcut }
         }
         return .json(200, sessionBody(session, next: session.missingParameters.isEmpty ? "authenticate" : "retry"))
@@ -54,13 +55,15 @@ extension Emulator {
         if let domain = session.domainName { existing["domainName"] = .string(domain) }
         if let redirect = session.redirectURL { existing["redirectUrl"] = .string(redirect) }
         existing["serviceProvider"] = .string(session.serviceProvider)
-        return .json(200, [
-            "missingParameters": .array(session.missingParameters.map(JSON.string)),
-            "existingParameters": .object(existing),
-            "device": DeviceDescription.object(from: session.deviceInfo),
-            "notBefore": .string(String(session.notBefore)),
-            "notAfter": .string(String(session.notAfter)),
-        ])
+        return .json(
+            200,
+            [
+                "missingParameters": .array(session.missingParameters.map(JSON.string)),
+                "existingParameters": .object(existing),
+                "device": DeviceDescription.object(from: session.deviceInfo),
+                "notBefore": .string(String(session.notBefore)),
+                "notAfter": .string(String(session.notAfter)),
+            ])
     }
 
     /// The `authorize` answers that skip a login: TempPass, AuthNAll degradation, or an existing regular profile.
@@ -71,11 +74,13 @@ extension Emulator {
         guard let mvpd = caller.serviceProvider.mvpd(mvpdID) else { return nil }
         let sp = caller.serviceProvider.id
         func authorize(_ reason: String) -> HTTPResponse {
-            .json(200, [
-                "actionName": "authorize", "actionType": "direct", "reasonType": .string(reason),
-                "url": .string("/api/v2/\(sp)/decisions/authorize/\(mvpdID)"), "sessionId": .string(sessionID),
-                "mvpd": .string(mvpdID), "serviceProvider": .string(sp),
-            ])
+            .json(
+                200,
+                [
+                    "actionName": "authorize", "actionType": "direct", "reasonType": .string(reason),
+                    "url": .string("/api/v2/\(sp)/decisions/authorize/\(mvpdID)"), "sessionId": .string(sessionID),
+                    "mvpd": .string(mvpdID), "serviceProvider": .string(sp),
+                ])
         }
         if mvpd.promotional, let device = caller.deviceID {
             let identity = try Self.requiredTempPassIdentity(request)

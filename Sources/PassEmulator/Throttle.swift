@@ -33,7 +33,10 @@ public struct ThrottleSettings: Sendable, Equatable {
     }
 
     var json: JSON {
-        ["requestsPerSecond": .double(requestsPerSecond), "burst": .integer(burst), "per": .string(per.rawValue), "retryAfter": .bool(retryAfter)]
+        [
+            "requestsPerSecond": .double(requestsPerSecond), "burst": .integer(burst), "per": .string(per.rawValue),
+            "retryAfter": .bool(retryAfter),
+        ]
     }
 
     /// Whether Adobe throttles this path: DCR and REST API V2 (admin calls and the browser pages are never throttled).

@@ -25,7 +25,7 @@ public final class ThreadAffinity: Sendable {
     @inline(__always)
     public func check(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
         #if DEBUG
-        precondition(isOwnerOrUnclaimed, "\(what()) used off its thread", file: file, line: line)
+            precondition(isOwnerOrUnclaimed, "\(what()) used off its thread", file: file, line: line)
         #endif
     }
 }

@@ -109,7 +109,9 @@ private struct RelayState {
             return 1
         }
         guard answers.count >= requests.count else {
-            writeError("passbridge-relay: the daemon closed the connection with \(requests.count - answers.count) of \(requests.count) requests unanswered")
+            writeError(
+                "passbridge-relay: the daemon closed the connection with \(requests.count - answers.count) of \(requests.count) requests unanswered"
+            )
             return 1
         }
         return 0

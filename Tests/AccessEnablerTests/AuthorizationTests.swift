@@ -165,7 +165,9 @@ final class AuthorizationTests: EmulatorTestCase {
         XCTAssertEqual(callbacks.first, .preauthorizedResources([]))
         assertStatus(callbacks[safe: 1], id: "P100", level: "error")
         let file = try String(decoding: Data(contentsOf: directory.appendingPathComponent("passbridge.sqlite")), as: UTF8.self)
-        let wal = (try? Data(contentsOf: directory.appendingPathComponent("passbridge.sqlite-wal"))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let wal =
+            (try? Data(contentsOf: directory.appendingPathComponent("passbridge.sqlite-wal"))).map { String(decoding: $0, as: UTF8.self) }
+            ?? ""
         XCTAssertFalse((file + wal).contains("preauth"), "no preauthorization table or rows")
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A tiny loopback HTTP/1.1 server for unit tests: records each request and answers with canned responses

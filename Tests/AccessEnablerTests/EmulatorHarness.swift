@@ -3,7 +3,7 @@ import JSON
 import XCTest
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A running `pass-emulator` child process (Sources/PassEmulator/README.md), found next to the test bundle.
@@ -188,7 +188,8 @@ final class Browser: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     }
 
     private static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? text
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? text
     }
 
     private func fetch(_ original: URLRequest) async throws -> (Data, HTTPURLResponse) {

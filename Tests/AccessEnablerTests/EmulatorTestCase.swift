@@ -71,7 +71,9 @@ class EmulatorTestCase: XCTestCase {
         XCTAssertEqual(selection, .started, file: file, line: line)
         let url = try XCTUnwrap(client.delegate.callbacks.compactMap { if case .navigate(let url, _) = $0 { url } else { nil } }.first)
         let end = try await Browser().open(url, fields: ["username": "demo", "password": "demo"])
-        guard case .redirected(let redirect) = end else { return XCTFail("login did not reach the redirect URL: \(end)", file: file, line: line) }
+        guard case .redirected(let redirect) = end else {
+            return XCTFail("login did not reach the redirect URL: \(end)", file: file, line: line)
+        }
         let completed = try await client.engine.handleExternalURL(redirect)
         XCTAssertEqual(completed, AuthenticationStatus(status: 1, errorCode: ""), file: file, line: line)
         let result = await flow.value

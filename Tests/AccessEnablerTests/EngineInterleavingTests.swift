@@ -16,7 +16,10 @@ final class EngineInterleavingTests: XCTestCase {
         var configuration = AccessEnablerConfiguration(backendURL: URL(string: "https://sp.example")!, softwareStatement: "a.b.c")
         configuration.httpClient = http
         let delegate = SignallingDelegate()
-        return (AccessEnabler(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate), delegate, http)
+        return (
+            AccessEnabler(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate),
+            delegate, http
+        )
     }
 
     /// getAuthentication at the provider dialog, then MockMVPD picked: the login page is open.
@@ -85,7 +88,8 @@ final class EngineInterleavingTests: XCTestCase {
         XCTAssertEqual(status, 1)
         let checked = await check.value
         XCTAssertEqual(checked, .failed("User Not Authenticated Error"))
-        XCTAssertEqual(Array(delegate.take().prefix(2)), [.setRequestorComplete(1), .setAuthenticationStatus(0, "User Not Authenticated Error")])
+        XCTAssertEqual(
+            Array(delegate.take().prefix(2)), [.setRequestorComplete(1), .setAuthenticationStatus(0, "User Not Authenticated Error")])
     }
 
     func testCloseDuringTheConfigurationStartsNothingAfterIt() async throws {
@@ -135,7 +139,11 @@ final class SignallingDelegate: EntitlementDelegate {
 
     var callbacks: [Callback] { state.withLock { $0.log } }
 
-    func take() -> [Callback] { state.withLock { state in defer { state.log = [] }; return state.log } }
+    func take() -> [Callback] {
+        state.withLock { state in
+            defer { state.log = [] }; return state.log
+        }
+    }
 
     /// Returns once a callback satisfying `predicate` was made (at once if it already was).
     func arrived(_ predicate: @escaping @Sendable (Callback) -> Bool) async {

@@ -309,7 +309,8 @@ final class EngineMachineCellTests: XCTestCase {
     }
 
     func testLoginAtThePartnerPicker_logoutStarted() {
-        XCTAssertEqual(cell(.partnerPicker, .logoutStarted), "startLogoutTimer #2 → ready(R) login#1[R] partnerPicker [\"get\"] logout#2 [\"w\"]")
+        XCTAssertEqual(
+            cell(.partnerPicker, .logoutStarted), "startLogoutTimer #2 → ready(R) login#1[R] partnerPicker [\"get\"] logout#2 [\"w\"]")
     }
 
     func testLoginAtThePartnerPicker_logoutEnded() {
@@ -509,7 +510,8 @@ final class EngineMachineCellTests: XCTestCase {
     }
 
     func testLoginAtTheSecondScreen_logoutStarted() {
-        XCTAssertEqual(cell(.secondScreen, .logoutStarted), "startLogoutTimer #2 → ready(R) login#1[R] secondScreen(C,M) [\"get\"] logout#2 [\"w\"]")
+        XCTAssertEqual(
+            cell(.secondScreen, .logoutStarted), "startLogoutTimer #2 → ready(R) login#1[R] secondScreen(C,M) [\"get\"] logout#2 [\"w\"]")
     }
 
     func testLoginAtTheSecondScreen_logoutEnded() {
@@ -531,7 +533,8 @@ final class EngineMachineCellTests: XCTestCase {
     }
 
     func testLogoutPending_loginRequested() {
-        XCTAssertEqual(cell(.logoutPending, .loginRequested), "displayProviderDialog → ready(R) login#2[R] dialog [\"w\"] logout#1 [\"logout\"]")
+        XCTAssertEqual(
+            cell(.logoutPending, .loginRequested), "displayProviderDialog → ready(R) login#2[R] dialog [\"w\"] logout#1 [\"logout\"]")
     }
 
     func testLogoutPending_providerDialogShown() {
@@ -559,7 +562,10 @@ final class EngineMachineCellTests: XCTestCase {
     }
 
     func testLogoutPending_logoutEnded() {
-        XCTAssertEqual(cell(.logoutPending, .logoutEnded), "stopLogoutTimer; reportLogout partner:true; resume logout 0 User Not Authenticated Error → ready(R) last 0 User Not Authenticated Error")
+        XCTAssertEqual(
+            cell(.logoutPending, .logoutEnded),
+            "stopLogoutTimer; reportLogout partner:true; resume logout 0 User Not Authenticated Error → ready(R) last 0 User Not Authenticated Error"
+        )
     }
 
     func testLogoutPending_cancel() {

@@ -35,7 +35,9 @@ final class LoginFlowTests: EmulatorTestCase {
         assertTracking(callbacks[safe: 0], event: 2, head: ["MockMVPD"])
         guard case .navigate(let url, let useSVC)? = callbacks[safe: 1] else { return XCTFail("no navigateToUrl: \(callbacks)") }
         XCTAssertFalse(useSVC)
-        XCTAssertTrue(url.hasPrefix(emulator.baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/api/v2/authenticate/REF/"), url)
+        XCTAssertTrue(
+            url.hasPrefix(
+                emulator.baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/api/v2/authenticate/REF/"), url)
 
         let end = try await Browser().open(url, fields: ["username": "demo", "password": "demo"])
         XCTAssertEqual(end, .redirected("adobepass://ios.app"))

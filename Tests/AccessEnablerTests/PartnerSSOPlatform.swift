@@ -4,7 +4,7 @@ import JSON
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A scripted host platform for partner SSO: a TV-provider account the test sets up, and the SAML answer
@@ -80,7 +80,8 @@ final class ScriptedPlatform: PartnerSSOProvider {
         let saml = try await Self.partnerSAML(emulatorURL, providerId: provider, request: token)
         // Line breaks and indentation as a platform may return them; the engine removes them before encoding.
         let pretty = "\n  " + saml.replacingOccurrences(of: "<saml:Assertion>", with: "\n\t<saml:Assertion>") + "\n"
-        return PartnerAccountMetadata(providerId: provider, authenticationExpirationDate: script.expires, samlAttributeQueryResponse: pretty)
+        return PartnerAccountMetadata(
+            providerId: provider, authenticationExpirationDate: script.expires, samlAttributeQueryResponse: pretty)
     }
 
     /// `POST /__admin/partner-saml` with the demo user.
@@ -91,7 +92,8 @@ final class ScriptedPlatform: PartnerSSOProvider {
         let body: JSON = ["providerId": .string(providerId), "username": "demo", "password": "demo", "request": .string(token)]
         request.httpBody = Data(body.serialized())
         let (data, response) = try await Browser.session.data(for: request)
-        guard (response as? HTTPURLResponse)?.statusCode == 200, let saml = try JSON.parse([UInt8](data))["samlResponse"]?.stringValue else {
+        guard (response as? HTTPURLResponse)?.statusCode == 200, let saml = try JSON.parse([UInt8](data))["samlResponse"]?.stringValue
+        else {
             throw PartnerSSOError(.invalidVerificationToken, message: "the emulator refused the request")
         }
         return saml

@@ -39,7 +39,8 @@ final class PartnerSSOTests: EmulatorTestCase {
 
     /// getAuthentication until the regular picker shows; returns the callbacks up to it and the running call.
     func startLogin(
-        _ client: PartnerClient, until predicate: @escaping (Callback) -> Bool = { if case .displayProviderDialog = $0 { true } else { false } },
+        _ client: PartnerClient,
+        until predicate: @escaping (Callback) -> Bool = { if case .displayProviderDialog = $0 { true } else { false } },
         file: StaticString = #filePath, line: UInt = #line
     ) async -> (callbacks: [Callback], flow: Task<AuthenticationStatus, Never>) {
         let flow = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
@@ -49,7 +50,9 @@ final class PartnerSSOTests: EmulatorTestCase {
     }
 
     /// Cancels the regular picker and checks the flow ends with N005.
-    func cancelPicker(_ client: PartnerClient, _ flow: Task<AuthenticationStatus, Never>, file: StaticString = #filePath, line: UInt = #line) async {
+    func cancelPicker(
+        _ client: PartnerClient, _ flow: Task<AuthenticationStatus, Never>, file: StaticString = #filePath, line: UInt = #line
+    ) async {
         _ = await client.engine.setSelectedProvider(nil)
         let result = await flow.value
         XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error"), file: file, line: line)
@@ -64,7 +67,10 @@ final class PartnerSSOTests: EmulatorTestCase {
         XCTAssertEqual(value1, [.setRequestorComplete(1)])
         XCTAssertEqual(
             client.platform.takeRequests(),
-            [.access(prompt: false), .metadata(interruptionAllowed: false, withToken: false), .metadata(interruptionAllowed: false, withToken: true)])
+            [
+                .access(prompt: false), .metadata(interruptionAllowed: false, withToken: false),
+                .metadata(interruptionAllowed: false, withToken: true),
+            ])
         let saml = try XCTUnwrap(client.platform.lastMetadataRequest)
         XCTAssertEqual(saml.attributeNames, ["uid"])
         XCTAssertEqual(saml.supportedProviderIds, ["MockSSO", "MockPicker"])
@@ -266,7 +272,10 @@ final class PartnerSSOTests: EmulatorTestCase {
         assertTracking(callbacks[safe: 3], event: 0, head: ["true", "MockSSO"])
         XCTAssertEqual(
             client.platform.takeRequests(),
-            [.access(prompt: true), .metadata(interruptionAllowed: true, withToken: false), .metadata(interruptionAllowed: true, withToken: true)])
+            [
+                .access(prompt: true), .metadata(interruptionAllowed: true, withToken: false),
+                .metadata(interruptionAllowed: true, withToken: true),
+            ])
         let value6 = await tokenSource(client)
         XCTAssertEqual(value6, "Apple")
         // Already authenticated: an explicit getAuthentication still answers with setAuthenticationStatus.

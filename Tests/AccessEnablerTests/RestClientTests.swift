@@ -20,12 +20,20 @@ final class RestClientTests: XCTestCase {
     }
 
     static let registered = CaptureServer.Response(
-        status: 201, body: #"{"client_id":"cid","client_secret":"secret","redirect_uris":[],"grant_types":["client_credentials"],"scopes":[],"client_id_issued_at":1}"#)
+        status: 201,
+        body:
+            #"{"client_id":"cid","client_secret":"secret","redirect_uris":[],"grant_types":["client_credentials"],"scopes":[],"client_id_issued_at":1}"#
+    )
     static func token(_ value: String, expiresIn: Int = 21600) -> CaptureServer.Response {
-        CaptureServer.Response(status: 201, body: #"{"id":"t","access_token":"\#(value)","created_at":\#(Int64(Date().timeIntervalSince1970 * 1000)),"expires_in":\#(expiresIn),"token_type":"bearer"}"#)
+        CaptureServer.Response(
+            status: 201,
+            body:
+                #"{"id":"t","access_token":"\#(value)","created_at":\#(Int64(Date().timeIntervalSince1970 * 1000)),"expires_in":\#(expiresIn),"token_type":"bearer"}"#
+        )
     }
     static let ok = CaptureServer.Response(status: 200, body: #"{"profiles":{}}"#)
-    static let unauthorized = CaptureServer.Response(status: 401, body: #"{"status":401,"code":"invalid_access_token_client_application","action":"application-registration"}"#)
+    static let unauthorized = CaptureServer.Response(
+        status: 401, body: #"{"status":401,"code":"invalid_access_token_client_application","action":"application-registration"}"#)
 
     func testRegistersOnceThenSendsTheDeviceHeadersWithTheBearer() async throws {
         let server = try CaptureServer(responses: [Self.registered, Self.token("AT1"), Self.ok])
@@ -36,7 +44,8 @@ final class RestClientTests: XCTestCase {
         guard case .ok(let body) = result else { return XCTFail("\(result)") }
         XCTAssertEqual(body, ["profiles": [:]])
         let requests = server.requests
-        XCTAssertEqual(requests.map { $0.method + " " + $0.path }, ["POST /o/client/register", "POST /o/client/token", "GET /api/v2/REF/profiles"])
+        XCTAssertEqual(
+            requests.map { $0.method + " " + $0.path }, ["POST /o/client/register", "POST /o/client/token", "GET /api/v2/REF/profiles"])
         let register = try JSON.parse(requests[0].body)
         XCTAssertEqual(register["software_statement"], .string(Self.statement))
         XCTAssertEqual(register["redirect_uri"], "adobepass://ios.app")
@@ -85,14 +94,21 @@ final class RestClientTests: XCTestCase {
         let result = await client.call("POST", "/api/v2/REF/decisions/authorize/M", json: ["resources": ["r"]])
         guard case .ok = result else { return XCTFail("\(result)") }
         let paths = server.requests.map(\.path)
-        XCTAssertEqual(paths, ["/o/client/register", "/o/client/token", "/api/v2/REF/decisions/authorize/M", "/o/client/token", "/api/v2/REF/decisions/authorize/M"])
+        XCTAssertEqual(
+            paths,
+            [
+                "/o/client/register", "/o/client/token", "/api/v2/REF/decisions/authorize/M", "/o/client/token",
+                "/api/v2/REF/decisions/authorize/M",
+            ])
         XCTAssertEqual(server.requests[4].headers["authorization"], "Bearer AT2")
         XCTAssertEqual(server.requests[4].body, #"{"resources":["r"]}"#)
         XCTAssertEqual(server.requests[4].headers["content-type"], "application/json;charset=utf-8")
     }
 
     func testASecond401IsReturnedNotRetriedForever() async throws {
-        let server = try CaptureServer(responses: [Self.registered, Self.token("AT1"), Self.unauthorized, Self.token("AT2"), Self.unauthorized])
+        let server = try CaptureServer(responses: [
+            Self.registered, Self.token("AT1"), Self.unauthorized, Self.token("AT2"), Self.unauthorized,
+        ])
         defer { server.stop() }
         let client = makeClient(server, store: try TokenStore(directory: temporaryDirectory()))
         let result = await client.call("GET", "/api/v2/REF/profiles")
@@ -108,7 +124,9 @@ final class RestClientTests: XCTestCase {
         let client = makeClient(server, store: try TokenStore(directory: temporaryDirectory()))
         _ = await client.call("GET", "/api/v2/REF/profiles")
         _ = await client.call("GET", "/api/v2/REF/profiles")
-        XCTAssertEqual(server.requests.map(\.path), ["/o/client/register", "/o/client/token", "/api/v2/REF/profiles", "/o/client/token", "/api/v2/REF/profiles"])
+        XCTAssertEqual(
+            server.requests.map(\.path),
+            ["/o/client/register", "/o/client/token", "/api/v2/REF/profiles", "/o/client/token", "/api/v2/REF/profiles"])
         XCTAssertEqual(server.requests[4].headers["authorization"], "Bearer AT2")
     }
 
@@ -148,7 +166,10 @@ final class RestClientTests: XCTestCase {
 final class OptionsOnTheWireTests: XCTestCase {
     func testVisitorIDAndDeviceInfoFromSetOptions() async throws {
         let configuration = CaptureServer.Response(
-            status: 200, body: #"{"device":"unknown","clientType":"html5","os":"Linux","requestor":{"id":"REF","name":"R","mvpds":[{"id":"M","displayName":"M Cable","logoUrl":"https://l/x.png","isTempPass":false}]}}"#)
+            status: 200,
+            body:
+                #"{"device":"unknown","clientType":"html5","os":"Linux","requestor":{"id":"REF","name":"R","mvpds":[{"id":"M","displayName":"M Cable","logoUrl":"https://l/x.png","isTempPass":false}]}}"#
+        )
         let server = try CaptureServer(responses: [RestClientTests.registered, RestClientTests.token("AT1"), configuration])
         defer { server.stop() }
         let delegate = RecordingDelegate()
@@ -188,7 +209,8 @@ final class LogRedactionTests: XCTestCase {
             log: { line in lines.withLock { $0.append(line) } })
         _ = await client.call("GET", "/api/v2/REF/profiles/code/ABC1234", query: [("redirectUrl", "adobepass://ios.app")])
         let logged = lines.withLock { $0 }
-        XCTAssertEqual(logged, ["POST /o/client/register → 201", "POST /o/client/token → 201", "GET /api/v2/REF/profiles/code/<code> → 200"])
+        XCTAssertEqual(
+            logged, ["POST /o/client/register → 201", "POST /o/client/token → 201", "GET /api/v2/REF/profiles/code/<code> → 200"])
         for line in logged {
             XCTAssertFalse(line.contains("SECRET") || line.contains("secret") || line.contains("ABC1234") || line.contains("h.p.s"))
         }
@@ -203,7 +225,9 @@ extension RestClientTests {
         let client = makeClient(server, store: try TokenStore(directory: temporaryDirectory()))
         let result = await client.call("GET", "/api/v2/REF/profiles")
         guard case .ok = result else { return XCTFail("\(result)") }
-        XCTAssertEqual(server.requests.map(\.path), ["/o/client/register", "/o/client/token", "/o/client/register", "/o/client/token", "/api/v2/REF/profiles"])
+        XCTAssertEqual(
+            server.requests.map(\.path),
+            ["/o/client/register", "/o/client/token", "/o/client/register", "/o/client/token", "/api/v2/REF/profiles"])
         XCTAssertEqual(server.requests[4].headers["authorization"], "Bearer AT9")
     }
 }

@@ -139,6 +139,8 @@ extension TimeAndSecondScreenTests {
         let result = await flow.value
         XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
         let callbacks = client.delegate.take()
-        XCTAssertEqual(callbacks.filter { if case .setAuthenticationStatus = $0 { true } else { false } }, [.setAuthenticationStatus(0, "Generic Authentication Error")])
+        XCTAssertEqual(
+            callbacks.filter { if case .setAuthenticationStatus = $0 { true } else { false } },
+            [.setAuthenticationStatus(0, "Generic Authentication Error")])
     }
 }

@@ -60,7 +60,8 @@ final class TokenStoreTests: XCTestCase {
         XCTAssertEqual(scalar(store.location, "PRAGMA journal_mode"), "wal")
         XCTAssertEqual(scalar(store.location, "PRAGMA user_version"), String(SQLiteMigrations.latest))
         XCTAssertEqual(
-            scalar(store.location, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)"),
+            scalar(
+                store.location, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)"),
             "access_tokens authorization_expiries client_credentials device_identity profiles selected_providers")
     }
 
@@ -190,7 +191,9 @@ final class TokenStoreTests: XCTestCase {
         let stores = try (0..<4).map { _ in try TokenStore(directory: directory) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<200 {
-                group.addTask { try await stores[index % 4].saveProfile(StoredProfile(json: "\(index)", notAfter: 1), Self.key("R\(index)")) }
+                group.addTask {
+                    try await stores[index % 4].saveProfile(StoredProfile(json: "\(index)", notAfter: 1), Self.key("R\(index)"))
+                }
             }
             try await group.waitForAll()
         }

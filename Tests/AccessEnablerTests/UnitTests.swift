@@ -101,7 +101,8 @@ final class HeaderTests: XCTestCase {
     }
 
     func testFormEncodingEscapesReservedAndNonASCII() {
-        XCTAssertEqual(FormEncoding.encode([("redirectUrl", "adobepass://ios.app"), ("r", "a&b=c é")]),
+        XCTAssertEqual(
+            FormEncoding.encode([("redirectUrl", "adobepass://ios.app"), ("r", "a&b=c é")]),
             "redirectUrl=adobepass%3A%2F%2Fios.app&r=a%26b%3Dc%20%C3%A9")
     }
 
@@ -125,7 +126,9 @@ final class HeaderTests: XCTestCase {
     }
 
     func testProfileTrackingGUIDIsMD5OfUserID() throws {
-        let json = try JSON.parse(#"{"notAfter":1,"issuer":"MockMVPD","type":"regular","attributes":{"userID":{"value":"u1","state":"plain"},"zip":{"value":"x","state":"enc"}}}"#)
+        let json = try JSON.parse(
+            #"{"notAfter":1,"issuer":"MockMVPD","type":"regular","attributes":{"userID":{"value":"u1","state":"plain"},"zip":{"value":"x","state":"enc"}}}"#
+        )
         let profile = Profile(mvpd: "MockMVPD", json: json)
         XCTAssertEqual(profile.trackingGUID, Hash.md5Hex("u1"))
         XCTAssertEqual(Hash.md5Hex("abc"), "900150983cd24fb0d6963f7d28e17f72")

@@ -67,7 +67,8 @@ final class ParamValidationTests: XCTestCase {
         let missingMVPD = invalidParams(harness.call("setSelectedProvider", [:]))
         XCTAssertEqual(missingMVPD?.data?["param"], "mvpdId")
         let provider = invalidParams(harness.call("setRequestor", ["requestorID": "REF", "serviceProviders": ["ftp://x"]]))
-        XCTAssertEqual(provider?.message, "Invalid params: 'serviceProviders' item 0 is not an https URL, nor an http URL on a loopback host")
+        XCTAssertEqual(
+            provider?.message, "Invalid params: 'serviceProviders' item 0 is not an https URL, nor an http URL on a loopback host")
         let plain = invalidParams(
             harness.call("setRequestor", ["requestorID": "REF", "serviceProviders": ["https://sp.example", "http://sp.example"]]))
         XCTAssertEqual(plain?.message, "Invalid params: 'serviceProviders' item 1 is not an https URL, nor an http URL on a loopback host")
@@ -84,14 +85,18 @@ final class ParamValidationTests: XCTestCase {
     func testNullParamsCountAsOmittedAndDataObjectsAreOpen() throws {
         let harness = try Harness()
         harness.call("setRequestor", ["requestorID": "REF", "signedRequestorID": "old"])
-        XCTAssertEqual(harness.call("checkAuthentication", .null).last, .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"]))
+        XCTAssertEqual(
+            harness.call("checkAuthentication", .null).last,
+            .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"]))
         _ = harness.call("getAuthentication", ["forceAuthn": .null, "data": ["email": "x", "anything": 1]])
         _ = harness.call("checkPreauthorizedResources", ["resources": ["ch1"], "cache": .null])
         XCTAssertEqual(harness.call("setOptions", ["device_info": "tv", "futureOption": true]).last, .result(RequestID(5), [:]))
         XCTAssertEqual(
             harness.engine?.calls.withLock { $0 },
-            ["setRequestor REF []", "checkAuthentication", "getAuthentication false {\"email\":\"x\",\"anything\":1} []",
-             "checkPreauthorizedResources [\"ch1\"] true", "setOptions {\"device_info\":\"tv\"}"])
+            [
+                "setRequestor REF []", "checkAuthentication", "getAuthentication false {\"email\":\"x\",\"anything\":1} []",
+                "checkPreauthorizedResources [\"ch1\"] true", "setOptions {\"device_info\":\"tv\"}",
+            ])
     }
 
     func testUnknownParamNamesAreRefusedWithTheClosestKnownName() throws {
@@ -150,7 +155,8 @@ final class ParamValidationTests: XCTestCase {
         guard case .error(_, let error)? = harness.call("checkAuthentication").last else { return XCTFail() }
         XCTAssertEqual(error.code, .requestorNotSet)
         let first = harness.engines.withLock { $0[0] }
-        XCTAssertTrue(first.cancelled.load(ordering: .sequentiallyConsistent) || waitFor { first.cancelled.load(ordering: .sequentiallyConsistent) })
+        XCTAssertTrue(
+            first.cancelled.load(ordering: .sequentiallyConsistent) || waitFor { first.cancelled.load(ordering: .sequentiallyConsistent) })
     }
 
     func testMethodsBeforeInitUseTheFlagDefaults() throws {

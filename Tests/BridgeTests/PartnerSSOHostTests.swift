@@ -13,7 +13,9 @@ final class PartnerSSOHostTests: XCTestCase {
         let answer: Result<JSON, RequestFailure>
         let asked = Mutex<[(String, JSON, Duration)]>([])
         init(_ answer: Result<JSON, RequestFailure>) { self.answer = answer }
-        func request(method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, RequestFailure>) -> Void) {
+        func request(
+            method: String, params: JSON, timeout: Duration, completion: @escaping @Sendable (Result<JSON, RequestFailure>) -> Void
+        ) {
             asked.withLock { $0.append((method, params, timeout)) }
             completion(answer)
         }
@@ -29,13 +31,17 @@ final class PartnerSSOHostTests: XCTestCase {
                 featuredProviderIds: []))
         XCTAssertEqual(
             metadata,
-            PartnerAccountMetadata(providerId: "MockSSO", authenticationExpirationDate: 1_900_000_000_000, samlAttributeQueryResponse: "<x/>"))
+            PartnerAccountMetadata(
+                providerId: "MockSSO", authenticationExpirationDate: 1_900_000_000_000, samlAttributeQueryResponse: "<x/>"))
         let asked = try XCTUnwrap(fake.asked.withLock { $0.first })
         XCTAssertEqual(asked.0, "partnerSSO/requestAccountMetadata")
         XCTAssertEqual(
             asked.1,
-            ["interruptionAllowed": true, "verificationToken": "dG9rZW4=", "attributeNames": ["uid"], "supportedProviderIds": ["MockSSO"],
-             "featuredProviderIds": []])
+            [
+                "interruptionAllowed": true, "verificationToken": "dG9rZW4=", "attributeNames": ["uid"],
+                "supportedProviderIds": ["MockSSO"],
+                "featuredProviderIds": [],
+            ])
         XCTAssertEqual(asked.2, .seconds(10))
 
         let access = FakeHost(.success(["accessStatus": "notDetermined"]))
@@ -54,12 +60,15 @@ final class PartnerSSOHostTests: XCTestCase {
 
     func testHostErrorsBecomeReasons() {
         func reason(_ error: ErrorObject) -> PartnerSSOError { PartnerSSOHost.partnerError(.peer(error), method: "m") }
-        XCTAssertEqual(reason(ErrorObject(code: ErrorCode(rawValue: 1), message: "x", data: ["reason": "userCancelled"])).reason, .userCancelled)
+        XCTAssertEqual(
+            reason(ErrorObject(code: ErrorCode(rawValue: 1), message: "x", data: ["reason": "userCancelled"])).reason, .userCancelled)
         let unsupported = reason(
-            ErrorObject(code: .connectionClosed, message: "x", data: ["reason": "unsupportedProvider", "unsupportedProviderIdentifier": "Cable1"]))
+            ErrorObject(
+                code: .connectionClosed, message: "x", data: ["reason": "unsupportedProvider", "unsupportedProviderIdentifier": "Cable1"]))
         XCTAssertEqual(unsupported.reason, .unsupportedProvider)
         XCTAssertEqual(unsupported.unsupportedProviderIdentifier, "Cable1")
-        XCTAssertEqual(reason(ErrorObject(code: .connectionClosed, message: "no", data: nil)).reason, .other, "a host's -32000 without a reason")
+        XCTAssertEqual(
+            reason(ErrorObject(code: .connectionClosed, message: "no", data: nil)).reason, .other, "a host's -32000 without a reason")
         XCTAssertEqual(reason(ErrorObject(code: .internalError, message: "x", data: ["reason": "surprise"])).reason, .other)
         // A host's error that reads like the connection's own is still the host's.
         XCTAssertEqual(reason(ErrorObject(code: .requestTimedOut, message: "Request timed out", data: nil)).reason, .other)

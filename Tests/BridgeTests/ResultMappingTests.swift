@@ -26,7 +26,9 @@ final class ResultMappingTests: XCTestCase {
         let written = harness.callFresh("checkAuthentication")
         XCTAssertEqual(written.map(\.kind), ["setAuthenticationStatus", "sendTrackingData", "status", "result"])
         XCTAssertEqual(written[0], .notification("setAuthenticationStatus", ["status": 0, "errorCode": "User Not Authenticated Error"]))
-        XCTAssertEqual(written[1], .notification("sendTrackingData", ["data": ["false", nil, nil, nil, "unknown", "restApiV2", "Linux"], "eventType": 0]))
+        XCTAssertEqual(
+            written[1],
+            .notification("sendTrackingData", ["data": ["false", nil, nil, nil, "unknown", "restApiV2", "Linux"], "eventType": 0]))
         XCTAssertEqual(written[2], .notification("status", ["id": "N000", "level": "info", "message": "The user is not authenticated"]))
         XCTAssertEqual(written[3], .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"]))
     }
@@ -39,15 +41,22 @@ final class ResultMappingTests: XCTestCase {
         XCTAssertEqual(mvpds.count, 3)
         XCTAssertEqual(
             mvpds[0],
-            ["ID": "MockMVPD", "displayName": "Mock Cable", "logoURL": "https://logo.example/m.png", "enablePlatformServices": false,
-             "boardingStatus": nil, "displayInPlatformPicker": false, "platformMappingId": nil, "isTempPass": false])
+            [
+                "ID": "MockMVPD", "displayName": "Mock Cable", "logoURL": "https://logo.example/m.png", "enablePlatformServices": false,
+                "boardingStatus": nil, "displayInPlatformPicker": false, "platformMappingId": nil, "isTempPass": false,
+            ])
         XCTAssertEqual(mvpds[1]["isTempPass"], true)
         XCTAssertEqual(mvpds[1]["logoURL"], .null)
         XCTAssertEqual(mvpds[2]["boardingStatus"], "SUPPORTED")
         XCTAssertEqual(mvpds[2]["platformMappingId"], "MockSSO")
         XCTAssertEqual(mvpds[2]["enablePlatformServices"], true)
         XCTAssertEqual(mvpds[2]["displayInPlatformPicker"], true)
-        XCTAssertEqual(mvpds[0].objectValue?.keys, ["ID", "displayName", "logoURL", "enablePlatformServices", "boardingStatus", "displayInPlatformPicker", "platformMappingId", "isTempPass"])
+        XCTAssertEqual(
+            mvpds[0].objectValue?.keys,
+            [
+                "ID", "displayName", "logoURL", "enablePlatformServices", "boardingStatus", "displayInPlatformPicker", "platformMappingId",
+                "isTempPass",
+            ])
     }
 
     func testSetSelectedProviderAnswersEmptyWhenTheLoginStartedElseTheStatus() throws {
@@ -57,9 +66,11 @@ final class ResultMappingTests: XCTestCase {
             [.notification("navigateToUrl", ["url": "http://127.0.0.1:1/login?code=1"]), .result(RequestID(2), [:])])
         XCTAssertEqual(
             harness.callFresh("setSelectedProvider", ["mvpdId": .null]),
-            [.notification("setAuthenticationStatus", ["status": 0, "errorCode": "Provider not Selected Error"]),
-             .notification("status", ["id": "N005", "level": "info"]),
-             .result(RequestID(3), ["status": 0, "errorCode": "Provider not Selected Error"])])
+            [
+                .notification("setAuthenticationStatus", ["status": 0, "errorCode": "Provider not Selected Error"]),
+                .notification("status", ["id": "N005", "level": "info"]),
+                .result(RequestID(3), ["status": 0, "errorCode": "Provider not Selected Error"]),
+            ])
         XCTAssertEqual(harness.engine?.calls.withLock { $0.last }, "setSelectedProvider nil")
     }
 
@@ -67,17 +78,24 @@ final class ResultMappingTests: XCTestCase {
         let harness = try ready()
         XCTAssertEqual(
             harness.callFresh("setSelectedProvider", ["mvpdId": "Phone"]).first,
-            .notification("status", ["id": "REGCODE", "level": "info", "code": "AB12CD", "url": "http://127.0.0.1:1/activate", "notAfter": 1_800_000_000_123]))
+            .notification(
+                "status",
+                ["id": "REGCODE", "level": "info", "code": "AB12CD", "url": "http://127.0.0.1:1/activate", "notAfter": 1_800_000_000_123]))
     }
 
     func testHandleExternalURLOtherThanTheRedirectURLIsInvalidParams() throws {
         let harness = try ready()
-        guard case .error(_, let error)? = harness.callFresh("handleExternalURL", ["url": "https://evil.example/"]).last else { return XCTFail() }
+        guard case .error(_, let error)? = harness.callFresh("handleExternalURL", ["url": "https://evil.example/"]).last else {
+            return XCTFail()
+        }
         XCTAssertEqual(error.code, .invalidParams)
         XCTAssertEqual(error.data?["param"], "url")
         XCTAssertEqual(
             harness.callFresh("handleExternalURL", ["url": "adobepass://ios.app?x=1"]),
-            [.notification("setAuthenticationStatus", ["status": 1, "errorCode": ""]), .result(RequestID(3), ["status": 1, "errorCode": ""])])
+            [
+                .notification("setAuthenticationStatus", ["status": 1, "errorCode": ""]),
+                .result(RequestID(3), ["status": 1, "errorCode": ""]),
+            ])
     }
 
     func testAuthorizationResultsRepeatSetTokenOrTokenRequestFailed() throws {
@@ -88,11 +106,20 @@ final class ResultMappingTests: XCTestCase {
         XCTAssertEqual(granted.last, .result(RequestID(2), ["token": "bWVkaWEtdG9rZW4=", "resource": .string(mrss)]))
         XCTAssertEqual(harness.engine?.calls.withLock { $0.last }, "checkAuthorization \(mrss) {\"k\":\"v\"}")
         let denied = harness.callFresh("getAuthorization", ["resource": "ch2"])
-        let failure: JSON = ["resource": "ch2", "errorCode": "User not Authorized Error", "errorDescription": "Your subscription does not include \"Channel 2\"."]
+        let failure: JSON = [
+            "resource": "ch2", "errorCode": "User not Authorized Error",
+            "errorDescription": "Your subscription does not include \"Channel 2\".",
+        ]
         XCTAssertEqual(denied.first, .notification("tokenRequestFailed", failure))
-        XCTAssertEqual(denied[1], .notification("status", ["id": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".", "resource": "ch2"]))
+        XCTAssertEqual(
+            denied[1],
+            .notification(
+                "status",
+                ["id": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".", "resource": "ch2"]))
         var explained = failure.objectValue ?? [:]
-        explained["statuses"] = [["id": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".", "resource": "ch2"]]
+        explained["statuses"] = [
+            ["id": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".", "resource": "ch2"]
+        ]
         XCTAssertEqual(denied.last, .result(RequestID(3), .object(explained)))
     }
 
@@ -106,15 +133,19 @@ final class ResultMappingTests: XCTestCase {
         XCTAssertEqual(
             harness.callFresh("getMetadata", arguments),
             [.notification("setMetadataStatus", expected), .result(RequestID(3), expected)])
-        XCTAssertEqual(harness.callFresh("getMetadata", ["opCode": 0]).last, .result(RequestID(4), ["metadata": 1_800_000_000_000, "encrypted": false, "key": 0, "arguments": ["opCode": 0]]))
+        XCTAssertEqual(
+            harness.callFresh("getMetadata", ["opCode": 0]).last,
+            .result(RequestID(4), ["metadata": 1_800_000_000_000, "encrypted": false, "key": 0, "arguments": ["opCode": 0]]))
     }
 
     func testLogoutAndGetSelectedProvider() throws {
         let harness = try ready()
         XCTAssertEqual(
             harness.callFresh("logout"),
-            [.notification("setAuthenticationStatus", ["status": 0, "errorCode": "User Not Authenticated Error"]),
-             .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"])])
+            [
+                .notification("setAuthenticationStatus", ["status": 0, "errorCode": "User Not Authenticated Error"]),
+                .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"]),
+            ])
         XCTAssertEqual(
             harness.callFresh("getSelectedProvider"),
             [.notification("selectedProvider", ["mvpd": nil]), .result(RequestID(3), ["mvpd": nil])])

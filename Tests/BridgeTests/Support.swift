@@ -98,7 +98,8 @@ final class FakeEngine: EngineAPI {
             return .started
         case "Phone"?:
             delegate.status(
-                AdvancedStatus(id: "REGCODE", level: "info", code: "AB12CD", url: "http://127.0.0.1:1/activate", notAfter: 1_800_000_000_123))
+                AdvancedStatus(
+                    id: "REGCODE", level: "info", code: "AB12CD", url: "http://127.0.0.1:1/activate", notAfter: 1_800_000_000_123))
             return .started
         default:
             delegate.setAuthenticationStatus(0, errorCode: "Provider not Selected Error")
@@ -162,7 +163,8 @@ final class FakeEngine: EngineAPI {
         case .deviceID: value = "device-1"
         case .userMetadata(let key): value = key == "zip" ? "ZW5jcnlwdGVk" : .null
         }
-        let status = MetadataStatus(metadata: value, encrypted: request == .userMetadata(key: "zip"), key: request.key, arguments: arguments)
+        let status = MetadataStatus(
+            metadata: value, encrypted: request == .userMetadata(key: "zip"), key: request.key, arguments: arguments)
         delegate.setMetadataStatus(status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments)
         return status
     }

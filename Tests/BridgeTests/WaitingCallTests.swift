@@ -9,10 +9,15 @@ final class WaitingCallTests: XCTestCase {
     func testTheWaitingCallsAreTheDocumentedOnes() {
         XCTAssertEqual(
             WaitingCall.allCases.map(\.rawValue),
-            ["checkAuthentication", "getAuthentication", "checkAuthorization", "getAuthorization", "checkPreauthorizedResources", "getMetadata", "logout"])
+            [
+                "checkAuthentication", "getAuthentication", "checkAuthorization", "getAuthorization", "checkPreauthorizedResources",
+                "getMetadata", "logout",
+            ])
         for call in WaitingCall.allCases { XCTAssertNotNil(MethodTable.byName[call.rawValue], call.rawValue) }
         let waiting = Set(WaitingCall.allCases.map(\.rawValue))
-        for name in ["setOptions", "setSelectedProvider", "getSelectedProvider", "handleExternalURL", "getAuthenticationToken", "init", "rpc.stats"] {
+        for name in [
+            "setOptions", "setSelectedProvider", "getSelectedProvider", "handleExternalURL", "getAuthenticationToken", "init", "rpc.stats",
+        ] {
             XCTAssertFalse(waiting.contains(name), name)
         }
     }

@@ -21,10 +21,12 @@ final class BackPressureTests: XCTestCase {
 
     func testDispatchStopsInsideOneReadAtTheHighWaterMarkAndResumesWhereItStopped() {
         let handled = HandledCount()
-        let channel = EmbeddedConnection(limits: limits(highWater: 20_000), handler: ClosureHandler { method, params, id, connection in
-            handled.add()
-            specMethods(method, params, id, connection)
-        })
+        let channel = EmbeddedConnection(
+            limits: limits(highWater: 20_000),
+            handler: ClosureHandler { method, params, id, connection in
+                handled.add()
+                specMethods(method, params, id, connection)
+            })
         let big = String(repeating: "x", count: 3000)
         channel.writeInbound((0..<40).map { request($0, big) }.joined())
         // One read held 40 requests; only those whose answers fit under the mark (plus one) were handled.

@@ -12,7 +12,8 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(peer.readLine(), #"{"jsonrpc":"2.0","id":1,"result":19}"#)
         peer.send(#"{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}"# + "\n")
         XCTAssertEqual(peer.readLine(), #"{"jsonrpc":"2.0","id":3,"result":19}"#)
-        peer.send(#"{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}"# + "\n" + #"{"jsonrpc": "2.0", "method": "foobar"}"# + "\n")
+        peer.send(
+            #"{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}"# + "\n" + #"{"jsonrpc": "2.0", "method": "foobar"}"# + "\n")
         peer.send(#"{"jsonrpc": "2.0", "method": "foobar", "id": "1"}"# + "\n")
         XCTAssertEqual(peer.readJSON()?["error"]?["code"], -32601)
         peer.send(#"{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]"# + "\n")
@@ -29,7 +30,8 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(peer.readJSON()?.arrayValue?.map { $0["error"]?["code"] }, [-32600])
         peer.send("[1,2,3]\n")
         XCTAssertEqual(peer.readJSON()?.arrayValue?.count, 3)
-        peer.send(#"[{"jsonrpc":"2.0","method":"notify_sum","params":[1,2,4]},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"# + "\n")
+        peer.send(
+            #"[{"jsonrpc":"2.0","method":"notify_sum","params":[1,2,4]},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"# + "\n")
         peer.send(#"{"jsonrpc":"2.0","method":"echo","id":"after"}"# + "\n")
         // Nothing was written for the all-notification batch: the next line is the echo.
         XCTAssertEqual(peer.readLine(), #"{"jsonrpc":"2.0","id":"after","result":null}"#)
@@ -46,7 +48,9 @@ final class ConnectionTests: XCTestCase {
             }
         }
         let peer = TestPeer(handler: handler)
-        peer.send(#"[{"jsonrpc":"2.0","method":"a","params":{"ms":60},"id":1},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","method":"b","params":{"ms":1},"id":2},{"x":1}]"# + "\n")
+        peer.send(
+            #"[{"jsonrpc":"2.0","method":"a","params":{"ms":60},"id":1},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","method":"b","params":{"ms":1},"id":2},{"x":1}]"#
+                + "\n")
         let batch = peer.readJSON()?.arrayValue ?? []
         XCTAssertEqual(Set(batch.map { $0["id"] ?? .null }), [1, 2, .null])
         XCTAssertEqual(batch.first { $0["id"] == 1 }?["result"], "a")

@@ -102,15 +102,19 @@ final class FramerTests: XCTestCase {
     func testUnreadableHeaderIsReportedOnceAndTheNextMessageIsRead() {
         let next = "Content-Length: \(second.utf8.count)\r\n\r\n\(second)"
         var framer = Framer(maxMessageBytes: 64)
-        XCTAssertEqual(run(&framer, [Array("Content-Type: x\r\n\r\n{}\(next)".utf8)]), ["<unreadable: header block without Content-Length>", second])
+        XCTAssertEqual(
+            run(&framer, [Array("Content-Type: x\r\n\r\n{}\(next)".utf8)]), ["<unreadable: header block without Content-Length>", second])
         var other = Framer(maxMessageBytes: 64)
-        XCTAssertEqual(run(&other, [Array("Content-Length: -5\r\n\r\n{\"a\":1}garbage\r\n\(next)".utf8)]), ["<unreadable: invalid Content-Length>", second])
+        XCTAssertEqual(
+            run(&other, [Array("Content-Length: -5\r\n\r\n{\"a\":1}garbage\r\n\(next)".utf8)]),
+            ["<unreadable: invalid Content-Length>", second])
         var endless = Framer(maxMessageBytes: 64)
         let events = run(&endless, [Array("Content-Length: 5\r\nX-Junk: ".utf8), [UInt8](repeating: 0x41, count: 9000), Array(next.utf8)])
         XCTAssertEqual(events, ["<unreadable: header block over 8192 bytes>", second])
         var junk = Framer(maxMessageBytes: 64)
-        XCTAssertEqual(run(&junk, [Array("Content-Length: 2\r\n\r\n{}not a header\r\n\r\n".utf8), Array("content-LENGTH: 2\r\n\r\n[]".utf8)]),
-                       ["{}", "<unreadable: malformed header line>", "[]"])
+        XCTAssertEqual(
+            run(&junk, [Array("Content-Length: 2\r\n\r\n{}not a header\r\n\r\n".utf8), Array("content-LENGTH: 2\r\n\r\n[]".utf8)]),
+            ["{}", "<unreadable: malformed header line>", "[]"])
     }
 
     func testShortContentLengthCostsOnlyThatMessage() {
@@ -159,6 +163,7 @@ final class FramerTests: XCTestCase {
 
     func testOutputFraming() {
         XCTAssertEqual(String(decoding: Framing.ndjson.frame(Array("{}".utf8)), as: UTF8.self), "{}\n")
-        XCTAssertEqual(String(decoding: Framing.contentLength.frame(Array(#"["é"]"#.utf8)), as: UTF8.self), "Content-Length: 6\r\n\r\n[\"é\"]")
+        XCTAssertEqual(
+            String(decoding: Framing.contentLength.frame(Array(#"["é"]"#.utf8)), as: UTF8.self), "Content-Length: 6\r\n\r\n[\"é\"]")
     }
 }

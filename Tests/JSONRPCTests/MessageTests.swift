@@ -9,13 +9,18 @@ final class MessageTests: XCTestCase {
     }
 
     func testRequestNotificationAndNullID() throws {
-        XCTAssertEqual(try classify(#"{"jsonrpc":"2.0","method":"a","params":[1],"id":1}"#), .request(method: "a", params: [1], id: RequestID(1)))
+        XCTAssertEqual(
+            try classify(#"{"jsonrpc":"2.0","method":"a","params":[1],"id":1}"#), .request(method: "a", params: [1], id: RequestID(1)))
         XCTAssertEqual(try classify(#"{"jsonrpc":"2.0","method":"a"}"#), .request(method: "a", params: nil, id: nil))
-        XCTAssertEqual(try classify(#"{"jsonrpc":"2.0","method":"a","params":null,"id":null}"#), .request(method: "a", params: nil, id: RequestID(json: .null)))
+        XCTAssertEqual(
+            try classify(#"{"jsonrpc":"2.0","method":"a","params":null,"id":null}"#),
+            .request(method: "a", params: nil, id: RequestID(json: .null)))
     }
 
     func testLargeIDsStayExact() throws {
-        XCTAssertEqual(try classify(#"{"jsonrpc":"2.0","method":"a","id":9007199254740993}"#), .request(method: "a", params: nil, id: RequestID(9_007_199_254_740_993)))
+        XCTAssertEqual(
+            try classify(#"{"jsonrpc":"2.0","method":"a","id":9007199254740993}"#),
+            .request(method: "a", params: nil, id: RequestID(9_007_199_254_740_993)))
         let big = try classify(#"{"jsonrpc":"2.0","method":"a","id":18446744073709551617}"#)
         XCTAssertEqual(big, .request(method: "a", params: nil, id: RequestID(json: .bigInteger("18446744073709551617"))))
         let bytes = OutgoingMessage.response(id: RequestID(json: .bigInteger("18446744073709551617")), result: true)
@@ -35,21 +40,35 @@ final class MessageTests: XCTestCase {
     }
 
     func testResponses() throws {
-        XCTAssertEqual(try classify(#"{"jsonrpc":"2.0","result":{"a":1},"id":"pb-1"}"#), .response(id: RequestID("pb-1"), result: .success(["a": 1])))
+        XCTAssertEqual(
+            try classify(#"{"jsonrpc":"2.0","result":{"a":1},"id":"pb-1"}"#), .response(id: RequestID("pb-1"), result: .success(["a": 1])))
         let failure = ErrorObject(code: ErrorCode(rawValue: 7), message: "no", data: ["reason": "other"])
-        XCTAssertEqual(try classify(#"{"jsonrpc":"2.0","error":{"code":7,"message":"no","data":{"reason":"other"}},"id":"pb-2"}"#), .response(id: RequestID("pb-2"), result: .failure(failure)))
-        guard case .unusableResponse = try classify(#"{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":3}"#) else { return XCTFail() }
+        XCTAssertEqual(
+            try classify(#"{"jsonrpc":"2.0","error":{"code":7,"message":"no","data":{"reason":"other"}},"id":"pb-2"}"#),
+            .response(id: RequestID("pb-2"), result: .failure(failure)))
+        guard case .unusableResponse = try classify(#"{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":3}"#) else {
+            return XCTFail()
+        }
         guard case .unusableResponse = try classify(#"{"jsonrpc":"2.0","result":1,"id":null}"#) else { return XCTFail() }
     }
 
     func testOutgoingShapes() {
-        XCTAssertEqual(String(decoding: OutgoingMessage.notification(method: "setToken", params: ["token": "t"]), as: UTF8.self), #"{"jsonrpc":"2.0","method":"setToken","params":{"token":"t"}}"#)
-        XCTAssertEqual(String(decoding: OutgoingMessage.request(method: "m", params: [1], id: RequestID("pb-1")), as: UTF8.self), #"{"jsonrpc":"2.0","method":"m","params":[1],"id":"pb-1"}"#)
-        XCTAssertEqual(String(decoding: OutgoingMessage.response(id: nil, error: .shuttingDown()), as: UTF8.self), #"{"jsonrpc":"2.0","id":null,"error":{"code":-32003,"message":"Shutting down","data":{"reason":"the daemon is shutting down"}}}"#)
+        XCTAssertEqual(
+            String(decoding: OutgoingMessage.notification(method: "setToken", params: ["token": "t"]), as: UTF8.self),
+            #"{"jsonrpc":"2.0","method":"setToken","params":{"token":"t"}}"#)
+        XCTAssertEqual(
+            String(decoding: OutgoingMessage.request(method: "m", params: [1], id: RequestID("pb-1")), as: UTF8.self),
+            #"{"jsonrpc":"2.0","method":"m","params":[1],"id":"pb-1"}"#)
+        XCTAssertEqual(
+            String(decoding: OutgoingMessage.response(id: nil, error: .shuttingDown()), as: UTF8.self),
+            #"{"jsonrpc":"2.0","id":null,"error":{"code":-32003,"message":"Shutting down","data":{"reason":"the daemon is shutting down"}}}"#
+        )
     }
 
     func testErrorCodes() {
-        XCTAssertEqual([ErrorCode.parseError, .invalidRequest, .methodNotFound, .invalidParams, .internalError].map(\.rawValue), [-32700, -32600, -32601, -32602, -32603])
+        XCTAssertEqual(
+            [ErrorCode.parseError, .invalidRequest, .methodNotFound, .invalidParams, .internalError].map(\.rawValue),
+            [-32700, -32600, -32601, -32602, -32603])
         XCTAssertEqual([ErrorCode.requestorNotSet, .shuttingDown, .overloaded].map(\.rawValue), [-32002, -32003, -32004])
         XCTAssertNotNil(ErrorObject.messageTooLarge(limit: 10).data?["limit"])
     }

@@ -25,7 +25,9 @@ let specMethods: @Sendable (String, JSON?, RequestID?, Connection) -> Void = { m
     switch method {
     case "subtract":
         let values: [Int64]
-        if let array = params?.arrayValue { values = array.compactMap(\.int64Value) } else {
+        if let array = params?.arrayValue {
+            values = array.compactMap(\.int64Value)
+        } else {
             values = [params?["minuend"]?.int64Value ?? 0, params?["subtrahend"]?.int64Value ?? 0]
         }
         connection.respond(to: id, result: .integer(values[0] - values[1]))

@@ -8,7 +8,9 @@ final class JSONTests: XCTestCase {
     }
 
     func testIntegersStayExact() throws {
-        for literal in ["9007199254740993", "9223372036854775807", "-9223372036854775808", "18446744073709551617", "-99999999999999999999999"] {
+        for literal in [
+            "9007199254740993", "9223372036854775807", "-9223372036854775808", "18446744073709551617", "-99999999999999999999999",
+        ] {
             let value = try JSON.parse("{\"id\":\(literal)}")
             XCTAssertEqual(value.serializedString(), "{\"id\":\(literal)}")
         }

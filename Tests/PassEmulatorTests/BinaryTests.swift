@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import JSON
 import XCTest
@@ -53,7 +53,8 @@ final class BinaryTests: XCTestCase {
 
     func testRegistrationTokenAndMissingBearer() throws {
         let (registered, client) = try send(
-            "POST", "/o/client/register", body: "{\"software_statement\":\"eyJhIjoxfQ.eyJiIjoyfQ.c2ln\",\"redirect_uri\":\"adobepass://ios.app\"}",
+            "POST", "/o/client/register",
+            body: "{\"software_statement\":\"eyJhIjoxfQ.eyJiIjoyfQ.c2ln\",\"redirect_uri\":\"adobepass://ios.app\"}",
             contentType: "application/json")
         XCTAssertEqual(registered.statusCode, 201)
         let id = try XCTUnwrap(client["client_id"]?.stringValue)

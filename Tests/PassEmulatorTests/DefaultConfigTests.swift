@@ -65,7 +65,8 @@ final class DefaultConfigTests: XCTestCase {
         }
         let limited: JSON = ["serviceProviders": [["id": "X", "mvpds": [["id": "P", "tempPassSeconds": 60, "maxResources": 3]]]]]
         XCTAssertThrowsError(try EmulatorConfig(json: limited)) { error in
-            XCTAssertEqual((error as? ConfigError)?.message, "serviceProviders[0].mvpds[0].maxResources: applies to a promotional TempPass only")
+            XCTAssertEqual(
+                (error as? ConfigError)?.message, "serviceProviders[0].mvpds[0].maxResources: applies to a promotional TempPass only")
         }
     }
 
@@ -79,7 +80,8 @@ final class DefaultConfigTests: XCTestCase {
     func testBadConfigurationNamesThePath() {
         let json: JSON = ["serviceProviders": [["id": "X", "mvpds": [["id": "M", "degradation": "Sometimes"]]]]]
         XCTAssertThrowsError(try EmulatorConfig(json: json)) { error in
-            XCTAssertEqual((error as? ConfigError)?.message, "serviceProviders[0].mvpds[0].degradation: expected AuthNAll, AuthZAll or AuthZNone")
+            XCTAssertEqual(
+                (error as? ConfigError)?.message, "serviceProviders[0].mvpds[0].degradation: expected AuthNAll, AuthZAll or AuthZNone")
         }
         XCTAssertThrowsError(try EmulatorConfig(json: ["serviceProviders": []]))
     }

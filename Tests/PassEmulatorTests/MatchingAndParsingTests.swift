@@ -9,7 +9,8 @@ final class MatchingAndParsingTests: XCTestCase {
     }
 
     func testMRSSMatchesTheChannelTitleWithEntitiesDecoded() {
-        let mrss = "<rss version=\"2.0\" xmlns:media=\"http://search.yahoo.com/mrss/\"><channel><title>A &amp; B &#38; &#x43;</title>"
+        let mrss =
+            "<rss version=\"2.0\" xmlns:media=\"http://search.yahoo.com/mrss/\"><channel><title>A &amp; B &#38; &#x43;</title>"
             + "<item><title>Episode</title></item></channel></rss>"
         XCTAssertEqual(ResourceMatcher.id(of: mrss), "A & B & C")
     }
@@ -31,7 +32,8 @@ final class MatchingAndParsingTests: XCTestCase {
 
     func testMRSSTitleInCDATAIsTakenLiterally() {
         XCTAssertEqual(ResourceMatcher.id(of: "<rss><channel><title><![CDATA[ch1]]></title></channel></rss>"), "ch1")
-        XCTAssertEqual(ResourceMatcher.id(of: "<rss><channel><title>A &amp; <![CDATA[B &amp; C]]></title></channel></rss>"), "A & B &amp; C")
+        XCTAssertEqual(
+            ResourceMatcher.id(of: "<rss><channel><title>A &amp; <![CDATA[B &amp; C]]></title></channel></rss>"), "A & B &amp; C")
     }
 
     func testMRSSWithoutChannelStaysAsSent() {
@@ -45,7 +47,9 @@ final class MatchingAndParsingTests: XCTestCase {
     }
 
     func testFormDecodingHandlesPlusAndPercent() {
-        XCTAssertEqual(FormCoding.decode("a=1+2&redirectUrl=adobepass%3A%2F%2Fios.app&e="), ["a": "1 2", "redirectUrl": "adobepass://ios.app", "e": ""])
+        XCTAssertEqual(
+            FormCoding.decode("a=1+2&redirectUrl=adobepass%3A%2F%2Fios.app&e="),
+            ["a": "1 2", "redirectUrl": "adobepass://ios.app", "e": ""])
         XCTAssertEqual(FormCoding.escape("a b/é"), "a%20b%2F%C3%A9")
     }
 
@@ -68,7 +72,8 @@ final class MatchingAndParsingTests: XCTestCase {
     func testPartnerStatusRules() throws {
         let sp = try EmulatorConfig.builtIn().serviceProvider("REF")!
         func status(_ access: String, _ id: String = "MockSSO", _ expiry: String = "4102444800000") -> PartnerFrameworkStatus {
-            let json = "{\"frameworkPermissionInfo\":{\"accessStatus\":\"\(access)\"},\"frameworkProviderInfo\":{\"id\":\"\(id)\",\"expirationDate\":\"\(expiry)\"}}"
+            let json =
+                "{\"frameworkPermissionInfo\":{\"accessStatus\":\"\(access)\"},\"frameworkProviderInfo\":{\"id\":\"\(id)\",\"expirationDate\":\"\(expiry)\"}}"
             return PartnerFrameworkStatus(header: Base64.encode(json))!
         }
         func code(_ value: PartnerFrameworkStatus) -> String? {

@@ -20,7 +20,8 @@ func report(_ servers: [Server], _ results: [Figures]) -> String {
     lines.append(row("spawn → first response (ms, median)", { $0[.spawnMs] }))
     lines.append(row("RSS idle after one call (MiB)", mib(.rssIdleKiB)))
     lines.append(row("RSS with 1,000 idle connections (MiB)", mib(.rss1000KiB)))
-    lines.append(row("RSS per idle connection (KiB)", { f in f[.rss1000KiB].flatMap { loaded in f[.rssIdleKiB].map { (loaded - $0) / 1000 } } }))
+    lines.append(
+        row("RSS per idle connection (KiB)", { f in f[.rss1000KiB].flatMap { loaded in f[.rssIdleKiB].map { (loaded - $0) / 1000 } } }))
     lines.append(row("getAuthorization, sequential (ms)", { $0[.authorizationMs] }))
     lines.append(row("the same decision by curl, keep-alive (ms)", { $0[.curlKeepAliveMs] }))
     lines += ["", "This bench's Swift client (µs per call):", "", header, rule]
@@ -30,8 +31,10 @@ func report(_ servers: [Server], _ results: [Figures]) -> String {
     lines.append(row("socket pipelined (64)", { $0[.socketPipelined(c: false)] }))
 
     let daemons = servers.indices.filter { servers[$0].passbridge != nil }
-    lines += ["", "Goals (C client):", "", "| figure | " + daemons.map { servers[$0].name }.joined(separator: " | ") + " | goal |",
-              "|---|" + String(repeating: "---|", count: daemons.count + 1)]
+    lines += [
+        "", "Goals (C client):", "", "| figure | " + daemons.map { servers[$0].name }.joined(separator: " | ") + " | goal |",
+        "|---|" + String(repeating: "---|", count: daemons.count + 1),
+    ]
     func goal(_ name: String, _ limit: Double, _ unit: String, _ value: (Figures) -> Double?) {
         let cells = daemons.map { index -> String in
             guard let measured = value(results[index]) else { return "—" }
@@ -48,6 +51,8 @@ func report(_ servers: [Server], _ results: [Figures]) -> String {
     goal("socket ping-pong ÷ C", 1.2, "×", ratio(.socketPingPong(c: true)))
     goal("spawn → first response", 5, " ms", { $0[.spawnMs] })
     goal("RSS idle after one call", 10, " MiB", mib(.rssIdleKiB))
-    goal("getAuthorization ÷ curl keep-alive", 1.2, "×", { f in f[.authorizationMs].flatMap { value in f[.curlKeepAliveMs].map { value / $0 } } })
+    goal(
+        "getAuthorization ÷ curl keep-alive", 1.2, "×",
+        { f in f[.authorizationMs].flatMap { value in f[.curlKeepAliveMs].map { value / $0 } } })
     return lines.joined(separator: "\n")
 }

@@ -34,14 +34,18 @@ struct Programs {
         try compile(benchDir.appendingPathComponent("c-client/ndjson-client.c").path, to: cClient, libraries: [])
         let python = benchDir.appendingPathComponent("python-server.py").path
         func daemonServer(_ name: String, _ binary: String) -> Server {
-            Server(name: name, passbridge: binary) { socket in [binary] + (socket.map { ["--socket", $0] } ?? ["--stdio"]) + ["--log-level", "error"] }
+            Server(name: name, passbridge: binary) { socket in
+                [binary] + (socket.map { ["--socket", $0] } ?? ["--stdio"]) + ["--log-level", "error"]
+            }
         }
         var servers = [daemonServer("passbridge", daemon)]
         if let before { servers.append(daemonServer("passbridge (before)", before)) }
-        servers.append(Server(name: "C+jansson", passbridge: nil) { socket in [cServer] + (socket.map { ["--socket", $0] } ?? ["--stdio"]) })
-        servers.append(Server(name: "Python asyncio", passbridge: nil) { socket in
-            ["/usr/bin/env", "python3", python] + (socket.map { ["--socket", $0] } ?? ["--stdio"])
-        })
+        servers.append(
+            Server(name: "C+jansson", passbridge: nil) { socket in [cServer] + (socket.map { ["--socket", $0] } ?? ["--stdio"]) })
+        servers.append(
+            Server(name: "Python asyncio", passbridge: nil) { socket in
+                ["/usr/bin/env", "python3", python] + (socket.map { ["--socket", $0] } ?? ["--stdio"])
+            })
         return Programs(servers: servers, cClient: cClient, binDir: binDir.path, benchDir: benchDir.path, scratch: scratch)
     }
 
@@ -70,7 +74,9 @@ func printedFigures(of command: [String]) throws -> [String: Double] {
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw BenchError("\(command.joined(separator: " ")) failed (\(process.terminationStatus))") }
+    guard process.terminationStatus == 0 else {
+        throw BenchError("\(command.joined(separator: " ")) failed (\(process.terminationStatus))")
+    }
     var values: [String: Double] = [:]
     for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
         let parts = line.split(separator: " ")

@@ -86,7 +86,9 @@ struct Backend {
 /// The state directory rule: `--state-dir`, else `$STATE_DIRECTORY` (systemd; the first of a colon list),
 /// else `$XDG_STATE_HOME/passbridge`, else `~/.local/state/passbridge`.
 public enum StateDirectory {
-    public static func resolve(_ flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandLineError) -> String {
+    public static func resolve(
+        _ flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(CommandLineError) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let systemd = environment["STATE_DIRECTORY"], let first = systemd.split(separator: ":").first {
             return String(first)

@@ -102,7 +102,8 @@ extension DaemonOptions {
 
     static let valued: Set<String> = [
         "--socket", "--socket-group", "--allow-uid", "--max-message-bytes", "--shutdown-timeout", "--stall-timeout",
-        "--request-timeout", "--log-level", "--backend", "--software-statement", "--state-dir", "--store", "--redirect-url", "--activation-url",
+        "--request-timeout", "--log-level", "--backend", "--software-statement", "--state-dir", "--store", "--redirect-url",
+        "--activation-url",
     ]
     static let flags: Set<String> = ["--stdio", "--staging"]
 
@@ -130,7 +131,9 @@ extension DaemonOptions {
             options.requestTimeout = seconds
         }
         if let text = parsed.value("--log-level") {
-            guard let level = Logger.Level(name: text) else { throw .usage("--log-level must be trace, debug, info, warning or error, got \(text)") }
+            guard let level = Logger.Level(name: text) else {
+                throw .usage("--log-level must be trace, debug, info, warning or error, got \(text)")
+            }
             options.logLevel = level
         }
         if parsed.has("--staging") {

@@ -92,7 +92,11 @@ final class EmulatorChild: Sendable {
 
     /// Stops the child (SIGTERM) and reaps it; once.
     func stop() {
-        guard stopped.withLock({ done in defer { done = true }; return !done }) else { return }
+        guard
+            stopped.withLock({ done in
+                defer { done = true }; return !done
+            })
+        else { return }
         kill(pid, SIGTERM)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}

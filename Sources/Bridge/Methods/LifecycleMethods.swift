@@ -22,7 +22,8 @@ enum LifecycleMethods {
         let partnerSSO = try params.string("partnerSSO")
         if partnerSSO?.isEmpty == true { throw Params.invalid("partnerSSO", "must not be empty") }
         let device = try hostedDevice(params)
-        session.initialize(softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
+        session.initialize(
+            softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
         return .now(.object([:]))
     }
 
