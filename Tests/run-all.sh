@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of PassBridge: the citation check (no file cites a document the repository lacks), the type checks
-# of the clients (mypy --strict, tsc), the Swift tests (XCTest), then the end-to-end pytest suites against the real
-# binaries. Installs missing dependencies first.
+# Runs every test of PassBridge: the citation check (no file cites a document the repository lacks), the Swift
+# format lint (.swift-format), the type checks of the clients (mypy --strict, tsc), the Swift tests (XCTest), then
+# the end-to-end pytest suites against the real binaries. Installs missing dependencies first.
 #
 # The Python test tools live in a virtual environment of their own (.venv-tests, or $PASSBRIDGE_TEST_VENV),
 # made from the python3 on PATH; nothing is installed into that interpreter (PEP 668). The tests run with a
@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Tests/install-deps.sh --with-test-tools
 bash Tests/check-citations.sh
+swift format lint --strict --recursive --parallel Sources Tests Plugins Bench/Sources Package.swift
 
 venv=${PASSBRIDGE_TEST_VENV:-$PWD/.venv-tests}
 if ! "$venv/bin/python" -c 'import sys' 2>/dev/null; then
