@@ -11,11 +11,11 @@ import XCTest
 final class EngineInterleavingTests: XCTestCase {
     private let redirect = "adobepass://ios.app"
 
-    private func makeEngine() throws -> (AccessEnabler, SignallingDelegate, ScriptedHTTP) {
+    private func makeEngine() throws -> (AccessEnabler, RecordingDelegate, ScriptedHTTP) {
         let http = ScriptedHTTP()
         var configuration = AccessEnablerConfiguration(backendURL: URL(string: "https://sp.example")!, softwareStatement: "a.b.c")
         configuration.httpClient = http
-        let delegate = SignallingDelegate()
+        let delegate = RecordingDelegate()
         return (
             AccessEnabler(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate),
             delegate, http
@@ -23,7 +23,7 @@ final class EngineInterleavingTests: XCTestCase {
     }
 
     /// getAuthentication at the provider dialog, then MockMVPD picked: the login page is open.
-    private func openLoginPage(_ engine: AccessEnabler, _ delegate: SignallingDelegate) async -> Task<AuthenticationStatus, Never> {
+    private func openLoginPage(_ engine: AccessEnabler, _ delegate: RecordingDelegate) async -> Task<AuthenticationStatus, Never> {
         let login = Task { await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
         await delegate.arrived { if case .displayProviderDialog = $0 { true } else { false } }
         let picked = await engine.setSelectedProvider("MockMVPD")
@@ -127,63 +127,6 @@ extension Engine {
 
 extension Callback {
     var isNavigate: Bool { if case .navigate = self { true } else { false } }
-}
-
-/// A delegate that records callbacks and wakes a test waiting for one.
-final class SignallingDelegate: EntitlementDelegate {
-    private struct State {
-        var log: [Callback] = []
-        var waiters: [(predicate: @Sendable (Callback) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
-    }
-    private let state = Mutex(State())
-
-    var callbacks: [Callback] { state.withLock { $0.log } }
-
-    func take() -> [Callback] {
-        state.withLock { state in
-            defer { state.log = [] }; return state.log
-        }
-    }
-
-    /// Returns once a callback satisfying `predicate` was made (at once if it already was).
-    func arrived(_ predicate: @escaping @Sendable (Callback) -> Bool) async {
-        await withCheckedContinuation { continuation in
-            let seen = state.withLock { state in
-                if state.log.contains(where: predicate) { return true }
-                state.waiters.append((predicate, continuation))
-                return false
-            }
-            if seen { continuation.resume() }
-        }
-    }
-
-    private func record(_ callback: Callback) {
-        let woken = state.withLock { state in
-            state.log.append(callback)
-            let matching = state.waiters.filter { $0.predicate(callback) }
-            state.waiters.removeAll { $0.predicate(callback) }
-            return matching.map(\.continuation)
-        }
-        for continuation in woken { continuation.resume() }
-    }
-
-    func setRequestorComplete(_ status: Int32) { record(.setRequestorComplete(status)) }
-    func setAuthenticationStatus(_ status: Int32, errorCode: String) { record(.setAuthenticationStatus(status, errorCode)) }
-    func setToken(_ token: String, forResource resource: String) { record(.setToken(token, resource)) }
-    func tokenRequestFailed(_ resource: String, errorCode: String, errorDescription: String) {
-        record(.tokenRequestFailed(resource, errorCode, errorDescription))
-    }
-    func selectedProvider(_ mvpd: MVPD?) { record(.selectedProvider(mvpd)) }
-    func displayProviderDialog(_ mvpds: [MVPD]) { record(.displayProviderDialog(mvpds.map(\.ID))) }
-    func sendTrackingData(_ data: [String?], forEventType event: Int32) { record(.sendTrackingData(data, event)) }
-    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON) {
-        record(.setMetadataStatus(metadata, encrypted, key, arguments))
-    }
-    func preauthorizedResources(_ resources: [String]) { record(.preauthorizedResources(resources)) }
-    func navigate(toUrl url: String, useSVC: Bool) { record(.navigate(url, useSVC)) }
-    func presentTvProviderDialog() { record(.presentTvProviderDialog) }
-    func dismissTvProviderDialog() { record(.dismissTvProviderDialog) }
-    func status(_ status: AdvancedStatus) { record(.status(status)) }
 }
 
 /// A backend in memory: DCR, one requestor REF with one MVPD (MockMVPD), sessions that open a login page and a

@@ -22,16 +22,31 @@ enum Callback: Equatable {
 
 /// Records every callback in order, and lets a test wait for one.
 final class RecordingDelegate: EntitlementDelegate {
-    private let log = Mutex<[Callback]>([])
+    private struct State {
+        var log: [Callback] = []
+        var waiters: [(predicate: @Sendable (Callback) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = Mutex(State())
 
-    var callbacks: [Callback] { log.withLock { $0 } }
+    var callbacks: [Callback] { state.withLock { $0.log } }
 
     /// Removes and returns what was recorded so far.
     func take() -> [Callback] {
-        log.withLock { log in
-            let taken = log
-            log = []
-            return taken
+        state.withLock { state in
+            defer { state.log = [] }
+            return state.log
+        }
+    }
+
+    /// Returns once a callback satisfying `predicate` was made (at once if it already was); no polling.
+    func arrived(_ predicate: @escaping @Sendable (Callback) -> Bool) async {
+        await withCheckedContinuation { continuation in
+            let seen = state.withLock { state in
+                if state.log.contains(where: predicate) { return true }
+                state.waiters.append((predicate, continuation))
+                return false
+            }
+            if seen { continuation.resume() }
         }
     }
 
@@ -45,7 +60,15 @@ final class RecordingDelegate: EntitlementDelegate {
         return false
     }
 
-    private func record(_ callback: Callback) { log.withLock { $0.append(callback) } }
+    private func record(_ callback: Callback) {
+        let woken = state.withLock { state in
+            state.log.append(callback)
+            let matching = state.waiters.filter { $0.predicate(callback) }
+            state.waiters.removeAll { $0.predicate(callback) }
+            return matching.map(\.continuation)
+        }
+        for continuation in woken { continuation.resume() }
+    }
 
     func setRequestorComplete(_ status: Int32) { record(.setRequestorComplete(status)) }
     func setAuthenticationStatus(_ status: Int32, errorCode: String) { record(.setAuthenticationStatus(status, errorCode)) }
