@@ -125,12 +125,17 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// Builds an object from pairs; a repeated key keeps its first position and its last value.
     public init<S: Sequence>(_ members: S) where S.Element == (String, JSON) {
+        self.members.reserveCapacity(members.underestimatedCount)
         for (key, value) in members { self[key] = value }
     }
 
     public init(dictionaryLiteral elements: (String, JSON)...) { self.init(elements) }
 
     public var count: Int { members.count }
+
+    /// Room for `count` members without reallocating.
+    public mutating func reserveCapacity(_ count: Int) { members.reserveCapacity(count) }
+
     public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
 
@@ -169,10 +174,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         index = built
     }
 
-    public func makeIterator() -> AnyIterator<(key: String, value: JSON)> {
-        var iterator = members.makeIterator()
-        return AnyIterator { iterator.next() }
-    }
+    public func makeIterator() -> IndexingIterator<[(key: String, value: JSON)]> { members.makeIterator() }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.count == rhs.count && lhs.members.allSatisfy { rhs[$0.key] == $0.value }

@@ -25,7 +25,8 @@ extension JSON {
     /// - Throws: ``JSONParseError`` with the byte offset, line and column of the fault.
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSON {
         let scan = Scan(bytes)
-        if let deep = scan.firstOffset(deeperThan: maxDepth) {
+        // Nesting deeper than maxDepth takes more than maxDepth bytes: short texts skip the scan.
+        if bytes.count > maxDepth, let deep = scan.firstOffset(deeperThan: maxDepth) {
             throw scan.error("nesting deeper than \(maxDepth) levels", at: deep)
         }
         do {
@@ -210,6 +211,7 @@ extension JSON {
         switch value.pointee.type {
         case JSON_OBJECT:
             var object = JSONObject()
+            object.reserveCapacity(json_object_size(value))
             var iterator = json_object_iter(value)
             while let current = iterator {
                 let keyPointer = json_object_iter_key(current)!

@@ -15,8 +15,17 @@ extension JSON {
     /// shortest round-trip form; NaN and infinities become `null`.
     public func serialized(pretty: Bool = false) -> [UInt8] {
         var writer = JSONWriter(pretty: pretty)
+        writer.bytes.reserveCapacity(256)
         writer.write(self, depth: 0)
         return writer.bytes
+    }
+
+    /// Appends the compact JSON text of this value to `bytes` (as ``serialized(pretty:)``, no second buffer).
+    public func serialize(into bytes: inout [UInt8]) {
+        var writer = JSONWriter(pretty: false)
+        swap(&writer.bytes, &bytes)
+        writer.write(self, depth: 0)
+        swap(&writer.bytes, &bytes)
     }
 
     /// The compact (or `pretty`) JSON text as a String.
@@ -30,10 +39,7 @@ private struct JSONWriter {
     let pretty: Bool
     var bytes: [UInt8] = []
 
-    init(pretty: Bool) {
-        self.pretty = pretty
-        bytes.reserveCapacity(256)
-    }
+    init(pretty: Bool) { self.pretty = pretty }
 
     mutating func write(_ value: JSON, depth: Int) {
         switch value {

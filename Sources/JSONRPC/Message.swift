@@ -73,23 +73,29 @@ public enum IncomingMessage: Sendable, Equatable {
 public enum OutgoingMessage {
     /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`.
     public static func response(id: RequestID?, result: JSON) -> [UInt8] {
-        JSON.object(["jsonrpc": "2.0", "id": id?.json ?? .null, "result": result]).serialized()
+        response(id: id, member: #","result":"#, reserving: 192) { result.serialize(into: &$0) }
     }
 
     /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` with RESULT already compact JSON text (copied, not parsed).
     public static func response(id: RequestID?, encodedResult: [UInt8]) -> [UInt8] {
-        var bytes = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
-        bytes.reserveCapacity(encodedResult.count + 64)
-        bytes += (id?.json ?? .null).serialized()
-        bytes += #","result":"#.utf8
-        bytes += encodedResult
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        response(id: id, member: #","result":"#, reserving: encodedResult.count) { $0 += encodedResult }
     }
 
     /// `{"jsonrpc":"2.0","id":ID,"error":{…}}` (id null when unknown).
     public static func response(id: RequestID?, error: ErrorObject) -> [UInt8] {
-        JSON.object(["jsonrpc": "2.0", "id": id?.json ?? .null, "error": error.json]).serialized()
+        response(id: id, member: #","error":"#, reserving: 128) { error.json.serialize(into: &$0) }
+    }
+
+    /// A response written straight into one buffer: the envelope, the id, `member`, then what `body` appends.
+    private static func response(id: RequestID?, member: StaticString, reserving: Int, _ body: (inout [UInt8]) -> Void) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + reserving)
+        bytes += #"{"jsonrpc":"2.0","id":"#.utf8
+        (id?.json ?? .null).serialize(into: &bytes)
+        bytes += UnsafeBufferPointer(start: member.utf8Start, count: member.utf8CodeUnitCount)
+        body(&bytes)
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     /// `{"jsonrpc":"2.0","method":M,"params":P}` (no params member when `params` is nil).
