@@ -52,6 +52,9 @@ actor RestClient {
     private let onSkewWarning: @Sendable () -> Void
     private let log: (@Sendable (String) -> Void)?
     private var tokenTask: Task<String?, Never>?
+    /// The access token last read from or written to the store, used without asking the store again until a
+    /// minute before it expires or until the backend refuses it.
+    private var heldToken: AccessTokenRecord?
     private var registrationRefused = false
     /// Why the last token fetch failed when the backend could not be reached or the store failed (then no R4xx
     /// applies).
@@ -152,6 +155,7 @@ actor RestClient {
         while true {
             let result = await transport.perform(request, timeout: timeout)
             if let log { log(Self.logLine(request, result)) }
+            if case .failure(.unavailable(let reason)) = result { log?("no HTTP: libcurl could not be loaded: \(reason)") }
             guard case .response(let status, let headers, let body) = result else {
                 if case .failure(let failure) = result { return .transport(failure) }
                 return .transport(.network)
@@ -206,11 +210,11 @@ actor RestClient {
     /// there are none). `refusing`: the token the backend just refused (401), never taken again. Concurrent
     /// callers share one fetch.
     func accessToken(refusing refused: String?) async -> String? {
+        if let held = usable(heldToken, refusing: refused) { return held }
         if let task = tokenTask { return await task.value }
         tokenTransportFailure = nil
         do {
-            let cached = try await store.accessToken(scope)
-            if let cached, cached.token != refused, clock.nowMillis() + 60_000 < cached.expires { return cached.token }
+            if let cached = usable(try await store.accessToken(scope), refusing: refused) { return cached }
         } catch {
             return storeFailed(error)
         }
@@ -219,6 +223,13 @@ actor RestClient {
         let token = await task.value
         tokenTask = nil
         return token
+    }
+
+    /// `record`'s token when it is not `refused` and has more than a minute left (then it is held); else nil.
+    private func usable(_ record: AccessTokenRecord?, refusing refused: String?) -> String? {
+        guard let record, record.token != refused, clock.nowMillis() + 60_000 < record.expires else { return nil }
+        heldToken = record
+        return record.token
     }
 
     /// Notes a store failure as the reason no token could be had.
@@ -269,7 +280,7 @@ actor RestClient {
         for _ in 0..<100 {
             let now = clock.nowMillis()
             let stored = try await store.accessToken(scope)
-            if let stored, stored.token != refused, now + 60_000 < stored.expires { return stored.token }
+            if let token = usable(stored, refusing: refused) { return token }
             if try await store.claimTokenRefresh(scope, seen: stored?.token ?? "", now: now, until: now + 10_000) { return nil }
             try? await Task.sleep(for: .milliseconds(100))
         }
@@ -280,11 +291,13 @@ actor RestClient {
         guard case .ok(let body) = result, let token = body["access_token"]?.stringValue else { return nil }
         let lifetime = body["expires_in"]?.int64Value ?? 3600
         let created = body["created_at"]?.int64Value ?? clock.nowMillis()
+        let record = AccessTokenRecord(clientID: clientID, token: token, expires: created + lifetime * 1000)
         do {
-            try await store.saveAccessToken(AccessTokenRecord(clientID: clientID, token: token, expires: created + lifetime * 1000), scope)
+            try await store.saveAccessToken(record, scope)
         } catch {
             return storeFailed(error)
         }
+        heldToken = record
         return token
     }
 
