@@ -3,10 +3,12 @@
 pass-emulator on loopback, one call at a time, next to the same REST API V2 `decisions/authorize` request made
 by `curl` with keep-alive (one curl process, the requests chained with `--next`).
 
-    python3 Bench/auth-bench.py --bin-dir .build/release [--passbridge PATH] [--calls 300]
+    python3 Bench/auth-bench.py --bin-dir .build/release [--passbridge PATH] [--calls 300] [--c-client PATH]
 
-Prints `authorization_ms X` (daemon) and `curl_keepalive_ms Y` (milliseconds per call, means). The curl figure is
-(time for 2N requests − time for N requests) / N, so curl's own start-up drops out.
+Prints `authorization_ms X` (daemon, through this script's Python client), `authorization_c_ms` (through the
+bench's C client, `c-client/ndjson-client.c`, when `--c-client` names it built) and `curl_keepalive_ms Y`
+(milliseconds per call, means). The curl figure is (time for 2N requests − time for N requests) / N, so curl's own
+start-up drops out.
 """
 import argparse
 import asyncio
@@ -54,6 +56,16 @@ def daemon_ms(path, calls):
     return elapsed / calls * 1000
 
 
+def c_client_ms(client, path, calls):
+    """Milliseconds per sequential getAuthorization through the C client (its own connection, set up alike)."""
+    setup = [json.dumps({"jsonrpc": "2.0", "id": "init", "method": "init",
+                         "params": {"redirectUrl": store_bench.REDIRECT, "deviceIdentifier": DEVICE}}),
+             json.dumps({"jsonrpc": "2.0", "id": "requestor", "method": "setRequestor", "params": {"requestorID": "REF"}})]
+    printed = subprocess.run([client, "sequential", str(calls), str(path), "getAuthorization", '{"resource":"ch1"}', *setup],
+                             capture_output=True, text=True, check=True).stdout
+    return float(printed.split()[1])
+
+
 def curl_ms(base, state, calls):
     """Milliseconds per decisions/authorize request made by one curl process on one kept-alive connection."""
     database = next(pathlib.Path(state).glob("*.sqlite*"), None) or next(p for p in pathlib.Path(state).iterdir() if p.is_file())
@@ -84,6 +96,7 @@ async def main():
     parser.add_argument("--bin-dir", default=str(ROOT.parent / ".build" / "release"))
     parser.add_argument("--passbridge", help="the daemon to measure (default: BIN_DIR/passbridge)")
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--c-client", help="the bench's C client, built (adds authorization_c_ms)")
     args = parser.parse_args()
     bin_dir = pathlib.Path(args.bin_dir)
     work = pathlib.Path(tempfile.mkdtemp(prefix="pb-auth-bench-", dir="/tmp"))
@@ -100,6 +113,8 @@ async def main():
     try:
         await store_bench.log_in(path, DEVICE)
         print(f"authorization_ms {daemon_ms(path, args.calls):.3f}", flush=True)
+        if args.c_client:
+            print(f"authorization_c_ms {c_client_ms(args.c_client, path, args.calls):.3f}", flush=True)
         print(f"curl_keepalive_ms {curl_ms(base, work / 'state', args.calls):.3f}", flush=True)
     finally:
         daemon.terminate()

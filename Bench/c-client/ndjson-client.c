@@ -4,9 +4,13 @@
  *   ndjson-client socket PING CALLS PATH            the same over a Unix socket
  *   ndjson-client spawn RUNS -- COMMAND...          spawn, send one request, read the answer, stop; median
  *   ndjson-client rss PID PATH                      one call over the socket, then the server's VmRSS
+ *   ndjson-client sequential CALLS PATH METHOD PARAMS [SETUP...]
+ *                                                   each SETUP request line answered, then CALLS requests of
+ *                                                   METHOD (PARAMS: a JSON object) one at a time over the
+ *                                                   socket; notifications between answers are skipped
  *
  * Requests are raw NDJSON lines for an unknown method (every server answers -32601); answers are only counted
- * by their newlines. Output lines are `name value`: pingpong_us, pipelined_us, spawn_ms, rss_kib. */
+ * by their newlines. Output lines are `name value`: pingpong_us, pipelined_us, spawn_ms, rss_kib, sequential_ms. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -124,6 +128,45 @@ static int connect_unix(const char *path) {
     return fd;
 }
 
+/* Reads until the answer to the request just sent: the line that starts as passbridge starts a response;
+ * other lines are notifications. */
+static void await_answer(int fd) {
+    static const char answer[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+    static char line[1 << 16];
+    static size_t kept;
+    for (int answered = 0; !answered;) {
+        ssize_t n;
+        do n = read(fd, line + kept, sizeof line - kept); while (n < 0 && errno == EINTR);
+        if (n <= 0) { fprintf(stderr, "ndjson-client: server closed or failed\n"); exit(1); }
+        kept += (size_t)n;
+        char *begin = line, *end;
+        while ((end = memchr(begin, '\n', kept - (size_t)(begin - line))) != NULL) {
+            if (strncmp(begin, answer, sizeof answer - 1) == 0) answered = 1;
+            begin = end + 1;
+        }
+        kept -= (size_t)(begin - line);
+        memmove(line, begin, kept);
+    }
+}
+
+/* Milliseconds per call of METHOD, one in flight, after the SETUP lines and 10 warm-up calls. */
+static double sequential(int fd, long calls, const char *method, const char *params, char **setup, int setups) {
+    for (int i = 0; i < setups; i++) {
+        send_all(fd, setup[i], strlen(setup[i]));
+        send_all(fd, "\n", 1);
+        await_answer(fd);
+    }
+    char *out = malloc(strlen(method) + strlen(params) + 128);
+    double start = 0;
+    for (long i = -10; i < calls; i++) {
+        if (i == 0) start = now();
+        send_all(fd, out, (size_t)sprintf(out, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\",\"params\":%s}\n", i, method, params));
+        await_answer(fd);
+    }
+    free(out);
+    return (now() - start) / (double)calls * 1000;
+}
+
 static int compare(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -141,7 +184,7 @@ static long rss_kib(const char *pid) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: ndjson-client stdio PING CALLS -- COMMAND... | socket PING CALLS PATH | spawn RUNS -- COMMAND... | rss PID PATH\n");
+    fprintf(stderr, "usage: ndjson-client stdio PING CALLS -- COMMAND... | socket PING CALLS PATH | spawn RUNS -- COMMAND... | rss PID PATH | sequential CALLS PATH METHOD PARAMS [SETUP...]\n");
     return 2;
 }
 
@@ -175,6 +218,10 @@ int main(int argc, char **argv) {
         close(fd);
         usleep(200000);
         printf("rss_kib %ld\n", rss_kib(argv[2]));
+    } else if (argc >= 6 && strcmp(argv[1], "sequential") == 0) {
+        int fd = connect_unix(argv[3]);
+        printf("sequential_ms %.3f\n", sequential(fd, atol(argv[2]), argv[4], argv[5], argv + 6, argc - 6));
+        close(fd);
     } else {
         return usage();
     }
