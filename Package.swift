@@ -13,11 +13,13 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CShims"),
+        // libcurl opened with dlopen by the first request, libpq by a PostgreSQL store (headers from
+        // libcurl4-openssl-dev and libpq-dev).
+        .target(name: "CCurl"),
+        .target(name: "CPostgreSQL"),
 
         .target(name: "ArgumentParsing"),
         .target(name: "ThreadAffinity"),

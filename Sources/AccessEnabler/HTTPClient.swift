@@ -23,7 +23,9 @@ enum HTTPResult: Sendable {
     case failure(TransportFailure)
 }
 
-enum TransportFailure: Sendable, Equatable {
+enum TransportFailure: Error, Equatable {
     case timeout
     case network
+    /// No HTTP at all: libcurl could not be loaded (the loader's reason, e.g. "libcurl.so.4: cannot open shared object file").
+    case unavailable(String)
 }

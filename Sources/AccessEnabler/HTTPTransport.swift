@@ -10,64 +10,92 @@ import Synchronization
 /// never followed (a 3xx comes back as it is); a request whose reused connection turns out closed is sent
 /// again once on a fresh one by libcurl when no byte of the answer came back. Only https URLs, or http to a
 /// loopback host (`BackendURL.isAllowed`), are sent at all, so credentials never leave over plain http.
-final class HTTPTransport: HTTPClient, @unchecked Sendable {
+///
+/// libcurl is loaded, and the handle and thread made, by the first request: a daemon that never calls the
+/// backend never maps libcurl or its TLS stack. When libcurl cannot be loaded, every request fails with
+/// `TransportFailure.unavailable` giving the loader's reason.
+final class HTTPTransport: HTTPClient, Sendable {
     /// One multi handle (one connection pool) for every engine instance of the process.
     static let shared = HTTPTransport()
 
-    /// The `CURLM *`; touched only by the transport's thread after `init`, except `curl_multi_wakeup`.
+    private let pool = Mutex<Result<TransferPool, TransportFailure>?>(nil)
+
+    /// A pool of its own, started by its first request and kept for the life of the process (tests make their own).
+    init() {}
+
+    func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult {
+        guard BackendURL.isAllowed(request.url) else { return .failure(.network) }
+        let started = pool.withLock { pool in
+            if pool == nil { pool = TransferPool.start() }
+            return pool!
+        }
+        switch started {
+        case .success(let pool): return await pool.perform(request, timeout: timeout)
+        case .failure(let failure): return .failure(failure)
+        }
+    }
+}
+
+/// The multi handle and the thread that drives it.
+private final class TransferPool: @unchecked Sendable {
+    /// The `CURLM *`; touched only by the pool's thread after `start`, except `ccurl_multi_wakeup`.
     private let multi: UnsafeMutableRawPointer
     /// Transfers handed over by `perform`, taken by the thread on its next turn.
     private let submitted = Mutex<[Transfer]>([])
     /// Transfers the multi handle is running, by easy handle; the thread's own.
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
 
-    /// A pool and thread of its own, kept for the life of the process (tests make their own).
-    init() {
-        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-        multi = curl_multi_init()
+    private init(multi: UnsafeMutableRawPointer) { self.multi = multi }
+
+    /// Loads libcurl and starts the thread; `.unavailable` with the reason when libcurl cannot be loaded.
+    static func start() -> Result<TransferPool, TransportFailure> {
+        if let reason = ccurl_load() { return .failure(.unavailable(String(cString: reason))) }
+        ccurl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        guard let multi = ccurl_multi_init() else { return .failure(.unavailable("curl_multi_init failed")) }
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        startThread(name: "http") { [self] in run() }
+        let pool = TransferPool(multi: multi)
+        startThread(name: "http") { [pool] in pool.run() }
+        return .success(pool)
     }
 
     func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult {
-        guard BackendURL.isAllowed(request.url) else { return .failure(.network) }
-        return await withCheckedContinuation { continuation in
+        await withCheckedContinuation { continuation in
             guard let transfer = Transfer(request, timeout: timeout, continuation: continuation) else {
                 continuation.resume(returning: .failure(.network))
                 return
             }
             submitted.withLock { $0.append(transfer) }
-            curl_multi_wakeup(multi)
+            ccurl_multi_wakeup(multi)
         }
     }
 
-    /// The transport thread: adds what was submitted, drives the transfers, finishes those that ended.
+    /// The pool's thread: adds what was submitted, drives the transfers, finishes those that ended.
     private func run() -> Never {
         while true {
             for transfer in submitted.withLock({ queue in
                 defer { queue = [] }; return queue
             }) {
                 running[transfer.easy] = transfer
-                curl_multi_add_handle(multi, transfer.easy)
+                ccurl_multi_add_handle(multi, transfer.easy)
             }
             var active: Int32 = 0
-            curl_multi_perform(multi, &active)
+            ccurl_multi_perform(multi, &active)
             var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
+            while let message = ccurl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                     let transfer = running.removeValue(forKey: easy)
                 else { continue }
                 let code = message.pointee.data.result
-                curl_multi_remove_handle(multi, easy)
+                ccurl_multi_remove_handle(multi, easy)
                 transfer.finish(code)
             }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            ccurl_multi_poll(multi, nil, 0, 1000, nil)
         }
     }
 }
 
 /// One request in flight: its easy handle, header list and what has come back so far. Built by the caller,
-/// then touched only by the transport thread (hence unchecked Sendable).
+/// then touched only by the pool's thread (hence unchecked Sendable).
 private final class Transfer: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -77,7 +105,7 @@ private final class Transfer: @unchecked Sendable {
     var body: [UInt8] = []
 
     init?(_ request: RESTRequest, timeout: Duration, continuation: CheckedContinuation<HTTPResult, Never>) {
-        guard let easy = curl_easy_init() else { return nil }
+        guard let easy = ccurl_easy_init() else { return nil }
         self.easy = easy
         self.continuation = continuation
         let milliseconds = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
@@ -101,7 +129,7 @@ private final class Transfer: @unchecked Sendable {
         }
         // "Expect:" with no value keeps libcurl from waiting for a 100 Continue before a larger body.
         for line in request.headers.map({ "\($0.0): \($0.1)" }) + ["Expect:"] {
-            headerList = curl_slist_append(headerList, line)
+            headerList = ccurl_slist_append(headerList, line)
         }
         _ = ccurl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -152,8 +180,8 @@ private final class Transfer: @unchecked Sendable {
         default:
             result = .failure(.network)
         }
-        curl_easy_cleanup(easy)
-        curl_slist_free_all(headerList)
+        ccurl_easy_cleanup(easy)
+        ccurl_slist_free_all(headerList)
         continuation.resume(returning: result)
     }
 }

@@ -9,20 +9,21 @@ final class PostgreSQLDatabase {
     private let connection: OpaquePointer
     let thread = ThreadAffinity()
 
-    /// Connects to `url` (a libpq connection URI).
+    /// Loads libpq, then connects to `url` (a libpq connection URI).
     init(url: String) throws(TokenStoreError) {
-        guard let connection = PQconnectdb(url) else { throw .postgreSQL(operation: "connect", message: "out of memory") }
+        if let reason = cpq_load() { throw .postgreSQL(operation: "load libpq", message: String(cString: reason)) }
+        guard let connection = cpq_connectdb(url) else { throw .postgreSQL(operation: "connect", message: "out of memory") }
         self.connection = connection
         // On failure deinit (run once every property is set) closes the connection.
-        guard PQstatus(connection) == CONNECTION_OK else { throw .postgreSQL(operation: "connect", message: Self.message(connection)) }
+        guard cpq_status(connection) == CONNECTION_OK else { throw .postgreSQL(operation: "connect", message: Self.message(connection)) }
         _ = try? execute("SET client_min_messages = warning")
     }
 
-    deinit { PQfinish(connection) }
+    deinit { cpq_finish(connection) }
 
     /// Reconnects when the server went away (a restart, a failover) since the last call.
     func reconnectIfNeeded() {
-        if PQstatus(connection) != CONNECTION_OK { PQreset(connection) }
+        if cpq_status(connection) != CONNECTION_OK { cpq_reset(connection) }
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) {
@@ -50,23 +51,23 @@ final class PostgreSQLDatabase {
         let lengths = buffers.map { Int32($0.count) }
         let formats = [Int32](repeating: 1, count: buffers.count)
         let result = withPointers(buffers, arguments) { values in
-            PQexecParams(connection, sql, Int32(buffers.count), types, values, lengths, formats, 1)
+            cpq_execParams(connection, sql, Int32(buffers.count), types, values, lengths, formats, 1)
         }
         guard let result else { throw .postgreSQL(operation: "query", message: Self.message(connection)) }
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
+        defer { cpq_clear(result) }
+        let status = cpq_resultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             // The primary message only: the detail may quote the values of a row.
-            let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
-            throw .postgreSQL(operation: "query", message: primary ?? String(cString: PQresStatus(status)))
+            let primary = cpq_resultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+            throw .postgreSQL(operation: "query", message: primary ?? String(cString: cpq_resStatus(status)))
         }
         var rows: [[Cell]] = []
-        for row in 0..<PQntuples(result) {
+        for row in 0..<cpq_ntuples(result) {
             var cells: [Cell] = []
-            for column in 0..<PQnfields(result) {
-                if PQgetisnull(result, row, column) == 1 { cells.append(Cell(bytes: nil)); continue }
-                let count = Int(PQgetlength(result, row, column))
-                let pointer = PQgetvalue(result, row, column)!
+            for column in 0..<cpq_nfields(result) {
+                if cpq_getisnull(result, row, column) == 1 { cells.append(Cell(bytes: nil)); continue }
+                let count = Int(cpq_getlength(result, row, column))
+                let pointer = cpq_getvalue(result, row, column)!
                 cells.append(
                     Cell(
                         bytes: pointer.withMemoryRebound(to: UInt8.self, capacity: count) {
@@ -115,7 +116,7 @@ final class PostgreSQLDatabase {
     }
 
     private static func message(_ connection: OpaquePointer) -> String {
-        String(cString: PQerrorMessage(connection)).trimmingWhitespace()
+        String(cString: cpq_errorMessage(connection)).trimmingWhitespace()
     }
 }
 

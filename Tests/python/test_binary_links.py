@@ -1,14 +1,43 @@
-"""The daemon links no Foundation beyond FoundationEssentials: neither Foundation, FoundationNetworking,
-FoundationInternationalization nor ICU (readelf on the built binary)."""
+"""What the daemon links and maps: no Foundation beyond FoundationEssentials (neither Foundation,
+FoundationNetworking, FoundationInternationalization nor ICU), and libcurl and libpq only when used — libcurl
+from the first request to the backend on, libpq only with a PostgreSQL store (readelf on the built binary,
+/proc/PID/maps of the running daemon)."""
 import subprocess
 
-from rpc_helper import executable
+from rpc_helper import StdioDaemon, daemon_args, executable
+from test_bridge_flows import login, ready
+from test_http_transport import emulator  # noqa: F401 (fixture)
+
+
+def needed_libraries(path) -> list[str]:
+    dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+    return sorted(line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line)
+
+
+def mapped(pid: int, prefix: str) -> bool:
+    with open(f"/proc/{pid}/maps") as maps:
+        return any(line.rstrip().rsplit("/", 1)[-1].startswith(prefix) for line in maps)
 
 
 def test_passbridge_needs_only_foundation_essentials(bin_dir):
-    dynamic = subprocess.run(["readelf", "-d", executable(bin_dir)], capture_output=True, text=True, check=True).stdout
-    needed = sorted(line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line)
-    assert "libcurl.so.4" in needed
+    needed = needed_libraries(executable(bin_dir))
     forbidden = [name for name in needed if name.startswith(("libFoundation.", "libFoundationNetworking", "libFoundationInternationalization"))
                  or "ICU" in name or name.startswith("libicu")]
     assert forbidden == [], needed
+    # Loaded when used (dlopen), so neither is a start-up dependency.
+    assert [name for name in needed if name.startswith(("libcurl", "libpq"))] == [], needed
+
+
+def test_libcurl_is_mapped_by_the_first_backend_request_and_libpq_never_with_sqlite(bin_dir, emulator, tmp_path):  # noqa: F811
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        assert daemon.call("rpc.discover", {})["openrpc"]
+        pid = daemon.process.pid
+        assert not mapped(pid, "libcurl.so") and not mapped(pid, "libpq.so")
+        ready(daemon)
+        login(daemon)
+        assert daemon.call("getAuthorization", {"resource": "ch1"})["token"]
+        assert mapped(pid, "libcurl.so")
+        assert not mapped(pid, "libpq.so")
+    finally:
+        assert daemon.stop() == 0

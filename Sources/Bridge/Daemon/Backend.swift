@@ -48,8 +48,14 @@ struct Backend {
             redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
             requestTimeout: options.requestTimeout, deviceID: opened.deviceID,
             log: { line in
-                // Store failures are warnings; backend exchanges are debugging detail.
-                if line.hasPrefix("store failure") { Logger(label: "store").warning(line) } else { Logger(label: "engine").debug(line) }
+                // Store failures are warnings, a missing libcurl an error; backend exchanges are debugging detail.
+                if line.hasPrefix("store failure") {
+                    Logger(label: "store").warning(line)
+                } else if line.hasPrefix("no HTTP") {
+                    Logger(label: "engine").error(line)
+                } else {
+                    Logger(label: "engine").debug(line)
+                }
             })
         return Backend(
             configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator,

@@ -1,0 +1,79 @@
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include "cpostgresql.h"
+
+// The libpq functions used, bound by cpq_load.
+static struct {
+    PGconn *(*connectdb)(const char *);
+    ConnStatusType (*status)(const PGconn *);
+    char *(*errorMessage)(const PGconn *);
+    void (*reset)(PGconn *);
+    void (*finish)(PGconn *);
+    PGresult *(*execParams)(PGconn *, const char *, int, const Oid *, const char *const *, const int *, const int *, int);
+    ExecStatusType (*resultStatus)(const PGresult *);
+    char *(*resStatus)(ExecStatusType);
+    char *(*resultErrorField)(const PGresult *, int);
+    int (*ntuples)(const PGresult *);
+    int (*nfields)(const PGresult *);
+    int (*getisnull)(const PGresult *, int, int);
+    int (*getlength)(const PGresult *, int, int);
+    char *(*getvalue)(const PGresult *, int, int);
+    void (*clear)(PGresult *);
+} pq;
+
+static char load_error[512];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+    void *library = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        snprintf(load_error, sizeof load_error, "%s", dlerror());
+        return;
+    }
+#define BIND(field)                                                                         \
+    if ((*(void **)&pq.field = dlsym(library, "PQ" #field)) == NULL) {                      \
+        snprintf(load_error, sizeof load_error, "libpq.so.5 has no PQ%s", #field);          \
+        return;                                                                             \
+    }
+    BIND(connectdb)
+    BIND(status)
+    BIND(errorMessage)
+    BIND(reset)
+    BIND(finish)
+    BIND(execParams)
+    BIND(resultStatus)
+    BIND(resStatus)
+    BIND(resultErrorField)
+    BIND(ntuples)
+    BIND(nfields)
+    BIND(getisnull)
+    BIND(getlength)
+    BIND(getvalue)
+    BIND(clear)
+#undef BIND
+}
+
+const char *cpq_load(void) {
+    pthread_once(&load_once, load);
+    return load_error[0] ? load_error : NULL;
+}
+
+PGconn *cpq_connectdb(const char *conninfo) { return pq.connectdb(conninfo); }
+ConnStatusType cpq_status(const PGconn *connection) { return pq.status(connection); }
+char *cpq_errorMessage(const PGconn *connection) { return pq.errorMessage(connection); }
+void cpq_reset(PGconn *connection) { pq.reset(connection); }
+void cpq_finish(PGconn *connection) { pq.finish(connection); }
+PGresult *cpq_execParams(PGconn *connection, const char *command, int count, const Oid *types, const char *const *values,
+                         const int *lengths, const int *formats, int resultFormat) {
+    return pq.execParams(connection, command, count, types, values, lengths, formats, resultFormat);
+}
+ExecStatusType cpq_resultStatus(const PGresult *result) { return pq.resultStatus(result); }
+char *cpq_resStatus(ExecStatusType status) { return pq.resStatus(status); }
+char *cpq_resultErrorField(const PGresult *result, int field) { return pq.resultErrorField(result, field); }
+int cpq_ntuples(const PGresult *result) { return pq.ntuples(result); }
+int cpq_nfields(const PGresult *result) { return pq.nfields(result); }
+int cpq_getisnull(const PGresult *result, int row, int column) { return pq.getisnull(result, row, column); }
+int cpq_getlength(const PGresult *result, int row, int column) { return pq.getlength(result, row, column); }
+char *cpq_getvalue(const PGresult *result, int row, int column) { return pq.getvalue(result, row, column); }
+void cpq_clear(PGresult *result) { pq.clear(result); }
