@@ -16,17 +16,18 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CShims"),
-        // libcurl opened with dlopen by the first request, libpq by a PostgreSQL store (headers from
-        // libcurl4-openssl-dev and libpq-dev).
+        // Opened with dlopen when first used: libcurl by the first request, libpq by a PostgreSQL store, libcrypto
+        // by the first digest (headers from libcurl4-openssl-dev and libpq-dev).
         .target(name: "CCurl"),
         .target(name: "CPostgreSQL"),
+        .target(name: "CDigest"),
 
         .target(name: "ArgumentParsing"),
         .target(name: "ThreadAffinity"),
         .target(name: "JSON", dependencies: ["CJansson"]),
         .target(name: "JSONRPC", dependencies: ["JSON", "CShims", "ThreadAffinity"]),
         .target(
-            name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "COpenSSL", "CCurl", "ThreadAffinity"],
+            name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "CDigest", "CCurl", "ThreadAffinity"],
             exclude: ["README.md"]),
         .target(
             name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing", "ThreadAffinity"], plugins: ["EmbedOpenRPC"]),

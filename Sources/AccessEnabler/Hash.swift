@@ -1,18 +1,22 @@
-import COpenSSL
+import CDigest
 
-/// Hex digests through libcrypto (tracking GUID = MD5; store keys = SHA-256).
+/// Hex digests through libcrypto (tracking GUID = MD5; store keys = SHA-256), loaded by the first one.
+///
+/// libcrypto is a dependency of libcurl as well, so a machine without it cannot reach the backend at all; a
+/// digest there stops the process with the loader's reason, as a missing start-up library would.
 enum Hash {
-    static func md5Hex(_ text: String) -> String { digest(text, EVP_md5()) }
-    static func sha256Hex(_ text: String) -> String { digest(text, EVP_sha256()) }
+    static func md5Hex(_ text: String) -> String { hex(text, count: 16, cdigest_md5) }
+    static func sha256Hex(_ text: String) -> String { hex(text, count: 32, cdigest_sha256) }
 
-    private static func digest(_ text: String, _ type: OpaquePointer?) -> String {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
+    private static func hex(
+        _ text: String, count: Int, _ digest: (UnsafeRawPointer?, Int, UnsafeMutablePointer<UInt8>?) -> Int32
+    ) -> String {
+        if let reason = cdigest_load() { fatalError("libcrypto could not be loaded: \(String(cString: reason))") }
+        var output = [UInt8](repeating: 0, count: count)
         let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { input in
-            EVP_Digest(input.baseAddress, input.count, &output, &length, type, nil)
-        }
-        return output.prefix(Int(length)).map { byte in
+        let done = bytes.withUnsafeBytes { input in digest(input.baseAddress, input.count, &output) }
+        precondition(done == 1, "libcrypto's EVP_Digest failed")
+        return output.map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()

@@ -132,6 +132,7 @@ final class HeaderTests: XCTestCase {
         let profile = Profile(mvpd: "MockMVPD", json: json)
         XCTAssertEqual(profile.trackingGUID, Hash.md5Hex("u1"))
         XCTAssertEqual(Hash.md5Hex("abc"), "900150983cd24fb0d6963f7d28e17f72")
+        XCTAssertEqual(Hash.sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         XCTAssertEqual(profile.attribute("zip")?.encrypted, true)
         XCTAssertEqual(profile.attribute("userID")?.value, "u1")
     }
