@@ -7,8 +7,9 @@ enum Figure: Hashable {
     /// Microseconds per call through the C client (`c == true`) or this bench's Swift client.
     case stdioPingPong(c: Bool), stdioPipelined(c: Bool), socketPingPong(c: Bool), socketPipelined(c: Bool)
     case spawnMs, rssIdleKiB, rss1000KiB
-    /// Milliseconds per sequential logged-in getAuthorization, and per the same REST call by curl (keep-alive).
-    case authorizationMs, curlKeepAliveMs
+    /// Milliseconds per sequential logged-in getAuthorization (through auth-bench.py's Python client, and through
+    /// the C client), and per the same REST call by curl (keep-alive).
+    case authorizationMs, authorizationCMs, curlKeepAliveMs
 }
 
 struct Options {
@@ -53,6 +54,7 @@ func runBenchmark(_ options: Options) throws {
         if let binary = server.passbridge {
             let authorization = try authorizationFigures(binary, programs, calls: options.quick ? 50 : 300)
             figures[.authorizationMs] = authorization["authorization_ms"]
+            figures[.authorizationCMs] = authorization["authorization_c_ms"]
             figures[.curlKeepAliveMs] = authorization["curl_keepalive_ms"]
         }
         results.append(figures)
@@ -123,5 +125,6 @@ func authorizationFigures(_ passbridge: String, _ programs: Programs, calls: Int
     }
     return try printedFigures(of: [
         "python3", programs.benchDir + "/auth-bench.py", "--bin-dir", programs.binDir, "--passbridge", passbridge, "--calls", "\(calls)",
+        "--c-client", programs.cClient,
     ])
 }
