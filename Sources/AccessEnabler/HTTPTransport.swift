@@ -157,14 +157,13 @@ private final class Transfer: @unchecked Sendable {
 
     /// One header line as libcurl hands it over (with its CRLF).
     private func header(_ line: UnsafeRawBufferPointer) {
-        let text = String(decoding: line, as: UTF8.self)
-        if text.hasPrefix("HTTP/") {
+        if line.starts(with: "HTTP/".utf8) {
             headers = [:]
             return
         }
-        guard let colon = text.firstIndex(of: ":") else { return }
-        let name = text[..<colon].lowercased()
-        headers[name] = text[text.index(after: colon)...].trimmingWhitespace()
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+        headers[name] = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingWhitespace()
     }
 
     /// Hands the result to the waiting caller and frees the handle.

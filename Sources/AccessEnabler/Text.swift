@@ -1,7 +1,8 @@
 extension StringProtocol {
     /// The text without leading and trailing whitespace (Unicode's: spaces, tabs, line breaks).
     public func trimmingWhitespace() -> String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first...last])
     }
 }
 

@@ -77,6 +77,13 @@ final class ClockTests: XCTestCase {
         XCTAssertEqual(clock.now(), local)
     }
 
+    func testTrimmingWhitespaceDropsBothEndsOnly() {
+        XCTAssertEqual(" \tapplication/json; charset=utf-8 \r\n".trimmingWhitespace(), "application/json; charset=utf-8")
+        XCTAssertEqual("a b".trimmingWhitespace(), "a b")
+        XCTAssertEqual(" \r\n".trimmingWhitespace(), "")
+        XCTAssertEqual("".trimmingWhitespace(), "")
+    }
+
     func testParsesRFC1123() {
         XCTAssertEqual(DateHeader.parse("Sun, 06 Nov 1994 08:49:37 GMT")?.timeIntervalSince1970, 784_111_777)
     }
