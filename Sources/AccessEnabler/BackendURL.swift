@@ -5,7 +5,9 @@ import FoundationEssentials
 public enum BackendURL {
     /// `localhost`, `::1` (bracketed or not) or any IPv4 address in 127.0.0.0/8, case-insensitive.
     public static func isLoopback(_ host: String) -> Bool {
-        let bare = String(host.drop { $0 == "[" }.reversed().drop { $0 == "]" }.reversed()).lowercased()
+        var bare = Substring(host.lowercased())
+        while bare.first == "[" { bare.removeFirst() }
+        while bare.last == "]" { bare.removeLast() }
         if bare == "localhost" || bare == "::1" { return true }
         let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }

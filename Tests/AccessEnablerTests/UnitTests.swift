@@ -122,6 +122,11 @@ final class HeaderTests: XCTestCase {
         XCTAssertFalse(BackendURL.isAllowed(URL(string: "http://sp.auth.adobe.com")!))
         XCTAssertFalse(BackendURL.isAllowed(URL(string: "http://127.example.com")!))
         XCTAssertFalse(BackendURL.isAllowed(URL(string: "ftp://127.0.0.1")!))
+        XCTAssertTrue(BackendURL.isLoopback("LocalHost"))
+        XCTAssertTrue(BackendURL.isLoopback("[::1]"))
+        XCTAssertFalse(BackendURL.isLoopback("127.0.0"))
+        XCTAssertFalse(BackendURL.isLoopback("127.0.0.256"))
+        XCTAssertFalse(BackendURL.isLoopback("[]"))
     }
 
     func testOptionsApplyKnownKeys() {
