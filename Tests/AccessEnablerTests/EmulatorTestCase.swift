@@ -1,7 +1,8 @@
-import AccessEnabler
 import Foundation
 import JSON
 import XCTest
+
+@testable import AccessEnabler
 
 /// Base of the tests against a real `pass-emulator` over HTTP: one emulator process per test.
 class EmulatorTestCase: XCTestCase {
@@ -32,14 +33,15 @@ class EmulatorTestCase: XCTestCase {
 
     func makeClient(
         webView: Bool = true, directory: URL? = nil, logoutTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(5),
-        serviceProviders: [URL]? = nil, backend: URL? = nil
+        serviceProviders: [URL]? = nil, backend: URL? = nil, httpClient: (any HTTPClient)? = nil
     ) throws -> Client {
         let directory = directory ?? temporaryDirectory()
         let store = try TokenStore(directory: directory)
         let delegate = RecordingDelegate()
-        let configuration = AccessEnablerConfiguration(
+        var configuration = AccessEnablerConfiguration(
             backendURL: backend ?? emulator.baseURL, softwareStatement: Self.softwareStatement, webView: webView,
             requestTimeout: requestTimeout, logoutTimeout: logoutTimeout, pollInterval: .milliseconds(300), maxThrottleRetries: 2)
+        if let httpClient { configuration.httpClient = httpClient }
         return Client(
             engine: AccessEnabler(configuration: configuration, store: store, delegate: delegate), delegate: delegate, store: store,
             directory: directory)

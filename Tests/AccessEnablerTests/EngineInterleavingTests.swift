@@ -130,8 +130,15 @@ extension Callback {
 }
 
 /// A backend in memory: DCR, one requestor REF with one MVPD (MockMVPD), sessions that open a login page and a
-/// profile once the page came back. A request whose path ends as `hold(next:)` said waits until `release`.
+/// profile once the page came back; or, given `backend`, every request sent on to it (a real emulator). A request
+/// whose path ends as `hold(next:)` said waits until `release`.
 final class ScriptedHTTP: HTTPClient {
+    private let backend: (any HTTPClient)?
+
+    init(backend: (any HTTPClient)? = nil) {
+        self.backend = backend
+    }
+
     private struct State {
         var requests: [String] = []
         var holds: [String] = []
@@ -177,6 +184,7 @@ final class ScriptedHTTP: HTTPClient {
                 for arrival in waiting { arrival.resume() }
             }
         }
+        if let backend { return await backend.perform(request, timeout: timeout) }
         let body = Self.answer(request.method, path)
         return .response(status: 200, headers: ["content-type": "application/json"], body: Data(body.serialized()))
     }

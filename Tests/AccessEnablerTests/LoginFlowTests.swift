@@ -1,7 +1,8 @@
-import AccessEnabler
 import Foundation
 import JSON
 import XCTest
+
+@testable import AccessEnabler
 
 /// The SDK's login sequences (Adobe's "iOS/tvOS API Reference") and handleExternalURL rules, against the emulator.
 final class LoginFlowTests: EmulatorTestCase {
@@ -173,18 +174,21 @@ final class LoginFlowTests: EmulatorTestCase {
     }
 
     func testCallsQueuedBeforeSetRequestorRunInOrderAfterIt() async throws {
-        try await emulator.fault(method: "GET", path: "/api/v2/REF/configuration", kind: "latency", value: 700, count: 1)
-        let client = try makeClient()
+        let http = ScriptedHTTP(backend: HTTPTransport.shared)
+        let client = try makeClient(httpClient: http)
+        http.hold(next: "/configuration")
         let requestor = Task { await client.engine.setRequestor("REF", serviceProviders: nil) }
-        try await Task.sleep(for: .milliseconds(200))
+        await http.arrived("/configuration")
         let check = Task { await client.engine.checkAuthentication() }
-        try await Task.sleep(for: .milliseconds(50))
+        await client.engine.heldCalls(1)
         let metadata = Task { await client.engine.getMetadata(.authenticationExpiry, arguments: ["opCode": 0]) }
-        try await Task.sleep(for: .milliseconds(50))
+        await client.engine.heldCalls(2)
         let preauth = Task { await client.engine.checkPreauthorizedResources(["ch1"], cache: true) }
+        await client.engine.heldCalls(3)
         let selectedWhilePending = client.engine.getSelectedProvider()
         XCTAssertNil(selectedWhilePending)
         XCTAssertEqual(client.delegate.take(), [.selectedProvider(nil)], "getSelectedProvider is never queued")
+        http.release("/configuration")
         let status = await requestor.value
         XCTAssertEqual(status, 1)
         _ = await (check.value, metadata.value, preauth.value)
@@ -196,10 +200,15 @@ final class LoginFlowTests: EmulatorTestCase {
 
     func testZeroServiceProvidersAnsweringFailsTheQueuedCalls() async throws {
         try await emulator.fault(method: "GET", path: "/api/v2/REF/configuration", kind: "status", value: 500, count: 5)
-        let client = try makeClient()
+        let http = ScriptedHTTP(backend: HTTPTransport.shared)
+        let client = try makeClient(httpClient: http)
+        http.hold(next: "/configuration")
         let requestor = Task { await client.engine.setRequestor("REF", serviceProviders: nil) }
-        try await Task.sleep(for: .milliseconds(20))
-        let check = await client.engine.checkAuthentication()
+        await http.arrived("/configuration")
+        let queued = Task { await client.engine.checkAuthentication() }
+        await client.engine.heldCalls(1)
+        http.release("/configuration")
+        let check = await queued.value
         XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
         let status = await requestor.value
         XCTAssertEqual(status, 0)
