@@ -78,7 +78,10 @@ def test_the_readme_snippet_run_three_times_leaves_the_production_store_unchange
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("STATE_DIRECTORY", "XDG_STATE_HOME")}
-    env.update(HOME=str(home), PATH=f"{bin_dir}:{env['PATH']}", PYTHONPATH=str(ROOT / "Clients" / "python"))
+    # The daemon makes its temporary state directory under $TMPDIR: this test's own folder, apart from other suites'.
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env.update(HOME=str(home), PATH=f"{bin_dir}:{env['PATH']}", PYTHONPATH=str(ROOT / "Clients" / "python"), TMPDIR=str(temporary))
     production = home / ".local" / "state" / "passbridge"
     # A production store exists (what a daemon on the real backend leaves: its device identity).
     started = subprocess.run([str(bin_dir / "passbridge"), "--stdio"], input="", capture_output=True, text=True, env=env, timeout=30)
@@ -88,7 +91,17 @@ def test_the_readme_snippet_run_three_times_leaves_the_production_store_unchange
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(production.iterdir())}
 
     before = fingerprint()
-    temporaries = set(pathlib.Path("/tmp").glob("passbridge-emulator-*"))
+    # While a `--backend emulator` daemon serves, its state directory is there; once its input closes, it is gone.
+    with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True) as serving:
+        serving.stdin.write('{"jsonrpc":"2.0","id":1,"method":"getSelectedProvider"}\n')
+        serving.stdin.flush()
+        assert any('"id":1' in line for line in serving.stdout), "getSelectedProvider answered"
+        made = [p.name for p in temporary.iterdir()]
+        assert len(made) == 1 and made[0].startswith("passbridge-emulator-"), made
+        serving.stdin.close()
+        assert serving.wait(timeout=30) == 0
+    assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
     for _ in range(3):
         run = subprocess.run([sys.executable, "-c", readme_python_snippet()], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
@@ -96,4 +109,4 @@ def test_the_readme_snippet_run_three_times_leaves_the_production_store_unchange
     assert fingerprint() == before
     listed = state(bin_dir, "list", env=env)
     assert listed.stdout.strip().splitlines()[1:] == [], listed.stdout
-    assert set(pathlib.Path("/tmp").glob("passbridge-emulator-*")) == temporaries, "temporary state directories are removed"
+    assert list(temporary.iterdir()) == [], "temporary state directories are removed"
