@@ -1,5 +1,5 @@
-"""Fixtures of the end-to-end suites: where the built binaries are, short socket folders, socket daemons. The
-processes and clients themselves are in rpc_helper.py."""
+"""Fixtures of the end-to-end suites: where the built binaries are, short socket folders, an emulator, daemons. The
+processes and clients themselves are in rpc_helper.py. A module's own fixture of the same name overrides these."""
 import os
 import pathlib
 import shutil
@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from rpc_helper import SocketDaemon
+from rpc_helper import Emulator, SocketDaemon, daemon_args
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -68,3 +68,19 @@ def socket_daemon(test_daemon, short_tmp):
     yield start
     for daemon in daemons:
         daemon.stop()
+
+
+@pytest.fixture()
+def emulator(bin_dir):
+    """A `pass-emulator` on a free loopback port, stopped after the test."""
+    emulator = Emulator(bin_dir)
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture()
+def daemon(bin_dir, emulator, tmp_path, short_tmp):
+    """`passbridge` on a Unix socket, backed by `emulator`, its state under tmp_path; it must exit 0 after the test."""
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
+    yield daemon
+    assert daemon.stop() == 0

@@ -6,7 +6,6 @@ import subprocess
 
 from rpc_helper import StdioDaemon, daemon_args, executable
 from test_bridge_flows import login, ready
-from test_http_transport import emulator  # noqa: F401 (fixture)
 
 
 def needed_libraries(path) -> list[str]:

@@ -10,18 +10,11 @@ import time
 
 import pytest
 
-from rpc_helper import (NOT_SELECTED, SOFTWARE_STATEMENT, Emulator, StdioDaemon, check_against_openrpc, daemon_args,
+from rpc_helper import (NOT_SELECTED, SOFTWARE_STATEMENT, StdioDaemon, check_against_openrpc, daemon_args,
                         follow_to_redirect_url)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCUMENT = json.loads((ROOT / "Protocol" / "openrpc.json").read_text())
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
 
 
 def run_passbridge(bin_dir, *args, env=None, stdin=""):

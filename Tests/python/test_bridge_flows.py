@@ -6,20 +6,13 @@ import pathlib
 
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, Emulator, RpcError, SocketDaemon,
+from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, RpcError, SocketDaemon,
                         StdioDaemon, check_against_openrpc, daemon_args, follow_to_redirect_url, notifications_named)
 
 DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 
 MVPD_KEYS = ["ID", "displayName", "logoURL", "enablePlatformServices", "boardingStatus", "displayInPlatformPicker",
              "platformMappingId", "isTempPass"]
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
 
 
 @pytest.fixture(params=["stdio", "socket"])

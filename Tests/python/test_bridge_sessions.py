@@ -3,25 +3,8 @@ of the same requestor share the login through the store, a logout is seen by the
 middle of a login leaves nothing stuck."""
 import time
 
-import pytest
-
-from rpc_helper import (NOT_AUTHENTICATED, REDIRECT_URL, Emulator, SocketDaemon, daemon_args,
-                        follow_to_redirect_url)
+from rpc_helper import NOT_AUTHENTICATED, REDIRECT_URL, daemon_args, follow_to_redirect_url
 from test_bridge_flows import login, ready
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
-
-
-@pytest.fixture()
-def daemon(bin_dir, emulator, tmp_path, short_tmp):
-    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
-    yield daemon
-    assert daemon.stop() == 0
 
 
 def test_second_client_sees_the_first_clients_login_and_logout(daemon):

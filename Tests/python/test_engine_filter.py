@@ -3,7 +3,7 @@
 import pytest
 
 from rpc_helper import RpcError
-from test_partner_sso import ALL_MVPDS, HostFailure, cancel_picker, emulator, host, set_requestor  # noqa: F401 (fixtures)
+from test_partner_sso import ALL_MVPDS, HostFailure, cancel_picker, host, set_requestor  # noqa: F401 (fixtures)
 
 
 def picker_request_and_dialog(daemon, params):

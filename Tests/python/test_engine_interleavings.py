@@ -5,27 +5,10 @@ import json
 import socket
 import time
 
-import pytest
-
-from rpc_helper import (REDIRECT_URL, Emulator, SocketDaemon, daemon_args, follow_to_redirect_url,
-                        notifications_named)
+from rpc_helper import REDIRECT_URL, follow_to_redirect_url, notifications_named
 from test_bridge_flows import ready
 
 CONFIGURATION = "/api/v2/REF/configuration"
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
-
-
-@pytest.fixture()
-def daemon(bin_dir, emulator, tmp_path, short_tmp):
-    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
-    yield daemon
-    assert daemon.stop() == 0
 
 
 def slow_configuration(emulator, milliseconds, count=1):

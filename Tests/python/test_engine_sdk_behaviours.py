@@ -9,23 +9,9 @@ import urllib.request
 
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, Emulator, RpcError, SocketDaemon, daemon_args,
-                        follow_to_redirect_url, notifications_named)
+from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, RpcError, SocketDaemon,
+                        daemon_args, follow_to_redirect_url, notifications_named)
 from test_bridge_flows import login
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
-
-
-@pytest.fixture()
-def daemon(bin_dir, emulator, tmp_path, short_tmp):
-    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
-    yield daemon
-    assert daemon.stop() == 0
 
 
 @pytest.fixture()

@@ -6,17 +6,10 @@ import time
 
 import pytest
 
-from rpc_helper import REDIRECT_URL, Emulator, SocketDaemon, StdioDaemon, daemon_args
+from rpc_helper import REDIRECT_URL, SocketDaemon, StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
 
 AUTHORIZE = "/api/v2/REF/decisions/authorize/*"
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
 
 
 @pytest.fixture()

@@ -149,13 +149,6 @@ class ScriptedSocketHost(AnswersHostRequests, Client):
 
 
 @pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
-
-
-@pytest.fixture()
 def host(bin_dir, emulator, tmp_path):
     """Starts a daemon whose host answers partner requests from a Platform(script); checks the transcript after."""
     daemons = []

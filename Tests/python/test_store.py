@@ -12,18 +12,11 @@ import time
 
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, REDIRECT_URL, SOFTWARE_STATEMENT, Emulator, SocketDaemon, StdioDaemon,
-                        daemon_args, follow_to_redirect_url)
+from rpc_helper import (NOT_AUTHENTICATED, REDIRECT_URL, SOFTWARE_STATEMENT, SocketDaemon, StdioDaemon, daemon_args,
+                        follow_to_redirect_url)
 from test_bridge_flows import login, ready
 
 GENERIC_AUTHENTICATION = "Generic Authentication Error"
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
 
 
 def store_file(state: pathlib.Path) -> pathlib.Path:

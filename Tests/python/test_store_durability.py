@@ -12,15 +12,8 @@ import time
 
 import pytest
 
-from rpc_helper import REDIRECT_URL, Emulator, StdioDaemon, daemon_args, follow_to_redirect_url
+from rpc_helper import REDIRECT_URL, StdioDaemon, daemon_args, follow_to_redirect_url
 from test_bridge_flows import login, ready
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
 
 
 def statement(name: str) -> str:

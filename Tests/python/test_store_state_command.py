@@ -7,19 +7,10 @@ import re
 import subprocess
 import sys
 
-import pytest
-
-from rpc_helper import SOFTWARE_STATEMENT, Emulator, StdioDaemon, daemon_args
+from rpc_helper import SOFTWARE_STATEMENT, StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture()
-def emulator(bin_dir):
-    emulator = Emulator(bin_dir)
-    yield emulator
-    emulator.stop()
 
 
 def state(bin_dir, *args, env=None):
