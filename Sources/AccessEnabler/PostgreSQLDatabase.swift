@@ -11,7 +11,9 @@ final class PostgreSQLDatabase {
 
     /// Loads libpq, then connects to `url` (a libpq connection URI).
     init(url: String) throws(TokenStoreError) {
-        if let reason = cpq_load() { throw .postgreSQL(operation: "load libpq", message: String(cString: reason)) }
+        if let reason = cpq_load() {
+            throw .postgreSQL(operation: "load libpq", message: String(cString: reason) + " (Debian package: libpq5)")
+        }
         guard let connection = cpq_connectdb(url) else { throw .postgreSQL(operation: "connect", message: "out of memory") }
         self.connection = connection
         // On failure deinit (run once every property is set) closes the connection.

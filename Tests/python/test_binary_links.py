@@ -2,9 +2,13 @@
 FoundationNetworking, FoundationInternationalization nor ICU), and libcurl, libcrypto and libpq only when used — libcurl and libcrypto
 from the first requestor on, libpq only with a PostgreSQL store (readelf on the built binary, /proc/PID/maps of the
 running daemon)."""
+import os
+import shlex
 import subprocess
 
-from rpc_helper import StdioDaemon, daemon_args, executable
+import pytest
+
+from rpc_helper import REDIRECT_URL, StdioDaemon, daemon_args, executable
 from test_bridge_flows import login, ready
 
 
@@ -40,3 +44,43 @@ def test_libcurl_and_libcrypto_are_mapped_by_the_first_requestor_and_libpq_never
         assert not mapped(pid, "libpq.so")
     finally:
         assert daemon.stop() == 0
+
+
+def with_library_hidden(tmp_path, binary: str, library: str) -> str:
+    """A launcher for `binary` that runs it in a private mount namespace where `library` (a file name in the
+    system library folder) is an empty file, as on a box missing that package; skips where that is not allowed."""
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -m needs root")
+    target = subprocess.run(["readlink", "-f", f"/usr/lib/x86_64-linux-gnu/{library}"], capture_output=True, text=True).stdout.strip()
+    if not os.path.exists(target):
+        pytest.skip(f"{library} is not installed here")
+    empty = tmp_path / "empty-library"
+    empty.write_bytes(b"")
+    launcher = tmp_path / "passbridge-without-library"
+    launcher.write_text(f'#!/bin/sh\nexec unshare -m sh -c \'mount --bind "$0" "$1" && shift && exec "$@"\' '
+                        f'{shlex.quote(str(empty))} {shlex.quote(target)} {shlex.quote(binary)} "$@"\n')
+    launcher.chmod(0o755)
+    return str(launcher)
+
+
+def test_without_libcurl_setrequestor_fails_with_cfg404_and_the_log_says_why(bin_dir, emulator, tmp_path):  # noqa: F811
+    launcher = with_library_hidden(tmp_path, executable(bin_dir), "libcurl.so.4")
+    daemon = StdioDaemon(launcher, *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+        result = daemon.call("setRequestor", {"requestorID": "REF"})
+        assert result["status"] == 0
+        assert [status["id"] for status in result["statuses"]] == ["CFG404"]
+        assert "no HTTP: libcurl could not be loaded" in daemon.wait_for_log("libcurl4")
+        assert daemon.call("rpc.discover", {})["openrpc"], "the connection keeps working"
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_without_libpq_a_postgresql_store_is_refused_at_start_with_the_reason(bin_dir, tmp_path):
+    launcher = with_library_hidden(tmp_path, executable(bin_dir), "libpq.so.5")
+    finished = subprocess.run([launcher, "--store", "postgresql://nobody@127.0.0.1/none", "--backend", "http://127.0.0.1:9"],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert finished.returncode == 1
+    assert finished.stdout == ""
+    assert "cannot open postgresql://nobody@127.0.0.1/none" in finished.stderr and "libpq5" in finished.stderr, finished.stderr
