@@ -155,7 +155,9 @@ actor RestClient {
         while true {
             let result = await transport.perform(request, timeout: timeout)
             if let log { log(Self.logLine(request, result)) }
-            if case .failure(.unavailable(let reason)) = result { log?("no HTTP: libcurl could not be loaded: \(reason) (Debian package: libcurl4)") }
+            if case .failure(.unavailable(let reason)) = result {
+                log?("no HTTP: libcurl could not be loaded: \(reason) (Debian package: libcurl4)")
+            }
             guard case .response(let status, let headers, let body) = result else {
                 if case .failure(let failure) = result { return .transport(failure) }
                 return .transport(.network)
