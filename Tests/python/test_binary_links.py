@@ -31,7 +31,7 @@ def test_passbridge_needs_only_foundation_essentials(bin_dir):
     assert [name for name in needed if name.startswith(("libcurl", "libcrypto", "libpq"))] == [], needed
 
 
-def test_libcurl_and_libcrypto_are_mapped_by_the_first_requestor_and_libpq_never_with_sqlite(bin_dir, emulator, tmp_path):  # noqa: F811
+def test_libcurl_and_libcrypto_are_mapped_by_the_first_requestor_and_libpq_never_with_sqlite(bin_dir, emulator, tmp_path):
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
     try:
         assert daemon.call("rpc.discover", {})["openrpc"]
@@ -63,7 +63,7 @@ def with_library_hidden(tmp_path, binary: str, library: str) -> str:
     return str(launcher)
 
 
-def test_without_libcurl_setrequestor_fails_with_cfg404_and_the_log_says_why(bin_dir, emulator, tmp_path):  # noqa: F811
+def test_without_libcurl_setrequestor_fails_with_cfg404_and_the_log_says_why(bin_dir, emulator, tmp_path):
     launcher = with_library_hidden(tmp_path, executable(bin_dir), "libcurl.so.4")
     daemon = StdioDaemon(launcher, *daemon_args(emulator.base, tmp_path / "state"))
     try:
