@@ -34,7 +34,7 @@ let package = Package(
         // Protocol/openrpc.json compiled into Bridge at build time.
         .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),
         .plugin(name: "EmbedOpenRPC", capability: .buildTool(), dependencies: ["embed-openrpc"]),
-        .executableTarget(name: "passbridge", dependencies: ["Bridge", "ArgumentParsing"]),
+        .executableTarget(name: "passbridge", dependencies: ["Bridge", "ArgumentParsing", "CShims"]),
         .executableTarget(name: "passbridge-relay", dependencies: ["JSONRPC", "ArgumentParsing"]),
         // The daemon with extra methods for the transport tests; not a product.
         .executableTarget(name: "passbridge-test-daemon", dependencies: ["Bridge", "ArgumentParsing"], path: "Tests/TestDaemon"),

@@ -1,6 +1,7 @@
 #ifndef PASSBRIDGE_CSHIMS_H
 #define PASSBRIDGE_CSHIMS_H
-// What Glibc hides from Swift: epoll, accept4, struct ucred, eventfd.
+// What Glibc hides from Swift: epoll, accept4, struct ucred, eventfd, mallopt.
+#include <malloc.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/epoll.h>
