@@ -78,7 +78,8 @@ extension DaemonOptions {
 
         BACKEND:
           --backend URL|emulator      REST API V2 base URL (default \(defaultBackend));
-                                      "emulator" starts pass-emulator on loopback.
+                                      "emulator" starts pass-emulator (beside this
+                                      binary) on loopback.
           --staging                   Use \(stagingBackend).
           --software-statement JWT|@FILE
                                       The registered application's software statement
