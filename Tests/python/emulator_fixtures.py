@@ -43,10 +43,12 @@ def pfs_header(status: str, provider: str = "MockSSO", expires_ms: int | None = 
 # ---------------------------------------------------------------------------------------------- OpenAPI
 
 def _openapi_dir() -> pathlib.Path:
-    """Adobe's OpenAPI documents: $PASSBRIDGE_OPENAPI_DIR, else the team's shared reference folder beside the clone.
+    """Adobe's OpenAPI documents for REST API V2 and DCR (`restApiV2.json`, `dcrApi.json`, published with Adobe
+    Pass Authentication's API reference): $PASSBRIDGE_OPENAPI_DIR, else `reference/openapi` of a `shared` folder
+    beside the clone, where this project's CI machines provide them.
 
     They are Adobe's files, not ours, so the repository does not carry them; without them the schema checks
-    are skipped on a developer machine and fail in CI (CI always has the shared folder)."""
+    are skipped on a developer machine and fail when CI is set."""
     candidates = [os.environ.get("PASSBRIDGE_OPENAPI_DIR"), ROOT.parent / "shared" / "reference" / "openapi"]
     for candidate in candidates:
         if candidate and (pathlib.Path(candidate) / "restApiV2.json").is_file():
