@@ -92,6 +92,28 @@ private struct JanssonError: Error {
     var isNumericOverflow: Bool { code == Int(json_error_numeric_overflow.rawValue) }
 }
 
+/// Which bytes of a JSON text lie inside strings, fed one byte at a time.
+private struct StringTracker {
+    private var inString = false
+    private var escaped = false
+
+    /// Takes the next byte; true when it is part of a string literal, its quotes included.
+    mutating func consume(_ byte: UInt8) -> Bool {
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            }
+            return true
+        }
+        inString = byte == UInt8(ascii: "\"")
+        return inString
+    }
+}
+
 /// A light pass over the raw text that knows where strings are, so nesting and number
 /// literals can be found without a second JSON parser.
 private struct Scan {
@@ -102,21 +124,10 @@ private struct Scan {
     /// Byte offset of the first `[` or `{` that opens level `limit + 1`, if any.
     func firstOffset(deeperThan limit: Int) -> Int? {
         var depth = 0
-        var inString = false
-        var escaped = false
+        var strings = StringTracker()
         for (offset, byte) in bytes.enumerated() {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
+            if strings.consume(byte) { continue }
             switch byte {
-            case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 if depth > limit { return offset }
@@ -134,25 +145,10 @@ private struct Scan {
         text.reserveCapacity(bytes.count + 32)
         var placeholders: [String: String] = [:]
         var index = 0
-        var inString = false
-        var escaped = false
+        var strings = StringTracker()
         while index < bytes.count {
             let byte = bytes[index]
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                text.append(byte)
-                index += 1
-                continue
-            }
-            if byte == UInt8(ascii: "\"") {
-                inString = true
-            } else if byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+            if !strings.consume(byte), byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
                 var end = index + 1
                 while end < bytes.count, Scan.isNumberByte(bytes[end]) { end += 1 }
                 let literal = String(decoding: bytes[index..<end], as: UTF8.self)
