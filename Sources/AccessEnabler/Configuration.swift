@@ -34,9 +34,10 @@ public struct AccessEnablerConfiguration: Sendable {
     public var pollInterval: Duration
     /// Attempts of one request when the backend answers 429 (waiting ≥ 1 s between them).
     public var maxThrottleRetries: Int
-    /// Receives one line per backend exchange (method, path with codes redacted, HTTP status or failure);
-    /// never tokens, secrets, bodies or query strings. nil: no logging.
-    public var log: (@Sendable (String) -> Void)?
+    /// Receives log lines with their level: one per backend exchange at `.debug` (method, path with codes
+    /// redacted, HTTP status or failure), a store write nobody waits for that failed at `.warning`, no HTTP at
+    /// all at `.error`; never tokens, secrets, bodies or query strings. nil: no logging.
+    public var log: (@Sendable (EngineLogLevel, String) -> Void)?
     /// Where requests go: the process's shared `HTTPTransport`, or a test's substitute.
     var httpClient: any HTTPClient = HTTPTransport.shared
 
@@ -46,7 +47,7 @@ public struct AccessEnablerConfiguration: Sendable {
         logoutTimeout: Duration = .seconds(10), clock: @escaping @Sendable () -> Date = { Date() },
         deviceID: String? = nil, partnerSSO: (any PartnerSSOProvider)? = nil, partnerSSOTimeout: Duration = .seconds(10),
         pollInterval: Duration = .seconds(4),
-        maxThrottleRetries: Int = 3, log: (@Sendable (String) -> Void)? = nil
+        maxThrottleRetries: Int = 3, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
     ) {
         self.backendURL = backendURL
         self.softwareStatement = softwareStatement
@@ -78,4 +79,14 @@ extension String {
         while value.hasSuffix(suffix) { value.removeLast(suffix.count) }
         return value
     }
+}
+
+/// How much an engine log line matters; the daemon maps it to its own log levels.
+public enum EngineLogLevel: Sendable {
+    /// A backend exchange or a detail of one (never a token, secret, body or query string).
+    case debug
+    /// Something failed that costs only a cache or a preference (a store write nobody waits for).
+    case warning
+    /// The engine cannot do its work (no HTTP at all).
+    case error
 }

@@ -64,7 +64,7 @@ actor Engine {
 
     /// A store failure: logged, and reported to the host as status STORE500 after the call's failure callback.
     func storeFailure(_ error: any Error) -> AdvancedStatus {
-        configuration.log?("store failure: \(error)")
+        configuration.log?(.warning, "store failure: \(error)")
         return AdvancedStatus(id: "STORE500", level: "error", message: "The device's store failed: \(error)")
     }
 
@@ -287,7 +287,7 @@ actor Engine {
         guard changed else { return }
         let key = selectionKey(requestor)
         let log = configuration.log
-        store.submit({ error in log?("store failure keeping the selected provider: \(error)") }) {
+        store.submit({ error in log?(.warning, "store failure keeping the selected provider: \(error)") }) {
             try $0.setSelectedProvider(mvpd?.ID, key)
         }
     }

@@ -75,7 +75,7 @@ extension Engine {
                     // A cache: queued without an fsync or a wait; a failure is logged.
                     let key = profileKey(requestor, profile.mvpd)
                     let log = configuration.log
-                    store.submit({ error in log?("store failure caching an authorization expiry: \(error)") }) {
+                    store.submit({ error in log?(.warning, "store failure caching an authorization expiry: \(error)") }) {
                         try $0.setAuthorizationExpiry(notAfter, key, resource: resource)
                     }
                 }

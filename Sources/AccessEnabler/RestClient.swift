@@ -50,7 +50,7 @@ actor RestClient {
     private let maxThrottleRetries: Int
     private let headers: @Sendable () -> DeviceHeaders
     private let onSkewWarning: @Sendable () -> Void
-    private let log: (@Sendable (String) -> Void)?
+    private let log: (@Sendable (EngineLogLevel, String) -> Void)?
     private var tokenTask: Task<String?, Never>?
     /// The access token last read from or written to the store, used without asking the store again until a
     /// minute before it expires or until the backend refuses it.
@@ -67,7 +67,7 @@ actor RestClient {
         baseURL: URL, softwareStatement: String, redirectURL: String, store: TokenStore, clock: SkewedClock,
         transport: any HTTPClient, timeout: Duration, maxThrottleRetries: Int,
         headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void,
-        log: (@Sendable (String) -> Void)? = nil
+        log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
     ) {
         self.baseURL = baseURL
         self.softwareStatement = softwareStatement
@@ -105,7 +105,7 @@ actor RestClient {
         while true {
             guard let token = await accessToken(refusing: nil) else { return tokenFailure() }
             guard let target = url(path, query) else {
-                log?("\(method) \(path) → no valid URL on \(baseURL.absoluteString); not sent")
+                log?(.debug, "\(method) \(path) → no valid URL on \(baseURL.absoluteString); not sent")
                 return .transport(.network)
             }
             var request = RESTRequest(method: method, url: target)
@@ -154,9 +154,9 @@ actor RestClient {
         var attempt = 0
         while true {
             let result = await transport.perform(request, timeout: timeout)
-            if let log { log(Self.logLine(request, result)) }
+            if let log { log(.debug, Self.logLine(request, result)) }
             if case .failure(.unavailable(let reason)) = result {
-                log?("no HTTP: libcurl could not be loaded: \(reason) (Debian package: libcurl4)")
+                log?(.error, "no HTTP: libcurl could not be loaded: \(reason) (Debian package: libcurl4)")
             }
             guard case .response(let status, let headers, let body) = result else {
                 if case .failure(let failure) = result { return .transport(failure) }
@@ -172,7 +172,7 @@ actor RestClient {
             }
             if (300..<400).contains(status) {
                 // Never followed: the next hop could be plain http, and the request carries credentials.
-                log?("\(request.method) \(request.url.path): redirect to \(headers["location"] ?? "nowhere") not followed")
+                log?(.debug, "\(request.method) \(request.url.path): redirect to \(headers["location"] ?? "nowhere") not followed")
                 return .transport(.network)
             }
             let isJSON = (headers["content-type"] ?? "").lowercased().contains("json")

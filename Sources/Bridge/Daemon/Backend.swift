@@ -47,14 +47,11 @@ struct Backend {
             backendURL: backendURL, softwareStatement: softwareStatement,
             redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
             requestTimeout: options.requestTimeout, deviceID: opened.deviceID,
-            log: { line in
-                // Store failures are warnings, a missing libcurl an error; backend exchanges are debugging detail.
-                if line.hasPrefix("store failure") {
-                    Logger(label: "store").warning(line)
-                } else if line.hasPrefix("no HTTP") {
-                    Logger(label: "engine").error(line)
-                } else {
-                    Logger(label: "engine").debug(line)
+            log: { level, line in
+                switch level {
+                case .debug: Logger(label: "engine").debug(line)
+                case .warning: Logger(label: "engine").warning(line)
+                case .error: Logger(label: "engine").error(line)
                 }
             })
         return Backend(
