@@ -1,68 +1,88 @@
 import FoundationEssentials
 import Synchronization
 
-/// Dedicated threads that run the store's I/O, so that neither the daemon's event loop nor Swift's cooperative
-/// pool ever waits on a disk, a lock or a database server. Each worker owns one database; with one worker,
-/// jobs run in the order they were submitted.
+/// The dedicated thread that runs the store's I/O, so that neither the daemon's event loop nor Swift's cooperative
+/// pool ever waits on a disk, a lock or a database server. Jobs run one at a time, in the order they were
+/// submitted.
+///
+/// Nothing runs before the first job: the thread is started by the first ``submit(_:)``, and it opens its
+/// database (`open`) before running that job, so a daemon that has not yet needed its store neither maps SQLite's
+/// pages nor holds a thread for it. When `open` fails, the job gets the error and the next job tries again.
 final class StoreExecutor: Sendable {
-    typealias Job = @Sendable (any StoreDatabase) -> Void
+    typealias Job = @Sendable (Result<any StoreDatabase, any Error>) -> Void
 
-    private let jobs = Mutex<(queue: [Job], closed: Bool)>(([], false))
-    private let condition = ThreadCondition()
-
-    /// Starts one worker thread per database.
-    init(name: String, databases: [any StoreDatabase]) {
-        for (index, database) in databases.enumerated() {
-            let box = UncheckedDatabase(database)
-            startThread(name: databases.count == 1 ? name : "\(name)-\(index)") { [self] in self.work(box.database) }
-        }
+    private struct Queue {
+        var jobs: [Job] = []
+        var closed = false
+        var started = false
     }
 
-    /// Runs `job` on a worker with its database and returns its result (or rethrows its error). The caller
-    /// resumes on its own actor, in the order the jobs ended, so calls of one actor keep their order.
+    private let name: String
+    private let open: @Sendable () throws -> any StoreDatabase
+    private let queue = Mutex(Queue())
+    private let condition = ThreadCondition()
+
+    /// - Parameter open: makes the database, on the worker thread, before the first job (again after a failure).
+    init(name: String, open: @escaping @Sendable () throws -> any StoreDatabase) {
+        self.name = name
+        self.open = open
+    }
+
+    /// Runs `job` on the worker with its database and returns its result (or rethrows its error, or the error of
+    /// opening the database). The caller resumes on its own actor, in the order the jobs ended, so calls of one
+    /// actor keep their order.
     func run<T: Sendable>(
         isolation: isolated (any Actor)? = #isolation, _ job: @escaping @Sendable (any StoreDatabase) throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation(isolation: isolation) { (continuation: CheckedContinuation<T, any Error>) in
-            submit { database in continuation.resume(with: Result { try job(database) }) }
+            submit { database in continuation.resume(with: Result { try job(try database.get()) }) }
         }
     }
 
-    /// Queues `job` without waiting for it.
+    /// Queues `job` without waiting for it; the first job starts the worker.
     func submit(_ job: @escaping Job) {
         condition.lock()
-        jobs.withLock { $0.queue.append(job) }
+        let start = queue.withLock { queue in
+            queue.jobs.append(job)
+            defer { queue.started = true }
+            return !queue.started
+        }
         condition.signal()
         condition.unlock()
+        if start { startThread(name: name) { [self] in self.work() } }
     }
 
-    /// Lets the workers finish what is queued, then end (closing their databases).
+    /// Lets the worker finish what is queued, then end (closing its database).
     func close() {
         condition.lock()
-        jobs.withLock { $0.closed = true }
+        queue.withLock { $0.closed = true }
         condition.broadcast()
         condition.unlock()
     }
 
-    private func work(_ database: any StoreDatabase) {
-        database.thread.claim()
+    private func work() {
+        var database: (any StoreDatabase)?
         while true {
             condition.lock()
             var job: Job?
             var closed = false
             while job == nil, !closed {
-                (job, closed) = jobs.withLock { jobs in jobs.queue.isEmpty ? (nil, jobs.closed) : (jobs.queue.removeFirst(), false) }
+                (job, closed) = queue.withLock { queue in queue.jobs.isEmpty ? (nil, queue.closed) : (queue.jobs.removeFirst(), false) }
                 if job == nil, !closed { condition.wait() }
             }
             condition.unlock()
             guard let job else { return }
-            job(database)
+            if database == nil {
+                do {
+                    let opened = try open()
+                    opened.thread.claim()
+                    database = opened
+                } catch {
+                    job(.failure(error))
+                    continue
+                }
+            }
+            job(.success(database!))
         }
     }
-}
-
-/// Hands a database to the one worker thread that will ever use it.
-private struct UncheckedDatabase: @unchecked Sendable {
-    let database: any StoreDatabase
-    init(_ database: any StoreDatabase) { self.database = database }
 }

@@ -15,28 +15,31 @@ public final class TokenStore: Sendable {
     /// Where the store lives, for messages: the database file, or the PostgreSQL URL without its password.
     public let location: String
 
-    /// Opens (creating when needed) `passbridge.sqlite` in `directory`, upgrading an older schema in place.
+    /// The store in `passbridge.sqlite` in `directory`: checked now, opened (created when needed, an older schema
+    /// upgraded in place) on the store's thread by the first call that needs it.
     ///
-    /// A missing directory is created 0700; an existing one is used as it is when it belongs to the effective
-    /// user and others cannot write to it, else refused. The file is created 0600.
+    /// A missing directory is created 0700 now; an existing one is used as it is when it belongs to the effective
+    /// user and others cannot write to it, else refused. The file is created 0600. Opening the database is left to
+    /// the first call so that a daemon maps none of SQLite's pages before it needs them: a database that cannot be
+    /// opened (corrupt, written by a newer PassBridge) fails that call, and the next call tries again.
     /// - Parameter busyTimeout: how long a call waits for another process's write lock before failing.
-    /// - Throws: `TokenStoreError`.
+    /// - Throws: `TokenStoreError` for the directory.
     public init(directory: URL, busyTimeout: Duration = .seconds(5)) throws {
         try StateDirectoryRule.prepare(directory.path)
         let path = directory.appendingPathComponent("passbridge.sqlite").path
         let millis = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
-        let database = try SQLiteStore(path: path, busyTimeoutMillis: millis)
         location = path
-        executor = StoreExecutor(name: "passbridge-store", databases: [database])
+        executor = StoreExecutor(name: "passbridge-store") { try SQLiteStore(path: path, busyTimeoutMillis: millis) }
     }
 
     /// Connects to the fleet's PostgreSQL database (a libpq URI, `postgresql://user@host/db` or
-    /// `postgresql:///db?host=/socket/dir`) and brings its schema up to date.
+    /// `postgresql:///db?host=/socket/dir`) and brings its schema up to date, now: a fleet daemon with a wrong URL
+    /// or an unreachable server fails at start.
     /// - Throws: `TokenStoreError.postgreSQL` when it cannot connect or migrate.
     public init(postgreSQL url: String) throws {
-        let database = try PostgreSQLStore(url: url)
+        let database = OpenedDatabase(try PostgreSQLStore(url: url))
         location = PostgreSQLURL.redacted(url)
-        executor = StoreExecutor(name: "passbridge-store", databases: [database])
+        executor = StoreExecutor(name: "passbridge-store") { database.database }
     }
 
     deinit { executor.close() }
@@ -123,7 +126,7 @@ public final class TokenStore: Sendable {
     /// Queues a cache write without waiting for it; `failed` is called when it fails.
     func submit(_ failed: @escaping @Sendable (any Error) -> Void, _ write: @escaping @Sendable (any StoreDatabase) throws -> Void) {
         executor.submit { database in
-            do { try write(database) } catch { failed(error) }
+            do { try write(try database.get()) } catch { failed(error) }
         }
     }
 
@@ -146,6 +149,12 @@ public final class TokenStore: Sendable {
     public func reset(isolation: isolated (any Actor)? = #isolation, requestor: String?) async throws -> Int {
         try await executor.run(isolation: isolation) { try $0.reset(requestor: requestor) }
     }
+}
+
+/// A database opened before its worker thread exists, handed to that one thread.
+private struct OpenedDatabase: @unchecked Sendable {
+    let database: any StoreDatabase
+    init(_ database: any StoreDatabase) { self.database = database }
 }
 
 /// A store failure.

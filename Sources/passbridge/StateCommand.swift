@@ -37,7 +37,7 @@ enum StateCommand {
                 writeOut(action == "list" ? "no logins (no store in \(directory))\n" : "deleted 0 logins\n")
                 return 0
             }
-            let opened = try StoreSetup.open(store: store, stateDirectory: directory).store
+            let opened = try StoreSetup.open(store: store, stateDirectory: directory)
             if action == "reset" {
                 let deleted = try StoreSetup.blocking { try await opened.reset(requestor: only) }
                 writeOut("deleted \(deleted) login\(deleted == 1 ? "" : "s") from \(opened.location)\n")

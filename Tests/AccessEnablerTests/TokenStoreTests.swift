@@ -55,8 +55,9 @@ final class TokenStoreTests: XCTestCase {
         }
     }
 
-    func testUsesWALAndRecordsSchemaVersion() throws {
+    func testUsesWALAndRecordsSchemaVersion() async throws {
         let store = try TokenStore(directory: temporaryDirectory())
+        _ = try await store.deviceIdentity()
         XCTAssertEqual(scalar(store.location, "PRAGMA journal_mode"), "wal")
         XCTAssertEqual(scalar(store.location, "PRAGMA user_version"), String(SQLiteMigrations.latest))
         XCTAssertEqual(
@@ -65,12 +66,33 @@ final class TokenStoreTests: XCTestCase {
             "access_tokens authorization_expiries client_credentials device_identity profiles selected_providers")
     }
 
-    func testRefusesANewerSchema() throws {
+    /// The database is opened by the first call, which fails on a newer schema (and so does the next one: each
+    /// call tries to open it again); the file is left as it was.
+    func testRefusesANewerSchema() async throws {
         let store = try TokenStore(directory: temporaryDirectory())
+        _ = try await store.deviceIdentity()
         execute(store.location, "PRAGMA user_version=99")
-        XCTAssertThrowsError(try TokenStore(directory: URL(fileURLWithPath: store.location).deletingLastPathComponent())) { error in
-            XCTAssertEqual(error as? TokenStoreError, .newerSchema(99))
+        let reopened = try TokenStore(directory: URL(fileURLWithPath: store.location).deletingLastPathComponent())
+        for _ in 0..<2 {
+            do {
+                _ = try await reopened.deviceIdentity()
+                XCTFail("a newer schema was opened")
+            } catch {
+                XCTAssertEqual(error as? TokenStoreError, .newerSchema(99))
+            }
         }
+        XCTAssertEqual(scalar(store.location, "PRAGMA user_version"), "99")
+    }
+
+    /// Making a store opens no database: the directory is checked, the file appears with the first call.
+    func testOpensTheDatabaseWithTheFirstCall() async throws {
+        let directory = temporaryDirectory()
+        let store = try TokenStore(directory: directory)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), [])
+        let device = try await store.deviceIdentity()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: store.location))
+        let again = try await store.deviceIdentity()
+        XCTAssertEqual(device, again)
     }
 
     /// The key-value layout (schema 1) is upgraded in place: device id, credentials, token, profile, selection.

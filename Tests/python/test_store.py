@@ -254,12 +254,37 @@ def run_daemon(bin_dir, *args, stdin=""):
     return subprocess.run([str(bin_dir / "passbridge"), "--stdio", *args], input=stdin, capture_output=True, text=True, timeout=30)
 
 
+# init and setRequestor over stdio: the first call that needs the store (it reads the device identifier).
+SET_REQUESTOR = (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "init", "params": {"redirectUrl": REDIRECT_URL}}) + "\n"
+                 + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "setRequestor", "params": {"requestorID": "REF"}}) + "\n")
+
+
+def responses(result) -> dict:
+    return {m["id"]: m for m in map(json.loads, result.stdout.splitlines()) if "id" in m}
+
+
 def test_a_created_state_directory_is_0700_and_the_store_0600(bin_dir, emulator, tmp_path):
     state = tmp_path / "new" / "state"
-    result = run_daemon(bin_dir, *daemon_args(emulator.base, state))
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state), stdin=SET_REQUESTOR)
     assert result.returncode == 0, result.stderr
+    assert responses(result)[2]["result"]["status"] == 1
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
     assert stat.S_IMODE(store_file(state).stat().st_mode) == 0o600
+
+
+def test_the_store_is_opened_by_the_first_call_that_needs_it(bin_dir, emulator, tmp_path):
+    """Start-up checks the state directory but opens no database (Protocol/README.md "The store"): a daemon that
+    only answers rpc.discover leaves the directory empty; setRequestor creates the store."""
+    state = tmp_path / "state"
+    discover = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "rpc.discover"}) + "\n"
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state), stdin=discover)
+    assert result.returncode == 0, result.stderr
+    assert "result" in responses(result)[1]
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert list(state.iterdir()) == []
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state), stdin=SET_REQUESTOR)
+    assert responses(result)[2]["result"]["status"] == 1
+    assert store_file(state).exists()
 
 
 def test_an_existing_private_directory_is_used_as_it_is(bin_dir, emulator, tmp_path):
@@ -294,11 +319,24 @@ def test_a_directory_of_another_user_is_refused(bin_dir, emulator, tmp_path):
     assert "owned by uid 65534" in result.stderr
 
 
-def test_a_store_from_a_newer_passbridge_is_refused(bin_dir, emulator, tmp_path):
+def test_a_store_from_a_newer_passbridge_fails_the_first_call_that_needs_it(bin_dir, emulator, tmp_path):
+    """The database is opened by the first call that needs it, so a store this PassBridge cannot read fails that
+    call (setRequestorComplete(0) and STORE500 naming the schema version, logged), never silently; the daemon
+    goes on serving, and nothing in the store is changed."""
     state = tmp_path / "state"
-    assert run_daemon(bin_dir, *daemon_args(emulator.base, state)).returncode == 0
+    assert responses(run_daemon(bin_dir, *daemon_args(emulator.base, state), stdin=SET_REQUESTOR))[2]["result"]["status"] == 1
     with sqlite3.connect(store_file(state)) as db:
         db.execute("PRAGMA user_version=99")
-    result = run_daemon(bin_dir, *daemon_args(emulator.base, state))
-    assert result.returncode == 1
-    assert "schema version 99" in result.stderr
+    client = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    start = client.mark()
+    assert client.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    result = client.call("setRequestor", {"requestorID": "REF"})
+    assert result["status"] == 0
+    assert [s["id"] for s in result["statuses"]] == ["STORE500"]
+    assert "schema version 99" in result["statuses"][0]["message"]
+    assert client.notification("setRequestorComplete", start)[1]["params"] == {"status": 0}
+    assert "result" in client.exchange("rpc.discover")[1]
+    assert client.stop() == 0
+    assert "schema version 99" in client.log()
+    with sqlite3.connect(store_file(state)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 99

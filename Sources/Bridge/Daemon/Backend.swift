@@ -18,7 +18,7 @@ struct Backend {
 
     /// Reads `--software-statement @FILE`, checks the backend URL (https, or http on loopback only), starts
     /// the emulator when asked, and opens the store (`--store`, else SQLite in the state directory, created
-    /// 0700; with `--backend emulator` and no `--state-dir`, a temporary one) and reads its device identifier.
+    /// 0700; with `--backend emulator` and no `--state-dir`, a temporary one).
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
     static func start(_ options: DaemonOptions) throws(CommandLineError) -> Backend {
         var softwareStatement = try readSoftwareStatement(options.softwareStatement)
@@ -34,19 +34,18 @@ struct Backend {
         } else {
             backendURL = try checkBackendURL(options.backend)
         }
-        let opened: (store: TokenStore, deviceID: String)
+        let store: TokenStore
         do {
-            opened = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory)
+            store = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory)
         } catch {
             emulator?.stop()
             if temporary { try? FileManager.default.removeItem(atPath: stateDirectory) }
             throw error
         }
-        let store = opened.store
         let engine = AccessEnablerConfiguration(
             backendURL: backendURL, softwareStatement: softwareStatement,
             redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
-            requestTimeout: options.requestTimeout, deviceID: opened.deviceID,
+            requestTimeout: options.requestTimeout,
             log: { level, line in
                 switch level {
                 case .debug: Logger(label: "engine").debug(line)

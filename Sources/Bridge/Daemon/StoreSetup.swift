@@ -3,11 +3,12 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 
-/// Opens the daemon's store (`--store postgresql://…`, else SQLite in the state directory) and reads its device
-/// identifier, before any connection is served.
+/// Opens the daemon's store before any connection is served: `--store postgresql://…` connects now, SQLite in the
+/// state directory checks the directory now and opens the database with the first call that needs it. The device
+/// identifier is read by the first setRequestor (`Engine.resolveDeviceID`).
 public enum StoreSetup {
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
-    public static func open(store url: String?, stateDirectory: String) throws(CommandLineError) -> (store: TokenStore, deviceID: String) {
+    public static func open(store url: String?, stateDirectory: String) throws(CommandLineError) -> TokenStore {
         do {
             let store: TokenStore
             if let url {
@@ -18,8 +19,7 @@ public enum StoreSetup {
             } else {
                 store = try TokenStore(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
             }
-            let deviceID = try blocking { try await store.deviceIdentity() }
-            return (store, deviceID)
+            return store
         } catch let error as CommandLineError {
             throw error
         } catch {
