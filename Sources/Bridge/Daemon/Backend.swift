@@ -99,8 +99,8 @@ public enum StateDirectory {
 }
 
 extension Logger {
-    /// Where the engine's log lines go (`AccessEnablerConfiguration.log`): to stderr under `label`, each at the
-    /// daemon's level of its `EngineLogLevel`.
+    /// Where the engine's and the store's log lines go (`AccessEnablerConfiguration.log`,
+    /// `TokenStore(postgreSQL:log:)`): to stderr under `label`, each at the daemon's level of its `EngineLogLevel`.
     static func sink(label: String) -> @Sendable (EngineLogLevel, String) -> Void {
         let logger = Logger(label: label)
         return { level, line in
