@@ -5,27 +5,82 @@ import ThreadAffinity
 /// One libpq connection. Parameters and results travel in binary: strings as `bytea` (so that any string,
 /// U+0000 included, is kept byte for byte), integers as `int8`. Used by one thread: its store worker, once that
 /// claims ``thread`` (checked in debug builds).
+///
+/// A connection the server closed (a restart, a failover, `pg_terminate_backend`) is noticed only when a statement
+/// fails on it: libpq keeps reporting `CONNECTION_OK` until then. ``withReconnect(_:_:_:)`` reconnects and runs the
+/// operation again, once, when that is safe (``Replay``).
 final class PostgreSQLDatabase {
     private let connection: OpaquePointer
+    private let log: (@Sendable (EngineLogLevel, String) -> Void)?
     let thread = ThreadAffinity()
+    /// A statement failed because the connection is gone; the next operation reconnects first.
+    private var lost = false
+    /// Inside ``transaction(_:)``, after its BEGIN was sent.
+    private var inTransaction = false
+    /// The current attempt sent something that may have committed: a COMMIT, or a statement outside a transaction.
+    private var mayHaveCommitted = false
 
-    /// Loads libpq, then connects to `url` (a libpq connection URI).
-    init(url: String) throws(TokenStoreError) {
+    /// Loads libpq, then connects to `url` (a libpq connection URI). `log` receives the reconnects.
+    init(url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil) throws(TokenStoreError) {
         if let reason = cpq_load() {
             throw .postgreSQL(operation: "load libpq", message: String(cString: reason) + " (Debian package: libpq5)")
         }
         guard let connection = cpq_connectdb(url) else { throw .postgreSQL(operation: "connect", message: "out of memory") }
         self.connection = connection
+        self.log = log
         // On failure deinit (run once every property is set) closes the connection.
         guard cpq_status(connection) == CONNECTION_OK else { throw .postgreSQL(operation: "connect", message: Self.message(connection)) }
-        _ = try? execute("SET client_min_messages = warning")
+        prepareSession()
     }
 
     deinit { cpq_finish(connection) }
 
-    /// Reconnects when the server went away (a restart, a failover) since the last call.
-    func reconnectIfNeeded() {
-        if cpq_status(connection) != CONNECTION_OK { cpq_reset(connection) }
+    /// How an operation may be run again after the connection was lost in its middle.
+    enum Replay {
+        /// Running it twice leaves the same rows and gives the same answer as running it once (a read, an insert
+        /// that does nothing on conflict, an upsert of given values, a delete by key): always run again.
+        case idempotent
+        /// Run again only when its COMMIT was never sent, so that the server rolled it back; when the connection
+        /// was lost with the COMMIT in flight it may have committed, and the failure is thrown.
+        case untilCommitSent
+    }
+
+    /// Runs `body`, one store operation; when it fails because the connection was lost, reconnects (`PQreset`)
+    /// and runs it once more if `replay` allows. A connection already known lost is reset before `body` runs.
+    /// A reconnect that fails (the server is down) throws at once: no waiting, no second attempt.
+    /// - Throws: `body`'s error, or `.postgreSQL(operation: "connect", …)` when the reconnect failed.
+    func withReconnect<T>(
+        _ replay: Replay, _ operation: String = #function, _ body: () throws(TokenStoreError) -> T
+    ) throws(TokenStoreError) -> T {
+        thread.check("PostgreSQL connection")
+        if lost || cpq_status(connection) != CONNECTION_OK {
+            try reconnect()
+            log?(.warning, "PostgreSQL connection lost earlier; reconnected before \(operation)")
+        }
+        mayHaveCommitted = false
+        do {
+            return try body()
+        } catch {
+            guard lost else { throw error }
+            guard replay == .idempotent || !mayHaveCommitted else { throw error }
+            try reconnect()
+            log?(.warning, "PostgreSQL connection lost during \(operation) (\(error)); reconnected, running it again")
+            mayHaveCommitted = false
+            return try body()
+        }
+    }
+
+    /// Resets the connection; throws libpq's reason when the server cannot be reached.
+    private func reconnect() throws(TokenStoreError) {
+        cpq_reset(connection)
+        guard cpq_status(connection) == CONNECTION_OK else { throw .postgreSQL(operation: "connect", message: Self.message(connection)) }
+        lost = false
+        prepareSession()
+    }
+
+    /// The session's settings, again after each reconnect (a new session starts with the server's defaults).
+    private func prepareSession() {
+        _ = try? execute("SET client_min_messages = warning")
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) {
@@ -52,16 +107,24 @@ final class PostgreSQLDatabase {
         }
         let lengths = buffers.map { Int32($0.count) }
         let formats = [Int32](repeating: 1, count: buffers.count)
+        if !inTransaction { mayHaveCommitted = true }
         let result = withPointers(buffers, arguments) { values in
             cpq_execParams(connection, sql, Int32(buffers.count), types, values, lengths, formats, 1)
         }
-        guard let result else { throw .postgreSQL(operation: "query", message: Self.message(connection)) }
+        guard let result else {
+            lost = cpq_status(connection) == CONNECTION_BAD
+            throw .postgreSQL(operation: "query", message: Self.message(connection))
+        }
         defer { cpq_clear(result) }
         let status = cpq_resultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            // The primary message only: the detail may quote the values of a row.
+            let code = cpq_resultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            lost = cpq_status(connection) == CONNECTION_BAD || code.map(Self.meansConnectionLost) == true
+            // The primary message only: the detail may quote the values of a row. A failure libpq made itself
+            // (the server closed the connection) has no fields: then libpq's message says what happened.
             let primary = cpq_resultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
-            throw .postgreSQL(operation: "query", message: primary ?? String(cString: cpq_resStatus(status)))
+            let message = primary ?? Self.message(connection)
+            throw .postgreSQL(operation: "query", message: message.isEmpty ? String(cString: cpq_resStatus(status)) : message)
         }
         var rows: [[Cell]] = []
         for row in 0..<cpq_ntuples(result) {
@@ -81,17 +144,27 @@ final class PostgreSQLDatabase {
         return rows
     }
 
-    /// Runs `body` in one transaction; rolls back when it throws.
+    /// Runs `body` in one transaction; rolls back when it throws (a lost connection has rolled it back already).
     func transaction<T>(_ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
+        inTransaction = true
+        defer { inTransaction = false }
         try execute("BEGIN")
         do {
             let value = try body()
+            mayHaveCommitted = true
             try execute("COMMIT")
             return value
         } catch {
-            _ = try? execute("ROLLBACK")
+            if !lost { _ = try? execute("ROLLBACK") }
             throw error
         }
+    }
+
+    /// SQLSTATEs of a session the server ended or never accepted (the PostgreSQL manual's "PostgreSQL Error
+    /// Codes"): class 08 connection exception, 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
+    /// cannot_connect_now.
+    private static func meansConnectionLost(_ code: String) -> Bool {
+        code.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(code)
     }
 
     /// One result value in binary form.
@@ -117,8 +190,10 @@ final class PostgreSQLDatabase {
         return body(pointers.map { $0.map { UnsafePointer($0) } })
     }
 
+    /// libpq's last message on one line (it may span several, indented with tabs).
     private static func message(_ connection: OpaquePointer) -> String {
-        String(cString: cpq_errorMessage(connection)).trimmingWhitespace()
+        String(cString: cpq_errorMessage(connection)).split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }
+            .filter { !$0.isEmpty }.joined(separator: " ")
     }
 }
 

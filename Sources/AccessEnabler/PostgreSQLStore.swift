@@ -5,12 +5,19 @@ import ThreadAffinity
 /// with strings as `bytea` (kept byte for byte) and times as `bigint` epoch ms; numbered migrations recorded in
 /// `passbridge_migrations`, applied under an advisory lock so that daemons starting together migrate once.
 /// Commits are durable (the server's `synchronous_commit`) except cache writes, committed without waiting.
+///
+/// Each operation runs in ``PostgreSQLDatabase/withReconnect(_:_:_:)``: when the connection was lost (the server
+/// restarted, a failover) it reconnects and runs again, once. Every operation is idempotent (reads, inserts that do
+/// nothing on conflict, upserts of given values, deletes by key) except two, run again only when their COMMIT was
+/// never sent: `claimTokenRefresh` (a second run would find its own lease and answer that another process holds
+/// it) and `reset` (a second run would count 0 deleted logins).
 final class PostgreSQLStore: StoreDatabase {
     let database: PostgreSQLDatabase
     var thread: ThreadAffinity { database.thread }
 
-    init(url: String) throws(TokenStoreError) {
-        database = try PostgreSQLDatabase(url: url)
+    /// `log` receives the reconnects (``PostgreSQLDatabase``).
+    init(url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil) throws(TokenStoreError) {
+        database = try PostgreSQLDatabase(url: url, log: log)
         try migrate()
     }
 
@@ -56,18 +63,26 @@ final class PostgreSQLStore: StoreDatabase {
         }
     }
 
-    private func rows(_ sql: String, _ arguments: [SQLValue]) throws(TokenStoreError) -> [[PostgreSQLDatabase.Cell]] {
-        database.reconnectIfNeeded()
-        return try database.query(sql, arguments)
+    /// An idempotent operation of one statement: its rows.
+    private func rows(
+        _ sql: String, _ arguments: [SQLValue], _ operation: String = #function
+    ) throws(TokenStoreError) -> [[PostgreSQLDatabase.Cell]] {
+        try database.withReconnect(.idempotent, operation) { () throws(TokenStoreError) in try database.query(sql, arguments) }
     }
 
     func deviceIdentity(proposed: String) throws -> String {
-        _ = try rows("INSERT INTO device_identity(slot, device_id) VALUES (1, $1) ON CONFLICT DO NOTHING", [.text(proposed)])
-        return try rows("SELECT device_id FROM device_identity WHERE slot = 1", []).first?.first?.text ?? proposed
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) in
+            try database.execute("INSERT INTO device_identity(slot, device_id) VALUES (1, $1) ON CONFLICT DO NOTHING", [.text(proposed)])
+            return try database.query("SELECT device_id FROM device_identity WHERE slot = 1", []).first?.first?.text ?? proposed
+        }
     }
 
     func clientCredentials(_ scope: StoreScope) throws -> ClientCredentials? {
-        try rows(
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) in try readClientCredentials(scope) }
+    }
+
+    private func readClientCredentials(_ scope: StoreScope) throws(TokenStoreError) -> ClientCredentials? {
+        try database.query(
             "SELECT client_id, client_secret FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2",
             SQLiteStore.values(scope)
         )
@@ -75,19 +90,23 @@ final class PostgreSQLStore: StoreDatabase {
     }
 
     func insertClientCredentials(_ credentials: ClientCredentials, _ scope: StoreScope) throws -> ClientCredentials {
-        _ = try rows(
-            "INSERT INTO client_credentials(backend, statement_sha256, client_id, client_secret) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-            SQLiteStore.values(scope) + [.text(credentials.id), .text(credentials.secret)])
-        return try clientCredentials(scope) ?? credentials
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) in
+            try database.execute(
+                "INSERT INTO client_credentials(backend, statement_sha256, client_id, client_secret) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                SQLiteStore.values(scope) + [.text(credentials.id), .text(credentials.secret)])
+            return try readClientCredentials(scope) ?? credentials
+        }
     }
 
     func deleteClientCredentials(_ scope: StoreScope, clientID: String) throws {
-        database.reconnectIfNeeded()
-        try database.transaction { () throws(TokenStoreError) in
-            let arguments = SQLiteStore.values(scope) + [.text(clientID)]
-            try database.execute(
-                "DELETE FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
-            try database.execute("DELETE FROM access_tokens WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) in
+            try database.transaction { () throws(TokenStoreError) in
+                let arguments = SQLiteStore.values(scope) + [.text(clientID)]
+                try database.execute(
+                    "DELETE FROM client_credentials WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
+                try database.execute(
+                    "DELETE FROM access_tokens WHERE backend = $1 AND statement_sha256 = $2 AND client_id = $3", arguments)
+            }
         }
     }
 
@@ -107,14 +126,19 @@ final class PostgreSQLStore: StoreDatabase {
             """, SQLiteStore.values(scope) + [.text(record.clientID), .text(record.token), .integer(record.expires)])
     }
 
+    /// In a transaction of its own, so that a connection lost before its COMMIT was sent lets it run again.
     func claimTokenRefresh(_ scope: StoreScope, seen: String, now: Int64, until: Int64) throws -> Bool {
-        !(try rows(
-            """
-            INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES ($1, $2, ''::bytea, ''::bytea, 0, $4)
-            ON CONFLICT (backend, statement_sha256) DO UPDATE SET refreshing_until_ms = excluded.refreshing_until_ms
-            WHERE access_tokens.refreshing_until_ms < $3 AND access_tokens.token = $5 RETURNING 1
-            """, SQLiteStore.values(scope) + [.integer(now), .integer(until), .text(seen)]
-        ).isEmpty)
+        try database.withReconnect(.untilCommitSent) { () throws(TokenStoreError) in
+            try database.transaction { () throws(TokenStoreError) in
+                !(try database.query(
+                    """
+                    INSERT INTO access_tokens(backend, statement_sha256, client_id, token, expires_ms, refreshing_until_ms) VALUES ($1, $2, ''::bytea, ''::bytea, 0, $4)
+                    ON CONFLICT (backend, statement_sha256) DO UPDATE SET refreshing_until_ms = excluded.refreshing_until_ms
+                    WHERE access_tokens.refreshing_until_ms < $3 AND access_tokens.token = $5 RETURNING 1
+                    """, SQLiteStore.values(scope) + [.integer(now), .integer(until), .text(seen)]
+                ).isEmpty)
+            }
+        }
     }
 
     func profiles(_ key: LoginKey) throws -> [String: StoredProfile] {
@@ -138,11 +162,12 @@ final class PostgreSQLStore: StoreDatabase {
     }
 
     func deleteProfile(_ key: ProfileKey) throws {
-        database.reconnectIfNeeded()
         let condition = "backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4 AND mvpd = $5"
-        try database.transaction { () throws(TokenStoreError) in
-            try database.execute("DELETE FROM profiles WHERE " + condition, SQLiteStore.values(key))
-            try database.execute("DELETE FROM authorization_expiries WHERE " + condition, SQLiteStore.values(key))
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) in
+            try database.transaction { () throws(TokenStoreError) in
+                try database.execute("DELETE FROM profiles WHERE " + condition, SQLiteStore.values(key))
+                try database.execute("DELETE FROM authorization_expiries WHERE " + condition, SQLiteStore.values(key))
+            }
         }
     }
 
@@ -198,23 +223,26 @@ final class PostgreSQLStore: StoreDatabase {
     }
 
     func reset(requestor: String?) throws -> Int {
-        database.reconnectIfNeeded()
-        return try database.transaction { () throws(TokenStoreError) -> Int in
-            let condition = requestor == nil ? "" : " WHERE requestor = $1"
-            let arguments: [SQLValue] = requestor.map { [.text($0)] } ?? []
-            let deleted = try database.query("DELETE FROM profiles" + condition + " RETURNING 1", arguments).count
-            try database.execute("DELETE FROM selected_providers" + condition, arguments)
-            try database.execute("DELETE FROM authorization_expiries" + condition, arguments)
-            return deleted
+        let condition = requestor == nil ? "" : " WHERE requestor = $1"
+        let arguments: [SQLValue] = requestor.map { [.text($0)] } ?? []
+        return try database.withReconnect(.untilCommitSent) { () throws(TokenStoreError) -> Int in
+            try database.transaction { () throws(TokenStoreError) -> Int in
+                let deleted = try database.query("DELETE FROM profiles" + condition + " RETURNING 1", arguments).count
+                try database.execute("DELETE FROM selected_providers" + condition, arguments)
+                try database.execute("DELETE FROM authorization_expiries" + condition, arguments)
+                return deleted
+            }
         }
     }
 
-    /// A write that may be lost in a crash of the server: committed without waiting for its WAL flush.
-    private func cacheWrite(_ sql: String, _ arguments: [SQLValue]) throws(TokenStoreError) {
-        database.reconnectIfNeeded()
-        try database.transaction { () throws(TokenStoreError) in
-            try database.execute("SET LOCAL synchronous_commit = off")
-            try database.execute(sql, arguments)
+    /// A write that may be lost in a crash of the server: committed without waiting for its WAL flush. An upsert
+    /// of given values, so idempotent.
+    private func cacheWrite(_ sql: String, _ arguments: [SQLValue], _ operation: String = #function) throws(TokenStoreError) {
+        try database.withReconnect(.idempotent, operation) { () throws(TokenStoreError) in
+            try database.transaction { () throws(TokenStoreError) in
+                try database.execute("SET LOCAL synchronous_commit = off")
+                try database.execute(sql, arguments)
+            }
         }
     }
 }

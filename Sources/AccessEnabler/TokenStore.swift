@@ -34,10 +34,12 @@ public final class TokenStore: Sendable {
 
     /// Connects to the fleet's PostgreSQL database (a libpq URI, `postgresql://user@host/db` or
     /// `postgresql:///db?host=/socket/dir`) and brings its schema up to date, now: a fleet daemon with a wrong URL
-    /// or an unreachable server fails at start.
+    /// or an unreachable server fails at start. A connection the server closed later is reopened by the next
+    /// call, which then runs again when that is safe (`PostgreSQLStore`); `log` receives each reconnect at
+    /// `.warning`.
     /// - Throws: `TokenStoreError.postgreSQL` when it cannot connect or migrate.
-    public init(postgreSQL url: String) throws {
-        let database = OpenedDatabase(try PostgreSQLStore(url: url))
+    public init(postgreSQL url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil) throws {
+        let database = OpenedDatabase(try PostgreSQLStore(url: url, log: log))
         location = PostgreSQLURL.redacted(url)
         executor = StoreExecutor(name: "passbridge-store") { database.database }
     }

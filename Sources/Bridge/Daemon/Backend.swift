@@ -46,13 +46,7 @@ struct Backend {
             backendURL: backendURL, softwareStatement: softwareStatement,
             redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
             requestTimeout: options.requestTimeout,
-            log: { level, line in
-                switch level {
-                case .debug: Logger(label: "engine").debug(line)
-                case .warning: Logger(label: "engine").warning(line)
-                case .error: Logger(label: "engine").error(line)
-                }
-            })
+            log: Logger.sink(label: "engine"))
         return Backend(
             configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator,
             temporaryStateDirectory: temporary ? stateDirectory : nil)
@@ -100,5 +94,20 @@ public enum StateDirectory {
             throw .failure("no state directory: pass --state-dir (HOME, XDG_STATE_HOME and STATE_DIRECTORY are unset)")
         }
         return home + "/.local/state/passbridge"
+    }
+}
+
+extension Logger {
+    /// Where the engine's and the store's log lines go (`AccessEnablerConfiguration.log`,
+    /// `TokenStore(postgreSQL:log:)`): to stderr under `label`, each at the daemon's level of its `EngineLogLevel`.
+    static func sink(label: String) -> @Sendable (EngineLogLevel, String) -> Void {
+        let logger = Logger(label: label)
+        return { level, line in
+            switch level {
+            case .debug: logger.debug(line)
+            case .warning: logger.warning(line)
+            case .error: logger.error(line)
+            }
+        }
     }
 }

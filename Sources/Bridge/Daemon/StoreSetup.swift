@@ -2,6 +2,7 @@ import AccessEnabler
 import Dispatch
 import FoundationEssentials
 import Glibc
+import JSONRPC
 
 /// Opens the daemon's store before any connection is served: `--store postgresql://…` connects now, SQLite in the
 /// state directory checks the directory now and opens the database with the first call that needs it. The device
@@ -15,7 +16,7 @@ public enum StoreSetup {
                 guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
                     throw CommandLineError.failure("--store needs a postgresql:// URL, got \(PostgreSQLURL.redacted(url))")
                 }
-                store = try TokenStore(postgreSQL: url)
+                store = try TokenStore(postgreSQL: url, log: Logger.sink(label: "store"))
             } else {
                 store = try TokenStore(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
             }
