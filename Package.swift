@@ -34,7 +34,18 @@ let package = Package(
         // Protocol/openrpc.json compiled into Bridge at build time.
         .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),
         .plugin(name: "EmbedOpenRPC", capability: .buildTool(), dependencies: ["embed-openrpc"]),
-        .executableTarget(name: "passbridge", dependencies: ["Bridge", "ArgumentParsing", "CShims"]),
+        // Release builds link with lld and packed relative relocations, and (with --static-swift-stdlib) take
+        // libstdc++ statically through the linker script in Sources/passbridge/link: less to map and relocate at
+        // start-up (Bench/README.md, "Start-up and idle memory").
+        .executableTarget(
+            name: "passbridge", dependencies: ["Bridge", "ArgumentParsing", "CShims"], exclude: ["link"],
+            linkerSettings: [
+                .unsafeFlags(
+                    [
+                        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                        "-L", Context.packageDirectory + "/Sources/passbridge/link",
+                    ], .when(configuration: .release))
+            ]),
         .executableTarget(name: "passbridge-relay", dependencies: ["JSONRPC", "ArgumentParsing"]),
         // The daemon with extra methods for the transport tests; not a product.
         .executableTarget(name: "passbridge-test-daemon", dependencies: ["Bridge", "ArgumentParsing"], path: "Tests/TestDaemon"),
