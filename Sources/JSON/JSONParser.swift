@@ -45,6 +45,9 @@ extension JSON {
     /// rest of the text is valid too, and ``JSONParseError/Kind/invalidText`` for the first real fault otherwise.
     /// - Throws: ``JSONParseError`` with the byte offset, line and column of the fault.
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSON {
+        guard !bytes.isEmpty else {
+            throw JSONParseError(message: "empty text, where a JSON value was expected", offset: 0, line: 1, column: 1)
+        }
         let scan = Scan(bytes)
         if let nul = scan.firstNULByte() {
             throw scan.error("raw NUL byte (0x00), which is never valid in JSON text", at: nul)

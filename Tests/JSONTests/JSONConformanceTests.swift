@@ -169,6 +169,12 @@ final class JSONConformanceTests: XCTestCase {
         }
     }
 
+    func testAnEmptyTextSaysSo() {
+        XCTAssertThrowsError(try JSON.parse([UInt8]())) { error in
+            XCTAssertEqual((error as? JSONParseError)?.message, "empty text, where a JSON value was expected")
+        }
+    }
+
     func testARawNULIsRefusedWithItsPosition() {
         let text = Array("{\n  \"a\": 1".utf8) + [0] + Array("}".utf8)
         XCTAssertThrowsError(try JSON.parse(text)) { error in
