@@ -1,14 +1,29 @@
 @preconcurrency import CJansson
+import Glibc
 
-/// Why a text is not acceptable JSON, and where.
+/// Why a text was not turned into a value, and where.
 ///
 /// `offset` counts bytes from the start of the text; `line` and `column` are 1-based
-/// (`column` counts Unicode scalars, as jansson does).
+/// (`column` counts Unicode scalars, as jansson does). `kind` tells a text that is not JSON from valid
+/// JSON that this parser refuses; `message` is one line naming the fault.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The two ways a text can fail.
+    public enum Kind: Sendable, Equatable {
+        /// Not a JSON text this parser reads: a syntax error, trailing bytes, empty text, invalid UTF-8, a
+        /// leading UTF-8 byte order mark, a raw NUL byte, or a value past its limits (nesting deeper than
+        /// `maxDepth`, a number beyond the range of a double, an escaped lone surrogate).
+        case invalidText
+        /// Valid JSON (RFC 8259) that this parser refuses: an object that repeats a member name, or a member
+        /// name holding U+0000. The whole text was checked and is otherwise accepted; `message` names the
+        /// member.
+        case refusedMemberName
+    }
+
     public var message: String
     public var offset: Int
     public var line: Int
     public var column: Int
+    public var kind: Kind = .invalidText
 
     public var description: String { "\(message) at line \(line), column \(column) (byte \(offset))" }
 }
@@ -19,34 +34,32 @@ extension JSON {
 
     /// Parses one JSON text (any value at the top level) through jansson.
     ///
-    /// Rejects invalid UTF-8, trailing non-whitespace, duplicate object keys, lone surrogates and
-    /// nesting deeper than `maxDepth`. Integers beyond Int64 become `.bigInteger` with their digits
-    /// as written. `\u0000` inside strings is allowed.
+    /// Accepts what RFC 8259 calls a JSON text, with these limits, all thrown as ``JSONParseError/Kind/invalidText``:
+    /// no raw NUL byte anywhere (checked first, so it is never taken for the end of input), no UTF-8 byte
+    /// order mark, no escaped lone surrogate (`"\ud800"`), no double beyond its range (`1e400`; `1e-400` is 0),
+    /// nesting at most `maxDepth` deep. Integers beyond Int64 become `.bigInteger` with their digits as
+    /// written (`-0` is the integer 0, `-0.0` the double). `\u0000` inside string values is allowed.
+    ///
+    /// An object that repeats a member name, or a member name holding `\u0000`, is valid JSON that this parser
+    /// refuses: it throws ``JSONParseError/Kind/refusedMemberName`` (with the member in `message`) only when the
+    /// rest of the text is valid too, and ``JSONParseError/Kind/invalidText`` for the first real fault otherwise.
     /// - Throws: ``JSONParseError`` with the byte offset, line and column of the fault.
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSON {
+        guard !bytes.isEmpty else {
+            throw JSONParseError(message: "empty text, where a JSON value was expected", offset: 0, line: 1, column: 1)
+        }
         let scan = Scan(bytes)
+        if let nul = scan.firstNULByte() {
+            throw scan.error("raw NUL byte (0x00), which is never valid in JSON text", at: nul)
+        }
         // Nesting deeper than maxDepth takes more than maxDepth bytes: short texts skip the scan.
         if bytes.count > maxDepth, let deep = scan.firstOffset(deeperThan: maxDepth) {
             throw scan.error("nesting deeper than \(maxDepth) levels", at: deep)
         }
-        do {
-            return try load(bytes, placeholders: [:])
-        } catch let error where error.isNumericOverflow {
-            // Only integer literals beyond Int64 are recovered; a real overflow stays an error.
-            let rewrite = scan.replacingBigIntegers()
-            guard !rewrite.placeholders.isEmpty else { throw error.parseError }
-            let result = rewrite.text.withUnsafeBytes { bytes -> Result<JSON, JanssonError> in
-                do throws(JanssonError) { return .success(try load(bytes, placeholders: rewrite.placeholders)) } catch {
-                    return .failure(error)
-                }
-            }
-            switch result {
-            case .success(let value): return value
-            case .failure(let failure): throw failure.parseError
-            }
-        } catch {
-            throw error.parseError
+        let outcome = loading(bytes, uniqueNames: true) { text, outcome -> Result<JSON, JSONParseError> in
+            outcome.mapError { error in error.isRefusedMemberName ? refusal(error, in: text) : error.parseError }
         }
+        return try outcome.get()
     }
 
     /// Parses UTF-8 bytes; see ``parse(_:maxDepth:)-(UnsafeRawBufferPointer,_)``.
@@ -65,13 +78,60 @@ extension JSON {
         try parse(Array(text.utf8), maxDepth: maxDepth)
     }
 
-    private static func load(_ bytes: UnsafeRawBufferPointer, placeholders: [String: String]) throws(JanssonError) -> JSON {
+    /// One jansson load; `uniqueNames: false` lets a repeated member name through (the last value wins).
+    private static func load(
+        _ bytes: UnsafeRawBufferPointer, placeholders: [String: String], uniqueNames: Bool
+    ) throws(JanssonError) -> JSON {
         var error = json_error_t()
-        let flags = Int(JSON_REJECT_DUPLICATES) | Int(JSON_DECODE_ANY) | Int(JSON_ALLOW_NUL)
+        let flags = (uniqueNames ? Int(JSON_REJECT_DUPLICATES) : 0) | Int(JSON_DECODE_ANY) | Int(JSON_ALLOW_NUL)
         let root = bytes.withMemoryRebound(to: CChar.self) { json_loadb($0.baseAddress, $0.count, flags, &error) }
         guard let root else { throw JanssonError(error, source: bytes) }
         defer { json_decref(root) }
         return JSON(jansson: root, placeholders: placeholders)
+    }
+
+    /// Loads `bytes` and hands `finish` the text jansson read last and its outcome: when an integer literal is
+    /// beyond Int64, that text is a copy with each such literal as a placeholder string, loaded again.
+    private static func loading<T>(
+        _ bytes: UnsafeRawBufferPointer, uniqueNames: Bool, _ finish: (UnsafeRawBufferPointer, Result<JSON, JanssonError>) -> T
+    ) -> T {
+        let first = Result { () throws(JanssonError) in try load(bytes, placeholders: [:], uniqueNames: uniqueNames) }
+        guard case .failure(let error) = first, error.isNumericOverflow else { return finish(bytes, first) }
+        // Only integer literals beyond Int64 are recovered; a real overflow stays an error.
+        let rewrite = Scan(bytes).replacingBigIntegers()
+        guard !rewrite.placeholders.isEmpty else { return finish(bytes, first) }
+        return rewrite.text.withUnsafeBytes { text in
+            finish(text, Result { () throws(JanssonError) in try load(text, placeholders: rewrite.placeholders, uniqueNames: uniqueNames) })
+        }
+    }
+
+    /// The error for a member name jansson refused (`failure`) in `bytes`: ``JSONParseError/Kind/refusedMemberName``
+    /// naming the member when the whole text is otherwise valid, else the first real fault as
+    /// ``JSONParseError/Kind/invalidText``.
+    ///
+    /// jansson stops at the first such name, so the rest is checked by loading the text again, letting repeated
+    /// names through, from a copy in which each `\u0000` escape reads `\u0001` (as long, so offsets hold).
+    private static func refusal(_ failure: JanssonError, in bytes: UnsafeRawBufferPointer) -> JSONParseError {
+        let scan = Scan(bytes)
+        let fault = scan.replacingNULEscapes().withUnsafeBytes { copy in
+            loading(copy, uniqueNames: false) { _, outcome -> JSONParseError? in
+                if case .failure(let error) = outcome { return error.parseError }
+                return nil
+            }
+        }
+        if let fault { return fault }
+        var refused = failure.parseError
+        refused.kind = .refusedMemberName
+        // jansson reports the offset just past the name's closing quote.
+        let name = scan.stringLiteral(endingAt: refused.offset - 1).flatMap { literal in
+            (try? load(UnsafeRawBufferPointer(rebasing: bytes[literal]), placeholders: [:], uniqueNames: true))?.stringValue
+        }
+        let quoted = name.map { " " + JSON.string(Scan.shortened($0)).serializedString() } ?? ""
+        refused.message =
+            failure.isDuplicateName
+            ? "duplicate member name\(quoted) (valid JSON that this parser refuses)"
+            : "member name\(quoted) holds U+0000 (valid JSON that this parser refuses)"
+        return refused
     }
 }
 
@@ -90,12 +150,21 @@ private struct JanssonError: Error {
     }
 
     var isNumericOverflow: Bool { code == Int(json_error_numeric_overflow.rawValue) }
+
+    /// A repeated member name, or one holding U+0000: jansson stopped there, so the rest is unchecked.
+    var isRefusedMemberName: Bool {
+        code == Int(json_error_duplicate_key.rawValue) || code == Int(json_error_null_byte_in_key.rawValue)
+    }
+
+    var isDuplicateName: Bool { code == Int(json_error_duplicate_key.rawValue) }
 }
 
 /// Which bytes of a JSON text lie inside strings, fed one byte at a time.
 private struct StringTracker {
-    private var inString = false
-    private var escaped = false
+    /// Whether the last byte consumed lies inside a string literal (its opening quote included).
+    private(set) var inString = false
+    /// Whether the last byte consumed is a backslash that starts an escape.
+    private(set) var escaped = false
 
     /// Takes the next byte; true when it is part of a string literal, its quotes included.
     mutating func consume(_ byte: UInt8) -> Bool {
@@ -120,6 +189,43 @@ private struct Scan {
     let bytes: UnsafeRawBufferPointer
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// Byte offset of the first raw NUL byte (0x00), if any.
+    func firstNULByte() -> Int? {
+        guard let base = bytes.baseAddress, let found = memchr(base, 0, bytes.count) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
+    }
+
+    /// A copy of the text in which every `\u0000` escape inside a string reads `\u0001`; nothing else changes.
+    func replacingNULEscapes() -> [UInt8] {
+        var text = Array(bytes)
+        var strings = StringTracker()
+        let escape = Array(#"\u0000"#.utf8)
+        for offset in bytes.indices {
+            guard strings.consume(bytes[offset]), strings.escaped, text[offset...].starts(with: escape) else { continue }
+            text[offset + 5] = UInt8(ascii: "1")
+        }
+        return text
+    }
+
+    /// The bytes of the string literal (quotes included) whose closing quote is at `offset`, if one is.
+    func stringLiteral(endingAt offset: Int) -> Range<Int>? {
+        guard offset >= 0, offset < bytes.count else { return nil }
+        var strings = StringTracker()
+        var start = 0
+        for (index, byte) in bytes[...offset].enumerated() {
+            let wasInside = strings.inString
+            _ = strings.consume(byte)
+            if !wasInside && strings.inString { start = index }
+        }
+        let closed = !strings.inString && bytes[offset] == UInt8(ascii: "\"")
+        return closed ? start..<(offset + 1) : nil
+    }
+
+    /// `name` cut to its first 64 characters (with `…`), for a message.
+    static func shortened(_ name: String) -> String {
+        name.count > 64 ? name.prefix(64) + "…" : name
+    }
 
     /// Byte offset of the first `[` or `{` that opens level `limit + 1`, if any.
     func firstOffset(deeperThan limit: Int) -> Int? {

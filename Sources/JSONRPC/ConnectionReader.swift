@@ -108,13 +108,18 @@ extension Connection {
         state.withLock { state in enqueueLocked(&state, body) }
     }
 
+    /// Parses one message and acts on it. Text that is not JSON is answered -32700 `{reason, offset}`; valid JSON
+    /// that the parser refuses (a repeated member name, U+0000 in a member name) -32600 `{reason}`, the reason
+    /// naming the member; both with `id` null, and a batch holding such an object is refused whole. An array goes
+    /// to ``dispatchBatch(_:)``; anything else is a request, notification or response (Protocol/README.md
+    /// "Errors").
     func dispatch(_ body: UnsafeRawBufferPointer) {
         let json: JSON
         do {
             json = try JSON.parse(body)
         } catch {
-            log.debug("connection \(number): parse error: \(error)")
-            send(OutgoingMessage.response(id: nil, error: .parseError(error)))
+            log.debug("connection \(number): \(error.kind == .invalidText ? "parse error" : "refused"): \(error)")
+            send(OutgoingMessage.response(id: nil, error: .parseFailure(error)))
             return
         }
         if case .array(let elements) = json {

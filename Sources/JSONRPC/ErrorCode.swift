@@ -79,6 +79,17 @@ public struct ErrorObject: Error, Sendable, Hashable, CustomStringConvertible {
         return ErrorObject(code: .parseError, message: "Parse error", data: data)
     }
 
+    /// The answer to a message the parser turned down (sent with `id` null, as the message was never read):
+    /// -32700 ``parseError(_:)`` `{reason, offset}` for text that is not JSON, -32600 ``invalidRequest(_:)``
+    /// `{reason}` for valid JSON the parser refuses (a repeated member name, U+0000 in a member name; the reason
+    /// names the member). Protocol/README.md "Errors".
+    public static func parseFailure(_ detail: JSONParseError) -> ErrorObject {
+        switch detail.kind {
+        case .invalidText: return parseError(detail)
+        case .refusedMemberName: return invalidRequest(detail.message)
+        }
+    }
+
     /// -32600 with the reason in `data`.
     public static func invalidRequest(_ reason: String? = nil) -> ErrorObject {
         ErrorObject(code: .invalidRequest, message: "Invalid Request", data: reason.map { ["reason": .string($0)] })

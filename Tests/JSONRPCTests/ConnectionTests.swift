@@ -130,6 +130,35 @@ final class ConnectionTests: XCTestCase {
         XCTAssertTrue(peer.waitFinished())
     }
 
+    /// Protocol/README.md "What counts as JSON": each body is one Content-Length frame, answered with `id` null,
+    /// and the echo sent after it is answered next (a refused batch is refused whole: its own echo is never run).
+    func testRefusedMemberNamesAre32600AndRawNULIsAParseError() {
+        let refused = "(valid JSON that this parser refuses)"
+        let rows: [(body: String, code: Int64, reason: String?)] = [
+            ("123\u{0}", -32700, "raw NUL byte (0x00), which is never valid in JSON text"),
+            (#"{"a":"b","a":"c"}"#, -32600, #"duplicate member name "a" "# + refused),
+            (#"{"a":"b","a":"b"}"#, -32600, #"duplicate member name "a" "# + refused),
+            (#"{"foo\u0000bar": 42}"#, -32600, #"member name "foo\u0000bar" holds U+0000 "# + refused),
+            (#"{"a":1,"a":2, garbage"#, -32700, nil),
+            (
+                #"[{"jsonrpc":"2.0","method":"echo","id":"lost"},{"jsonrpc":"2.0","method":"echo","id":1,"id":2}]"#, -32600,
+                #"duplicate member name "id" "# + refused
+            ),
+        ]
+        let peer = TestPeer(handler: ClosureHandler(specMethods))
+        func framed(_ body: String) -> String { "Content-Length: \(body.utf8.count)\r\n\r\n\(body)" }
+        for (number, row) in rows.enumerated() {
+            peer.send(framed(row.body) + framed(#"{"jsonrpc":"2.0","method":"echo","id":\#(number)}"#))
+            let answer = peer.readFramed().flatMap { try? JSON.parse($0) }
+            XCTAssertEqual(answer?["id"], .null, row.body)
+            XCTAssertEqual(answer?["error"]?["code"], .integer(row.code), row.body)
+            if let reason = row.reason { XCTAssertEqual(answer?["error"]?["data"]?["reason"], .string(reason), row.body) }
+            XCTAssertEqual(peer.readFramed(), #"{"jsonrpc":"2.0","id":\#(number),"result":null}"#, row.body)
+        }
+        peer.closeWrite()
+        XCTAssertTrue(peer.waitFinished())
+    }
+
     func testNotificationsAndResponsesKeepCallOrder() {
         let handler = ClosureHandler { _, _, id, connection in
             connection.notify(method: "first", params: [:])

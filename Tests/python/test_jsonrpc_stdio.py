@@ -119,7 +119,10 @@ def test_other_invalid_requests(daemon):
     assert code_and_id(daemon.roundtrip("null")) == (-32600, None)
     assert code_and_id(daemon.roundtrip('{"jsonrpc":"2.0","method":"rpc.anything","id":7}')) == (-32601, 7)
     assert code_and_id(daemon.roundtrip('{"jsonrpc":"2.0","method":"subtract","params":["a"],"id":8}')) == (-32602, 8)
-    assert code_and_id(daemon.roundtrip('{"jsonrpc":"2.0","method":"x","id":1,"id":2}')) == (-32700, None)
+    # A repeated member name is valid JSON the daemon refuses (Protocol/README.md "What counts as JSON").
+    refused = json.loads(daemon.roundtrip('{"jsonrpc":"2.0","method":"x","id":1,"id":2}'))
+    assert (refused["error"]["code"], refused["id"]) == (-32600, None)
+    assert refused["error"]["data"]["reason"] == 'duplicate member name "id" (valid JSON that this parser refuses)'
     assert code_and_id(daemon.roundtrip("[" * 100000)) == (-32700, None)
     assert json.loads(daemon.roundtrip('{"jsonrpc":"2.0","method":"echo","params":null,"id":3}'))["result"] is None
 
