@@ -16,6 +16,8 @@ struct Options {
     var quick = false
     var passbridge: String?
     var before: String?
+    var footprint = false
+    var steps: [(String, String)] = []
 }
 
 func runBenchmark(_ options: Options) throws {
@@ -98,12 +100,7 @@ func residentSizes(_ server: Server, _ programs: Programs) throws -> (Int, Int) 
     let path = programs.scratch + "/rss.sock"
     let running = try RunningServer(server.command(path), socketPath: path)
     defer { running.stop() }
-    let first = try connectUnix(path)
-    var client = Client(writeFD: first, readFD: first)
-    _ = client.pingPong(calls: 1)
-    close(first)
-    usleep(200_000)
-    let idle = running.rssKiB
+    let idle = try idleResidentSize(running, path)
     var connections: [Int32] = []
     for _ in 0..<1000 {
         let connection = try connectUnix(path)
@@ -115,6 +112,40 @@ func residentSizes(_ server: Server, _ programs: Programs) throws -> (Int, Int) 
     let loaded = running.rssKiB
     for connection in connections { close(connection) }
     return (idle, loaded)
+}
+
+/// RSS (KiB) of a running socket server after one connection made one call and closed.
+func idleResidentSize(_ running: RunningServer, _ path: String) throws -> Int {
+    let first = try connectUnix(path)
+    var client = Client(writeFD: first, readFD: first)
+    _ = client.pingPong(calls: 1)
+    close(first)
+    usleep(200_000)
+    return running.rssKiB
+}
+
+/// `--footprint`: spawn → first response (C client, median of 21) and idle RSS (a fresh socket server, one call)
+/// of every server, `rounds` times interleaved; prints the medians, each passbridge row beside the one before it,
+/// so that the steps given with `--step` show what each saved.
+func runFootprint(_ options: Options) throws {
+    let programs = try Programs.prepare(passbridge: options.passbridge, before: options.before, steps: options.steps)
+    defer { try? FileManager.default.removeItem(atPath: programs.scratch) }
+    let servers = programs.servers.filter { !$0.name.hasPrefix("Python") }
+    let rounds = options.quick ? 1 : 7
+    var spawns = Array(repeating: [Double](), count: servers.count)
+    var sizes = Array(repeating: [Double](), count: servers.count)
+    let path = programs.scratch + "/rss.sock"
+    for round in 1...rounds {
+        for (index, server) in servers.enumerated() {
+            let spawn = try printedFigures(of: [programs.cClient, "spawn", "21", "--"] + server.command(nil))
+            spawns[index].append(spawn["spawn_ms"] ?? .nan)
+            let running = try RunningServer(server.command(path), socketPath: path)
+            sizes[index].append(Double(try idleResidentSize(running, path)) / 1024)
+            running.stop()
+        }
+        FileHandle.standardError.write(Data("round \(round) of \(rounds) done\n".utf8))
+    }
+    print(footprintReport(servers, spawns: spawns, sizes: sizes))
 }
 
 /// `auth-bench.py` for one passbridge binary, against the pass-emulator built next to this bench.

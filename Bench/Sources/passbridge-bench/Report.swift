@@ -57,3 +57,27 @@ func report(_ servers: [Server], _ results: [Figures]) -> String {
         { f in f[.authorizationCMs].flatMap { value in f[.curlKeepAliveMs].map { value / $0 } } })
     return lines.joined(separator: "\n")
 }
+
+/// The `--footprint` table: medians over the rounds; "saved" compares each passbridge row with the row after it
+/// (the `--step` binaries stand between the measured passbridge and `--before`).
+func footprintReport(_ servers: [Server], spawns: [[Double]], sizes: [[Double]]) -> String {
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    let rounds = sizes.first?.count ?? 0
+    var lines = [
+        "Footprint, median of \(rounds) rounds (spawn → first response: C client, median of 21 spawns per round):", "",
+        "| server | spawn → first response (ms) | RSS idle after one call (MiB) | RSS range (MiB) | RSS saved by this step (MiB) |",
+        "|---|---|---|---|---|",
+    ]
+    for index in servers.indices {
+        let rss = median(sizes[index])
+        var saved = "—"
+        if servers[index].passbridge != nil, index + 1 < servers.count, servers[index + 1].passbridge != nil {
+            saved = String(format: "%.2f", median(sizes[index + 1]) - rss)
+        }
+        lines.append(
+            String(
+                format: "| %@ | %.2f | %.2f | %.2f–%.2f | %@ |", servers[index].name, median(spawns[index]), rss, sizes[index].min() ?? 0,
+                sizes[index].max() ?? 0, saved))
+    }
+    return lines.joined(separator: "\n")
+}

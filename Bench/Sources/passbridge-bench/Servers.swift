@@ -18,12 +18,13 @@ struct Programs {
     let scratch: String
 
     /// Compiles the C server and client with `cc` into a scratch folder; fails with a readable message.
-    /// `passbridge` replaces the one next to this binary; `before` adds a second passbridge column.
-    static func prepare(passbridge: String?, before: String?) throws -> Programs {
+    /// `passbridge` replaces the one next to this binary; `before` adds a second passbridge column, and each of
+    /// `steps` (name, binary) one more, between the two.
+    static func prepare(passbridge: String?, before: String?, steps: [(String, String)] = []) throws -> Programs {
         let benchDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let daemon = passbridge ?? binDir.appendingPathComponent("passbridge").path
-        for binary in [daemon] + (before.map { [$0] } ?? []) where !FileManager.default.isExecutableFile(atPath: binary) {
+        for binary in [daemon] + steps.map(\.1) + (before.map { [$0] } ?? []) where !FileManager.default.isExecutableFile(atPath: binary) {
             throw BenchError("\(binary) is missing: run `swift build -c release --product passbridge` first")
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("passbridge-bench-\(getpid())").path
@@ -39,6 +40,7 @@ struct Programs {
             }
         }
         var servers = [daemonServer("passbridge", daemon)]
+        for (name, binary) in steps { servers.append(daemonServer(name, binary)) }
         if let before { servers.append(daemonServer("passbridge (before)", before)) }
         servers.append(
             Server(name: "C+jansson", passbridge: nil) { socket in [cServer] + (socket.map { ["--socket", $0] } ?? ["--stdio"]) })
