@@ -18,14 +18,18 @@ public final class TokenStore: Sendable {
     /// Opens (creating when needed) `passbridge.sqlite` in `directory`, upgrading an older schema in place.
     ///
     /// A missing directory is created 0700; an existing one is used as it is when it belongs to the effective
-    /// user and others cannot write to it, else refused. The file is created 0600.
+    /// user and others cannot write to it, else refused. The database file is created 0600; the files of an
+    /// existing one (with its `-wal`, `-shm`, `-journal`) are made 0600, or refused when they are not regular
+    /// files of the effective user (`StoreFileRule`).
     /// - Parameter busyTimeout: how long a call waits for another process's write lock before failing.
     /// - Throws: `TokenStoreError`.
     public init(directory: URL, busyTimeout: Duration = .seconds(5)) throws {
         try StateDirectoryRule.prepare(directory.path)
         let path = directory.appendingPathComponent("passbridge.sqlite").path
         let millis = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+        try StoreFileRule.prepare(path)
         let database = try SQLiteStore(path: path, busyTimeoutMillis: millis)
+        try StoreFileRule.verify(path)
         location = path
         executor = StoreExecutor(name: "passbridge-store", databases: [database])
     }
@@ -162,6 +166,8 @@ public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
     case notADirectory(path: String)
     /// The state directory exists but is not private to this user (it is left untouched): path and why.
     case unsafeDirectory(path: String, reason: String)
+    /// A file of the store in the state directory may not be used (it is left untouched): path, why and what to do.
+    case unsafeStoreFile(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -171,6 +177,7 @@ public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
         case .newerSchema(let version): return "the store has schema version \(version), newer than this PassBridge knows"
         case .notADirectory(let path): return "\(path) is not a directory"
         case .unsafeDirectory(let path, let reason): return "refusing state directory \(path): \(reason)"
+        case .unsafeStoreFile(let path, let reason): return "refusing store file \(path): \(reason)"
         }
     }
 }
