@@ -18,12 +18,12 @@ final class SQLiteDatabase {
     let thread = ThreadAffinity()
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating) `path` with the file created 0600.
+    /// Opens (creating) `path` with the file created 0600; a symbolic link at `path` is refused.
     init(path: String, busyTimeoutMillis: Int32) throws(TokenStoreError) {
         let previous = umask(0o077)
         defer { umask(previous) }
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             sqlite3_close(handle)

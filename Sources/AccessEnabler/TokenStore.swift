@@ -19,17 +19,24 @@ public final class TokenStore: Sendable {
     /// upgraded in place) on the store's thread by the first call that needs it.
     ///
     /// A missing directory is created 0700 now; an existing one is used as it is when it belongs to the effective
-    /// user and others cannot write to it, else refused. The file is created 0600. Opening the database is left to
-    /// the first call so that a daemon maps none of SQLite's pages before it needs them: a database that cannot be
-    /// opened (corrupt, written by a newer PassBridge) fails that call, and the next call tries again.
+    /// user and others cannot write to it, else refused. The database file is created 0600; the files of an
+    /// existing one (with its `-wal`, `-shm`, `-journal`) are made 0600 now, or refused when they are not regular
+    /// files of the effective user (`StoreFileRule`), and checked again after the open. Opening the database is
+    /// left to the first call so that a daemon maps none of SQLite's pages before it needs them: a database that
+    /// cannot be opened (corrupt, written by a newer PassBridge) fails that call, and the next call tries again.
     /// - Parameter busyTimeout: how long a call waits for another process's write lock before failing.
-    /// - Throws: `TokenStoreError` for the directory.
+    /// - Throws: `TokenStoreError` for the directory or a store file.
     public init(directory: URL, busyTimeout: Duration = .seconds(5)) throws {
         try StateDirectoryRule.prepare(directory.path)
         let path = directory.appendingPathComponent("passbridge.sqlite").path
         let millis = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+        try StoreFileRule.prepare(path)
         location = path
-        executor = StoreExecutor(name: "passbridge-store") { try SQLiteStore(path: path, busyTimeoutMillis: millis) }
+        executor = StoreExecutor(name: "passbridge-store") {
+            let database = try SQLiteStore(path: path, busyTimeoutMillis: millis)
+            try StoreFileRule.verify(path)
+            return database
+        }
     }
 
     /// Connects to the fleet's PostgreSQL database (a libpq URI, `postgresql://user@host/db` or
@@ -173,6 +180,8 @@ public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
     case notADirectory(path: String)
     /// The state directory exists but is not private to this user (it is left untouched): path and why.
     case unsafeDirectory(path: String, reason: String)
+    /// A file of the store in the state directory may not be used (it is left untouched): path, why and what to do.
+    case unsafeStoreFile(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -182,6 +191,7 @@ public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
         case .newerSchema(let version): return "the store has schema version \(version), newer than this PassBridge knows"
         case .notADirectory(let path): return "\(path) is not a directory"
         case .unsafeDirectory(let path, let reason): return "refusing state directory \(path): \(reason)"
+        case .unsafeStoreFile(let path, let reason): return "refusing store file \(path): \(reason)"
         }
     }
 }

@@ -18,7 +18,7 @@ struct Backend {
 
     /// Reads `--software-statement @FILE`, checks the backend URL (https, or http on loopback only), starts
     /// the emulator when asked, and opens the store (`--store`, else SQLite in the state directory, created
-    /// 0700; with `--backend emulator` and no `--state-dir`, a temporary one).
+    /// 0700, its files kept 0600; with `--backend emulator` and no `--state-dir`, a temporary one).
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
     static func start(_ options: DaemonOptions) throws(CommandLineError) -> Backend {
         var softwareStatement = try readSoftwareStatement(options.softwareStatement)
