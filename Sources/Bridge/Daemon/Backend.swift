@@ -1,5 +1,6 @@
 import AccessEnabler
 import FoundationEssentials
+import Glibc
 import JSONRPC
 
 /// What the backend and state flags resolve to (`passbridge --help`): the engine template every
@@ -82,15 +83,17 @@ struct Backend {
 /// The state directory rule: `--state-dir`, else `$STATE_DIRECTORY` (systemd; the first of a colon list),
 /// else `$XDG_STATE_HOME/passbridge`, else `~/.local/state/passbridge`.
 public enum StateDirectory {
+    /// - Parameter environment: looks a variable up; `getenv` by default (not `ProcessInfo`, whose environment
+    ///   dictionary would be built at every start-up for three names).
     public static func resolve(
-        _ flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ flag: String?, environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }
     ) throws(CommandLineError) -> String {
         if let flag, !flag.isEmpty { return flag }
-        if let systemd = environment["STATE_DIRECTORY"], let first = systemd.split(separator: ":").first {
+        if let systemd = environment("STATE_DIRECTORY"), let first = systemd.split(separator: ":").first {
             return String(first)
         }
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/passbridge" }
-        guard let home = environment["HOME"], !home.isEmpty else {
+        if let xdg = environment("XDG_STATE_HOME"), xdg.hasPrefix("/") { return xdg + "/passbridge" }
+        guard let home = environment("HOME"), !home.isEmpty else {
             throw .failure("no state directory: pass --state-dir (HOME, XDG_STATE_HOME and STATE_DIRECTORY are unset)")
         }
         return home + "/.local/state/passbridge"
