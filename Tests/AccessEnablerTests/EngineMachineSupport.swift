@@ -137,10 +137,3 @@ extension Machine.Action {
         }
     }
 }
-
-/// "actions → state after" of one cell.
-func cell(_ state: NamedState, _ event: NamedEvent) -> String {
-    var machine = state.machine
-    let actions = machine.receive(event.event).map(\.name)
-    return "\(actions.isEmpty ? "-" : actions.joined(separator: "; ")) → \(machine.summary)"
-}
