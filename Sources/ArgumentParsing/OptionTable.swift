@@ -44,11 +44,20 @@ public struct OptionTable<Options, Failure: Error>: Sendable {
     public struct Section: Sendable {
         /// The heading, e.g. `TRANSPORT`.
         public let title: String
+        /// Positional arguments, shown before the options as `(NAME, help)`; the parse leaves them to the caller.
+        public let arguments: [(name: String, help: String)]
         public let options: [OptionDeclaration<Options, Failure>]
+        /// Lines shown as they are after the entries (a section about something else than options).
+        public let text: String?
 
-        public init(_ title: String, _ options: [OptionDeclaration<Options, Failure>]) {
+        public init(
+            _ title: String, arguments: [(name: String, help: String)] = [], _ options: [OptionDeclaration<Options, Failure>],
+            text: String? = nil
+        ) {
             self.title = title
+            self.arguments = arguments
             self.options = options
+            self.text = text
         }
     }
 
@@ -103,20 +112,22 @@ public struct OptionTable<Options, Failure: Error>: Sendable {
         parsed.has(name) || parsed.value(name) != nil
     }
 
-    /// The sections as `--help` shows them, a blank line between two: each heading, then one entry per option, its label in the first
-    /// `column` characters and its help (with the default read from `defaults`) wrapped to `width`; a label too
-    /// long for the column puts the help on the next line.
-    public func usage(defaults: Options, width: Int = 110, column: Int = 30) -> String {
+    /// The sections as `--help` shows them, a blank line between two: each heading, then one entry per positional
+    /// argument and option, its label in the first `column` characters and its help (with the default read from
+    /// `defaults`) wrapped to `width` (a label too long for the column puts the help on the next line), then the
+    /// section's own text. `helpAndVersion` adds `-h, --help` and `--version` to the last section.
+    public func usage(defaults: Options, width: Int = 110, column: Int = 30, helpAndVersion: Bool = true) -> String {
         var text = ""
         for (index, section) in sections.enumerated() {
-            var entries = section.options.map { declaration in
+            var entries = section.arguments.map { ($0.name, $0.help) }
+            entries += section.options.map { declaration in
                 var help = declaration.help
                 if let shown = declaration.shownDefault?(defaults) {
                     help += shown.isEmpty ? " (default)" : " (default: \(shown))"
                 }
                 return (declaration.label, help)
             }
-            if index == sections.count - 1 {
+            if helpAndVersion && index == sections.count - 1 {
                 entries += [("-h, --help", "Show this help."), ("--version", "Show the version.")]
             }
             if index > 0 { text += "\n" }
@@ -124,6 +135,7 @@ public struct OptionTable<Options, Failure: Error>: Sendable {
             for (label, help) in entries {
                 text += Self.entry(label: label, help: help, width: width, column: column)
             }
+            text += section.text ?? ""
         }
         return text
     }
