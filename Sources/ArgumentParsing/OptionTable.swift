@@ -115,8 +115,8 @@ public struct OptionTable<Options, Failure: Error>: Sendable {
     /// The sections as `--help` shows them, a blank line between two: each heading, then one entry per positional
     /// argument and option, its label in the first `column` characters and its help (with the default read from
     /// `defaults`) wrapped to `width` (a label too long for the column puts the help on the next line), then the
-    /// section's own text. `helpAndVersion` adds `-h, --help` and `--version` to the last section.
-    public func usage(defaults: Options, width: Int = 110, column: Int = 30, helpAndVersion: Bool = true) -> String {
+    /// section's own text. `-h, --help` and `--version` end the last section.
+    public func usage(defaults: Options, width: Int = 110, column: Int = 30) -> String {
         var text = ""
         for (index, section) in sections.enumerated() {
             var entries = section.arguments.map { ($0.name, $0.help) }
@@ -127,7 +127,7 @@ public struct OptionTable<Options, Failure: Error>: Sendable {
                 }
                 return (declaration.label, help)
             }
-            if helpAndVersion && index == sections.count - 1 {
+            if index == sections.count - 1 {
                 entries += [("-h, --help", "Show this help."), ("--version", "Show the version.")]
             }
             if index > 0 { text += "\n" }
