@@ -7,12 +7,16 @@ public struct CommandLineProgram: Sendable {
     /// The name in messages, e.g. `passbridge` or `passbridge state`.
     public let name: String
     public let version: String
-    public let usage: String
+    /// Built only when `--help` asks (a usage rendered from an ``OptionTable`` costs nothing at a normal start).
+    private let makeUsage: @Sendable () -> String
 
-    public init(name: String, version: String, usage: String) {
+    /// The text `--help` prints.
+    public var usage: String { makeUsage() }
+
+    public init(name: String, version: String, usage: @autoclosure @escaping @Sendable () -> String) {
         self.name = name
         self.version = version
-        self.usage = usage
+        makeUsage = usage
     }
 
     /// The exit status of `--help` or `--version` when `arguments` hold one (after printing), else nil.

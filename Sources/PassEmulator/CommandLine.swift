@@ -12,7 +12,8 @@ import JSON
 /// `--help` and `--version` win wherever they appear (exit 0); `--opt=value` equals `--opt value`. Usage errors print
 /// one line on stderr and exit 2; failures exit 1 with one line on stderr.
 public enum PassEmulatorCommand {
-    static let usage = """
+    static var usage: String {
+        """
         USAGE: pass-emulator [--port PORT] [--config FILE] [--key FILE] [--exit-on-eof]
                pass-emulator verify-token TOKEN [--resource R] (--url BASE | --public-key FILE)
                pass-emulator --help | --version
@@ -22,36 +23,65 @@ public enum PassEmulatorCommand {
         stdout line is the base URL http://127.0.0.1:PORT; logs go to stderr; SIGTERM or SIGINT stops it
         with exit 0. The configuration format and every endpoint: Sources/PassEmulator/README.md.
 
-        SERVE:
-          --port PORT          Port on 127.0.0.1, 0-65535 (default 0: any free port).
-          --config FILE        JSON configuration replacing the built-in one (requestors REF and REF2).
-          --key FILE           PEM RSA private key that signs media tokens (default: a new key at each start).
-          --exit-on-eof        Also stop when standard input ends (a parent holding the pipe ties our life to its own).
-
-        VERIFY-TOKEN (exit 0 valid, 1 invalid with the reason, 2 usage error):
-          TOKEN                A media token's serializedToken.
-          --resource R         Also require this resource (the exact string, or an MRSS channel title).
-          --url BASE           Take the key and "now" from a running emulator at BASE.
-          --public-key FILE    Take the key from this PEM file and "now" from the system clock.
-
-        ADMIN (JSON bodies; never faulted nor throttled):
-          GET    /__admin/clock          -> {nowMillis}
-          POST   /__admin/clock          {advanceSeconds} or {setMillis} -> {nowMillis}
-          POST   /__admin/reset          forget clients, sessions, profiles, passes, faults; system clock again
-          POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, malformed,
-                                         truncated, contentType, drop, throttle, redirect
-          DELETE /__admin/faults         remove every fault
-          GET    /__admin/throttle       the built-in throttle's settings ({} when off)
-          POST   /__admin/throttle       {requestsPerSecond?, burst?, per?, retryAfter?} switches it on
-          DELETE /__admin/throttle       switches it off
-          GET    /__admin/public-key     PEM of the media-token key
-          POST   /__admin/partner-saml   {providerId, username, password, request} -> {samlResponse}
-
-        OTHER:
-          -h, --help           Show this help.
-          --version            Show the version.
 
         """
+            + OptionTable([serveOptions, verifyOptions, admin, .init("OTHER", [])]).usage(
+                defaults: EmulatorOptions(), width: 116, column: 23)
+    }
+
+    /// The options of `pass-emulator` (serving), each declared once.
+    static let serveOptions = OptionTable<EmulatorOptions, UsageError>.Section(
+        "SERVE",
+        [
+            .option("--port", "PORT", help: "Port on 127.0.0.1, 0-65535; 0 takes any free port.", default: { "\($0.port)" }) {
+                (options, text) throws(UsageError) in
+                guard let port = UInt16(text) else { throw UsageError("--port needs a number 0-65535, got \(text)") }
+                options.port = port
+            },
+            .option("--config", "FILE", help: "JSON configuration replacing the built-in one (requestors REF and REF2).") { options, path in
+                options.configPath = path
+            },
+            .option("--key", "FILE", help: "PEM RSA private key that signs media tokens; without it, a new key at each start.") {
+                options, path in options.keyPath = path
+            },
+            .flag("--exit-on-eof", help: "Also stop when standard input ends (a parent holding the pipe ties our life to its own).") {
+                $0.exitOnEOF = true
+            },
+        ])
+
+    /// The options of `pass-emulator verify-token`, each declared once.
+    static let verifyOptions = OptionTable<EmulatorOptions, UsageError>.Section(
+        "VERIFY-TOKEN (exit 0 valid, 1 invalid with the reason, 2 usage error)",
+        arguments: [("TOKEN", "A media token's serializedToken.")],
+        [
+            .option("--resource", "R", help: "Also require this resource (the exact string, or an MRSS channel title).") {
+                options, resource in options.resource = resource
+            },
+            .option("--url", "BASE", help: "Take the key and \"now\" from a running emulator at BASE.") { options, url in
+                options.url = url
+            },
+            .option("--public-key", "FILE", help: "Take the key from this PEM file and \"now\" from the system clock.") { options, path in
+                options.publicKey = path
+            },
+        ])
+
+    /// The admin interface, in the usage between the options and OTHER.
+    static let admin = OptionTable<EmulatorOptions, UsageError>.Section(
+        "ADMIN (JSON bodies; never faulted nor throttled)", [],
+        text: """
+              GET    /__admin/clock          -> {nowMillis}
+              POST   /__admin/clock          {advanceSeconds} or {setMillis} -> {nowMillis}
+              POST   /__admin/reset          forget clients, sessions, profiles, passes, faults; system clock again
+              POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, malformed,
+                                             truncated, contentType, drop, throttle, redirect
+              DELETE /__admin/faults         remove every fault
+              GET    /__admin/throttle       the built-in throttle's settings ({} when off)
+              POST   /__admin/throttle       {requestsPerSecond?, burst?, per?, retryAfter?} switches it on
+              DELETE /__admin/throttle       switches it off
+              GET    /__admin/public-key     PEM of the media-token key
+              POST   /__admin/partner-saml   {providerId, username, password, request} -> {samlResponse}
+
+            """)
 
     /// `--exit-on-eof`: a thread waits for standard input to end, then stops the server as SIGTERM does.
     /// A parent that keeps the write end of a pipe on our stdin ties our life to its own, even if it is killed.
@@ -75,16 +105,14 @@ public enum PassEmulatorCommand {
     public static func run(_ arguments: [String]) -> Int32 {
         if let status = program.helpOrVersion(arguments) { return status }
         do throws(UsageError) {
+            var options = EmulatorOptions()
             if arguments.first == "verify-token" {
-                let parsed = try Arguments(
-                    Array(arguments.dropFirst()), valued: ["--resource", "--url", "--public-key"], flags: [], positionals: 1)
-                return try verifyToken(parsed)
+                let parsed = try OptionTable([verifyOptions]).parse(Array(arguments.dropFirst()), into: &options, positionals: 1)
+                guard let token = parsed.positionals.first else { throw UsageError("verify-token needs a TOKEN") }
+                return try verifyToken(token, options)
             }
-            let parsed = try Arguments(arguments, valued: ["--port", "--config", "--key"], flags: ["--exit-on-eof"])
-            let portText = parsed.value("--port") ?? "0"
-            guard let port = UInt16(portText) else { throw UsageError("--port needs a number 0-65535, got \(portText)") }
-            return serve(
-                port: port, configPath: parsed.value("--config"), keyPath: parsed.value("--key"), exitOnEOF: parsed.has("--exit-on-eof"))
+            try OptionTable([serveOptions]).parse(arguments, into: &options)
+            return serve(port: options.port, configPath: options.configPath, keyPath: options.keyPath, exitOnEOF: options.exitOnEOF)
         } catch {
             return program.usageError(error)
         }
@@ -131,9 +159,8 @@ public enum PassEmulatorCommand {
         return 0
     }
 
-    private static func verifyToken(_ arguments: Arguments) throws(UsageError) -> Int32 {
-        guard let token = arguments.positionals.first else { throw UsageError("verify-token needs a TOKEN") }
-        let (url, publicKey) = (arguments.value("--url"), arguments.value("--public-key"))
+    private static func verifyToken(_ token: String, _ options: EmulatorOptions) throws(UsageError) -> Int32 {
+        let (url, publicKey) = (options.url, options.publicKey)
         guard (url == nil) != (publicKey == nil) else { throw UsageError("give exactly one of --url or --public-key") }
         let pem: String
         var now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -149,7 +176,7 @@ public enum PassEmulatorCommand {
         }
         guard let key = RSAKey.publicKey(pem: pem) else { return failure("not a PEM public key") }
         do {
-            let verified = try MediaToken.verify(token, key: key, nowMillis: now, resource: arguments.value("--resource"))
+            let verified = try MediaToken.verify(token, key: key, nowMillis: now, resource: options.resource)
             writeOut("valid: resource \(verified.resourceID), mvpd \(verified.mvpdId), expires \(verified.issueTime + verified.ttl)\n")
             return 0
         } catch {
@@ -177,6 +204,18 @@ public enum PassEmulatorCommand {
         log(message)
         return 1
     }
+}
+
+/// What `pass-emulator`'s command line says (``PassEmulatorCommand``, whose sections declare each option once).
+struct EmulatorOptions: Sendable {
+    var port: UInt16 = 0
+    var configPath: String?
+    var keyPath: String?
+    var exitOnEOF = false
+    /// `verify-token`'s.
+    var resource: String?
+    var url: String?
+    var publicKey: String?
 }
 
 /// A body handed from URLSession's thread to the waiting caller.

@@ -5,32 +5,67 @@ import FoundationEssentials
 
 /// `passbridge state list|reset`: what the store holds, and forgetting it (never a token or a secret is shown).
 enum StateCommand {
-    static let usage = """
+    static var usage: String {
+        """
         USAGE: passbridge state list [--state-dir DIR | --store postgresql://…] [--requestor ID]
                passbridge state reset [--state-dir DIR | --store postgresql://…] [--requestor ID]
 
-        list:  one line per login: requestor, MVPD, user id, expiry (UTC), device, backend.
-        reset: deletes the logins (of --requestor ID only, when given), their selected MVPD and cached
-               authorization expiries; DCR registrations and the device identifier stay.
         The store is the daemon's: --store, else --state-dir, else the default state directory.
 
-        """
+
+        """ + table.usage(defaults: Options(), column: 26)
+    }
+
+    /// What `passbridge state` is told besides its action.
+    struct Options: Sendable {
+        var stateDir: String?
+        var store: String?
+        var requestor: String?
+    }
+
+    /// The actions and options of `passbridge state`, each declared once.
+    static let table = OptionTable<Options, UsageError>([
+        .init(
+            "ACTIONS",
+            arguments: [
+                ("list", "One line per login: requestor, MVPD, user id, expiry (UTC), device, backend."),
+                (
+                    "reset",
+                    "Deletes the logins (of --requestor ID only, when given), their selected MVPD and cached authorization "
+                        + "expiries; DCR registrations and the device identifier stay."
+                ),
+            ], []),
+        .init(
+            "OPTIONS",
+            [
+                .option("--state-dir", "DIR", help: "The daemon's state directory (passbridge --help tells its default).") {
+                    options, directory in options.stateDir = directory
+                },
+                .option("--store", "postgresql://…", help: "The daemon's PostgreSQL store, used instead of the state directory.") {
+                    options, uri in options.store = uri
+                },
+                .option("--requestor", "ID", help: "Only the logins of this requestor.") { options, requestor in
+                    options.requestor = requestor
+                },
+            ]),
+    ])
 
     static let program = CommandLineProgram(name: "passbridge state", version: DaemonOptions.version, usage: usage)
 
     /// Runs the subcommand; returns the exit code (0, 1 on a store failure, 2 on bad usage).
     static func run(_ arguments: [String]) -> Int32 {
         if let status = program.helpOrVersion(arguments) { return status }
-        let parsed: Arguments
+        var options = Options()
+        let action: String
         do throws(UsageError) {
-            parsed = try Arguments(arguments, valued: ["--state-dir", "--store", "--requestor"], flags: [], positionals: 1)
-            guard let action = parsed.positionals.first else { throw UsageError("say list or reset") }
-            guard action == "list" || action == "reset" else { throw UsageError("unexpected argument \(action)") }
+            let parsed = try table.parse(arguments, into: &options, positionals: 1)
+            guard let first = parsed.positionals.first else { throw UsageError("say list or reset") }
+            guard first == "list" || first == "reset" else { throw UsageError("unexpected argument \(first)") }
+            action = first
         } catch {
             return program.usageError(error)
         }
-        let action = parsed.positionals[0]
-        let (stateDir, store, only) = (parsed.value("--state-dir"), parsed.value("--store"), parsed.value("--requestor"))
+        let (stateDir, store, only) = (options.stateDir, options.store, options.requestor)
         do {
             let directory = try StateDirectory.resolve(stateDir)
             if store == nil, !FileManager.default.fileExists(atPath: directory + "/passbridge.sqlite") {

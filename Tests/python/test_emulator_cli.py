@@ -22,7 +22,8 @@ def test_help_lists_every_option_and_admin_call(bin_dir):
     for option in ["--port PORT", "--config FILE", "--key FILE", "--exit-on-eof", "--resource R", "--url BASE", "--public-key FILE",
                    "--help", "--version"]:
         assert option in help_.stdout, option
-    assert "default 0: any free port" in help_.stdout
+    assert "\n  --port PORT          Port on 127.0.0.1, 0-65535; 0 takes any free port. (default: 0)\n" in help_.stdout
+    assert "\n  TOKEN                A media token's serializedToken.\n" in help_.stdout
     for call in ["GET    /__admin/clock", "POST   /__admin/clock", "POST   /__admin/reset", "POST   /__admin/faults", "DELETE /__admin/faults",
                  "GET    /__admin/throttle", "POST   /__admin/throttle", "DELETE /__admin/throttle", "GET    /__admin/public-key",
                  "POST   /__admin/partner-saml"]:

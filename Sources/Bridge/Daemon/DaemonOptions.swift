@@ -2,8 +2,9 @@ import ArgumentParsing
 import Glibc
 import JSONRPC
 
-/// Everything the daemon's command line says (`passbridge --help`; the flags are described in README.md),
-/// parsed with swift-argument-parser's conventions (``ArgumentParsing/Arguments``).
+/// Everything the daemon's command line says (`passbridge --help`; the flags are described in README.md). Each
+/// flag is declared once, in ``table``, with swift-argument-parser's conventions (``ArgumentParsing/OptionTable``);
+/// the defaults are the initial values below.
 public struct DaemonOptions: Sendable {
     public enum Transport: Equatable, Sendable {
         case stdio
@@ -29,22 +30,11 @@ public struct DaemonOptions: Sendable {
     public var socketGroup: UInt32?
     public var allowedUIDs: Set<UInt32> = []
     public var logLevel: Logger.Level = .info
-    public var maxMessageBytes = 16 << 20
-    /// `--shutdown-timeout` in seconds.
-    public var shutdownTimeout: Duration = .seconds(5)
-    /// `--stall-timeout` in seconds: a socket peer that reads nothing this long is disconnected.
-    public var stallTimeout: Duration = .seconds(10)
+    /// `--max-message-bytes`, `--shutdown-timeout` and `--stall-timeout`; the rest keep `ConnectionLimits`'
+    /// defaults.
+    public var limits = ConnectionLimits()
     /// `--request-timeout` in seconds: the hard deadline of each HTTP request to the backend.
     public var requestTimeout: Duration = .seconds(15)
-
-    /// The connection limits these options set.
-    public var limits: ConnectionLimits {
-        var limits = ConnectionLimits()
-        limits.maxMessageBytes = maxMessageBytes
-        limits.shutdownTimeout = shutdownTimeout
-        limits.stallTimeout = stallTimeout
-        return limits
-    }
 }
 
 /// Why the daemon cannot start as asked.
@@ -56,112 +46,147 @@ public enum CommandLineError: Error {
 }
 
 extension DaemonOptions {
-    /// `passbridge --help`.
-    public static let usage = """
+    /// `passbridge --help`: what the daemon is, then the sections of ``table`` with the defaults of
+    /// `DaemonOptions()`.
+    public static var usage: String {
+        """
         USAGE: passbridge [--stdio | --socket PATH] [options]
                passbridge state list|reset [--state-dir DIR | --store URL] [--requestor ID]
 
         Serves Adobe Pass AccessEnabler as JSON-RPC 2.0 (NDJSON, or LSP Content-Length framing when the
         peer starts with it) over stdin/stdout (default) or a Unix socket. Logs go to stderr.
 
-        TRANSPORT:
-          --stdio                     Serve stdin/stdout (default); exit 0 at end of input.
-          --socket PATH               Serve a Unix socket at PATH (file mode 0600). With LISTEN_FDS set by
-                                      systemd, the inherited fd 3 is served instead and never unlinked.
-          --socket-group GROUP        Make the socket 0660 with GROUP and allow peers in GROUP (as their
-                                      primary or a supplementary group).
-          --allow-uid UID             Also allow this peer uid (repeatable, or comma-separated); the
-                                      socket becomes 0666 so it can connect (the peer check decides).
-          --max-message-bytes N       Largest accepted message in bytes (default 16777216).
-          --shutdown-timeout SECONDS  Time to finish work on end of input or SIGTERM (default 5).
-          --stall-timeout SECONDS     Disconnect a socket peer that reads nothing for this long (default 10).
 
-        BACKEND:
-          --backend URL|emulator      REST API V2 base URL (default \(defaultBackend));
-                                      "emulator" starts pass-emulator (beside this
-                                      binary) on loopback.
-          --staging                   Use \(stagingBackend).
-          --software-statement JWT|@FILE
-                                      The registered application's software statement
-                                      (with --backend emulator, a built-in one by default).
-          --state-dir DIR             Persistent state (default $STATE_DIRECTORY, $XDG_STATE_HOME/passbridge
-                                      or ~/.local/state/passbridge). With --backend emulator and no
-                                      --state-dir, a temporary directory apart from it.
-          --store postgresql://…      Keep the state in this PostgreSQL database, shared by a fleet of
-                                      daemons (libpq connection URI), instead of SQLite in the state dir.
-          --request-timeout SECONDS   Hard deadline of each request to the backend, connecting included
-                                      (default 15).
-          --redirect-url URL          Redirect URL registered for the application.
-          --activation-url URL        Second-screen activation URL reported with REGCODE.
+        """ + table.usage(defaults: DaemonOptions())
+    }
 
-        OTHER:
-          --log-level LEVEL           trace, debug, info (default), warning or error.
-          --help                      Show this help.
-          --version                   Show the version.
+    /// Every flag of the daemon, declared once: `--help`, the split of the command line and ``parse(_:)`` all
+    /// come from it.
+    static let table = OptionTable<DaemonOptions, CommandLineError>(
+        [
+            .init(
+                "TRANSPORT",
+                [
+                    .flag("--stdio", help: "Serve stdin/stdout; exit 0 at end of input.", default: { $0.transport == .stdio ? "" : nil }) {
+                        $0.transport = .stdio
+                    },
+                    .option(
+                        "--socket", "PATH",
+                        help: "Serve a Unix socket at PATH (file mode 0600). With LISTEN_FDS set by systemd, the inherited fd 3 "
+                            + "is served instead and never unlinked."
+                    ) { (options, path) throws(CommandLineError) in
+                        guard !path.isEmpty else { throw .usage("--socket needs a path") }
+                        options.transport = .socket(path: path)
+                    },
+                    .option(
+                        "--socket-group", "GROUP",
+                        help: "Make the socket 0660 with GROUP and allow peers in GROUP (as their primary or a supplementary group)."
+                    ) { (options, group) throws(CommandLineError) in options.socketGroup = try resolveGroup(group) },
+                    .option(
+                        "--allow-uid", "UID",
+                        help: "Also allow this peer uid (repeatable, or comma-separated); the socket becomes 0666 so it can "
+                            + "connect (the peer check decides)."
+                    ) { (options, list) throws(CommandLineError) in
+                        for part in list.split(separator: ",") { options.allowedUIDs.insert(try resolveUser(String(part))) }
+                    },
+                    .option(
+                        "--max-message-bytes", "N", help: "Largest accepted message in bytes.", default: { "\($0.limits.maxMessageBytes)" }
+                    ) { (options, text) throws(CommandLineError) in
+                        guard let bytes = Int(text), bytes >= 64 else {
+                            throw .usage("--max-message-bytes needs an integer ≥ 64, got \(text)")
+                        }
+                        options.limits.maxMessageBytes = bytes
+                    },
+                    .option(
+                        "--shutdown-timeout", "SECONDS", help: "Time to finish work on end of input or SIGTERM.",
+                        default: { secondsText($0.limits.shutdownTimeout) }
+                    ) { (options, text) throws(CommandLineError) in
+                        options.limits.shutdownTimeout = try seconds("--shutdown-timeout", text)
+                    },
+                    .option(
+                        "--stall-timeout", "SECONDS", help: "Disconnect a socket peer that reads nothing for this long.",
+                        default: { secondsText($0.limits.stallTimeout) }
+                    ) { (options, text) throws(CommandLineError) in
+                        options.limits.stallTimeout = try seconds("--stall-timeout", text)
+                    },
+                ]),
+            .init(
+                "BACKEND",
+                [
+                    .option(
+                        "--backend", "URL|emulator",
+                        help: "REST API V2 base URL; \"emulator\" starts pass-emulator (beside this binary) on loopback.",
+                        default: { $0.backend }
+                    ) { options, url in options.backend = url },
+                    .flag("--staging", help: "Use \(stagingBackend).") { $0.backend = stagingBackend },
+                    .option(
+                        "--software-statement", "JWT|@FILE",
+                        help: "The registered application's software statement (with --backend emulator, a built-in one by default)."
+                    ) { options, statement in options.softwareStatement = statement },
+                    .option(
+                        "--state-dir", "DIR",
+                        help: "Persistent state (when not given: $STATE_DIRECTORY, else $XDG_STATE_HOME/passbridge, else "
+                            + "~/.local/state/passbridge). With --backend emulator and no --state-dir, a temporary directory apart from it."
+                    ) { options, directory in options.stateDir = directory },
+                    .option(
+                        "--store", "postgresql://…",
+                        help: "Keep the state in this PostgreSQL database, shared by a fleet of daemons (libpq connection URI), "
+                            + "instead of SQLite in the state dir."
+                    ) { options, uri in options.store = uri },
+                    .option(
+                        "--request-timeout", "SECONDS", help: "Hard deadline of each request to the backend, connecting included.",
+                        default: { secondsText($0.requestTimeout) }
+                    ) { (options, text) throws(CommandLineError) in
+                        let timeout = try seconds("--request-timeout", text)
+                        guard timeout > .zero else { throw .usage("--request-timeout needs more than 0 seconds") }
+                        options.requestTimeout = timeout
+                    },
+                    .option("--redirect-url", "URL", help: "Redirect URL registered for the application.") { options, url in
+                        options.redirectURL = url
+                    },
+                    .option("--activation-url", "URL", help: "Second-screen activation URL reported with REGCODE.") { options, url in
+                        options.activationURL = url
+                    },
+                ]),
+            .init(
+                "OTHER",
+                [
+                    .option("--log-level", "LEVEL", help: "One of \(levelNames).", default: { "\($0.logLevel)" }) {
+                        (options, text) throws(CommandLineError) in
+                        guard let level = Logger.Level(name: text) else { throw .usage("--log-level must be \(levelNames), got \(text)") }
+                        options.logLevel = level
+                    }
+                ]),
+        ],
+        exclusive: [("--stdio", "--socket"), ("--staging", "--backend")],
+        usageFailure: { .usage($0.message) })
 
-        """
-
-    static let valued: Set<String> = [
-        "--socket", "--socket-group", "--allow-uid", "--max-message-bytes", "--shutdown-timeout", "--stall-timeout",
-        "--request-timeout", "--log-level", "--backend", "--software-statement", "--state-dir", "--store", "--redirect-url",
-        "--activation-url",
-    ]
-    static let flags: Set<String> = ["--stdio", "--staging"]
-
-    /// Parses `arguments` (without the program name; `--help` and `--version` are answered before).
+    /// Parses `arguments` (without the program name; `--help` and `--version` are answered before) by ``table``.
     public static func parse(_ arguments: [String]) throws(CommandLineError) -> DaemonOptions {
-        let parsed: Arguments
-        do throws(UsageError) {
-            parsed = try Arguments(arguments, valued: valued, flags: flags)
-        } catch {
-            throw .usage(error.message)
-        }
         var options = DaemonOptions()
-        if let group = parsed.value("--socket-group") { options.socketGroup = try resolveGroup(group) }
-        for list in parsed.values("--allow-uid") {
-            for part in list.split(separator: ",") { options.allowedUIDs.insert(try resolveUser(String(part))) }
-        }
-        if let text = parsed.value("--max-message-bytes") {
-            guard let bytes = Int(text), bytes >= 64 else { throw .usage("--max-message-bytes needs an integer ≥ 64, got \(text)") }
-            options.maxMessageBytes = bytes
-        }
-        if let seconds = try seconds(parsed, "--shutdown-timeout") { options.shutdownTimeout = seconds }
-        if let seconds = try seconds(parsed, "--stall-timeout") { options.stallTimeout = seconds }
-        if let seconds = try seconds(parsed, "--request-timeout") {
-            guard seconds > .zero else { throw .usage("--request-timeout needs more than 0 seconds") }
-            options.requestTimeout = seconds
-        }
-        if let text = parsed.value("--log-level") {
-            guard let level = Logger.Level(name: text) else {
-                throw .usage("--log-level must be trace, debug, info, warning or error, got \(text)")
-            }
-            options.logLevel = level
-        }
-        if parsed.has("--staging") {
-            if parsed.value("--backend") != nil { throw .usage("--staging and --backend cannot be combined") }
-            options.backend = stagingBackend
-        }
-        options.backend = parsed.value("--backend") ?? options.backend
-        options.softwareStatement = parsed.value("--software-statement")
-        options.stateDir = parsed.value("--state-dir")
-        options.store = parsed.value("--store")
-        options.redirectURL = parsed.value("--redirect-url")
-        options.activationURL = parsed.value("--activation-url")
-        if let socketPath = parsed.value("--socket") {
-            if parsed.has("--stdio") { throw .usage("--stdio and --socket cannot be combined") }
-            guard !socketPath.isEmpty else { throw .usage("--socket needs a path") }
-            options.transport = .socket(path: socketPath)
-        }
+        try table.parse(arguments, into: &options)
         return options
     }
 
-    /// The seconds given to `name` (0 to 3600, fractions allowed), nil when absent.
-    private static func seconds(_ parsed: Arguments, _ name: String) throws(CommandLineError) -> Duration? {
-        guard let text = parsed.value(name) else { return nil }
+    /// `trace, debug, info, warning or error`.
+    private static var levelNames: String {
+        let names = Logger.Level.allCases.map { "\($0)" }
+        return names.dropLast().joined(separator: ", ") + " or " + names[names.count - 1]
+    }
+
+    /// `text` as seconds (0 to 3600, fractions allowed), or a usage error naming `name`.
+    private static func seconds(_ name: String, _ text: String) throws(CommandLineError) -> Duration {
         guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
             throw .usage("\(name) needs seconds between 0 and 3600, got \(text)")
         }
         return .milliseconds(Int64(seconds * 1000))
+    }
+
+    /// `duration` in seconds as `--help` shows it: `5`, or `0.25` for a fraction.
+    static func secondsText(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        if attoseconds == 0 { return "\(seconds)" }
+        return "\(Double(seconds) + Double(attoseconds) / 1e18)"
     }
 
     private static func resolveGroup(_ text: String) throws(CommandLineError) -> UInt32 {

@@ -1,0 +1,134 @@
+import ArgumentParsing
+import JSONRPC
+import XCTest
+
+@testable import Bridge
+
+/// `passbridge`'s command line: every option of `DaemonOptions.table` is in `--help` with its value, help and
+/// default, parses into its own field, and misuse is a one-line usage error (ARCHITECTURE.md, ArgumentParsing).
+final class DaemonOptionsTests: XCTestCase {
+    /// For each declared option: a command line giving it a sample value, and whether it reached its field.
+    /// A new option without a row here fails `testEveryDeclaredOptionHasASample`.
+    private static let samples: [String: (arguments: [String], reached: @Sendable (DaemonOptions) -> Bool)] = [
+        "--stdio": (["--stdio"], { $0.transport == .stdio }),
+        "--socket": (["--socket", "/run/pb.sock"], { $0.transport == .socket(path: "/run/pb.sock") }),
+        "--socket-group": (["--socket-group=1234"], { $0.socketGroup == 1234 }),
+        "--allow-uid": (["--allow-uid", "7,8", "--allow-uid=9"], { $0.allowedUIDs == [7, 8, 9] }),
+        "--max-message-bytes": (["--max-message-bytes", "4096"], { $0.limits.maxMessageBytes == 4096 }),
+        "--shutdown-timeout": (["--shutdown-timeout=0.25"], { $0.limits.shutdownTimeout == .milliseconds(250) }),
+        "--stall-timeout": (["--stall-timeout", "30"], { $0.limits.stallTimeout == .seconds(30) }),
+        "--backend": (["--backend", "emulator"], { $0.backend == "emulator" }),
+        "--staging": (["--staging"], { $0.backend == DaemonOptions.stagingBackend }),
+        "--software-statement": (["--software-statement", "@/etc/ss.jwt"], { $0.softwareStatement == "@/etc/ss.jwt" }),
+        "--state-dir": (["--state-dir", "/var/lib/pb"], { $0.stateDir == "/var/lib/pb" }),
+        "--store": (["--store=postgresql://db/pass"], { $0.store == "postgresql://db/pass" }),
+        "--request-timeout": (["--request-timeout", "2.5"], { $0.requestTimeout == .milliseconds(2500) }),
+        "--redirect-url": (["--redirect-url", "app://back"], { $0.redirectURL == "app://back" }),
+        "--activation-url": (["--activation-url", "https://tv.example/activate"], { $0.activationURL == "https://tv.example/activate" }),
+        "--log-level": (["--log-level", "debug"], { $0.logLevel == .debug }),
+    ]
+
+    private var declarations: [OptionDeclaration<DaemonOptions, CommandLineError>] { DaemonOptions.table.declarations }
+
+    /// The usage with every run of spaces and newlines made one space, so wrapped help reads as written.
+    private static var flatUsage: String { DaemonOptions.usage.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+
+    private func usageError(_ arguments: [String]) -> String? {
+        do throws(CommandLineError) {
+            _ = try DaemonOptions.parse(arguments)
+            return nil
+        } catch {
+            guard case .usage(let message) = error else { return nil }
+            return message
+        }
+    }
+
+    func testEveryDeclaredOptionHasASample() {
+        let names = declarations.map(\.name)
+        XCTAssertEqual(names.count, Set(names).count, "an option is declared twice")
+        XCTAssertEqual(Set(names), Set(Self.samples.keys))
+        XCTAssertEqual(DaemonOptions.table.valued.union(DaemonOptions.table.flags), Set(names))
+        XCTAssertTrue(DaemonOptions.table.valued.isDisjoint(with: DaemonOptions.table.flags))
+    }
+
+    func testHelpShowsEveryOptionWithItsValueHelpAndDefault() {
+        let usage = DaemonOptions.usage
+        let defaults = DaemonOptions()
+        for declaration in declarations {
+            XCTAssertTrue(
+                usage.contains("\n  \(declaration.label) ") || usage.contains("\n  \(declaration.label)\n"),
+                "\(declaration.label) missing from --help")
+            var help = declaration.help
+            if let shown = declaration.shownDefault?(defaults) { help += shown.isEmpty ? " (default)" : " (default: \(shown))" }
+            XCTAssertTrue(Self.flatUsage.contains("\(declaration.label) \(help)"), "\(declaration.name)'s help or default missing")
+        }
+        // And nothing in the help that is not declared (besides what CommandLineProgram answers).
+        let listed = usage.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  -") else { return nil }
+            return line.dropFirst(2).split(separator: " ").first.map { String($0).trimmingCharacters(in: [","]) }
+        }
+        XCTAssertEqual(Set(listed), Set(declarations.map(\.name)).union(["-h", "--version"]))
+    }
+
+    func testHelpDefaultsAreTheInitialValues() {
+        let usage = Self.flatUsage
+        let defaults = DaemonOptions()
+        let bytes = ConnectionLimits().maxMessageBytes
+        XCTAssertTrue(usage.contains("--max-message-bytes N Largest accepted message in bytes. (default: \(bytes))"))
+        XCTAssertTrue(usage.contains("(default: \(DaemonOptions.secondsText(defaults.requestTimeout)))"))
+        XCTAssertTrue(usage.contains("(default: \(defaults.backend))"))
+        XCTAssertTrue(usage.contains("(default: \(defaults.logLevel))"))
+        XCTAssertEqual(DaemonOptions.secondsText(.seconds(15)), "15")
+        XCTAssertEqual(DaemonOptions.secondsText(.milliseconds(2500)), "2.5")
+        var changed = defaults
+        changed.requestTimeout = .milliseconds(2500)
+        changed.limits.stallTimeout = .seconds(42)
+        let rendered = DaemonOptions.table.usage(defaults: changed).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        XCTAssertTrue(rendered.contains("connecting included. (default: 2.5)"))
+        XCTAssertTrue(rendered.contains("reads nothing for this long. (default: 42)"))
+    }
+
+    func testEveryOptionParsesItsSampleIntoItsField() throws {
+        let defaults = DaemonOptions()
+        for (name, sample) in Self.samples {
+            let options = try DaemonOptions.parse(sample.arguments)
+            XCTAssertTrue(sample.reached(options), "\(sample.arguments) did not reach its field")
+            if name != "--stdio" { XCTAssertFalse(sample.reached(defaults), "\(name)'s sample is the default") }
+        }
+    }
+
+    func testMissingValueFlagValueAndUnknownOptionAreOneLineUsageErrors() {
+        for declaration in declarations {
+            if declaration.valueName != nil {
+                XCTAssertEqual(usageError([declaration.name]), "\(declaration.name) needs a value")
+            } else {
+                XCTAssertEqual(usageError(["\(declaration.name)=yes"]), "\(declaration.name) takes no value")
+            }
+        }
+        XCTAssertEqual(usageError(["--stdio", "--no-such-flag"]), "unknown option --no-such-flag")
+        XCTAssertEqual(usageError(["stray"]), "unexpected argument stray")
+        XCTAssertEqual(usageError(["--stdio", "--socket", "/tmp/x"]), "--stdio and --socket cannot be combined")
+        XCTAssertEqual(usageError(["--backend=http://127.0.0.1:1", "--staging"]), "--staging and --backend cannot be combined")
+        XCTAssertEqual(usageError(["--max-message-bytes", "63"]), "--max-message-bytes needs an integer ≥ 64, got 63")
+        XCTAssertEqual(usageError(["--stall-timeout", "3601"]), "--stall-timeout needs seconds between 0 and 3600, got 3601")
+        XCTAssertEqual(usageError(["--request-timeout", "0"]), "--request-timeout needs more than 0 seconds")
+        XCTAssertEqual(usageError(["--log-level", "loud"]), "--log-level must be trace, debug, info, warning or error, got loud")
+        XCTAssertEqual(usageError(["--socket="]), "--socket needs a path")
+    }
+
+    func testUnknownGroupIsAFailureNotAUsageError() {
+        do throws(CommandLineError) {
+            _ = try DaemonOptions.parse(["--socket-group", "no-such-group-xyz"])
+            XCTFail("parsed")
+        } catch {
+            guard case .failure(let message) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(message, "unknown group no-such-group-xyz for --socket-group")
+        }
+    }
+
+    func testLastValueWins() throws {
+        let options = try DaemonOptions.parse(["--backend", "http://127.0.0.1:1", "--backend=emulator", "--log-level=error"])
+        XCTAssertEqual(options.backend, "emulator")
+        XCTAssertEqual(options.logLevel, .error)
+    }
+}
