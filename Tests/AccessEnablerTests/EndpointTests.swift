@@ -300,6 +300,30 @@ final class EndpointTests: XCTestCase {
         }
     }
 
+    func testHeaderValuesEncodeThePartnerStatusAndTheTempPassIdentity() throws {
+        let rows: [(String, String?, Int64?, JSON)] = [
+            (
+                "granted", "Acme", 1_700_000_000_000,
+                [
+                    "frameworkPermissionInfo": ["accessStatus": "granted"],
+                    "frameworkProviderInfo": ["id": "Acme", "expirationDate": "1700000000000"],
+                ]
+            ),
+            ("denied", nil, nil, ["frameworkPermissionInfo": ["accessStatus": "denied"], "frameworkProviderInfo": [:]]),
+        ]
+        for (access, provider, expiry, expected) in rows {
+            let value = RESTV2.partnerFrameworkStatus(accessStatus: access, providerID: provider, expirationDate: expiry)
+            let decoded = try JSON.parse([UInt8](try XCTUnwrap(Data(base64Encoded: value), access)))
+            XCTAssertEqual(decoded, expected, access)
+        }
+        let identities: [(JSONObject?, [String])] = [
+            (nil, []), ([:], []), (["email": "a@b.c"], ["AP-TempPass-Identity: eyJlbWFpbCI6ImFAYi5jIn0="]),
+        ]
+        for (data, expected) in identities {
+            XCTAssertEqual(TempPassIdentity.headers(data).map { "\($0.0): \($0.1)" }, expected, "\(String(describing: data))")
+        }
+    }
+
     func testNumbersAndNumericStringsReadAsMillis() {
         let rows: [(JSON?, Int64?)] = [(1700, 1700), ("1700", 1700), ("soon", nil), (nil, nil), (true, nil)]
         for (value, expected) in rows {

@@ -7,7 +7,7 @@ struct PartnerAccount: Sendable {
     var metadata: PartnerAccountMetadata?
     /// The requestor's MVPD whose platformMappingId is the account's provider.
     var mvpd: MVPD?
-    /// `AP-Partner-Framework-Status` built from these answers (Adobe Pass REST API V2, "Partner Single Sign-On APIs").
+    /// `AP-Partner-Framework-Status` built from these answers (`RESTV2.partnerFrameworkStatus`).
     var header: String
 
     init(access: PartnerAccessStatus, metadata: PartnerAccountMetadata?, requestor: Requestor) {
@@ -17,16 +17,10 @@ struct PartnerAccount: Sendable {
         header = Self.header(access: access, metadata: metadata)
     }
 
-    /// Base64 of `{frameworkPermissionInfo: {accessStatus}, frameworkProviderInfo: {id, expirationDate}}`, the
-    /// expiry as a string of epoch milliseconds; `frameworkProviderInfo` is `{}` when no provider is known.
+    /// The `AP-Partner-Framework-Status` value for the host's answers.
     static func header(access: PartnerAccessStatus, metadata: PartnerAccountMetadata?) -> String {
-        var provider = JSONObject()
-        if let id = metadata?.providerId { provider["id"] = .string(id) }
-        if let expiry = metadata?.authenticationExpirationDate { provider["expirationDate"] = .string(String(expiry)) }
-        let status: JSON = [
-            "frameworkPermissionInfo": ["accessStatus": .string(access.rawValue)], "frameworkProviderInfo": .object(provider),
-        ]
-        return Data(status.serialized()).base64EncodedString()
+        RESTV2.partnerFrameworkStatus(
+            accessStatus: access.rawValue, providerID: metadata?.providerId, expirationDate: metadata?.authenticationExpirationDate)
     }
 
     /// Granted, signed in with a provider of this requestor, and the platform's authentication not over.

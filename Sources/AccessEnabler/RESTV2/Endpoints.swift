@@ -87,6 +87,19 @@ enum RESTV2 {
     /// `AP-Partner-Framework-Status`: the platform account's state, base64 JSON (Adobe's "REST API V2" OpenAPI document).
     static let partnerFrameworkStatusHeader = "AP-Partner-Framework-Status"
 
+    /// The `AP-Partner-Framework-Status` value: base64 of `{frameworkPermissionInfo: {accessStatus},
+    /// frameworkProviderInfo: {id, expirationDate}}`, the expiry (epoch ms) as a string; `frameworkProviderInfo`
+    /// is `{}` when no provider is known.
+    static func partnerFrameworkStatus(accessStatus: String, providerID: String?, expirationDate: Int64?) -> String {
+        var provider = JSONObject()
+        if let providerID { provider["id"] = .string(providerID) }
+        if let expirationDate { provider["expirationDate"] = .string(String(expirationDate)) }
+        let status: JSON = [
+            "frameworkPermissionInfo": ["accessStatus": .string(accessStatus)], "frameworkProviderInfo": .object(provider),
+        ]
+        return Data(status.serialized()).base64EncodedString()
+    }
+
     /// `POST /api/v2/{requestor}/sessions/sso/{partner}` ("Retrieve partner authentication request"): form
     /// `domainName`, `redirectUrl`; `status` is the partner framework status value.
     static func partnerSession(_ requestor: String, partner: String, redirectURL: String, status: String) -> Endpoint<SessionAnswer> {
