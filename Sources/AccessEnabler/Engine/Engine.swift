@@ -92,19 +92,19 @@ actor Engine {
         }
         let urls = (serviceProviders ?? [configuration.backendURL]).filter(BackendURL.isAllowed)
         let providers = urls.map { client(for: $0, statement: statement) }
-        let path = "/api/v2/\(FormEncoding.escape(requestorID))/configuration"
+        let endpoint = RESTV2.configuration(requestorID)
         var requestor: Requestor?
         var firstFailure: APIResult?
-        await withTaskGroup(of: (RestClient, APIResult).self) { group in
+        await withTaskGroup(of: (RestClient, EndpointAnswer<ConfigurationAnswer>).self) { group in
             for provider in providers {
-                group.addTask { (provider, await provider.call("GET", path)) }
+                group.addTask { (provider, await provider.call(endpoint)) }
             }
-            for await (provider, result) in group {
-                if case .ok(let body) = result, body["requestor"]?.objectValue != nil {
+            for await (provider, answer) in group {
+                if let configuration = answer.value {
                     if requestor == nil { requestor = Requestor(id: requestorID, primary: provider) }
-                    requestor?.merge(configuration: body, from: provider)
+                    requestor?.merge(configuration: configuration, from: provider)
                 } else if firstFailure == nil {
-                    firstFailure = result
+                    firstFailure = answer.result
                 }
             }
         }
@@ -138,10 +138,9 @@ actor Engine {
                 guard let header = partnerHeader(for: profile.mvpd) else { continue }
                 headers = [header]
             }
-            let result = await requestor.client(for: profile.mvpd).call(
-                "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(profile.mvpd))", headers: headers)
-            guard case .ok(let body) = result, body["profiles"]?.objectValue != nil else { continue }
-            if let fresh = Profile.first(in: body, preferring: profile.mvpd), fresh.mvpd == profile.mvpd {
+            let answer = await requestor.client(for: profile.mvpd).call(RESTV2.profile(requestor.id, mvpd: profile.mvpd, headers: headers))
+            guard let profiles = answer.value else { continue }
+            if let fresh = profiles.first(preferring: profile.mvpd), fresh.mvpd == profile.mvpd {
                 if fresh.json != profile.json { try await saveProfile(fresh, requestor) }
             } else if !profile.isTemporary {
                 try await deleteProfile(profile.mvpd, requestor)
@@ -177,9 +176,9 @@ actor Engine {
         case .httpError(401, _):
             return AdvancedStatus(id: "R401", level: "error", message: "The access token was refused")
         case .httpError(let status, let error) where status >= 500:
-            return AdvancedStatus(id: "CFG\(status)", level: "error", message: error?["message"]?.stringValue)
+            return AdvancedStatus(id: "CFG\(status)", level: "error", message: EnhancedError(error)?.message)
         case .httpError(_, let error):
-            return AdvancedStatus(id: "CFG400", level: "error", message: error?["message"]?.stringValue ?? "Invalid requestor")
+            return AdvancedStatus(id: "CFG400", level: "error", message: EnhancedError(error)?.message ?? "Invalid requestor")
         case .throttled:
             return AdvancedStatus(id: "CFG429", level: "error", message: "Too many requests")
         case .garbage:

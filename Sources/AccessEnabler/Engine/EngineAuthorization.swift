@@ -37,41 +37,31 @@ extension Engine {
         guard let profile = current else {
             return authorizationFailed(resource, SDKErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
         }
-        let path = "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/authorize/\(FormEncoding.escape(profile.mvpd))"
         // `data` of this call, else the identity of the login (a promotional TempPass needs it on every decision).
         let identity = data?.isEmpty == false ? TempPassIdentity.headers(data) : identityHeaders
         let headers = await partnerHeaders(requestor, profile: profile) + identity
-        var result = await requestor.client(for: profile.mvpd).call(
-            "POST", path, json: ["resources": [.string(resource)]], headers: headers)
+        let endpoint = RESTV2.authorize(requestor.id, mvpd: profile.mvpd, resources: [resource], headers: headers)
+        var answer = await requestor.client(for: profile.mvpd).call(endpoint)
         // Item-level errors whose action is `retry` get at most two more tries (Adobe's "Enhanced error codes": client handling).
         for _ in 0..<2 {
-            guard case .ok(let body) = result, Self.decision(in: body, for: resource)?["error"]?["action"]?.stringValue == "retry" else {
-                break
-            }
+            guard answer.value?.decision(for: resource)?.error?.action == "retry" else { break }
             try? await Task.sleep(for: .milliseconds(300))
-            result = await requestor.client(for: profile.mvpd).call(
-                "POST", path, json: ["resources": [.string(resource)]], headers: headers)
+            answer = await requestor.client(for: profile.mvpd).call(endpoint)
         }
-        return await authorizationOutcome(result, resource: resource, requestor: requestor, profile: profile)
-    }
-
-    /// The decision for `resource` in a `{"decisions": [...]}` answer (the first one when none echoes it).
-    static func decision(in body: JSON, for resource: String) -> JSON? {
-        let decisions = body["decisions"]?.arrayValue ?? []
-        return decisions.first { $0["resource"]?.stringValue == resource } ?? decisions.first
+        return await authorizationOutcome(answer, resource: resource, requestor: requestor, profile: profile)
     }
 
     private func authorizationOutcome(
-        _ result: APIResult, resource: String, requestor: Requestor, profile: Profile
+        _ answer: EndpointAnswer<DecisionsAnswer>, resource: String, requestor: Requestor, profile: Profile
     ) async -> AuthorizationOutcome {
-        switch result {
-        case .ok(let body):
-            guard let decision = Self.decision(in: body, for: resource), let authorized = decision["authorized"]?.boolValue else {
+        switch answer.result {
+        case .ok:
+            guard let decision = answer.value?.decision(for: resource), let authorized = decision.authorized else {
                 return authorizationFailed(
                     resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
             }
-            if authorized, let token = decision["token"]?["serializedToken"]?.stringValue {
-                if let notAfter = Self.millis(decision["notAfter"]) ?? Self.millis(decision["token"]?["notAfter"]) {
+            if authorized, let token = decision.mediaToken {
+                if let notAfter = decision.notAfter {
                     // A cache: queued without an fsync or a wait; a failure is logged.
                     let key = profileKey(requestor, profile.mvpd)
                     let log = configuration.log
@@ -83,7 +73,7 @@ extension Engine {
                 delegate.sendTrackingData(
                     ["true", profile.mvpd, profile.trackingGUID, "false", nil, nil] + requestor.trackingTail,
                     forEventType: TrackingEvent.authorization)
-                switch decision["source"]?.stringValue {
+                switch decision.source {
                 case "degradation":
                     delegate.status(
                         AdvancedStatus(id: "Z010", level: "warning", message: "Authorized under a degradation rule", resource: resource))
@@ -94,16 +84,17 @@ extension Engine {
                 }
                 return .token(token: token, resource: resource)
             }
-            return await denied(decision["error"], resource: resource, requestor: requestor, profile: profile)
-        case .httpError(let status, let error):
-            let code = error?["code"]?.stringValue ?? ""
-            if status == 403, code.hasPrefix("authenticated_profile") || code.hasPrefix("temporary_access") {
+            return await denied(decision.error, resource: resource, requestor: requestor, profile: profile)
+        case .httpError(let status, _):
+            let error = answer.error
+            let code = error?.code ?? ""
+            if status == 403, error?.meansProfileGone == true {
                 return await denied(error, resource: resource, requestor: requestor, profile: profile)
             }
             if status == 400, code == "invalid_parameter_resources" {
                 return authorizationFailed(
-                    resource, SDKErrorCode.userNotAuthorized, error?["details"]?.stringValue ?? "", requestor: requestor, profile: profile,
-                    status: AdvancedStatus(id: "Z130", level: "error", message: error?["message"]?.stringValue, resource: resource))
+                    resource, SDKErrorCode.userNotAuthorized, error?.details ?? "", requestor: requestor, profile: profile,
+                    status: AdvancedStatus(id: "Z130", level: "error", message: error?.message, resource: resource))
             }
             return authorizationFailed(
                 resource, SDKErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
@@ -127,11 +118,13 @@ extension Engine {
     static var z500: AdvancedStatus { AdvancedStatus(id: "Z500", level: "error", message: "Internal authorization error") }
 
     /// A deny (item-level or top-level error object): the MVPD's `details` reach the host intact.
-    private func denied(_ error: JSON?, resource: String, requestor: Requestor, profile: Profile) async -> AuthorizationOutcome {
-        let code = error?["code"]?.stringValue ?? ""
-        let details = error?["details"]?.stringValue ?? ""
-        let message = error?["message"]?.stringValue
-        if code.hasPrefix("authenticated_profile") || code.hasPrefix("temporary_access") {
+    private func denied(
+        _ error: EnhancedError?, resource: String, requestor: Requestor, profile: Profile
+    ) async -> AuthorizationOutcome {
+        let code = error?.code ?? ""
+        let details = error?.details ?? ""
+        let message = error?.message
+        if error?.meansProfileGone == true {
             // The profile is gone at the backend: forget it here too.
             do {
                 try await deleteProfile(profile.mvpd, requestor)
@@ -141,7 +134,7 @@ extension Engine {
                     status: storeFailure(error), code: code)
             }
             let status =
-                code.hasPrefix("temporary_access")
+                error?.meansTempPassOver == true
                 ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)
                 : AdvancedStatus(id: "N130", level: "error", message: message, resource: resource)
             return authorizationFailed(
@@ -196,13 +189,12 @@ extension Engine {
         var failure: AdvancedStatus?
         if !cache || !resources.allSatisfy(permitted.contains) {
             let headers = await partnerHeaders(requestor, profile: profile) + identityHeaders
-            let result = await requestor.client(for: profile.mvpd).call(
-                "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/decisions/preauthorize/\(FormEncoding.escape(profile.mvpd))",
-                json: ["resources": .array(resources.map { .string($0) })], headers: headers)
-            if case .ok(let body) = result, let decisions = body["decisions"]?.arrayValue {
+            let answer = await requestor.client(for: profile.mvpd).call(
+                RESTV2.preauthorize(requestor.id, mvpd: profile.mvpd, resources: resources, headers: headers))
+            if let decisions = answer.value?.decisions {
                 for decision in decisions {
-                    guard let id = decision["resource"]?.stringValue else { continue }
-                    if decision["authorized"]?.boolValue == true { permitted.insert(id) } else { permitted.remove(id) }
+                    guard let id = decision.resource else { continue }
+                    if decision.authorized == true { permitted.insert(id) } else { permitted.remove(id) }
                 }
                 preauthorized[key] = permitted
             } else {

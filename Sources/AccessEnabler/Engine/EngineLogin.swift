@@ -2,9 +2,6 @@ import FoundationEssentials
 import JSON
 
 extension Engine {
-    /// The domain sent as `domainName` when creating sessions.
-    static let domainName = "adobe.com"
-
     // MARK: getAuthentication
 
     func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
@@ -137,25 +134,22 @@ extension Engine {
         let flows = actions.compactMap { if case .createSession(let flow) = $0 { flow } else { nil } }
         guard let flowID = flows.first else { return .started }
         let client = requestor.client(for: mvpd.ID)
-        let result = await client.call(
-            "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
-            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders
-        )
+        let answer = await client.call(createSession(mvpd.ID, requestor))
         guard machine.login?.id == flowID else { return .ended(machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected)) }
-        guard case .ok(let body) = result else {
-            return .ended(loginFailure(result, requestor, secondScreen: !configuration.webView))
+        guard let session = answer.value else {
+            return .ended(loginFailure(answer.result, requestor, secondScreen: !configuration.webView))
         }
-        switch body["actionName"]?.stringValue {
-        case "authorize":
+        switch session.action {
+        case .authorize:
             return .ended(await fetchProfile(mvpd.ID, requestor))
-        case "authenticate":
-            guard let code = body["code"]?.stringValue, let url = body["url"]?.stringValue else { break }
+        case .authenticate:
+            guard let code = session.code, let url = session.url else { break }
             if configuration.webView {
                 perform(machine.receive(.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))))
                 let useSVC = shared.withLock { $0.options.handleSVC }
                 delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
             } else {
-                let notAfter = Self.millis(body["notAfter"]) ?? clock.nowMillis() + 1_800_000
+                let notAfter = session.notAfter ?? clock.nowMillis() + 1_800_000
                 let actions = machine.receive(.sessionOpened(flow: flowID, .secondScreen(code: code, mvpd: mvpd.ID)))
                 delegate.status(
                     AdvancedStatus(
@@ -166,7 +160,7 @@ extension Engine {
                 }
             }
             return .started
-        default:
+        case .partnerProfile, .other:
             break
         }
         return .ended(loginFailure(.garbage, requestor, secondScreen: !configuration.webView))
@@ -174,35 +168,36 @@ extension Engine {
 
     /// A TempPass MVPD authenticates without a login page (Adobe's "iOS/tvOS API Reference": TempPass).
     func tempPassLogin(_ mvpd: MVPD, _ requestor: Requestor) async -> AuthenticationStatus {
-        let result = await requestor.client(for: mvpd.ID).call(
-            "POST", "/api/v2/\(FormEncoding.escape(requestor.id))/sessions",
-            form: [("mvpd", mvpd.ID), ("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)], headers: identityHeaders
-        )
-        if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
+        let answer = await requestor.client(for: mvpd.ID).call(createSession(mvpd.ID, requestor))
+        if case .httpError(403, _) = answer.result, answer.error?.meansTempPassOver == true {
             return loginFailed(
                 SDKErrorCode.userNotAuthenticated, requestor,
                 status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
         }
-        guard case .ok = result else { return loginFailure(result, requestor) }
+        guard case .ok = answer.result else { return loginFailure(answer.result, requestor) }
         return await fetchProfile(mvpd.ID, requestor)
+    }
+
+    /// `POST sessions` for `mvpdID`, with the TempPass identity of the login.
+    private func createSession(_ mvpdID: String, _ requestor: Requestor) -> Endpoint<SessionAnswer> {
+        RESTV2.createSession(requestor.id, mvpd: mvpdID, redirectURL: configuration.redirectURL, identity: identityHeaders)
     }
 
     /// `GET profiles/{mvpd}` after the backend said a profile exists; ends the flow.
     func fetchProfile(_ mvpdID: String, _ requestor: Requestor) async -> AuthenticationStatus {
         let flowID = machine.login?.id
-        let result = await requestor.client(for: mvpdID).call(
-            "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/\(FormEncoding.escape(mvpdID))", headers: identityHeaders)
+        let answer = await requestor.client(for: mvpdID).call(RESTV2.profile(requestor.id, mvpd: mvpdID, headers: identityHeaders))
         guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected) }
-        if case .ok(let body) = result, let profile = Profile.first(in: body, preferring: mvpdID) {
+        if let profile = answer.value?.first(preferring: mvpdID) {
             return await loginSucceeded(profile, requestor)
         }
-        if case .httpError(403, let error) = result, error?["code"]?.stringValue?.hasPrefix("temporary_access") == true {
+        if case .httpError(403, _) = answer.result, answer.error?.meansTempPassOver == true {
             return loginFailed(
                 SDKErrorCode.userNotAuthenticated, requestor,
                 status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
         }
-        if case .ok = result { return loginFailed(SDKErrorCode.genericAuthentication, requestor) }
-        return loginFailure(result, requestor)
+        if case .ok = answer.result { return loginFailed(SDKErrorCode.genericAuthentication, requestor) }
+        return loginFailure(answer.result, requestor)
     }
 
     // MARK: handleExternalURL (Adobe's "iOS/tvOS API Reference": handleExternalURL)
@@ -251,12 +246,12 @@ extension Engine {
     /// Reads the profile the session created (`profiles/code/{code}`), retrying briefly while it is not there yet.
     private func completeLogin(code: String, mvpd: String, flowID: Int, requestor: Requestor) async -> AuthenticationStatus {
         let client = requestor.client(for: mvpd)
-        let path = "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/code/\(FormEncoding.escape(code))"
+        let endpoint = RESTV2.profile(requestor.id, code: code)
         for attempt in 0..<4 {
-            let result = await client.call("GET", path)
+            let answer = await client.call(endpoint)
             guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected) }
-            guard case .ok(let body) = result else { return loginFailure(result, requestor) }
-            if let profile = Profile.first(in: body, preferring: mvpd) { return await loginSucceeded(profile, requestor) }
+            guard case .ok = answer.result else { return loginFailure(answer.result, requestor) }
+            if let profile = answer.value?.first(preferring: mvpd) { return await loginSucceeded(profile, requestor) }
             if attempt < 3 { try? await Task.sleep(for: .milliseconds(500)) }
         }
         return loginFailed(SDKErrorCode.genericAuthentication, requestor)
@@ -284,12 +279,11 @@ extension Engine {
                 status: AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired"))
             return false
         }
-        let result = await requestor.client(for: mvpd).call(
-            "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/profiles/code/\(FormEncoding.escape(code))")
+        let answer = await requestor.client(for: mvpd).call(RESTV2.profile(requestor.id, code: code))
         guard machine.isPolling(flowID) else { return false }
-        switch result {
-        case .ok(let body):
-            if let profile = Profile.first(in: body, preferring: mvpd) {
+        switch answer.result {
+        case .ok:
+            if let profile = answer.value?.first(preferring: mvpd) {
                 _ = await loginSucceeded(profile, requestor)
                 return false
             }
@@ -298,7 +292,7 @@ extension Engine {
             _ = loginFailed(SDKErrorCode.genericAuthentication, requestor)
             return false
         case .registration, .store:
-            _ = loginFailure(result, requestor)
+            _ = loginFailure(answer.result, requestor)
             return false
         default:
             return true  // transient: keep polling until the code expires
@@ -348,10 +342,5 @@ extension Engine {
                 preconditionFailure("\(action) is performed where it is produced")
             }
         }
-    }
-
-    /// Epoch ms from a number or a numeric string (sessions send strings, profiles numbers).
-    static func millis(_ value: JSON?) -> Int64? {
-        value?.int64Value ?? value?.stringValue.flatMap { Int64($0) }
     }
 }

@@ -20,15 +20,10 @@ extension Engine {
         }
         for profile in stored {
             let client = requestor.client(for: profile.mvpd)
-            let result = await client.call(
-                "GET", "/api/v2/\(FormEncoding.escape(requestor.id))/logout/\(FormEncoding.escape(profile.mvpd))",
-                query: [("redirectUrl", configuration.redirectURL)])
-            let entry: JSON? =
-                if case .ok(let body) = result {
-                    body["logouts"]?[profile.mvpd] ?? body["logouts"]?.objectValue?.first(where: { _ in true })?.value
-                } else { nil }
-            if profile.isPartner || entry?["actionName"]?.stringValue == "partner_logout" { partner = true }
-            if let entry, entry["actionName"]?.stringValue == "logout", let url = entry["url"]?.stringValue, logoutURL == nil {
+            let answer = await client.call(RESTV2.logout(requestor.id, mvpd: profile.mvpd, redirectURL: configuration.redirectURL))
+            let entry = answer.value?.entry(for: profile.mvpd)
+            if profile.isPartner || entry?.actionName == "partner_logout" { partner = true }
+            if let entry, entry.actionName == "logout", let url = entry.url, logoutURL == nil {
                 logoutURL = client.absolute(url)
             }
             do {

@@ -7,7 +7,7 @@ struct PartnerAccount: Sendable {
     var metadata: PartnerAccountMetadata?
     /// The requestor's MVPD whose platformMappingId is the account's provider.
     var mvpd: MVPD?
-    /// `AP-Partner-Framework-Status` built from these answers (Adobe Pass REST API V2, "Partner Single Sign-On APIs").
+    /// `AP-Partner-Framework-Status` built from these answers (`RESTV2.partnerFrameworkStatus`).
     var header: String
 
     init(access: PartnerAccessStatus, metadata: PartnerAccountMetadata?, requestor: Requestor) {
@@ -17,16 +17,10 @@ struct PartnerAccount: Sendable {
         header = Self.header(access: access, metadata: metadata)
     }
 
-    /// Base64 of `{frameworkPermissionInfo: {accessStatus}, frameworkProviderInfo: {id, expirationDate}}`, the
-    /// expiry as a string of epoch milliseconds; `frameworkProviderInfo` is `{}` when no provider is known.
+    /// The `AP-Partner-Framework-Status` value for the host's answers.
     static func header(access: PartnerAccessStatus, metadata: PartnerAccountMetadata?) -> String {
-        var provider = JSONObject()
-        if let id = metadata?.providerId { provider["id"] = .string(id) }
-        if let expiry = metadata?.authenticationExpirationDate { provider["expirationDate"] = .string(String(expiry)) }
-        let status: JSON = [
-            "frameworkPermissionInfo": ["accessStatus": .string(access.rawValue)], "frameworkProviderInfo": .object(provider),
-        ]
-        return Data(status.serialized()).base64EncodedString()
+        RESTV2.partnerFrameworkStatus(
+            accessStatus: access.rawValue, providerID: metadata?.providerId, expirationDate: metadata?.authenticationExpirationDate)
     }
 
     /// Granted, signed in with a provider of this requestor, and the platform's authentication not over.
@@ -38,8 +32,8 @@ struct PartnerAccount: Sendable {
 /// How a partner exchange (PS1, the SAML answer, PS2) ended.
 enum PartnerExchange {
     case profile(Profile)
-    /// PS1 answered with the regular flow (`pfs_fallback`, `configuration_fallback`, …): its session body.
-    case fallback(JSON)
+    /// PS1 answered with the regular flow (`pfs_fallback`, `configuration_fallback`, …): its session answer.
+    case fallback(SessionAnswer)
     /// Nothing usable; the status, when the host is the cause.
     case failed(AdvancedStatus?)
 }
@@ -50,7 +44,7 @@ extension Profile {
 }
 
 extension Engine {
-    static let partnerHeaderName = "AP-Partner-Framework-Status"
+    static let partnerHeaderName = RESTV2.partnerFrameworkStatusHeader
 
     /// Partner SSO applies when the host provides it and the requestor has an MVPD boarded for platform services.
     func partnerApplies(_ requestor: Requestor) -> Bool {
@@ -158,28 +152,24 @@ extension Engine {
     func partnerExchange(_ requestor: Requestor, account: PartnerAccount, interactive: Bool) async -> PartnerExchange {
         guard let provider = configuration.partnerSSO, let mvpd = account.mvpd else { return .failed(nil) }
         let client = requestor.client(for: mvpd.ID)
-        let partner = FormEncoding.escape(provider.partner)
-        let base = "/api/v2/\(FormEncoding.escape(requestor.id))"
-        let header = [(Self.partnerHeaderName, account.header)]
-        let session = await client.call(
-            "POST", "\(base)/sessions/sso/\(partner)", form: [("domainName", Self.domainName), ("redirectUrl", configuration.redirectURL)],
-            headers: header)
-        guard case .ok(let body) = session else { return .failed(nil) }
-        switch body["actionName"]?.stringValue {
-        case "partner_profile":
+        let started = await client.call(
+            RESTV2.partnerSession(requestor.id, partner: provider.partner, redirectURL: configuration.redirectURL, status: account.header))
+        guard let session = started.value else { return .failed(nil) }
+        switch session.action {
+        case .partnerProfile:
             break
-        case "authorize":
-            let mvpdID = body["mvpd"]?.stringValue ?? mvpd.ID
-            let result = await client.call("GET", "\(base)/profiles/\(FormEncoding.escape(mvpdID))", headers: header)
-            if case .ok(let profiles) = result, let profile = Profile.first(in: profiles, preferring: mvpdID) { return .profile(profile) }
+        case .authorize:
+            let mvpdID = session.mvpd ?? mvpd.ID
+            let profiles = await client.call(
+                RESTV2.profile(requestor.id, mvpd: mvpdID, headers: [(Self.partnerHeaderName, account.header)]))
+            if let profile = profiles.value?.first(preferring: mvpdID) { return .profile(profile) }
             return .failed(nil)
-        default:
-            return .fallback(body)
+        case .authenticate, .other:
+            return .fallback(session)
         }
         let lists = partnerProviderLists(requestor)
         let request = PartnerAccountMetadataRequest(
-            interruptionAllowed: interactive, verificationToken: body["authenticationRequest"]?["request"]?.stringValue,
-            attributeNames: body["authenticationRequest"]?["attributesNames"]?.arrayValue?.compactMap(\.stringValue),
+            interruptionAllowed: interactive, verificationToken: session.partnerRequest, attributeNames: session.attributeNames,
             supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
         let answer = await PartnerCall.run(timeout: configuration.partnerSSOTimeout) { try await provider.requestAccountMetadata(request) }
         let saml: String
@@ -193,30 +183,13 @@ extension Engine {
             saml = response
         }
         let created = await client.call(
-            "POST", "\(base)/profiles/sso/\(partner)", form: [("SAMLResponse", Self.encodeSAML(saml))], headers: header)
-        if case .ok(let profiles) = created, let profile = Profile.first(in: profiles, preferring: mvpd.ID) { return .profile(profile) }
+            RESTV2.partnerProfile(requestor.id, partner: provider.partner, samlResponse: saml, status: account.header))
+        if let profile = created.value?.first(preferring: mvpd.ID) { return .profile(profile) }
         return .failed(nil)
     }
 
-    /// The SAML response as PS2 wants it (Adobe Pass REST API V2, "Partner Single Sign-On APIs"): runs of spaces
-    /// and tabs collapsed to one space, line breaks removed, trimmed, then base64 (the form encoding percent-encodes it once).
-    static func encodeSAML(_ xml: String) -> String {
-        var text = ""
-        var inBlank = false
-        for scalar in xml.unicodeScalars {
-            switch scalar {
-            case "\r", "\n":
-                continue
-            case " ", "\t":
-                if !inBlank { text.unicodeScalars.append(" ") }
-                inBlank = true
-            default:
-                text.unicodeScalars.append(scalar)
-                inBlank = false
-            }
-        }
-        return Data(text.trimmingWhitespace().utf8).base64EncodedString()
-    }
+    /// The SAML response as PS2 wants it: `RESTV2.encodeSAML`.
+    static func encodeSAML(_ xml: String) -> String { RESTV2.encodeSAML(xml) }
 
     // MARK: advanced statuses (Adobe's "Apple SSO Cookbook (REST API V2)", error reporting)
 

@@ -68,7 +68,7 @@ extension Engine {
         case .profile(let profile):
             _ = await loginSucceeded(profile, requestor)
         case .fallback(let session):
-            if session["actionName"]?.stringValue == "authenticate", let named = session["mvpd"]?.stringValue.flatMap(requestor.mvpd) {
+            if session.action == .authenticate, let named = session.mvpd.flatMap(requestor.mvpd) {
                 return await selectSilently(named, flowID: flowID)
             }
             partnerFallBack(nil, mvpds: mvpds, flowID: flowID)

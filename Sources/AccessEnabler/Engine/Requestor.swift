@@ -19,16 +19,15 @@ struct Requestor: Sendable {
 
     func client(for mvpdID: String) -> RestClient { clients[mvpdID] ?? primary }
 
-    /// Adds the MVPDs of one `GET /configuration` answer that are not known yet.
-    mutating func merge(configuration body: JSON, from client: RestClient) {
+    /// Adds the MVPDs of one `GET configuration` answer that are not known yet.
+    mutating func merge(configuration answer: ConfigurationAnswer, from client: RestClient) {
         if deviceType == nil {
-            deviceType = body["device"]?.stringValue
-            clientType = body["clientType"]?.stringValue
-            os = body["os"]?.stringValue
+            deviceType = answer.device
+            clientType = answer.clientType
+            os = answer.os
         }
-        let list = body["requestor"]?["mvpds"]?.arrayValue ?? body["mvpds"]?.arrayValue ?? []
-        for item in list {
-            guard let mvpd = MVPD(configuration: item), clients[mvpd.ID] == nil else { continue }
+        for mvpd in answer.mvpds {
+            guard clients[mvpd.ID] == nil else { continue }
             mvpds.append(mvpd)
             clients[mvpd.ID] = client
         }
@@ -36,19 +35,6 @@ struct Requestor: Sendable {
 
     /// The common tail of tracking arrays: device type, client type, OS.
     var trackingTail: [String?] { [deviceType, clientType, os] }
-}
-
-extension MVPD {
-    /// An MVPD from a REST V2 configuration entry (Adobe Pass REST API V2, "Retrieve configuration"); nil without `id`.
-    init?(configuration item: JSON) {
-        guard let id = item["id"]?.stringValue else { return nil }
-        self.init(
-            ID: id, displayName: item["displayName"]?.stringValue ?? id, logoURL: item["logoUrl"]?.stringValue,
-            enablePlatformServices: item["enablePlatformServices"]?.boolValue ?? false,
-            boardingStatus: item["boardingStatus"]?.stringValue,
-            displayInPlatformPicker: item["displayInPlatformPicker"]?.boolValue ?? false,
-            platformMappingId: item["platformMappingId"]?.stringValue, isTempPass: item["isTempPass"]?.boolValue ?? false)
-    }
 }
 
 /// A profile (the REST V2 authentication token) as stored: `{mvpd, notBefore, notAfter, issuer, type, attributes}`.
@@ -74,13 +60,5 @@ struct Profile: Sendable {
     var trackingGUID: String? {
         guard let userID = attribute("userID")?.value else { return nil }
         return Hash.md5Hex(userID.stringValue ?? userID.serializedString())
-    }
-
-    /// The first profile of a `{"profiles": {mvpd: profile}}` answer, preferring `mvpd`.
-    static func first(in body: JSON, preferring mvpd: String?) -> Profile? {
-        guard let map = body["profiles"]?.objectValue, !map.isEmpty else { return nil }
-        if let mvpd, let json = map[mvpd], json.objectValue != nil { return Profile(mvpd: mvpd, json: json) }
-        for (key, value) in map where value.objectValue != nil { return Profile(mvpd: key, json: value) }
-        return nil
     }
 }

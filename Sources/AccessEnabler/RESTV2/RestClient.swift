@@ -96,43 +96,32 @@ actor RestClient {
     // MARK: REST V2 calls
 
     /// Sends one REST V2 request with the bearer and device headers (+ `headers`, e.g. the partner status);
-    /// `path` starts with `/api/v2/`.
+    /// `path` starts with `/api/v2/`. The engine uses the typed `call(_:)` with a `RESTV2` endpoint.
     func call(
         _ method: String, _ path: String, query: [(String, String)] = [], form: [(String, String)]? = nil, json: JSON? = nil,
         headers extra: [(String, String)] = []
     ) async -> APIResult {
+        let body: Endpoint<JSON>.Body? = form.map { .form($0) } ?? json.map { .json($0) }
+        return await call(Endpoint(method: method, path: path, query: query, headers: extra, body: body, decode: { $0 })).result
+    }
+
+    /// Sends one REST V2 endpoint with the bearer and device headers; a 401 refreshes the access token and
+    /// sends once more.
+    func call<Response>(_ endpoint: Endpoint<Response>) async -> EndpointAnswer<Response> {
         var refreshed = false
         while true {
-            guard let token = await accessToken(refusing: nil) else { return tokenFailure() }
-            guard let target = url(path, query) else {
-                log?(.debug, "\(method) \(path) → no valid URL on \(baseURL.absoluteString); not sent")
-                return .transport(.network)
-            }
-            var request = RESTRequest(method: method, url: target)
-            let device = headers()
-            request.headers = [
-                ("Authorization", "Bearer " + token),
-                ("AP-Device-Identifier", DeviceInfo.deviceIdentifierHeader(device.deviceID)),
-                ("X-Device-Info", device.deviceInfo),
-                ("Accept", "application/json"),
-            ]
-            if let visitor = device.visitorID { request.headers.append(("AP-Visitor-Identifier", visitor)) }
-            if let address = device.forwardedFor { request.headers.append(("X-Forwarded-For", address)) }
-            request.headers += extra
-            if let form {
-                request.headers.append(("Content-Type", "application/x-www-form-urlencoded"))
-                request.body = Data(FormEncoding.encode(form).utf8)
-            } else if let json {
-                request.headers.append(("Content-Type", "application/json;charset=utf-8"))
-                request.body = Data(json.serialized())
+            guard let token = await accessToken(refusing: nil) else { return endpoint.answer(tokenFailure()) }
+            guard let request = endpoint.request(on: baseURL, token: token, device: headers()) else {
+                log?(.debug, "\(endpoint.method) \(endpoint.path) → no valid URL on \(baseURL.absoluteString); not sent")
+                return endpoint.answer(.transport(.network))
             }
             let result = await send(request)
             if case .httpError(401, _) = result, !refreshed {
                 refreshed = true
-                if await accessToken(refusing: token) == nil { return tokenFailure() }
+                if await accessToken(refusing: token) == nil { return endpoint.answer(tokenFailure()) }
                 continue
             }
-            return result
+            return endpoint.answer(result)
         }
     }
 
@@ -199,13 +188,6 @@ actor RestClient {
         return "\(request.method) \(path) → \(outcome)"
     }
 
-    /// The base URL with `path` and `query`; nil when that is no valid URL (the call is then not sent).
-    private func url(_ path: String, _ query: [(String, String)]) -> URL? {
-        var text = baseURL.absoluteString.trimmingSuffix("/") + path
-        if !query.isEmpty { text += "?" + FormEncoding.encode(query) }
-        return URL(string: text)
-    }
-
     // MARK: DCR ("Dynamic Client Registration API")
 
     /// The cached access token, or a new one from the stored client credentials (registering only when
@@ -258,20 +240,17 @@ actor RestClient {
             } catch {
                 return storeFailed(error)
             }
-            let form = [("client_id", credentials.id), ("client_secret", credentials.secret), ("grant_type", "client_credentials")]
-            guard let target = url("/o/client/token", []) else { return nil }
-            var request = RESTRequest(method: "POST", url: target)
-            request.headers = dcrHeaders(contentType: "application/x-www-form-urlencoded")
-            request.body = Data(FormEncoding.encode(form).utf8)
+            let endpoint = RESTV2.token(credentials)
+            guard let request = endpoint.request(on: baseURL, token: "", device: headers()) else { return nil }
             let result = await send(request)
             noteDCR(result)
             if case .httpError(let status, let error) = result, status == 400 || status == 401,
-                error?["error"]?.stringValue == "invalid_client", attempt == 0
+                RegistrationError(error).isInvalidClient, attempt == 0
             {
                 do { try await store.deleteClientCredentials(scope, clientID: credentials.id) } catch { return storeFailed(error) }
                 continue
             }
-            return await storeToken(result, clientID: credentials.id)
+            return await storeToken(endpoint.answer(result).value, clientID: credentials.id)
         }
         return nil
     }
@@ -289,11 +268,11 @@ actor RestClient {
         return nil
     }
 
-    private func storeToken(_ result: APIResult, clientID: String) async -> String? {
-        guard case .ok(let body) = result, let token = body["access_token"]?.stringValue else { return nil }
-        let lifetime = body["expires_in"]?.int64Value ?? 3600
-        let created = body["created_at"]?.int64Value ?? clock.nowMillis()
-        let record = AccessTokenRecord(clientID: clientID, token: token, expires: created + lifetime * 1000)
+    private func storeToken(_ answer: TokenAnswer?, clientID: String) async -> String? {
+        guard let answer else { return nil }
+        let token = answer.accessToken
+        let created = answer.createdAt ?? clock.nowMillis()
+        let record = AccessTokenRecord(clientID: clientID, token: token, expires: created + answer.expiresIn * 1000)
         do {
             try await store.saveAccessToken(record, scope)
         } catch {
@@ -308,27 +287,19 @@ actor RestClient {
     private func clientCredentials() async throws -> ClientCredentials? {
         if let stored = try await store.clientCredentials(scope) { return stored }
         if registrationRefused { return nil }
-        guard let target = url("/o/client/register", []) else { return nil }
-        var request = RESTRequest(method: "POST", url: target)
-        request.headers = dcrHeaders(contentType: "application/json;charset=utf-8")
-        let body: JSON = ["software_statement": .string(softwareStatement), "redirect_uri": .string(redirectURL)]
-        request.body = Data(body.serialized())
+        let endpoint = RESTV2.register(softwareStatement: softwareStatement, redirectURL: redirectURL)
+        guard let request = endpoint.request(on: baseURL, token: "", device: headers()) else { return nil }
         let result = await send(request)
         noteDCR(result)
         switch result {
-        case .ok(let answer):
-            guard let id = answer["client_id"]?.stringValue, let secret = answer["client_secret"]?.stringValue else { return nil }
-            return try await store.insertClientCredentials(ClientCredentials(id: id, secret: secret), scope)
+        case .ok:
+            guard let credentials = endpoint.answer(result).value else { return nil }
+            return try await store.insertClientCredentials(credentials, scope)
         case .httpError(let status, let error) where status == 400 || status == 401:
-            let code = error?["error"]?.stringValue ?? error?["code"]?.stringValue ?? ""
-            if code.contains("software_statement") || status == 401 { registrationRefused = true }
+            if RegistrationError(error).refusesSoftwareStatement || status == 401 { registrationRefused = true }
             return nil
         default:
             return nil
         }
-    }
-
-    private func dcrHeaders(contentType: String) -> [(String, String)] {
-        [("Content-Type", contentType), ("Accept", "application/json"), ("X-Device-Info", headers().deviceInfo)]
     }
 }

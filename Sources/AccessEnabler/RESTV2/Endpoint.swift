@@ -1,0 +1,144 @@
+import FoundationEssentials
+import JSON
+
+/// One REST API V2 or DCR operation as it goes on the wire: method, escaped path, query, extra headers and
+/// body, and how a 2xx body is read into `Response`. The operations the engine uses are built by the `RESTV2`
+/// constructors (`Endpoints.swift`); `RestClient` only adds the credentials and sends.
+struct Endpoint<Response: Sendable>: Sendable {
+    /// Which credentials and fixed headers the request carries.
+    enum Kind: Sendable {
+        /// REST API V2: the bearer token and the device headers, then the endpoint's own headers.
+        case api
+        /// DCR: no bearer; `Content-Type`, `Accept` and `X-Device-Info` only (Adobe's "DCR API" OpenAPI document).
+        case registration
+    }
+
+    /// A request body and its media type.
+    enum Body: Sendable {
+        /// `application/x-www-form-urlencoded`, encoded by `FormEncoding`.
+        case form([(String, String)])
+        /// `application/json;charset=utf-8`.
+        case json(JSON)
+
+        var contentType: String {
+            switch self {
+            case .form: "application/x-www-form-urlencoded"
+            case .json: "application/json;charset=utf-8"
+            }
+        }
+
+        var bytes: Data {
+            switch self {
+            case .form(let pairs): Data(FormEncoding.encode(pairs).utf8)
+            case .json(let value): Data(value.serialized())
+            }
+        }
+    }
+
+    var kind: Kind = .api
+    var method: String
+    /// Starts with `/`; every segment taken from a caller already escaped (`RESTV2.segment`).
+    var path: String
+    var query: [(String, String)] = []
+    /// Sent after the fixed headers, in this order (partner framework status, TempPass identity, …).
+    var headers: [(String, String)] = []
+    var body: Body?
+    /// A 2xx body read into the response; nil when it is not one (the raw result is then all there is).
+    var decode: @Sendable (JSON) -> Response?
+
+    /// The URL on `baseURL` (its trailing `/` dropped); nil when that is no valid URL (the call is then not sent).
+    func url(on baseURL: URL) -> URL? {
+        var text = baseURL.absoluteString.trimmingSuffix("/") + path
+        if !query.isEmpty { text += "?" + FormEncoding.encode(query) }
+        return URL(string: text)
+    }
+
+    /// The whole request: REST API V2 calls carry `Authorization`, `AP-Device-Identifier`, `X-Device-Info`,
+    /// `Accept`, then `AP-Visitor-Identifier` and `X-Forwarded-For` when set, the endpoint's headers and last
+    /// `Content-Type` (Adobe's "REST API V2" OpenAPI document); DCR calls `Content-Type`, `Accept`, `X-Device-Info`.
+    /// `token` is ignored for DCR. nil when the URL is not valid.
+    func request(on baseURL: URL, token: String, device: DeviceHeaders) -> RESTRequest? {
+        guard let target = url(on: baseURL) else { return nil }
+        var request = RESTRequest(method: method, url: target)
+        switch kind {
+        case .api:
+            request.headers = [
+                ("Authorization", "Bearer " + token),
+                ("AP-Device-Identifier", DeviceInfo.deviceIdentifierHeader(device.deviceID)),
+                ("X-Device-Info", device.deviceInfo),
+                ("Accept", "application/json"),
+            ]
+            if let visitor = device.visitorID { request.headers.append(("AP-Visitor-Identifier", visitor)) }
+            if let address = device.forwardedFor { request.headers.append(("X-Forwarded-For", address)) }
+            request.headers += headers
+            if let body { request.headers.append(("Content-Type", body.contentType)) }
+        case .registration:
+            if let body { request.headers.append(("Content-Type", body.contentType)) }
+            request.headers += [("Accept", "application/json"), ("X-Device-Info", device.deviceInfo)]
+            request.headers += headers
+        }
+        request.body = body?.bytes
+        return request
+    }
+
+    /// Reads a call's result: the typed value for a 2xx body that is one.
+    func answer(_ result: APIResult) -> EndpointAnswer<Response> {
+        if case .ok(let body) = result { return EndpointAnswer(result: result, value: decode(body)) }
+        return EndpointAnswer(result: result, value: nil)
+    }
+}
+
+/// What one endpoint call ended with: the raw result (for the engine's failure rules) and, for a 2xx body of
+/// the expected shape, its typed value.
+struct EndpointAnswer<Value: Sendable>: Sendable {
+    var result: APIResult
+    /// nil unless the call ended 2xx with a body `Endpoint.decode` read.
+    var value: Value?
+
+    /// The enhanced error of a non-2xx answer, if its body was one.
+    var error: EnhancedError? { result.enhancedError }
+}
+
+/// An enhanced error object (`status`, `code`, `message`, `details`, `action`; Adobe's "Enhanced error codes"
+/// pages): top level in a non-2xx body, or per item in a decisions answer.
+struct EnhancedError: Sendable, Equatable {
+    var status: Int?
+    /// "" when absent.
+    var code: String
+    var message: String?
+    /// "" when absent (the MVPD's text, passed to the host intact).
+    var details: String
+    /// What the client should do (`retry`, `authentication`, `none`, …).
+    var action: String?
+
+    init(status: Int? = nil, code: String = "", message: String? = nil, details: String = "", action: String? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+        self.action = action
+    }
+
+    /// nil when `json` is not an object.
+    init?(_ json: JSON?) {
+        guard let json, json.objectValue != nil else { return nil }
+        self.init(
+            status: json["status"]?.int64Value.map { Int($0) }, code: json["code"]?.stringValue ?? "",
+            message: json["message"]?.stringValue, details: json["details"]?.stringValue ?? "",
+            action: json["action"]?.stringValue)
+    }
+
+    /// The profile is gone at the backend (`authenticated_profile_*`, `temporary_access_*`).
+    var meansProfileGone: Bool { code.hasPrefix("authenticated_profile") || code.hasPrefix("temporary_access") }
+
+    /// The TempPass has run out (`temporary_access_*`).
+    var meansTempPassOver: Bool { code.hasPrefix("temporary_access") }
+}
+
+extension APIResult {
+    /// The enhanced error of a non-2xx answer whose body was an object.
+    var enhancedError: EnhancedError? {
+        if case .httpError(_, let error) = self { return EnhancedError(error) }
+        return nil
+    }
+}
