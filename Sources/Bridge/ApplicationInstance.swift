@@ -18,7 +18,7 @@ final class ApplicationInstance: Sendable {
 
     /// All access under the mutex.
     private struct State {
-        var engine: (any EngineAPI)?
+        var engine: (any AccessEnabler)?
         /// A valid setRequestor was received on this instance.
         var requestorSent = false
         /// After close nothing starts: a call still arriving is answered -32003.
@@ -102,7 +102,7 @@ final class ApplicationInstance: Sendable {
     // MARK: engine instance
 
     /// This connection's engine, created with `init {}` defaults on first use.
-    func engine() -> any EngineAPI {
+    func engine() -> any AccessEnabler {
         if let engine = state.withLock({ $0.engine }) { return engine }
         let (engine, adapter) = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
         return state.withLock { state in
@@ -136,7 +136,7 @@ final class ApplicationInstance: Sendable {
     /// daemon→host requests) does the engine get a `PartnerSSOHost`.
     private func makeEngine(
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
-    ) -> (any EngineAPI, DelegateAdapter) {
+    ) -> (any AccessEnabler, DelegateAdapter) {
         var engineConfiguration = configuration.engine
         if let device {
             engineConfiguration.deviceID = device.identifier
@@ -198,7 +198,7 @@ final class ApplicationInstance: Sendable {
     /// their cancel outcome; nothing starts afterwards. Backend calls in progress finish and are answered where
     /// the peer is still there (the transport answers what is left after its shutdown timeout with -32003).
     func close() {
-        let engine = state.withLock { state -> (any EngineAPI)? in
+        let engine = state.withLock { state -> (any AccessEnabler)? in
             if state.closed { return nil }
             state.closed = true
             return state.engine

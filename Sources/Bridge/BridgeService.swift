@@ -31,13 +31,13 @@ public final class BridgeService: RPCHandler {
     /// (its running calls keep it alive until they are answered).
     private let sessions = Mutex<[ObjectIdentifier: ApplicationInstance]>([:])
 
-    /// - Parameter engineFactory: builds each connection's engine; default `AccessEnabler` on `configuration.store`.
+    /// - Parameter engineFactory: builds each connection's engine; default `Engine` on `configuration.store`.
     public init(configuration: BridgeConfiguration, engineFactory: EngineFactory? = nil) {
         self.configuration = configuration
         let store = configuration.store
         self.factory =
             engineFactory ?? { engineConfiguration, delegate in
-                AccessEnabler(configuration: engineConfiguration, store: store, delegate: delegate)
+                Engine(configuration: engineConfiguration, store: store, delegate: delegate)
             }
     }
 
@@ -77,3 +77,6 @@ public final class BridgeService: RPCHandler {
     /// Connections with a session.
     public var sessionCount: Int { sessions.withLock { $0.count } }
 }
+
+/// Builds one engine per connection from the connection's configuration and its delegate.
+public typealias EngineFactory = @Sendable (AccessEnablerConfiguration, EntitlementDelegate) -> any AccessEnabler

@@ -14,7 +14,7 @@ final class BridgeStatistics: Sendable {
     /// process (one per connection that made an engine call, until it is freed after its connection closed).
     var json: JSON {
         [
-            "instances": .integer(Int64(AccessEnabler.liveInstances)),
+            "instances": .integer(Int64(Engine.liveInstances)),
             "connections": .integer(Int64(connections.load(ordering: .relaxed))),
             "callsInFlight": .integer(Int64(callsInFlight.load(ordering: .relaxed))),
         ]

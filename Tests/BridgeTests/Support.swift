@@ -47,7 +47,7 @@ extension Written {
 }
 
 /// An engine scripted after the SDK's callback sequences; records the calls it gets.
-final class FakeEngine: EngineAPI {
+final class FakeEngine: AccessEnabler {
     let configuration: AccessEnablerConfiguration
     let delegate: EntitlementDelegate
     let calls = Mutex<[String]>([])
