@@ -2,8 +2,8 @@ import AccessEnabler
 import JSON
 import Synchronization
 
-/// What `rpc.stats` reports (`Protocol/README.md`, "Diagnostics"): counters shared by every connection of one
-/// `BridgeService`.
+/// What `rpc.stats` reports (`Protocol/README.md`, "Diagnostics"): counters shared by every connection's
+/// `ApplicationInstance` in one daemon.
 final class BridgeStatistics: Sendable {
     /// Connections with an open instance (a connection gets one at its first message, and loses it when it closes).
     let connections = Atomic<Int>(0)
