@@ -3,22 +3,23 @@ import JSON
 import JSONRPC
 import Synchronization
 
-/// One connection's application instance: its engine and the per-connection rules of Protocol/README.md
-/// (lazy `init {}`, -32002 before setRequestor, call order, cancel on close).
+/// One connection's application instance, and that connection's `RPCHandler`: its engine and the
+/// per-connection rules of Protocol/README.md (lazy `init {}`, -32002 before setRequestor, call order, cancel on
+/// close). The transport's factory makes one when the peer connects (`Daemon.run`).
 ///
 /// `handle` runs on the connection's reader thread, one message at a time. Engine calls start on
 /// `Task.immediate`, so each call enters the engine before the next message is read: calls reach the engine in
 /// the order the host sent them. The engine alone holds the calls that wait for setRequestor
 /// (`AccessEnabler.WaitingCall`, `Sources/AccessEnabler/README.md`); setRequestor's response is written from its
 /// `answered` hook, before any of them goes on.
-final class ApplicationInstance: Sendable {
+final class ApplicationInstance: RPCHandler {
     let outbound: any Outbound
     let configuration: BridgeConfiguration
     let factory: EngineFactory
 
     /// All access under the mutex.
     private struct State {
-        var engine: (any EngineAPI)?
+        var engine: (any AccessEnabler)?
         /// A valid setRequestor was received on this instance.
         var requestorSent = false
         /// After close nothing starts: a call still arriving is answered -32003.
@@ -33,20 +34,42 @@ final class ApplicationInstance: Sendable {
     }
     private let state = Mutex(State())
 
+    /// The daemon's counters, shared by every instance.
     let statistics: BridgeStatistics
+    /// Whether this instance is in `statistics.connections`: from its first message until it closes.
+    private let counted = Atomic<Bool>(false)
 
-    init(outbound: any Outbound, configuration: BridgeConfiguration, factory: @escaping EngineFactory, statistics: BridgeStatistics) {
+    /// - Parameter engineFactory: builds the engine; by default an `Engine` on `configuration.store`.
+    init(outbound: any Outbound, configuration: BridgeConfiguration, statistics: BridgeStatistics, engineFactory: EngineFactory? = nil) {
         self.outbound = outbound
         self.configuration = configuration
-        self.factory = factory
         self.statistics = statistics
+        let store = configuration.store
+        self.factory =
+            engineFactory ?? { engineConfiguration, delegate in
+                Engine(configuration: engineConfiguration, store: store, delegate: delegate)
+            }
     }
+
+    // MARK: RPCHandler
+
+    /// `connection` is the instance's own `outbound`.
+    func handle(method: String, params: JSON?, id: RequestID?, on connection: Connection) {
+        connection.checkReaderThread("ApplicationInstance.handle")
+        handle(method: method, params: params, id: id)
+    }
+
+    func connectionClosed(_ connection: Connection) { close() }
 
     // MARK: dispatch
 
-    /// Validates and starts one request (`id` non-nil) or host notification (`id` nil; never answered).
+    /// Validates and starts one request (`id` non-nil) or host notification (`id` nil; never answered). Call
+    /// from one thread, in arrival order.
     func handle(method: String, params: JSON?, id: RequestID?) {
-        (outbound as? Connection)?.checkReaderThread("ApplicationInstance.handle")
+        if !counted.load(ordering: .relaxed) {
+            counted.store(true, ordering: .relaxed)
+            statistics.connections.add(1, ordering: .relaxed)
+        }
         guard let spec = MethodTable.byName[method] else {
             if let id { outbound.respond(to: id, error: .methodNotFound(method)) }
             return
@@ -102,7 +125,7 @@ final class ApplicationInstance: Sendable {
     // MARK: engine instance
 
     /// This connection's engine, created with `init {}` defaults on first use.
-    func engine() -> any EngineAPI {
+    func engine() -> any AccessEnabler {
         if let engine = state.withLock({ $0.engine }) { return engine }
         let (engine, adapter) = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
         return state.withLock { state in
@@ -136,7 +159,7 @@ final class ApplicationInstance: Sendable {
     /// daemon→host requests) does the engine get a `PartnerSSOHost`.
     private func makeEngine(
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
-    ) -> (any EngineAPI, DelegateAdapter) {
+    ) -> (any AccessEnabler, DelegateAdapter) {
         var engineConfiguration = configuration.engine
         if let device {
             engineConfiguration.deviceID = device.identifier
@@ -197,12 +220,15 @@ final class ApplicationInstance: Sendable {
     /// setRequestor with their failure outcome without reaching the backend and the flows waiting on the host with
     /// their cancel outcome; nothing starts afterwards. Backend calls in progress finish and are answered where
     /// the peer is still there (the transport answers what is left after its shutdown timeout with -32003).
+    /// Called once by the transport (`connectionClosed`); later calls do nothing.
     func close() {
-        let engine = state.withLock { state -> (any EngineAPI)? in
-            if state.closed { return nil }
+        let (first, engine) = state.withLock { state -> (Bool, (any AccessEnabler)?) in
+            if state.closed { return (false, nil) }
             state.closed = true
-            return state.engine
+            return (true, state.engine)
         }
+        guard first else { return }
+        if counted.load(ordering: .relaxed) { statistics.connections.subtract(1, ordering: .relaxed) }
         if let engine { Task { await engine.cancel() } }
     }
 }

@@ -2,8 +2,8 @@ import AccessEnabler
 import JSON
 import Synchronization
 
-/// What `rpc.stats` reports (`Protocol/README.md`, "Diagnostics"): counters shared by every connection of one
-/// `BridgeService`.
+/// What `rpc.stats` reports (`Protocol/README.md`, "Diagnostics"): counters shared by every connection's
+/// `ApplicationInstance` in one daemon.
 final class BridgeStatistics: Sendable {
     /// Connections with an open instance (a connection gets one at its first message, and loses it when it closes).
     let connections = Atomic<Int>(0)
@@ -14,7 +14,7 @@ final class BridgeStatistics: Sendable {
     /// process (one per connection that made an engine call, until it is freed after its connection closed).
     var json: JSON {
         [
-            "instances": .integer(Int64(AccessEnabler.liveInstances)),
+            "instances": .integer(Int64(Engine.liveInstances)),
             "connections": .integer(Int64(connections.load(ordering: .relaxed))),
             "callsInFlight": .integer(Int64(callsInFlight.load(ordering: .relaxed))),
         ]

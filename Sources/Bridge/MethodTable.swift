@@ -1,3 +1,4 @@
+import AccessEnabler
 import JSON
 import JSONRPC
 
@@ -8,7 +9,7 @@ enum Operation: Sendable {
     /// Answered at once with a result that is already compact JSON text (rpc.discover's document).
     case nowEncoded([UInt8])
     /// An engine call, answered with its value when the operation ends, after its notifications.
-    case engine(@Sendable (any EngineAPI) async throws(ErrorObject) -> JSON)
+    case engine(@Sendable (any AccessEnabler) async throws(ErrorObject) -> JSON)
 }
 
 /// One row of the method table: the method's name, whether it needs a prior setRequestor (-32002), and the

@@ -1,7 +1,7 @@
 import JSON
 import JSONRPC
 
-/// Where a session writes: responses and notifications, in call order (Protocol/README.md).
+/// Where an application instance writes: responses and notifications, in call order (Protocol/README.md).
 ///
 /// `JSONRPC.Connection` is the real one; unit tests record into a list.
 public protocol Outbound: AnyObject, Sendable {

@@ -25,7 +25,7 @@ class EmulatorTestCase: XCTestCase {
     var emulatorArguments: [String] { [] }
 
     struct Client {
-        let engine: AccessEnabler
+        let engine: Engine
         let delegate: RecordingDelegate
         let store: TokenStore
         let directory: URL
@@ -43,7 +43,7 @@ class EmulatorTestCase: XCTestCase {
             requestTimeout: requestTimeout, logoutTimeout: logoutTimeout, pollInterval: .milliseconds(300), maxThrottleRetries: 2)
         if let httpClient { configuration.httpClient = httpClient }
         return Client(
-            engine: AccessEnabler(configuration: configuration, store: store, delegate: delegate), delegate: delegate, store: store,
+            engine: Engine(configuration: configuration, store: store, delegate: delegate), delegate: delegate, store: store,
             directory: directory)
     }
 

@@ -11,19 +11,19 @@ import XCTest
 final class EngineInterleavingTests: XCTestCase {
     private let redirect = "adobepass://ios.app"
 
-    private func makeEngine() throws -> (AccessEnabler, RecordingDelegate, ScriptedHTTP) {
+    private func makeEngine() throws -> (Engine, RecordingDelegate, ScriptedHTTP) {
         let http = ScriptedHTTP()
         var configuration = AccessEnablerConfiguration(backendURL: URL(string: "https://sp.example")!, softwareStatement: "a.b.c")
         configuration.httpClient = http
         let delegate = RecordingDelegate()
         return (
-            AccessEnabler(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate),
+            Engine(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate),
             delegate, http
         )
     }
 
     /// getAuthentication at the provider dialog, then MockMVPD picked: the login page is open.
-    private func openLoginPage(_ engine: AccessEnabler, _ delegate: RecordingDelegate) async -> Task<AuthenticationStatus, Never> {
+    private func openLoginPage(_ engine: Engine, _ delegate: RecordingDelegate) async -> Task<AuthenticationStatus, Never> {
         let login = Task { await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
         await delegate.arrived { if case .displayProviderDialog = $0 { true } else { false } }
         let picked = await engine.setSelectedProvider("MockMVPD")
@@ -114,14 +114,12 @@ final class EngineInterleavingTests: XCTestCase {
     }
 }
 
-extension AccessEnabler {
+extension Engine {
     /// Returns once the machine holds `count` calls waiting for setRequestor (yields, no sleep).
     func heldCalls(_ count: Int) async {
-        while await engine.heldCallCount < count { await Task.yield() }
+        while heldCallCount < count { await Task.yield() }
     }
-}
 
-extension Engine {
     var heldCallCount: Int { machine.held.count }
 }
 

@@ -7,7 +7,7 @@ import XCTest
 /// emulator, with a scripted host platform.
 final class PartnerSSOTests: EmulatorTestCase {
     struct PartnerClient {
-        let engine: AccessEnabler
+        let engine: Engine
         let delegate: RecordingDelegate
         let platform: ScriptedPlatform
     }
@@ -20,7 +20,7 @@ final class PartnerSSOTests: EmulatorTestCase {
         let configuration = AccessEnablerConfiguration(
             backendURL: emulator.baseURL, softwareStatement: Self.softwareStatement, requestTimeout: .seconds(5),
             partnerSSO: platform, partnerSSOTimeout: timeout, pollInterval: .milliseconds(300), maxThrottleRetries: 2)
-        let engine = AccessEnabler(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
+        let engine = Engine(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         return PartnerClient(engine: engine, delegate: delegate, platform: platform)
     }
 

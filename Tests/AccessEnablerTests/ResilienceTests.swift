@@ -116,7 +116,7 @@ extension ResilienceTests {
     func testMalformedSoftwareStatementReportsR400() async throws {
         let store = try TokenStore(directory: temporaryDirectory())
         let delegate = RecordingDelegate()
-        let engine = AccessEnabler(
+        let engine = Engine(
             configuration: AccessEnablerConfiguration(backendURL: emulator.baseURL, softwareStatement: "not-a-jwt"), store: store,
             delegate: delegate)
         let status = await engine.setRequestor("REF", serviceProviders: nil)

@@ -173,7 +173,7 @@ final class OptionsOnTheWireTests: XCTestCase {
         let server = try CaptureServer(responses: [RestClientTests.registered, RestClientTests.token("AT1"), configuration])
         defer { server.stop() }
         let delegate = RecordingDelegate()
-        let engine = AccessEnabler(
+        let engine = Engine(
             configuration: AccessEnablerConfiguration(backendURL: server.url, softwareStatement: "h.p.s", deviceID: "device-42"),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         engine.setOptions(["visitorID": "ECID-7", "device_info": "eyJtb2RlbCI6IlRWIn0=", "applicationProfile": "p"])

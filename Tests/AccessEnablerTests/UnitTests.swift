@@ -23,7 +23,7 @@ final class RedirectURLTests: XCTestCase {
 
     func testHandleExternalURLThrowsForAForeignURL() async throws {
         let delegate = RecordingDelegate()
-        let engine = AccessEnabler(
+        let engine = Engine(
             configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         do {
@@ -153,7 +153,7 @@ final class HeaderTests: XCTestCase {
 final class OfflineEngineTests: XCTestCase {
     func testNoSoftwareStatementEndsSetRequestorWithR400AndFailsQueuedCalls() async throws {
         let delegate = RecordingDelegate()
-        let engine = AccessEnabler(
+        let engine = Engine(
             configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         XCTAssertFalse(engine.requestorWasSet)
@@ -177,7 +177,7 @@ final class OfflineEngineTests: XCTestCase {
 
     func testUnreachableBackendReportsCFG404() async throws {
         let delegate = RecordingDelegate()
-        let engine = AccessEnabler(
+        let engine = Engine(
             configuration: AccessEnablerConfiguration(
                 backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: "a.b.c", requestTimeout: .seconds(5)),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
@@ -196,9 +196,9 @@ final class OfflineEngineTests: XCTestCase {
     func testDeviceIdIsPersistedAndReportedAsMetadata() async throws {
         let directory = temporaryDirectory()
         let config = AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil)
-        let first = AccessEnabler(configuration: config, store: try TokenStore(directory: directory), delegate: RecordingDelegate())
+        let first = Engine(configuration: config, store: try TokenStore(directory: directory), delegate: RecordingDelegate())
         let delegate = RecordingDelegate()
-        let second = AccessEnabler(configuration: config, store: try TokenStore(directory: directory), delegate: delegate)
+        let second = Engine(configuration: config, store: try TokenStore(directory: directory), delegate: delegate)
         let a = await first.getMetadata(.deviceID, arguments: ["opCode": 2])
         let b = await second.getMetadata(.deviceID, arguments: ["opCode": 2])
         XCTAssertEqual(a.metadata, b.metadata)
@@ -208,7 +208,7 @@ final class OfflineEngineTests: XCTestCase {
 
     func testSelectingWithoutRequestorEndsWithProviderNotSelected() async throws {
         let delegate = RecordingDelegate()
-        let engine = AccessEnabler(
+        let engine = Engine(
             configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         let outcome = await engine.setSelectedProvider(nil)

@@ -186,9 +186,9 @@ final class ParamValidationTests: XCTestCase {
 
     func testHostNotificationsAreNeverAnswered() throws {
         let harness = try Harness()
-        harness.service.handle(method: "noSuchMethod", params: nil, id: nil, from: harness.connection)
-        harness.service.handle(method: "setRequestor", params: [:], id: nil, from: harness.connection)
-        harness.service.handle(method: "setOptions", params: ["handleSVC": true], id: nil, from: harness.connection)
+        harness.instance.handle(method: "noSuchMethod", params: nil, id: nil)
+        harness.instance.handle(method: "setRequestor", params: [:], id: nil)
+        harness.instance.handle(method: "setOptions", params: ["handleSVC": true], id: nil)
         guard case .error(_, let error)? = harness.call("noSuchMethod").last else { return XCTFail() }
         XCTAssertEqual(error.code, .methodNotFound)
         XCTAssertEqual(harness.connection.all.count, 1)

@@ -164,14 +164,14 @@ final class ResultMappingTests: XCTestCase {
         let harness = try Harness()
         harness.call("setRequestor", ["requestorID": "REF"])
         let other = Recorder()
-        harness.service.handle(method: "setRequestor", params: ["requestorID": "REF"], id: RequestID(1), from: other)
+        harness.makeInstance(writingTo: other).handle(method: "setRequestor", params: ["requestorID": "REF"], id: RequestID(1))
         _ = other.waitForAnswer(1)
-        XCTAssertEqual(harness.service.sessionCount, 2)
-        harness.service.closed(harness.connection)
+        XCTAssertEqual(harness.openInstances, 2)
+        harness.instance.close()
         let engines = harness.engines.withLock { $0 }
         XCTAssertTrue(waitFor { engines[0].cancelled.load(ordering: .sequentiallyConsistent) })
         XCTAssertFalse(engines[1].cancelled.load(ordering: .sequentiallyConsistent))
-        XCTAssertEqual(harness.service.sessionCount, 1)
+        XCTAssertEqual(harness.openInstances, 1)
     }
 }
 

@@ -47,7 +47,7 @@ extension Written {
 }
 
 /// An engine scripted after the SDK's callback sequences; records the calls it gets.
-final class FakeEngine: EngineAPI {
+final class FakeEngine: AccessEnabler {
     let configuration: AccessEnablerConfiguration
     let delegate: EntitlementDelegate
     let calls = Mutex<[String]>([])
@@ -175,7 +175,6 @@ final class FakeEngine: EngineAPI {
     }
 }
 
-/// A bridge on fake engines, with one recorded connection.
 /// The engines a harness's factory made, in order.
 final class EngineList: Sendable {
     private let list = Mutex<[FakeEngine]>([])
@@ -183,29 +182,41 @@ final class EngineList: Sendable {
     func withLock<T>(_ body: ([FakeEngine]) -> T) -> T { list.withLock { body($0) } }
 }
 
+/// A bridge on fake engines, with one recorded connection and its instance.
 final class Harness {
     let engines = EngineList()
-    let service: BridgeService
+    let configuration: BridgeConfiguration
+    let statistics = BridgeStatistics()
     let connection = Recorder()
+    private(set) var instance: ApplicationInstance!
     private var nextID: Int64 = 0
 
     init() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-tests-\(UUID().uuidString)")
         let store = try TokenStore(directory: directory)
         let template = AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: "flag.jwt.sig")
+        configuration = BridgeConfiguration(engine: template, store: store)
+        instance = makeInstance(writingTo: connection)
+    }
+
+    /// Another connection's instance, on the same configuration and statistics, its engines in `engines`.
+    func makeInstance(writingTo outbound: any Outbound) -> ApplicationInstance {
         let engines = self.engines
-        service = BridgeService(configuration: BridgeConfiguration(engine: template, store: store)) { configuration, delegate in
+        return ApplicationInstance(outbound: outbound, configuration: configuration, statistics: statistics) { configuration, delegate in
             let engine = FakeEngine(configuration: configuration, delegate: delegate)
             engines.append(engine)
             return engine
         }
     }
 
+    /// Connections with an open instance (what `rpc.stats` reports as `connections`).
+    var openInstances: Int { statistics.connections.load(ordering: .relaxed) }
+
     /// Sends a request and returns its id.
     @discardableResult
     func send(_ method: String, _ params: JSON? = nil) -> Int64 {
         nextID += 1
-        service.handle(method: method, params: params, id: RequestID(nextID), from: connection)
+        instance.handle(method: method, params: params, id: RequestID(nextID))
         return nextID
     }
 

@@ -3,7 +3,8 @@ import Dispatch
 import JSON
 import JSONRPC
 
-/// The test daemon's handler: the methods of ``TestMethods``, then the real daemon's for everything else.
+/// The test daemon's handler of one connection: the methods of ``TestMethods``, then the connection's
+/// application instance for everything else.
 final class TestMethodsHandler: RPCHandler {
     private let next: RPCHandler
 

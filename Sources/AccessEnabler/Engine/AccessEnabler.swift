@@ -1,7 +1,8 @@
 import FoundationEssentials
 import JSON
 
-/// The entitlement engine: Adobe's AccessEnabler API over REST API V2 + DCR (ARCHITECTURE.md).
+/// The entitlement engine's API: Adobe's AccessEnabler calls over REST API V2 + DCR (ARCHITECTURE.md), declared
+/// here only. `Engine` implements it; the bridge's unit tests drive the bridge with a scripted conformer.
 ///
 /// One instance per application instance. Each operation calls the delegate's callbacks synchronously, in the
 /// SDK's order (Adobe's "iOS/tvOS API Reference"), and returns its terminal outcome only after every callback of that
@@ -39,120 +40,119 @@ import JSON
 /// picker (presentTvProviderDialog … dismissTvProviderDialog) and falls back to displayProviderDialog after
 /// VSA403, VSA404, VSA503, APPL_ERROR, N003, N004 or N005, or to the provider's login page (no status) for a
 /// provider without partner SSO; logout of a partner profile adds status VSA203. See `PartnerSSOProvider`.
-public final class AccessEnabler: Sendable {
-    let engine: Engine
-
-    public init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
-        engine = Engine(configuration: configuration, store: store, delegate: delegate)
-    }
-
+public protocol AccessEnabler: Sendable {
     /// Sets `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON, → `X-Device-Info` instead of
     /// the computed one) and `handleSVC` (true: login and logout pages are sent with `useSVC: true`); other keys,
     /// `applicationProfile` included (REST API V2 has no place for it), are ignored. Applies to the next
     /// request. Never queued.
-    public func setOptions(_ options: JSONObject) {
-        engine.shared.withLock { $0.options.apply(options) }
-    }
+    func setOptions(_ options: JSONObject)
 
     /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently
     /// (first responder wins per MVPD), brings the stored profiles in line with the backend, then calls
     /// setRequestorComplete(1) when at least one provider answered, else 0 + a status. Returns that status.
-    /// Call it again when the app returns to the foreground to resynchronize.
-    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
-        await engine.setRequestor(requestorID, serviceProviders: serviceProviders, answered: { _ in })
-    }
-
-    /// As `setRequestor(_:serviceProviders:)`; `answered` is called with the status after setRequestorComplete
-    /// (and its status), before any call waiting for this setRequestor (`WaitingCall`) goes on. A host answers
-    /// its caller there, so that the waiting calls' callbacks come after that answer.
-    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32 {
-        await engine.setRequestor(requestorID, serviceProviders: serviceProviders, answered: answered)
-    }
+    /// Call it again when the app returns to the foreground to resynchronize. `answered` is called with the
+    /// status after setRequestorComplete (and its status), before any call waiting for this setRequestor
+    /// (`WaitingCall`) goes on: a host answers its caller there, so that the waiting calls' callbacks come after
+    /// that answer.
+    func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32
 
     /// Reports the local authentication state (no network): setAuthenticationStatus + tracking (+ N000/N111).
-    public func checkAuthentication() async -> AuthenticationStatus {
-        await engine.checkAuthentication()
-    }
+    func checkAuthentication() async -> AuthenticationStatus
 
     /// Runs the login flow: returns at once when authenticated (unless `forceAuthn`), else shows the picker
     /// (displayProviderDialog) and returns when the flow ends (handleExternalURL, second-screen poll, cancel).
     /// `data` is sent as the promotional TempPass identity (`AP-TempPass-Identity`); `filter` narrows the
     /// platform's picker (partner SSO) only, never the provider dialog.
-    public func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
-        await engine.getAuthentication(forceAuthn: forceAuthn, data: data, filter: filter)
-    }
+    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus
 
     /// The user's pick: nil cancels (Provider not Selected Error, N005); a TempPass MVPD authenticates at once;
     /// otherwise navigateToUrl (web view) or REGCODE status + polling (second screen). Never queued.
-    public func setSelectedProvider(_ mvpdId: String?) async -> SelectionOutcome {
-        await engine.setSelectedProvider(mvpdId)
-    }
+    func setSelectedProvider(_ mvpdId: String?) async -> SelectionOutcome
 
     /// Completes the login (or logout) flow the redirect URL ends. A second call for the same flow returns the
     /// same status with no new callback and no network call.
     /// - Throws: `AccessEnablerError.invalidRedirectURL` when `url` is not the registered redirect URL.
-    public func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {
-        guard RedirectURL.matches(url, registered: engine.configuration.redirectURL) else {
-            throw .invalidRedirectURL(url)
-        }
-        return await engine.handleExternalURL()
-    }
+    func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus
 
     /// Deprecated alias of completing the login flow (as handleExternalURL with the redirect URL).
-    public func getAuthenticationToken() async -> AuthenticationStatus {
-        await engine.handleExternalURL()
-    }
+    func getAuthenticationToken() async -> AuthenticationStatus
 
     /// Reports (preauthorizedResources) which of `resources` the user may watch; `cache: false` asks the backend.
-    public func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
-        await engine.checkPreauthorizedResources(resources, cache: cache)
-    }
+    func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String]
 
     /// Authorizes `resource` (plain id or MRSS, byte-exact): setToken or tokenRequestFailed, + tracking.
-    public func checkAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
-        await engine.authorize(resource, data: data, loginIfNeeded: false)
-    }
+    func checkAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome
 
     /// As checkAuthorization, but runs the login first when the user is not authenticated, then continues.
-    public func getAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
-        await engine.authorize(resource, data: data, loginIfNeeded: true)
-    }
+    func getAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome
 
     /// Deletes the profiles at Adobe and locally (locally also this application's profiles under its other
     /// requestors on this device, as the SDK clears the whole token storage); with a web view navigates to the
     /// MVPD logout page, then ends
     /// with setAuthenticationStatus(0, "User Not Authenticated Error") after handleExternalURL or logoutTimeout.
-    public func logout() async -> AuthenticationStatus {
-        await engine.logout()
-    }
+    func logout() async -> AuthenticationStatus
 
     /// The selected MVPD (also sent to the delegate's selectedProvider). Never queued.
-    public func getSelectedProvider() -> MVPD? {
-        let mvpd = engine.shared.withLock { $0.selectedMVPD }
-        engine.delegate.selectedProvider(mvpd)
-        return mvpd
-    }
+    func getSelectedProvider() -> MVPD?
 
     /// Answers with one setMetadataStatus (Protocol/README.md); `arguments` is echoed as sent.
-    public func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
-        await engine.getMetadata(request, arguments: arguments)
-    }
+    func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus
 
     /// The host went away: flows waiting on it end with their cancel outcome
     /// (Provider not Selected Error, N005) and second-screen polling stops. Sticky: calls waiting for
     /// setRequestor end at once with their failure outcome, and no later call waits on the host (a login ends
     /// with Provider not Selected Error + N005 before any displayProviderDialog; logout does not wait for the
     /// logout page).
-    public func cancel() async {
-        await engine.cancel()
+    func cancel() async
+}
+
+extension AccessEnabler {
+    /// setRequestor for a caller that needs no `answered` hook.
+    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
+        await setRequestor(requestorID, serviceProviders: serviceProviders, answered: { _ in })
+    }
+}
+
+/// The SDK calls the engine has no method of that name and shape for; the others (setRequestor,
+/// checkAuthentication, getAuthentication, setSelectedProvider, checkPreauthorizedResources, logout, getMetadata,
+/// cancel) are the engine's own. The nonisolated ones check or read before entering the actor, as the SDK's
+/// object did.
+extension Engine: AccessEnabler {
+    public nonisolated func setOptions(_ options: JSONObject) {
+        shared.withLock { $0.options.apply(options) }
     }
 
-    /// AccessEnabler instances alive in this process (freed ones are not counted).
-    public static var liveInstances: Int { Engine.live.load(ordering: .relaxed) }
+    public nonisolated func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {
+        guard RedirectURL.matches(url, registered: configuration.redirectURL) else {
+            throw .invalidRedirectURL(url)
+        }
+        return await handleExternalURL()
+    }
+
+    public nonisolated func getAuthenticationToken() async -> AuthenticationStatus {
+        await handleExternalURL()
+    }
+
+    public nonisolated func checkAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
+        await authorize(resource, data: data, loginIfNeeded: false)
+    }
+
+    public nonisolated func getAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
+        await authorize(resource, data: data, loginIfNeeded: true)
+    }
+
+    public nonisolated func getSelectedProvider() -> MVPD? {
+        let mvpd = shared.withLock { $0.selectedMVPD }
+        delegate.selectedProvider(mvpd)
+        return mvpd
+    }
+
+    /// Engines (AccessEnabler instances) alive in this process (freed ones are not counted).
+    public static var liveInstances: Int { live.load(ordering: .relaxed) }
 
     /// Whether setRequestor was ever called on this instance (the bridge answers -32002 otherwise).
-    public var requestorWasSet: Bool {
-        engine.shared.withLock { $0.requestorWasSet }
+    public nonisolated var requestorWasSet: Bool {
+        shared.withLock { $0.requestorWasSet }
     }
 }
 

@@ -2,11 +2,11 @@ import FoundationEssentials
 import JSON
 import Synchronization
 
-/// The engine behind `AccessEnabler`. Its flow state is one value, `machine` (the states and every
+/// The engine, what implements `AccessEnabler`. Its flow state is one value, `machine` (the states and every
 /// state × event cell: `README.md` next to this file); the actor performs the machine's actions (HTTP, store,
 /// delegate callbacks, timers). Delegate callbacks are made synchronously from the actor, so an outcome's
 /// callbacks always precede the return of the call it ends.
-actor Engine {
+public actor Engine {
     nonisolated let configuration: AccessEnablerConfiguration
     nonisolated let store: TokenStore
     nonisolated let delegate: EntitlementDelegate
@@ -34,7 +34,7 @@ actor Engine {
     /// The platform account as the host last described it (partner SSO).
     var partnerAccount: PartnerAccount?
 
-    init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
+    public init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
         self.configuration = configuration
         self.store = store
         self.delegate = delegate
@@ -71,7 +71,7 @@ actor Engine {
     // MARK: setRequestor and the queue
 
     /// `answered` gets the status after the callbacks, before any call held behind this setRequestor goes on.
-    func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32 {
+    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32 {
         shared.withLock { $0.requestorWasSet = true }
         perform(machine.receive(.setRequestorStarted))
         let (status, requestor) = await configure(requestorID, serviceProviders: serviceProviders)
@@ -293,7 +293,7 @@ actor Engine {
 
     // MARK: checkAuthentication (Adobe's "iOS/tvOS API Reference": checkAuthentication)
 
-    func checkAuthentication() async -> AuthenticationStatus {
+    public func checkAuthentication() async -> AuthenticationStatus {
         guard let requestor = await ready(.checkAuthentication) else {
             return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }

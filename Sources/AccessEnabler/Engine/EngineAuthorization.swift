@@ -165,7 +165,7 @@ extension Engine {
     // MARK: checkPreauthorizedResources
     // (Adobe's "iOS/tvOS API Reference"; Adobe Pass REST API V2, "Retrieve preauthorization decisions using specific mvpd")
 
-    func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
+    public func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
         guard let requestor = await ready(.checkPreauthorizedResources), !resources.isEmpty else {
             delegate.preauthorizedResources([])
             return []

@@ -4,7 +4,7 @@ import JSON
 extension Engine {
     // MARK: getAuthentication
 
-    func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
+    public func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
         guard let requestor = await ready(.getAuthentication) else {
             return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
@@ -113,7 +113,7 @@ extension Engine {
 
     // MARK: setSelectedProvider (Adobe's "iOS/tvOS API Reference": setSelectedProvider; never queued)
 
-    func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
+    public func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
         let cancelStatus = Self.n005
         guard let requestor = machine.login?.requestor ?? inForce else {
             return .ended(loginFailed(SDKErrorCode.providerNotSelected, nil, status: mvpdID == nil ? cancelStatus : nil))
@@ -302,7 +302,7 @@ extension Engine {
     // MARK: cancel
 
     /// Sticky: calls waiting for setRequestor, and every call made afterwards, end without waiting on the host.
-    func cancel() async {
+    public func cancel() async {
         perform(machine.receive(.cancel))
     }
 

@@ -4,7 +4,7 @@ import JSON
 extension Engine {
     // MARK: logout (Adobe's "iOS/tvOS API Reference": logout; Adobe Pass REST API V2, "Initiate logout for specific mvpd")
 
-    func logout() async -> AuthenticationStatus {
+    public func logout() async -> AuthenticationStatus {
         let loggedOut = AuthenticationStatus.failed(SDKErrorCode.userNotAuthenticated)
         guard let requestor = await ready(.logout) else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
@@ -80,7 +80,7 @@ extension Engine {
 
     // MARK: getMetadata (Adobe's "iOS/tvOS API Reference": getMetadata; Protocol/README.md)
 
-    func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
+    public func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
         var value = JSON.null
         var encrypted = false
         let requestor = await ready(.getMetadata)

@@ -43,9 +43,11 @@ final class Stopper: Sendable {
 public enum Daemon {
     /// Starts the backend and store `options` name, then serves the chosen transport until it has drained;
     /// returns the exit status (1, after one line on stderr, when the backend or the store cannot start).
-    /// - Parameter wrap: the handler served, given the bridge's (the test daemon adds methods); the bridge's
-    ///   own by default.
-    public static func run(_ options: DaemonOptions, wrap: (BridgeService) -> RPCHandler = { $0 }) -> Int32 {
+    /// - Parameter wrapInstance: given a new connection's `ApplicationInstance`, the handler that serves the
+    ///   connection: the instance itself by default; the test daemon puts its test methods in front of it.
+    public static func run(
+        _ options: DaemonOptions, wrapInstance: @escaping @Sendable (any RPCHandler) -> any RPCHandler = { $0 }
+    ) -> Int32 {
         Logger.level = options.logLevel
         let log = Logger(label: "main")
         let stopper = Stopper()
@@ -57,9 +59,14 @@ public enum Daemon {
             if case .failure(let message) = error { writeError("passbridge: \(message)") }
             return 1
         }
-        let handler = wrap(BridgeService(configuration: backend.configuration))
+        let configuration = backend.configuration
+        let statistics = BridgeStatistics()
         defer { backend.stop() }
-        return serve(options, factory: { _ in handler }, stopper: stopper, log: log)
+        return serve(
+            options,
+            factory: { connection in
+                wrapInstance(ApplicationInstance(outbound: connection, configuration: configuration, statistics: statistics))
+            }, stopper: stopper, log: log)
     }
 
     private static func serve(_ options: DaemonOptions, factory: @escaping RPCHandlerFactory, stopper: Stopper, log: Logger) -> Int32 {

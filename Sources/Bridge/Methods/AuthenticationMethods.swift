@@ -62,7 +62,7 @@ enum AuthenticationMethods {
     }
 
     /// → `{mvpd}` (an MVPD object or null) after the selectedProvider notification; never queued.
-    static let getSelectedProvider = MethodSpec(name: "getSelectedProvider", needsRequestor: false) { session, _ in
-        .now(.object(["mvpd": Wire.mvpd(session.engine().getSelectedProvider())]))
+    static let getSelectedProvider = MethodSpec(name: "getSelectedProvider", needsRequestor: false) { instance, _ in
+        .now(.object(["mvpd": Wire.mvpd(instance.engine().getSelectedProvider())]))
     }
 }

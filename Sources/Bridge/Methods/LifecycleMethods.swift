@@ -12,7 +12,7 @@ enum LifecycleMethods {
     /// → `{}`: a fresh engine for this connection. With `partnerSSO` (e.g. `Apple`) the engine asks this host the
     /// `partnerSSO/*` requests (`PartnerSSOHost`); without it the host never receives a request. With
     /// `deviceIdentifier` the instance acts for that device (server-to-server; Protocol/README.md "Fleet mode").
-    static let initialize = MethodSpec(name: "init", needsRequestor: false) { session, params throws(ErrorObject) in
+    static let initialize = MethodSpec(name: "init", needsRequestor: false) { instance, params throws(ErrorObject) in
         let softwareStatement = try params.string("softwareStatement")
         let redirectURL = try params.string("redirectUrl")
         if let redirectURL, !isAbsoluteURL(redirectURL) {
@@ -22,7 +22,7 @@ enum LifecycleMethods {
         let partnerSSO = try params.string("partnerSSO")
         if partnerSSO?.isEmpty == true { throw Params.invalid("partnerSSO", "must not be empty") }
         let device = try hostedDevice(params)
-        session.initialize(
+        instance.initialize(
             softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
         return .now(.object([:]))
     }
@@ -62,19 +62,19 @@ enum LifecycleMethods {
     }
 
     /// `setOptions {applicationProfile?, visitorID?, device_info?, handleSVC?}` → `{}`; never queued.
-    static let setOptions = MethodSpec(name: "setOptions", needsRequestor: false) { session, params throws(ErrorObject) in
+    static let setOptions = MethodSpec(name: "setOptions", needsRequestor: false) { instance, params throws(ErrorObject) in
         var options = JSONObject()
         for name in ["applicationProfile", "visitorID", "device_info"] {
             if let value = try params.string(name) { options[name] = .string(value) }
         }
         if let handleSVC = try params.bool("handleSVC") { options["handleSVC"] = .bool(handleSVC) }
-        session.engine().setOptions(options)
+        instance.engine().setOptions(options)
         return .now(.object([:]))
     }
 
     /// `setRequestor {requestorID, serviceProviders?}` → `{status}` after setRequestorComplete. The deprecated
     /// `signedRequestorID`, `secret` and `publicKey` are accepted and ignored.
-    static let setRequestor = MethodSpec(name: "setRequestor", needsRequestor: false) { session, params throws(ErrorObject) in
+    static let setRequestor = MethodSpec(name: "setRequestor", needsRequestor: false) { instance, params throws(ErrorObject) in
         let requestorID = try params.requiredString("requestorID")
         if requestorID.isEmpty { throw Params.invalid("requestorID", "must not be empty") }
         let serviceProviders = try params.stringArray("serviceProviders")?.enumerated().map { index, text throws(ErrorObject) in
@@ -83,7 +83,7 @@ enum LifecycleMethods {
             }
             return url
         }
-        session.markRequestorSent()
+        instance.markRequestorSent()
         return .engine { engine in
             // Answered before the calls that waited for it run, so their notifications follow the response.
             let status = await engine.setRequestor(requestorID, serviceProviders: serviceProviders) { status in

@@ -5,5 +5,5 @@ import JSONRPC
 enum StatisticsMethod {
     static let name = "rpc.stats"
 
-    static let spec = MethodSpec(name: name, needsRequestor: false) { session, _ in .now(session.statistics.json) }
+    static let spec = MethodSpec(name: name, needsRequestor: false) { instance, _ in .now(instance.statistics.json) }
 }
