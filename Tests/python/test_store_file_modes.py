@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import shutil
+import sqlite3
 import stat
 import subprocess
 import tempfile
@@ -134,3 +135,28 @@ def test_a_symbolic_link_in_place_of_the_store_stops_the_daemon_and_its_target_i
     assert len(lines) == 1 and f"refusing store file {state / 'passbridge.sqlite'}: it is a symbolic link" in lines[0], \
         result.stderr
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+def test_a_state_directory_reached_through_a_symbolic_link_is_used(bin_dir, emulator, tmp_path):
+    """Only the store's own files must not be links (`/var` or a home folder behind a link is common)."""
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, tmp_path / "link" / "state"), stdin=SET_REQUESTOR)
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines() if '"id":2' in line][0]["result"]["status"] == 1
+    assert stat.S_IMODE((real / "state" / "passbridge.sqlite").stat().st_mode) == 0o600
+
+
+def test_after_a_clean_exit_the_database_file_alone_is_the_whole_store(bin_dir, emulator, tmp_path):
+    """The daemon closes its store as it exits, so SQLite folds the write-ahead log into passbridge.sqlite: a
+    backup of that one file keeps the device identifier and the registration (README.md)."""
+    state = tmp_path / "state"
+    result = run_daemon(bin_dir, *daemon_args(emulator.base, state), stdin=SET_REQUESTOR)
+    assert result.returncode == 0, result.stderr
+    assert sorted(entry.name for entry in state.iterdir()) == ["passbridge.sqlite"]
+    backup = tmp_path / "backup.sqlite"
+    shutil.copy(state / "passbridge.sqlite", backup)
+    with sqlite3.connect(backup) as db:
+        assert db.execute("SELECT count(*) FROM device_identity").fetchone()[0] == 1
+        assert db.execute("SELECT count(*) FROM client_credentials").fetchone()[0] == 1

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The dedicated thread that runs the store's I/O, so that neither the daemon's event loop nor Swift's cooperative
@@ -15,6 +16,7 @@ final class StoreExecutor: Sendable {
         var jobs: [Job] = []
         var closed = false
         var started = false
+        var finished = false
     }
 
     private let name: String
@@ -39,28 +41,41 @@ final class StoreExecutor: Sendable {
         }
     }
 
-    /// Queues `job` without waiting for it; the first job starts the worker.
+    /// Queues `job` without waiting for it; the first job starts the worker. After `close`, `job` gets a failure at
+    /// once.
     func submit(_ job: @escaping Job) {
         condition.lock()
-        let start = queue.withLock { queue in
+        let (start, closed) = queue.withLock { queue -> (Bool, Bool) in
+            if queue.closed { return (false, true) }
             queue.jobs.append(job)
             defer { queue.started = true }
-            return !queue.started
+            return (!queue.started, false)
         }
         condition.signal()
         condition.unlock()
+        if closed { job(.failure(TokenStoreError.io(operation: "the store is closed", errno: EBADF))) }
         if start { startThread(name: name) { [self] in self.work() } }
     }
 
-    /// Lets the worker finish what is queued, then end (closing its database).
-    func close() {
+    /// Lets the worker finish what is queued, then end (closing its database); with `wait`, returns once it has.
+    func close(wait: Bool = false) {
         condition.lock()
         queue.withLock { $0.closed = true }
         condition.broadcast()
+        while wait, queue.withLock({ $0.started && !$0.finished }) { condition.wait() }
         condition.unlock()
     }
 
     private func work() {
+        run()
+        // The database is closed by now (`run` held the only reference).
+        condition.lock()
+        queue.withLock { $0.finished = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
         var database: (any StoreDatabase)?
         while true {
             condition.lock()

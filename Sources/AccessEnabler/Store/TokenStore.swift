@@ -53,6 +53,11 @@ public final class TokenStore: Sendable {
 
     deinit { executor.close() }
 
+    /// Runs what is queued, then closes the database and waits for that: SQLite then folds its write-ahead log
+    /// into `passbridge.sqlite` and removes the `-wal`, so the file alone is a complete copy. Calls after it fail
+    /// at once. The daemon closes its store as it exits.
+    public func close() { executor.close(wait: true) }
+
     // MARK: entities
 
     /// The store's device identifier; created (a random UUID) by the first caller of all processes sharing it.

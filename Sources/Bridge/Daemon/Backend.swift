@@ -13,6 +13,7 @@ struct Backend {
 
     /// Stops the emulator child and removes the temporary state directory.
     func stop() {
+        configuration.store.close()
         emulator?.stop()
         if let temporaryStateDirectory { try? FileManager.default.removeItem(atPath: temporaryStateDirectory) }
     }
