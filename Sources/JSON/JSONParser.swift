@@ -245,6 +245,13 @@ private struct Scan {
     }
 
     /// The text with every integer literal outside Int64 replaced by a unique placeholder string.
+    /// True when the first byte at or after `offset` that is not JSON whitespace is `:`.
+    private func followedByColon(_ offset: Int) -> Bool {
+        var index = offset
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        return index < bytes.count && bytes[index] == UInt8(ascii: ":")
+    }
+
     func replacingBigIntegers() -> (text: [UInt8], placeholders: [String: String]) {
         let nonce = String(UInt64.random(in: .min ... .max), radix: 36)
         var text: [UInt8] = []
@@ -258,7 +265,9 @@ private struct Scan {
                 var end = index + 1
                 while end < bytes.count, Scan.isNumberByte(bytes[end]) { end += 1 }
                 let literal = String(decoding: bytes[index..<end], as: UTF8.self)
-                if Scan.isBigInteger(literal) {
+                // A literal followed by `:` stands where a member name must be a string: left as written, so the
+                // text stays invalid instead of the placeholder string making it a valid name.
+                if Scan.isBigInteger(literal), !followedByColon(end) {
                     let placeholder = "\u{1}bigint-\(nonce)-\(placeholders.count)"
                     placeholders[placeholder] = literal
                     text.append(contentsOf: JSON.string(placeholder).serialized())

@@ -84,6 +84,11 @@ final class JSONConformanceTests: XCTestCase {
         row("duplicate in a batch", #"[{"jsonrpc":"2.0","method":"x","id":1,"id":2}]"#, .valid, duplicate(#""id""#)),
         row("duplicate before a big integer", #"{"x":1,"x":18446744073709551616}"#, .valid, duplicate(#""x""#)),
         row("big integer before a duplicate", #"{"n":18446744073709551616,"x":1,"x":2}"#, .valid, duplicate(#""x""#)),
+        row("big integer as a member name", #"{"id":1,99999999999999999999999:1}"#, .invalid, .invalid()),
+        row("big integer as a member name, then a duplicate", #"{99999999999999999999999:1,"a":1,"a":2}"#, .invalid, .invalid()),
+        row(
+            "big integer value, then a colon in a string", #"{"a":99999999999999999999999,"b":":"}"#, .implementationDefined,
+            .value(["a": .bigInteger("99999999999999999999999"), "b": ":"])),
         row("NUL escaped in a name", #"{"foo\u0000bar": 42}"#, .valid, nulInName(#""foo\u0000bar""#)),
         row("NUL-escaped names repeated", #"{"\u0000":1,"\u0000":2}"#, .valid, nulInName(#""\u0000""#)),
         row("long duplicate name shortened", "{\"\(longName)\":1,\"\(longName)\":2}", .valid, duplicate("\"\(longName.prefix(64))…\"")),

@@ -296,6 +296,12 @@ def test_an_existing_private_directory_is_used_as_it_is(bin_dir, emulator, tmp_p
     assert stat.S_IMODE(state.stat().st_mode) == 0o755
 
 
+def test_an_empty_state_dir_is_a_usage_error_not_the_default_directory(bin_dir, emulator, tmp_path):
+    result = run_daemon(bin_dir, "--state-dir", "", "--backend", emulator.base)
+    assert result.returncode == 2
+    assert "--state-dir needs a path" in result.stderr
+
+
 @pytest.mark.parametrize("mode", [0o1777, 0o777, 0o770])
 def test_a_directory_others_may_write_is_refused_with_one_line_and_left_alone(bin_dir, emulator, tmp_path, mode):
     state = tmp_path / "shared"
@@ -327,6 +333,8 @@ def test_a_store_from_a_newer_passbridge_fails_the_first_call_that_needs_it(bin_
     assert responses(run_daemon(bin_dir, *daemon_args(emulator.base, state), stdin=SET_REQUESTOR))[2]["result"]["status"] == 1
     with sqlite3.connect(store_file(state)) as db:
         db.execute("PRAGMA user_version=99")
+        db.execute("PRAGMA journal_mode=DELETE")
+    before = store_file(state).read_bytes()
     client = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
     start = client.mark()
     assert client.call("init", {"redirectUrl": REDIRECT_URL}) == {}
@@ -338,5 +346,7 @@ def test_a_store_from_a_newer_passbridge_fails_the_first_call_that_needs_it(bin_
     assert "result" in client.exchange("rpc.discover")[1]
     assert client.stop() == 0
     assert "schema version 99" in client.log()
+    # Not a byte of it changed, not even its journal mode.
+    assert store_file(state).read_bytes() == before
     with sqlite3.connect(store_file(state)) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 99

@@ -12,6 +12,9 @@ final class SQLiteStore: StoreDatabase {
 
     init(path: String, busyTimeoutMillis: Int32 = 5000) throws(TokenStoreError) {
         database = try SQLiteDatabase(path: path, busyTimeoutMillis: busyTimeoutMillis)
+        // A store written by a newer PassBridge is refused before anything in it changes (not even its journal mode).
+        let version = try SQLiteMigrations.userVersion(database)
+        if version > SQLiteMigrations.latest { throw .newerSchema(version) }
         if try database.text("PRAGMA journal_mode=WAL") != "wal" { throw .sqlite(operation: "journal_mode=WAL", code: SQLITE_ERROR) }
         try database.execute("PRAGMA synchronous=FULL")
         try SQLiteMigrations.upgrade(database)

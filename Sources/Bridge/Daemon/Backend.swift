@@ -29,7 +29,13 @@ struct Backend {
         var emulator: EmulatorChild?
         let backendURL: URL
         if options.backend == "emulator" {
-            let child = try EmulatorChild.launch()
+            let child: EmulatorChild
+            do {
+                child = try EmulatorChild.launch()
+            } catch {
+                if temporary { try? FileManager.default.removeItem(atPath: stateDirectory) }
+                throw error
+            }
             emulator = child
             backendURL = child.baseURL
             softwareStatement = softwareStatement ?? EmulatorChild.developmentSoftwareStatement
@@ -46,7 +52,7 @@ struct Backend {
         }
         let engine = AccessEnablerConfiguration(
             backendURL: backendURL, softwareStatement: softwareStatement,
-            redirectURL: options.redirectURL ?? "adobepass://ios.app", activationURL: options.activationURL,
+            redirectURL: options.redirectURL, activationURL: options.activationURL,
             requestTimeout: options.requestTimeout,
             log: Logger.sink(label: "engine"))
         return Backend(

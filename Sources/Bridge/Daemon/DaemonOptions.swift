@@ -24,7 +24,8 @@ public struct DaemonOptions: Sendable {
     public var stateDir: String?
     /// `--store postgresql://…`: the fleet's shared store instead of SQLite in the state directory.
     public var store: String?
-    public var redirectURL: String?
+    /// `--redirect-url`: what the application's web view intercepts, unless a connection's `init` names another.
+    public var redirectURL = "adobepass://ios.app"
     public var activationURL: String?
     /// `--socket-group` resolved to a gid.
     public var socketGroup: UInt32?
@@ -107,7 +108,9 @@ extension DaemonOptions {
                         "--stall-timeout", "SECONDS", help: "Disconnect a socket peer that reads nothing for this long.",
                         default: { secondsText($0.limits.stallTimeout) }
                     ) { (options, text) throws(CommandLineError) in
-                        options.limits.stallTimeout = try seconds("--stall-timeout", text)
+                        let timeout = try seconds("--stall-timeout", text)
+                        guard timeout > .zero else { throw .usage("--stall-timeout needs more than 0 seconds") }
+                        options.limits.stallTimeout = timeout
                     },
                 ]),
             .init(
@@ -127,7 +130,10 @@ extension DaemonOptions {
                         "--state-dir", "DIR",
                         help: "Persistent state (when not given: $STATE_DIRECTORY, else $XDG_STATE_HOME/passbridge, else "
                             + "~/.local/state/passbridge). With --backend emulator and no --state-dir, a temporary directory apart from it."
-                    ) { options, directory in options.stateDir = directory },
+                    ) { (options, directory) throws(CommandLineError) in
+                        guard !directory.isEmpty else { throw .usage("--state-dir needs a path") }
+                        options.stateDir = directory
+                    },
                     .option(
                         "--store", "postgresql://…",
                         help: "Keep the state in this PostgreSQL database, shared by a fleet of daemons (libpq connection URI), "
@@ -141,9 +147,9 @@ extension DaemonOptions {
                         guard timeout > .zero else { throw .usage("--request-timeout needs more than 0 seconds") }
                         options.requestTimeout = timeout
                     },
-                    .option("--redirect-url", "URL", help: "Redirect URL registered for the application.") { options, url in
-                        options.redirectURL = url
-                    },
+                    .option(
+                        "--redirect-url", "URL", help: "Redirect URL registered for the application.", default: { $0.redirectURL }
+                    ) { options, url in options.redirectURL = url },
                     .option("--activation-url", "URL", help: "Second-screen activation URL reported with REGCODE.") { options, url in
                         options.activationURL = url
                     },
