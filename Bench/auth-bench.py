@@ -7,7 +7,9 @@ by `curl` with keep-alive (one curl process, the requests chained with `--next`)
 
 Prints `authorization_ms X` (daemon, through this script's Python client), `authorization_c_ms` (through the
 bench's C client, `c-client/ndjson-client.c`, when `--c-client` names it built) and `curl_keepalive_ms Y`
-(milliseconds per call, means). The curl figure is (time for 2N requests − time for N requests) / N, so curl's own
+(milliseconds per call, means), and `wakeups_per_call W`: the daemon's thread wake-ups per call during the Python
+client's run, counted as the voluntary context switches of all its threads (`/proc/PID/task/*/status`: each is a
+thread going to sleep, to be woken again). The curl figure is (time for 2N requests − time for N requests) / N, so curl's own
 start-up drops out.
 """
 import argparse
@@ -31,8 +33,21 @@ DEVICE = "auth-bench-device"
 BODY = '{"resources":["ch1"]}'
 
 
-def daemon_ms(path, calls):
-    """Milliseconds per sequential getAuthorization on one connection (notifications skipped)."""
+def voluntary_switches(pid):
+    """The voluntary context switches of every thread of process `pid`, summed."""
+    total = 0
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            status = (task / "status").read_text()
+        except FileNotFoundError:
+            continue
+        total += int(next(line for line in status.splitlines() if line.startswith("voluntary_ctxt_switches")).split()[1])
+    return total
+
+
+def daemon_ms(path, calls, pid=None, wakeups=None):
+    """Milliseconds per sequential getAuthorization on one connection (notifications skipped); with `pid`, appends
+    the daemon's thread wake-ups per call to `wakeups`."""
     connection = socket.socket(socket.AF_UNIX)
     connection.connect(str(path))
     reader = connection.makefile("rb")
@@ -48,10 +63,13 @@ def daemon_ms(path, calls):
     assert call(2, "setRequestor", {"requestorID": "REF"})["status"] == 1
     for number in range(10):
         assert "token" in call(3 + number, "getAuthorization", {"resource": "ch1"})
+    switches = voluntary_switches(pid) if pid else 0
     began = time.monotonic()
     for number in range(calls):
         call(100 + number, "getAuthorization", {"resource": "ch1"})
     elapsed = time.monotonic() - began
+    if pid:
+        wakeups.append((voluntary_switches(pid) - switches) / calls)
     connection.close()
     return elapsed / calls * 1000
 
@@ -112,7 +130,9 @@ async def main():
     daemon = store_bench.start_daemon(daemon_dir, path, ["--state-dir", str(work / "state")], base)
     try:
         await store_bench.log_in(path, DEVICE)
-        print(f"authorization_ms {daemon_ms(path, args.calls):.3f}", flush=True)
+        wakeups = []
+        print(f"authorization_ms {daemon_ms(path, args.calls, daemon.pid, wakeups):.3f}", flush=True)
+        print(f"wakeups_per_call {wakeups[0]:.2f}", flush=True)
         if args.c_client:
             print(f"authorization_c_ms {c_client_ms(args.c_client, path, args.calls):.3f}", flush=True)
         print(f"curl_keepalive_ms {curl_ms(base, work / 'state', args.calls):.3f}", flush=True)
