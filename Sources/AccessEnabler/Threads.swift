@@ -1,4 +1,6 @@
 import Glibc
+import Synchronization
+import ThreadAffinity
 
 /// Starts a detached thread named `name` (Linux keeps the first 15 bytes) that runs `body`.
 func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
@@ -53,4 +55,52 @@ private func nameThisThread(_ name: String) {
     let bytes = Array(name.utf8.prefix(15))
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     close(fd)
+}
+
+/// A serial executor on a thread of its own, for engines that are given none (a library user, the tests): jobs run
+/// one at a time, in the order they were enqueued. The daemon gives each engine its connection's event loop instead
+/// (`AccessEnablerConfiguration.executor`).
+final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+    /// One thread for every engine of the process that has no executor of its own; started by its first job.
+    static let shared = ThreadExecutor(name: "passbridge-engine")
+
+    private let name: String
+    private let queue = Mutex<(jobs: [UnownedJob], started: Bool)>(([], false))
+    private let condition = ThreadCondition()
+    private let thread = ThreadAffinity()
+
+    init(name: String) { self.name = name }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        let start = queue.withLock { queue in
+            queue.jobs.append(job)
+            defer { queue.started = true }
+            return !queue.started
+        }
+        condition.signal()
+        condition.unlock()
+        if start { startThread(name: name) { [self] in work() } }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    func checkIsolated() {
+        precondition(thread.isOwner, "not on the thread of \(name)")
+    }
+
+    private func work() {
+        thread.claim()
+        while true {
+            condition.lock()
+            var batch: [UnownedJob] = []
+            while batch.isEmpty {
+                queue.withLock { swap(&batch, &$0.jobs) }
+                if batch.isEmpty { condition.wait() }
+            }
+            condition.unlock()
+            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+        }
+    }
 }

@@ -8,8 +8,9 @@ import Synchronization
 /// close). The transport's factory makes one when the peer connects (`Daemon.run`).
 ///
 /// `handle` runs on the connection's reader thread, one message at a time. Engine calls start on
-/// `Task.immediate`, so each call enters the engine before the next message is read: calls reach the engine in
-/// the order the host sent them. The engine alone holds the calls that wait for setRequestor
+/// `Task.immediate`, and the engine runs on this connection's event loop (its serial executor), so each call's
+/// first job is queued on the loop before the next message is read: calls reach the engine in the order the host
+/// sent them. The engine alone holds the calls that wait for setRequestor
 /// (`AccessEnabler.WaitingCall`, `Sources/AccessEnabler/README.md`); setRequestor's response is written from its
 /// `answered` hook, before any of them goes on.
 final class ApplicationInstance: RPCHandler {
@@ -101,7 +102,8 @@ final class ApplicationInstance: RPCHandler {
                 return
             }
             statistics.callsInFlight.add(1, ordering: .relaxed)
-            Task.immediate { [self] in
+            // The whole call runs on the connection's loop: the engine's jobs, and the bridge's code around them.
+            Task.immediate(executorPreference: (outbound as? Connection)?.taskExecutor) { [self] in
                 let collector = OutcomeStatuses()
                 let answer = EarlyAnswer { [self] result in
                     statistics.callsInFlight.subtract(1, ordering: .relaxed)
@@ -161,6 +163,8 @@ final class ApplicationInstance: RPCHandler {
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
     ) -> (any AccessEnabler, DelegateAdapter) {
         var engineConfiguration = configuration.engine
+        // The engine runs on the event loop that reads this connection (ARCHITECTURE.md, "Threads").
+        if let connection = outbound as? Connection { engineConfiguration.executor = connection.executor }
         if let device {
             engineConfiguration.deviceID = device.identifier
             engineConfiguration.deviceInfo = device.info

@@ -25,6 +25,14 @@ public final class Connection: Sendable {
     let limits: ConnectionLimits
     /// Strong: a handler may answer after the transport ended; the cycle ends when the loop drops the connection.
     let loop: EventLoop
+
+    /// The serial executor of this connection's event loop: actors that take it (the engine) run on the loop
+    /// thread, between epoll waits, in the order their jobs were enqueued (ARCHITECTURE.md, "Threads").
+    public var executor: any SerialExecutor { loop }
+
+    /// The same loop as a task executor: a task that prefers it (`Task.immediate(executorPreference:)`) runs its
+    /// nonisolated code on the loop too, instead of on Swift's global pool.
+    public var taskExecutor: any TaskExecutor { loop }
     let state: Mutex<WriterState>
     let log = Logger(label: "jsonrpc")
 

@@ -3,13 +3,17 @@ import Glibc
 import Synchronization
 import ThreadAffinity
 
-/// One epoll thread serving a set of connections (and optionally a listening socket).
+/// One epoll thread serving a set of connections (and optionally a listening socket), and the serial executor of
+/// every actor its connections' handlers run (the engine, its REST client), as well as the task executor their
+/// calls' tasks prefer.
 ///
 /// Requests are read, parsed, dispatched and — when the handler answers at once — written on this
-/// thread with no hop: each cross-thread wake-up costs about 65 µs on a 2-vCPU VM.
-/// Everything but ``wake()``, ``requestShutdown()`` and ``setInterest(_:fd:direction:events:)``
+/// thread with no hop: each cross-thread wake-up costs about 65 µs on a 2-vCPU VM. Jobs enqueued on the loop as
+/// an executor run on it in the order they were enqueued, between epoll waits; one enqueued from another thread
+/// (a store or HTTP completion resuming an engine call) wakes it.
+/// Everything but ``wake()``, ``requestShutdown()``, ``enqueue(_:)`` and ``setInterest(_:fd:direction:events:)``
 /// runs on the loop thread.
-final class EventLoop: @unchecked Sendable {
+final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     private static let wakeToken = UInt64.max
     private static let listenerToken = UInt64.max - 1
     private static let tickNanos: UInt64 = 100_000_000
@@ -21,6 +25,9 @@ final class EventLoop: @unchecked Sendable {
     let thread = ThreadAffinity()
     private let log = Logger(label: "jsonrpc")
     private static let numbers = Atomic<UInt64>(0)
+
+    /// Jobs enqueued on the loop as an executor, oldest first.
+    private let jobs = Mutex<[UnownedJob]>([])
 
     /// Loop-thread state.
     private var connections: [UInt64: Connection] = [:]
@@ -52,6 +59,42 @@ final class EventLoop: @unchecked Sendable {
 
     /// Wakes the loop from any thread (it re-checks drains and shutdown).
     func wake() { cshims_eventfd_signal(wakeFD) }
+
+    // MARK: the loop as a serial executor
+
+    /// Queues `job` to run on the loop thread after the jobs already queued; from another thread, wakes the loop
+    /// when the queue was empty (the loop drains it whole before it waits again).
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let first = jobs.withLock { jobs in
+            jobs.append(job)
+            return jobs.count == 1
+        }
+        if first, !thread.isOwner { wake() }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    /// As a task executor preference (`Connection.taskExecutor`), the loop also runs the nonisolated parts of the
+    /// tasks that prefer it, which would otherwise hop to Swift's global pool and back.
+    func asUnownedTaskExecutor() -> UnownedTaskExecutor { UnownedTaskExecutor(ordinary: self) }
+
+    /// Stops the process unless called on the loop thread (what `assumeIsolated` and `preconditionIsolated` ask).
+    func checkIsolated() {
+        precondition(thread.isOwner, "not on the event loop that is this actor's executor")
+    }
+
+    /// Runs the queued jobs, including those they enqueue, until the queue is empty.
+    private func runJobs() {
+        while true {
+            var batch: [UnownedJob] = []
+            jobs.withLock { swap(&batch, &$0) }
+            if batch.isEmpty { return }
+            for job in batch { job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor()) }
+        }
+    }
+
+    private var hasJobs: Bool { jobs.withLock { !$0.isEmpty } }
 
     /// Asks the loop, from any thread or a signal thread, to stop accepting and drain every connection.
     func requestShutdown() {
@@ -141,8 +184,9 @@ final class EventLoop: @unchecked Sendable {
         var masks = [UInt32](repeating: 0, count: Int(maxEvents))
         var lastTick = monotonicNanos()
         while true {
+            runJobs()
             let idle = connections.isEmpty && !shuttingDown && listenerPausedUntil == nil
-            let timeout: Int32 = idle ? -1 : 100
+            let timeout: Int32 = hasJobs ? 0 : idle ? -1 : 100
             let count = cshims_epoll_wait(epollFD, &tokens, &masks, maxEvents, timeout)
             if count < 0 && errno != EINTR {
                 log.error("epoll_wait failed: \(errnoString())")
@@ -152,6 +196,7 @@ final class EventLoop: @unchecked Sendable {
             for index in 0..<max(0, Int(count)) {
                 handle(token: tokens[index], events: masks[index], now: now)
             }
+            runJobs()
             if shutdownRequested.load(ordering: .relaxed) && !shuttingDown { beginShutdown() }
             if let until = listenerPausedUntil, now >= until {
                 listenerPausedUntil = nil

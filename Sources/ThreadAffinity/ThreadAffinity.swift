@@ -15,6 +15,12 @@ public final class ThreadAffinity: Sendable {
         owner.store(UInt(pthread_self()), ordering: .releasing)
     }
 
+    /// True on the owner's thread only (false before any thread claimed it).
+    public var isOwner: Bool {
+        let id = owner.load(ordering: .acquiring)
+        return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
+    }
+
     /// True on the owner's thread, and before any thread claimed it.
     public var isOwnerOrUnclaimed: Bool {
         let id = owner.load(ordering: .acquiring)

@@ -165,7 +165,7 @@ final class ScriptedHTTP: HTTPClient {
         }
     }
 
-    func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult {
+    func perform(isolation: isolated (any Actor)?, _ request: RESTRequest, timeout: Duration) async -> HTTPResult {
         let path = request.url.path
         let hold = state.withLock { state -> String? in
             state.requests.append("\(request.method) \(path)")
@@ -173,7 +173,7 @@ final class ScriptedHTTP: HTTPClient {
             return state.holds.remove(at: index)
         }
         if let hold {
-            await withCheckedContinuation { continuation in
+            await withCheckedContinuation(isolation: isolation) { continuation in
                 let waiting = state.withLock { state in
                     state.held[hold] = continuation
                     defer { state.arrivals.removeAll { $0.0 == hold } }
@@ -182,7 +182,7 @@ final class ScriptedHTTP: HTTPClient {
                 for arrival in waiting { arrival.resume() }
             }
         }
-        if let backend { return await backend.perform(request, timeout: timeout) }
+        if let backend { return await backend.perform(isolation: isolation, request, timeout: timeout) }
         let body = Self.answer(request.method, path)
         return .response(status: 200, headers: ["content-type": "application/json"], body: Data(body.serialized()))
     }

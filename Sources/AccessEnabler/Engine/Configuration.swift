@@ -38,6 +38,11 @@ public struct AccessEnablerConfiguration: Sendable {
     /// redacted, HTTP status or failure), a store write nobody waits for that failed at `.warning`, no HTTP at
     /// all at `.error`; never tokens, secrets, bodies or query strings. nil: no logging.
     public var log: (@Sendable (EngineLogLevel, String) -> Void)?
+    /// The serial executor the engine (and its REST clients) run on: the daemon gives each instance its
+    /// connection's event loop, so that a call enters the engine on the thread that read it, in the order it was
+    /// read, and store and HTTP completions resume there (ARCHITECTURE.md, "Threads"). nil: a thread shared by
+    /// every engine without one.
+    public var executor: (any SerialExecutor)?
     /// Where requests go: the process's shared `HTTPTransport`, or a test's substitute.
     var httpClient: any HTTPClient = HTTPTransport.shared
 

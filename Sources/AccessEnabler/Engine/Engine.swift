@@ -7,6 +7,9 @@ import Synchronization
 /// delegate callbacks, timers). Delegate callbacks are made synchronously from the actor, so an outcome's
 /// callbacks always precede the return of the call it ends.
 public actor Engine {
+    /// The executor every job of this actor runs on (the configuration's, else `ThreadExecutor.shared`).
+    nonisolated let executor: any SerialExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     nonisolated let configuration: AccessEnablerConfiguration
     nonisolated let store: TokenStore
     nonisolated let delegate: EntitlementDelegate
@@ -36,6 +39,7 @@ public actor Engine {
 
     public init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
         self.configuration = configuration
+        executor = configuration.executor ?? ThreadExecutor.shared
         self.store = store
         self.delegate = delegate
         clock = SkewedClock(local: configuration.clock)
@@ -46,6 +50,14 @@ public actor Engine {
 
     deinit {
         Self.live.subtract(1, ordering: .relaxed)
+    }
+
+    /// Debug builds: stops the process unless the engine runs on its executor's thread (in the daemon, the event
+    /// loop of its connection), which every machine action and every held call checks.
+    @inline(__always) nonisolated func checkThread() {
+        #if DEBUG
+            executor.checkIsolated()
+        #endif
     }
 
     /// Engines alive in this process.
@@ -194,6 +206,7 @@ public actor Engine {
     /// the machine, in arrival order) while it is in flight. nil when setRequestor failed or was never called,
     /// and at once after `cancel`.
     func ready(_ call: WaitingCall) async -> Requestor? {
+        checkThread()
         while machine.holdsCalls {
             await withCheckedContinuation { perform(machine.receive(.waitingCall($0))) }
         }
@@ -210,7 +223,8 @@ public actor Engine {
         let forwardedFor = configuration.forwardedFor
         let delegate = self.delegate
         let client = RestClient(
-            baseURL: url, softwareStatement: statement, redirectURL: configuration.redirectURL, store: store, clock: clock,
+            executor: executor, baseURL: url, softwareStatement: statement, redirectURL: configuration.redirectURL, store: store,
+            clock: clock,
             transport: transport, timeout: configuration.requestTimeout, maxThrottleRetries: configuration.maxThrottleRetries,
             headers: {
                 let options = shared.withLock { $0.options }

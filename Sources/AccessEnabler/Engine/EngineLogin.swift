@@ -310,6 +310,7 @@ extension Engine {
 
     /// Performs the actions that need nothing but the engine; the others are performed where they are produced.
     func perform(_ actions: [Machine.Action]) {
+        checkThread()
         for action in actions {
             switch action {
             case .run(let call):

@@ -4,7 +4,9 @@ import FoundationEssentials
 /// tests substitute their own to drive interleavings without a backend.
 protocol HTTPClient: Sendable {
     /// Sends `request` and waits at most `timeout` for the whole response; never throws (failures are results).
-    func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult
+    /// Runs on the caller's executor (`isolation`), so that the caller resumes where it was without a hop
+    /// through Swift's global pool.
+    func perform(isolation: isolated (any Actor)?, _ request: RESTRequest, timeout: Duration) async -> HTTPResult
 }
 
 /// A request to send; header names as Adobe spells them.

@@ -23,14 +23,14 @@ final class HTTPTransport: HTTPClient, Sendable {
     /// A pool of its own, started by its first request and kept for the life of the process (tests make their own).
     init() {}
 
-    func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult {
+    func perform(isolation: isolated (any Actor)? = #isolation, _ request: RESTRequest, timeout: Duration) async -> HTTPResult {
         guard BackendURL.isAllowed(request.url) else { return .failure(.network) }
         let started = pool.withLock { pool in
             if pool == nil { pool = TransferPool.start() }
             return pool!
         }
         switch started {
-        case .success(let pool): return await pool.perform(request, timeout: timeout)
+        case .success(let pool): return await pool.perform(isolation: isolation, request, timeout: timeout)
         case .failure(let failure): return .failure(failure)
         }
     }
@@ -58,8 +58,8 @@ private final class TransferPool: @unchecked Sendable {
         return .success(pool)
     }
 
-    func perform(_ request: RESTRequest, timeout: Duration) async -> HTTPResult {
-        await withCheckedContinuation { continuation in
+    func perform(isolation: isolated (any Actor)?, _ request: RESTRequest, timeout: Duration) async -> HTTPResult {
+        await withCheckedContinuation(isolation: isolation) { continuation in
             guard let transfer = Transfer(request, timeout: timeout, continuation: continuation) else {
                 continuation.resume(returning: .failure(.network))
                 return

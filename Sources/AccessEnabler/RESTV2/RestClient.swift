@@ -40,6 +40,9 @@ struct DeviceHeaders: Sendable {
 /// the store, refreshed before expiry and once after a 401, never by re-registering. 429 waits at least 1 s,
 /// `maxThrottleRetries` times at most.
 actor RestClient {
+    /// The executor this actor runs on: its engine's, so that a call and its REST exchange stay on one thread.
+    nonisolated let executor: any SerialExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let baseURL: URL
     private let softwareStatement: String
     private let redirectURL: String
@@ -64,11 +67,13 @@ actor RestClient {
     nonisolated let scope: StoreScope
 
     init(
-        baseURL: URL, softwareStatement: String, redirectURL: String, store: TokenStore, clock: SkewedClock,
+        executor: any SerialExecutor = ThreadExecutor.shared, baseURL: URL, softwareStatement: String, redirectURL: String,
+        store: TokenStore, clock: SkewedClock,
         transport: any HTTPClient, timeout: Duration, maxThrottleRetries: Int,
         headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void,
         log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
     ) {
+        self.executor = executor
         self.baseURL = baseURL
         self.softwareStatement = softwareStatement
         self.redirectURL = redirectURL
@@ -142,7 +147,7 @@ actor RestClient {
     private func send(_ request: RESTRequest) async -> APIResult {
         var attempt = 0
         while true {
-            let result = await transport.perform(request, timeout: timeout)
+            let result = await transport.perform(isolation: self, request, timeout: timeout)
             if let log { log(.debug, Self.logLine(request, result)) }
             if case .failure(.unavailable(let reason)) = result {
                 log?(.error, "no HTTP: libcurl could not be loaded: \(reason) (Debian package: libcurl4)")
