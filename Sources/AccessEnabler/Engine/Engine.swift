@@ -36,6 +36,9 @@ public actor Engine {
     var identityHeaders: [(String, String)] = []
     /// The platform account as the host last described it (partner SSO).
     var partnerAccount: PartnerAccount?
+    /// The turns of the `WaitingCall`s (`ready`): tickets issued in the order calls entered, the one being served,
+    /// and the calls waiting for theirs.
+    var turns: (issued: Int, serving: Int, waiting: [Int: CheckedContinuation<Void, Never>]) = (0, 0, [:])
 
     public init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
         self.configuration = configuration
@@ -202,15 +205,32 @@ public actor Engine {
         }
     }
 
-    /// The requestor for `call` (one of the `WaitingCall` list) once setRequestor has completed; waits (held by
-    /// the machine, in arrival order) while it is in flight. nil when setRequestor failed or was never called,
-    /// and at once after `cancel`.
-    func ready(_ call: WaitingCall) async -> Requestor? {
+    /// `call`'s turn (one of the `WaitingCall` list): waits while a setRequestor is in flight (held by the machine),
+    /// then until every such call that entered the engine before it has ended its turn. So these calls run one at
+    /// a time per instance, in the order they entered, and their callbacks come in that order (Protocol/README.md,
+    /// Lifecycle 3) — whatever order the runtime resumes held calls in, which is not the order they were resumed.
+    /// A call ends its turn when it returns (`endTurn`, deferred at the call) or once it waits on the host: a login
+    /// the machine has taken (`login(_:filter:turn:)`), a logout page. `requestor` is nil when setRequestor failed
+    /// or was never called, and at once after `cancel`.
+    func ready(_ call: WaitingCall) async -> Turn {
         checkThread()
+        let ticket = turns.issued
+        turns.issued += 1
         while machine.holdsCalls {
             await withCheckedContinuation { perform(machine.receive(.waitingCall($0))) }
         }
-        return machine.readyRequestor
+        if ticket != turns.serving {
+            await withCheckedContinuation { turns.waiting[ticket] = $0 }
+        }
+        return Turn(requestor: machine.readyRequestor)
+    }
+
+    /// Ends `turn` (once; later calls do nothing) and lets the call that entered next go on.
+    func endTurn(_ turn: Turn) {
+        guard !turn.ended else { return }
+        turn.ended = true
+        turns.serving += 1
+        turns.waiting.removeValue(forKey: turns.serving)?.resume()
     }
 
     func client(for url: URL, statement: String) -> RestClient {
@@ -308,7 +328,9 @@ public actor Engine {
     // MARK: checkAuthentication (Adobe's "iOS/tvOS API Reference": checkAuthentication)
 
     public func checkAuthentication() async -> AuthenticationStatus {
-        guard let requestor = await ready(.checkAuthentication) else {
+        let turn = await ready(.checkAuthentication)
+        defer { endTurn(turn) }
+        guard let requestor = turn.requestor else {
             return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         var partnerStatus: AdvancedStatus?
@@ -369,4 +391,12 @@ public actor Engine {
         if let status { delegate.status(status) }
         return outcome
     }
+}
+
+/// One `WaitingCall`'s turn to run (`Engine.ready`): the requestor it runs under, and whether it has ended.
+final class Turn {
+    let requestor: Requestor?
+    fileprivate(set) var ended = false
+
+    init(requestor: Requestor?) { self.requestor = requestor }
 }

@@ -6,7 +6,9 @@ extension Engine {
     // (Adobe's "iOS/tvOS API Reference"; Adobe Pass REST API V2, "Decisions APIs")
 
     func authorize(_ resource: String, data: JSONObject?, loginIfNeeded: Bool) async -> AuthorizationOutcome {
-        guard let requestor = await ready(loginIfNeeded ? .getAuthorization : .checkAuthorization) else {
+        let turn = await ready(loginIfNeeded ? .getAuthorization : .checkAuthorization)
+        defer { endTurn(turn) }
+        guard let requestor = turn.requestor else {
             return authorizationFailed(resource, SDKErrorCode.genericAuthorization, "", requestor: nil, profile: nil)
         }
         var current: Profile?
@@ -21,7 +23,7 @@ extension Engine {
                 return authorizationFailed(resource, SDKErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
             }
             identityHeaders = TempPassIdentity.headers(data)
-            let login = await self.login(requestor, filter: nil)
+            let login = await self.login(requestor, filter: nil, turn: turn)
             do {
                 current = try await currentProfile(requestor)
             } catch {
@@ -166,7 +168,9 @@ extension Engine {
     // (Adobe's "iOS/tvOS API Reference"; Adobe Pass REST API V2, "Retrieve preauthorization decisions using specific mvpd")
 
     public func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
-        guard let requestor = await ready(.checkPreauthorizedResources), !resources.isEmpty else {
+        let turn = await ready(.checkPreauthorizedResources)
+        defer { endTurn(turn) }
+        guard let requestor = turn.requestor, !resources.isEmpty else {
             delegate.preauthorizedResources([])
             return []
         }

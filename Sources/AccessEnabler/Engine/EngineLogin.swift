@@ -5,10 +5,15 @@ extension Engine {
     // MARK: getAuthentication
 
     public func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus {
-        guard let requestor = await ready(.getAuthentication) else {
+        let turn = await ready(.getAuthentication)
+        defer { endTurn(turn) }
+        guard let requestor = turn.requestor else {
             return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         identityHeaders = TempPassIdentity.headers(data)
+        // A login in progress is joined at once, without reading the store first: the host could end that login
+        // during the read, and this call would then open a dialog of its own.
+        if machine.login != nil { return await login(requestor, filter: filter, turn: turn) }
         let current: Profile?
         do {
             current = try await currentProfile(requestor)
@@ -22,12 +27,13 @@ extension Engine {
                 return report(.authenticated, requestor: requestor, profile: profile, cached: true)
             }
         }
-        return await login(requestor, filter: filter)
+        return await login(requestor, filter: filter, turn: turn)
     }
 
-    /// Starts (or joins) the login flow and waits for its end.
+    /// Starts (or joins) the login flow and waits for its end; the call's `turn` ends once the machine has taken
+    /// the login (started, joined or refused), since what follows waits on the host.
     /// `filter` narrows the platform's picker only; the provider dialog lists every MVPD (as the SDK does).
-    func login(_ requestor: Requestor, filter: ProviderFilter?) async -> AuthenticationStatus {
+    func login(_ requestor: Requestor, filter: ProviderFilter?, turn: Turn) async -> AuthenticationStatus {
         let partner = partnerApplies(requestor)
         return await withCheckedContinuation { continuation in
             let event = Machine.Event.loginRequested(requestor, continuation, partner: partner, hasProviders: !requestor.mvpds.isEmpty)
@@ -48,6 +54,7 @@ extension Engine {
                     perform([action])
                 }
             }
+            endTurn(turn)
         }
     }
 

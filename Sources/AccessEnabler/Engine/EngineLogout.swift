@@ -6,7 +6,9 @@ extension Engine {
 
     public func logout() async -> AuthenticationStatus {
         let loggedOut = AuthenticationStatus.failed(SDKErrorCode.userNotAuthenticated)
-        guard let requestor = await ready(.logout) else {
+        let turn = await ready(.logout)
+        defer { endTurn(turn) }
+        guard let requestor = turn.requestor else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
             return loggedOut
         }
@@ -50,6 +52,8 @@ extension Engine {
             return loggedOut
         }
         if machine.logout != nil { _ = finishLogout() }
+        // Waiting on the host (the logout page): the next call may go on.
+        endTurn(turn)
         return await withCheckedContinuation { continuation in
             perform(machine.receive(.logoutStarted(continuation, partner: partner)))
             delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.handleSVC })
@@ -83,7 +87,9 @@ extension Engine {
     public func getMetadata(_ request: MetadataRequest, arguments: JSON) async -> MetadataStatus {
         var value = JSON.null
         var encrypted = false
-        let requestor = await ready(.getMetadata)
+        let turn = await ready(.getMetadata)
+        defer { endTurn(turn) }
+        let requestor = turn.requestor
         var failure: AdvancedStatus?
         do {
             if case .deviceID = request {

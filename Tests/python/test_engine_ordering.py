@@ -1,0 +1,146 @@
+"""Ordering the engine owes by construction. Two getAuthentication sent back to back share one login flow (Protocol/README.md, Ordering rules): one
+provider dialog, and one setSelectedProvider null ends both with "Provider not Selected Error". Proven by
+repetition, 200 runs over a real socket and 200 over real pipes, against the emulator.
+
+Before the fix, 1 run in 200 on the socket and 5 in 50 over pipes opened a second dialog and left the second
+call waiting: each getAuthentication read the store before deciding to join, and the host could end the first
+login in between. Now one getAuthentication checks at a time, in arrival order, and a call that finds a login
+in progress joins it at once (`Engine.getAuthentication`)."""
+from concurrent.futures import ThreadPoolExecutor
+
+from rpc_helper import StdioDaemon, daemon_args
+from test_bridge_flows import ready
+
+PROVIDER_NOT_SELECTED = "Provider not Selected Error"
+RUNS = 200
+PIPE_RUNS = 200
+
+
+def two_logins_cancelled_at_the_dialog(client) -> str | None:
+    """One run on a ready instance; None when it went as the rules say, else what went wrong."""
+    start = client.mark()
+    first = client.send("getAuthentication")
+    second = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    client.send("setSelectedProvider", {"mvpdId": None})
+    try:
+        answers = [client.response(request, start, timeout=10)[1] for request in (first, second)]
+    except AssertionError:
+        notes = [m["method"] for m in client.received[start:] if "method" in m]
+        return f"a getAuthentication was never answered; notifications: {notes}"
+    notes = [m["method"] for m in client.received[start:] if "method" in m]
+    dialogs, statuses = notes.count("displayProviderDialog"), notes.count("setAuthenticationStatus")
+    if dialogs != 1 or statuses != 1:
+        return f"{dialogs} dialogs and {statuses} setAuthenticationStatus: {notes}"
+    for answer in answers:
+        result = answer.get("result", {})
+        if result.get("status") != 0 or result.get("errorCode") != PROVIDER_NOT_SELECTED:
+            return f"answered {answer}"
+    return None
+
+
+def test_two_logins_back_to_back_share_one_dialog_on_the_socket_every_time(daemon):
+    def run(_):
+        client = daemon.client()
+        try:
+            ready(client)
+            return two_logins_cancelled_at_the_dialog(client)
+        finally:
+            client.close()
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        failures = [failure for failure in pool.map(run, range(RUNS)) if failure]
+    assert failures == [], f"{len(failures)} of {RUNS} runs went wrong, first: {failures[0]}"
+
+
+def test_two_logins_back_to_back_share_one_dialog_over_pipes_every_time(bin_dir, emulator, tmp_path):
+    """200 daemons, ten at a time, each its own instance over stdio."""
+    state = tmp_path / "state"
+
+    def run(_):
+        client = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+        try:
+            ready(client)
+            return two_logins_cancelled_at_the_dialog(client)
+        finally:
+            assert client.stop() == 0
+
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        failures = [failure for failure in pool.map(run, range(PIPE_RUNS)) if failure]
+    assert failures == [], f"{len(failures)} of {PIPE_RUNS} runs went wrong, first: {failures[0]}"
+
+
+# ---------------------------------------------------------------- calls held behind a slow setRequestor
+
+CONFIGURATION = "/api/v2/REF/configuration"
+# The calls a host sends while setRequestor is in flight (Protocol/README.md, Lifecycle 3), with the callback that
+# ends each held one; getSelectedProvider and setOptions are never held and answer at once.
+HELD_TRANSCRIPT = [
+    ("checkAuthentication", None, "setAuthenticationStatus"),
+    ("getSelectedProvider", None, None),
+    ("getMetadata", {"opCode": "METADATA_AUTHENTICATION"}, "setMetadataStatus"),
+    ("checkPreauthorizedResources", {"resources": ["ch1"]}, "preauthorizedResources"),
+    ("checkAuthorization", {"resource": "ch1"}, "tokenRequestFailed"),
+    ("setOptions", {"options": {}}, None),
+    ("logout", None, "setAuthenticationStatus"),
+]
+TERMINAL = {"setRequestorComplete", "setAuthenticationStatus", "setMetadataStatus", "preauthorizedResources",
+            "tokenRequestFailed", "setToken"}
+
+
+def held_calls_in_order(client) -> str | None:
+    """init, setRequestor (its configuration slowed at the emulator), then the seven calls at once: the held ones
+    end, callbacks and responses alike, in the order they were sent, after setRequestor's own answer."""
+    assert client.call("init", {}) == {}
+    start = client.mark()
+    requestor = client.send("setRequestor", {"requestorID": "REF"})
+    ids = [(client.send(method, params), ends) for method, params, ends in HELD_TRANSCRIPT]
+    try:
+        for request, _ in ids:
+            client.response(request, start, timeout=20)
+        client.response(requestor, start, timeout=20)
+    except AssertionError as timeout:
+        return f"not every call was answered: {timeout}"
+    messages = client.received[start:]
+    terminal = [m["method"] for m in messages if m.get("method") in TERMINAL]
+    expected = ["setRequestorComplete"] + [ends for _, ends in ids if ends]
+    if terminal != expected:
+        return f"callbacks {terminal}"
+    answered = [m["id"] for m in messages if "id" in m and "method" not in m]
+    held = [request for request, ends in ids if ends]
+    if [request for request in answered if request in held] != held:
+        return f"responses in the order {answered}"
+    if answered.index(requestor) > answered.index(held[0]):
+        return f"a held call was answered before setRequestor: {answered}"
+    return None
+
+
+def test_calls_held_behind_set_requestor_end_in_the_order_sent_on_the_socket_every_time(daemon, emulator):
+    emulator.admin("faults", {"method": "GET", "path": CONFIGURATION, "kind": "latency", "value": 300, "count": RUNS})
+
+    def run(_):
+        client = daemon.client()
+        try:
+            return held_calls_in_order(client)
+        finally:
+            client.close()
+
+    with ThreadPoolExecutor(max_workers=40) as pool:
+        failures = [failure for failure in pool.map(run, range(RUNS)) if failure]
+    assert failures == [], f"{len(failures)} of {RUNS} runs went wrong, first: {failures[0]}"
+
+
+def test_calls_held_behind_set_requestor_end_in_the_order_sent_over_pipes_every_time(bin_dir, emulator, tmp_path):
+    emulator.admin("faults", {"method": "GET", "path": CONFIGURATION, "kind": "latency", "value": 300, "count": PIPE_RUNS})
+    state = tmp_path / "state"
+
+    def run(_):
+        client = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+        try:
+            return held_calls_in_order(client)
+        finally:
+            assert client.stop() == 0
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        failures = [failure for failure in pool.map(run, range(PIPE_RUNS)) if failure]
+    assert failures == [], f"{len(failures)} of {PIPE_RUNS} runs went wrong, first: {failures[0]}"
