@@ -39,35 +39,47 @@ def two_logins_cancelled_at_the_dialog(client) -> str | None:
     return None
 
 
-def test_two_logins_back_to_back_share_one_dialog_on_the_socket_every_time(daemon):
+def assert_every_run(scenario, runs: int, workers: int, connect, finish):
+    """Runs `scenario(client)` `runs` times, `workers` at once, each on a client `connect()` makes and `finish`
+    ends; fails with the count and the first thing that went wrong."""
     def run(_):
-        client = daemon.client()
+        client = connect()
         try:
-            ready(client)
-            return two_logins_cancelled_at_the_dialog(client)
+            return scenario(client)
         finally:
-            client.close()
+            finish(client)
 
-    with ThreadPoolExecutor(max_workers=20) as pool:
-        failures = [failure for failure in pool.map(run, range(RUNS)) if failure]
-    assert failures == [], f"{len(failures)} of {RUNS} runs went wrong, first: {failures[0]}"
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        failures = [failure for failure in pool.map(run, range(runs)) if failure]
+    assert failures == [], f"{len(failures)} of {runs} runs went wrong, first: {failures[0]}"
+
+
+def on_socket(daemon):
+    """Fresh connections to one socket daemon."""
+    return {"connect": daemon.client, "finish": lambda client: client.close()}
+
+
+def over_pipes(bin_dir, emulator, tmp_path):
+    """A daemon of its own per run, over stdio, all on one state directory."""
+    state = tmp_path / "state"
+
+    def finish(client):
+        assert client.stop() == 0
+
+    return {"connect": lambda: StdioDaemon(bin_dir, *daemon_args(emulator.base, state)), "finish": finish}
+
+
+def ready_then_two_logins(client):
+    ready(client)
+    return two_logins_cancelled_at_the_dialog(client)
+
+
+def test_two_logins_back_to_back_share_one_dialog_on_the_socket_every_time(daemon):
+    assert_every_run(ready_then_two_logins, RUNS, 20, **on_socket(daemon))
 
 
 def test_two_logins_back_to_back_share_one_dialog_over_pipes_every_time(bin_dir, emulator, tmp_path):
-    """200 daemons, ten at a time, each its own instance over stdio."""
-    state = tmp_path / "state"
-
-    def run(_):
-        client = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
-        try:
-            ready(client)
-            return two_logins_cancelled_at_the_dialog(client)
-        finally:
-            assert client.stop() == 0
-
-    with ThreadPoolExecutor(max_workers=10) as pool:
-        failures = [failure for failure in pool.map(run, range(PIPE_RUNS)) if failure]
-    assert failures == [], f"{len(failures)} of {PIPE_RUNS} runs went wrong, first: {failures[0]}"
+    assert_every_run(ready_then_two_logins, PIPE_RUNS, 10, **over_pipes(bin_dir, emulator, tmp_path))
 
 
 # ---------------------------------------------------------------- calls held behind a slow setRequestor
@@ -115,32 +127,16 @@ def held_calls_in_order(client) -> str | None:
     return None
 
 
+def slow_configuration(emulator, count):
+    assert emulator.admin("faults", {"method": "GET", "path": CONFIGURATION, "kind": "latency", "value": 300,
+                                     "count": count}) == 201
+
+
 def test_calls_held_behind_set_requestor_end_in_the_order_sent_on_the_socket_every_time(daemon, emulator):
-    emulator.admin("faults", {"method": "GET", "path": CONFIGURATION, "kind": "latency", "value": 300, "count": RUNS})
-
-    def run(_):
-        client = daemon.client()
-        try:
-            return held_calls_in_order(client)
-        finally:
-            client.close()
-
-    with ThreadPoolExecutor(max_workers=40) as pool:
-        failures = [failure for failure in pool.map(run, range(RUNS)) if failure]
-    assert failures == [], f"{len(failures)} of {RUNS} runs went wrong, first: {failures[0]}"
+    slow_configuration(emulator, RUNS)
+    assert_every_run(held_calls_in_order, RUNS, 40, **on_socket(daemon))
 
 
 def test_calls_held_behind_set_requestor_end_in_the_order_sent_over_pipes_every_time(bin_dir, emulator, tmp_path):
-    emulator.admin("faults", {"method": "GET", "path": CONFIGURATION, "kind": "latency", "value": 300, "count": PIPE_RUNS})
-    state = tmp_path / "state"
-
-    def run(_):
-        client = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
-        try:
-            return held_calls_in_order(client)
-        finally:
-            assert client.stop() == 0
-
-    with ThreadPoolExecutor(max_workers=20) as pool:
-        failures = [failure for failure in pool.map(run, range(PIPE_RUNS)) if failure]
-    assert failures == [], f"{len(failures)} of {PIPE_RUNS} runs went wrong, first: {failures[0]}"
+    slow_configuration(emulator, PIPE_RUNS)
+    assert_every_run(held_calls_in_order, PIPE_RUNS, 20, **over_pipes(bin_dir, emulator, tmp_path))
