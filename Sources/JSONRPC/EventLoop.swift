@@ -15,11 +15,15 @@ import ThreadAffinity
 /// runs on the loop thread.
 final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     private static let wakeToken = UInt64.max
+    private static let jobsToken = UInt64.max - 2
     private static let listenerToken = UInt64.max - 1
     private static let tickNanos: UInt64 = 100_000_000
 
     let epollFD: Int32
     private let wakeFD: Int32
+    /// Signalled when a job is queued from another thread: the loop then only runs its jobs, without the
+    /// per-connection pass a ``wake()`` makes.
+    private let jobsFD: Int32
     private let shutdownRequested = Atomic<Bool>(false)
     /// The thread that runs the loop, claimed by ``run()``; debug builds check it wherever loop-thread state is used.
     let thread = ThreadAffinity()
@@ -48,12 +52,16 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
         wakeFD = cshims_eventfd()
         precondition(wakeFD >= 0, "eventfd failed: \(errnoString())")
         _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, EventLoop.wakeToken)
+        jobsFD = cshims_eventfd()
+        precondition(jobsFD >= 0, "eventfd failed: \(errnoString())")
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, jobsFD, EPOLLIN.rawValue, EventLoop.jobsToken)
         readBuffer = .allocate(byteCount: 65536, alignment: 16)
     }
 
     deinit {
         Glibc.close(epollFD)
         Glibc.close(wakeFD)
+        Glibc.close(jobsFD)
         readBuffer.deallocate()
     }
 
@@ -70,7 +78,7 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
             jobs.append(job)
             return jobs.count == 1
         }
-        if first, !thread.isOwner { wake() }
+        if first, !thread.isOwner { cshims_eventfd_signal(jobsFD) }
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
@@ -213,6 +221,10 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     }
 
     private func handle(token: UInt64, events: UInt32, now: UInt64) {
+        if token == EventLoop.jobsToken {
+            cshims_eventfd_drain(jobsFD)  // the jobs run after this batch of events
+            return
+        }
         if token == EventLoop.wakeToken {
             cshims_eventfd_drain(wakeFD)
             for connection in Array(connections.values) {
