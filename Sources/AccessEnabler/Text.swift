@@ -16,3 +16,29 @@ public enum FilePath {
         return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
 }
+
+/// Names close to a misspelled one: the suggestion in "did you mean …?" answers.
+public enum Text {
+    /// The name of `known` nearest to `name` by edit distance, ignoring case (the first on a tie); nil when
+    /// `known` is empty or the nearest is more than `within` edits away.
+    public static func closest(to name: String, in known: [String], within: Int = .max) -> String? {
+        let target = name.lowercased()
+        let ranked = known.map { ($0, editDistance(target, $0.lowercased())) }
+        guard let best = ranked.min(by: { $0.1 < $1.1 }), best.1 <= within else { return nil }
+        return best.0
+    }
+
+    /// Levenshtein distance between `a` and `b` (insertions, deletions and substitutions of characters).
+    public static func editDistance(_ a: String, _ b: String) -> Int {
+        let b = Array(b)
+        var previous = Array(0...b.count)
+        for (i, character) in a.enumerated() {
+            var current = [i + 1]
+            for j in b.indices {
+                current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (character == b[j] ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

@@ -25,13 +25,6 @@ final class ApplicationInstance: RPCHandler {
         var requestorSent = false
         /// After close nothing starts: a call still arriving is answered -32003.
         var closed = false
-        /// The current engine's delegate.
-        var adapter: DelegateAdapter?
-        /// The reasons (`statuses`) of the last setRequestor when it failed; nil after one succeeded.
-        var setRequestorFailure: [JSON]?
-        /// `PB404` for the last setSelectedProvider's id when the provider dialog did not offer it; `notified` once
-        /// the `status` notification went out. It explains every failed response of that login flow.
-        var providerMiss: (status: JSON, notified: Bool)?
     }
     private let state = Mutex(State())
 
@@ -76,16 +69,13 @@ final class ApplicationInstance: RPCHandler {
             return
         }
         let operation: Operation
-        let request: AnsweredRequest
         do throws(ErrorObject) {
             let params = try Params(params)
             try ParamNames.refuseUnknown(params, method: method)
             if spec.needsRequestor && !state.withLock({ $0.requestorSent }) {
                 throw ErrorObject.requestorNotSet()
             }
-            request = AnsweredRequest(method: method, params: params)
             operation = try spec.prepare(self, params)
-            noteProviderSelection(request)
         } catch {
             if let id { outbound.respond(to: id, error: error) }
             return
@@ -96,31 +86,37 @@ final class ApplicationInstance: RPCHandler {
         case .nowEncoded(let bytes):
             if let id { outbound.respond(to: id, encodedResult: bytes) }
         case .engine(let run):
-            let engine = self.engine()
-            if state.withLock({ $0.closed }) {
-                if let id { outbound.respond(to: id, error: .shuttingDown()) }
-                return
+            start(id: id) { engine, answer in
+                do throws(ErrorObject) { answer(.success(try await run(engine))) } catch { answer(.failure(error)) }
             }
-            statistics.callsInFlight.add(1, ordering: .relaxed)
-            // The whole call runs on the connection's loop: the engine's jobs, and the bridge's code around them.
-            Task.immediate(executorPreference: (outbound as? Connection)?.taskExecutor) { [self] in
-                let collector = OutcomeStatuses()
-                let answer = EarlyAnswer { [self] result in
-                    statistics.callsInFlight.subtract(1, ordering: .relaxed)
-                    let explained = result.map { explain($0, of: request, statuses: collector.statuses) }
-                    guard let id else { return }
-                    switch explained {
-                    case .success(let value): outbound.respond(to: id, result: value)
-                    case .failure(let error): outbound.respond(to: id, error: error)
-                    }
-                }
-                let result: Result<JSON, ErrorObject> = await OutcomeStatuses.$current.withValue(collector) {
-                    await EarlyAnswer.$current.withValue(answer) {
-                        do throws(ErrorObject) { return .success(try await run(engine)) } catch { return .failure(error) }
-                    }
-                }
-                answer.send(result)
+        case .engineAnsweringEarly(let run):
+            start(id: id) { engine, answer in await run(engine) { answer(.success($0)) } }
+        }
+    }
+
+    /// Runs one engine call; `answer` responds to `id` (the first time it is called).
+    private func start(
+        id: RequestID?,
+        _ body: @escaping @Sendable (any AccessEnabler, _ answer: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) async -> Void
+    ) {
+        let engine = self.engine()
+        if state.withLock({ $0.closed }) {
+            if let id { outbound.respond(to: id, error: .shuttingDown()) }
+            return
+        }
+        statistics.callsInFlight.add(1, ordering: .relaxed)
+        let answer = Answer { [outbound, statistics] result in
+            statistics.callsInFlight.subtract(1, ordering: .relaxed)
+            guard let id else { return }
+            switch result {
+            case .success(let value): outbound.respond(to: id, result: value)
+            case .failure(let error): outbound.respond(to: id, error: error)
             }
+        }
+        // The whole call runs on the connection's loop: the engine's jobs, and the bridge's code around them.
+        Task.immediate(executorPreference: (outbound as? Connection)?.taskExecutor) {
+            await body(engine) { answer.send($0) }
+            answer.send(.failure(ErrorObject(code: .internalError, message: "Internal error: the call ended without an answer")))
         }
     }
 
@@ -129,11 +125,10 @@ final class ApplicationInstance: RPCHandler {
     /// This connection's engine, created with `init {}` defaults on first use.
     func engine() -> any AccessEnabler {
         if let engine = state.withLock({ $0.engine }) { return engine }
-        let (engine, adapter) = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
+        let engine = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
         return state.withLock { state in
             if let existing = state.engine { return existing }
             state.engine = engine
-            state.adapter = adapter
             return engine
         }
     }
@@ -143,14 +138,12 @@ final class ApplicationInstance: RPCHandler {
     func initialize(
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
     ) {
-        let (engine, adapter) = makeEngine(
+        let engine = makeEngine(
             softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
         let previous = state.withLock { state in
             defer {
                 state.engine = engine
-                state.adapter = adapter
                 state.requestorSent = false
-                state.setRequestorFailure = nil
             }
             return state.engine
         }
@@ -161,7 +154,7 @@ final class ApplicationInstance: RPCHandler {
     /// daemon→host requests) does the engine get a `PartnerSSOHost`.
     private func makeEngine(
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
-    ) -> (any AccessEnabler, DelegateAdapter) {
+    ) -> any AccessEnabler {
         var engineConfiguration = configuration.engine
         // The engine runs on the event loop that reads this connection (ARCHITECTURE.md, "Threads").
         if let connection = outbound as? Connection { engineConfiguration.executor = connection.executor }
@@ -178,45 +171,11 @@ final class ApplicationInstance: RPCHandler {
         if let partnerSSO, let requester = outbound as? any HostRequester {
             engineConfiguration.partnerSSO = PartnerSSOHost(partner: partnerSSO, requester: requester)
         }
-        return (factory(engineConfiguration, adapter), adapter)
+        return factory(engineConfiguration, adapter)
     }
 
     /// Records that a valid setRequestor was received (calls after it no longer get -32002).
     func markRequestorSent() { state.withLock { $0.requestorSent = true } }
-
-    /// The reasons of the last setRequestor when it failed (nil after one succeeded, or before any ended).
-    var setRequestorFailure: [JSON]? {
-        get { state.withLock { $0.setRequestorFailure } }
-        set { state.withLock { $0.setRequestorFailure = newValue } }
-    }
-
-    /// A new login forgets the last `PB404`; a setSelectedProvider records it (or forgets it when the id was
-    /// offered). Runs before the engine sees the call, so the dialog's list is the one the host chose from.
-    private func noteProviderSelection(_ request: AnsweredRequest) {
-        switch request.method {
-        case AuthenticationMethods.getAuthentication.name, AuthorizationMethods.getAuthorization.name:
-            state.withLock { $0.providerMiss = nil }
-        case AuthenticationMethods.setSelectedProvider.name:
-            let miss = request.params.object["mvpdId"]?.stringValue.flatMap(unknownMVPD)
-            state.withLock { $0.providerMiss = miss.map { ($0, false) } }
-        default:
-            break
-        }
-    }
-
-    /// The recorded `PB404`, sent as a `status` notification the first time it is taken.
-    func takeProviderMiss() -> JSON? {
-        let (miss, notify) = state.withLock { state -> (JSON?, Bool) in
-            guard let miss = state.providerMiss else { return (nil, false) }
-            state.providerMiss?.notified = true
-            return (miss.status, !miss.notified)
-        }
-        if let miss, notify { outbound.notify(method: "status", params: miss) }
-        return miss
-    }
-
-    /// The MVPD ids of the current engine's last provider dialog.
-    var offeredMVPDs: [String] { state.withLock { $0.adapter }?.offeredMVPDs.withLock { $0 } ?? [] }
 
     // MARK: lifecycle
 
@@ -247,17 +206,14 @@ struct HostedDevice: Sendable {
     var address: String?
 }
 
-/// The response of one engine call, sent once: by the call's end, or earlier by the engine (setRequestor's
-/// `answered` hook, reached through `current`).
-final class EarlyAnswer: Sendable {
-    @TaskLocal static var current: EarlyAnswer?
-
+/// The response of one engine call, sent once: by the engine's own hook (setRequestor's `answered`) or when
+/// the call ends; later sends do nothing.
+final class Answer: Sendable {
     private let respond: @Sendable (Result<JSON, ErrorObject>) -> Void
     private let sent = Atomic<Bool>(false)
 
     init(_ respond: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) { self.respond = respond }
 
-    /// Sends `result` unless an answer was sent already.
     func send(_ result: Result<JSON, ErrorObject>) {
         guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
         respond(result)

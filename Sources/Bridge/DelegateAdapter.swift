@@ -1,6 +1,5 @@
 import AccessEnabler
 import JSON
-import Synchronization
 
 /// Turns each `EntitlementDelegate` callback into its JSON-RPC notification (Protocol/README.md).
 ///
@@ -8,8 +7,6 @@ import Synchronization
 /// queued on the connection before the response that the outcome produces.
 final class DelegateAdapter: EntitlementDelegate {
     let outbound: any Outbound
-    /// The MVPD ids of the last provider dialog (for the reason of an unknown `setSelectedProvider` id).
-    let offeredMVPDs = Mutex<[String]>([])
 
     init(outbound: any Outbound) { self.outbound = outbound }
 
@@ -38,8 +35,6 @@ final class DelegateAdapter: EntitlementDelegate {
     }
 
     func displayProviderDialog(_ mvpds: [MVPD]) {
-        offeredMVPDs.withLock { $0 = mvpds.map(\.ID) }
-        OutcomeStatuses.current?.reset()
         outbound.notify(method: "displayProviderDialog", params: ["mvpds": .array(mvpds.map { Wire.mvpd($0) })])
     }
 
@@ -61,7 +56,6 @@ final class DelegateAdapter: EntitlementDelegate {
 
     /// `useSVC` is sent only when true (the SDK's `navigateToUrl:useSVC:` variant).
     func navigate(toUrl url: String, useSVC: Bool) {
-        OutcomeStatuses.current?.reset()
         var params: JSONObject = ["url": .string(url)]
         if useSVC { params["useSVC"] = true }
         outbound.notify(method: "navigateToUrl", params: .object(params))
@@ -75,9 +69,7 @@ final class DelegateAdapter: EntitlementDelegate {
         outbound.notify(method: "dismissTvProviderDialog", params: .object([:]))
     }
 
-    /// Also recorded for the response of the request whose task reports it (`OutcomeStatuses`).
     func status(_ status: AdvancedStatus) {
-        OutcomeStatuses.current?.record(status)
         outbound.notify(method: "status", params: Wire.status(status))
     }
 }

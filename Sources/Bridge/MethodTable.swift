@@ -10,6 +10,9 @@ enum Operation: Sendable {
     case nowEncoded([UInt8])
     /// An engine call, answered with its value when the operation ends, after its notifications.
     case engine(@Sendable (any AccessEnabler) async throws(ErrorObject) -> JSON)
+    /// An engine call that answers before it ends, through the function it is given (setRequestor: before the
+    /// calls it held go on, so that their notifications follow its response).
+    case engineAnsweringEarly(@Sendable (any AccessEnabler, _ answer: @escaping @Sendable (JSON) -> Void) async -> Void)
 }
 
 /// One row of the method table: the method's name, whether it needs a prior setRequestor (-32002), and the

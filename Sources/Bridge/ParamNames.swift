@@ -1,3 +1,4 @@
+import AccessEnabler
 import JSON
 import JSONRPC
 
@@ -15,7 +16,7 @@ enum ParamNames {
         guard !open.contains(method) else { return }
         let known = byMethod[method] ?? []
         for name in params.object.keys.sorted() where !known.contains(name) {
-            guard let closest = closest(to: name, in: known) else {
+            guard let closest = Text.closest(to: name, in: known) else {
                 throw Params.invalid(name, "is not a param of \(method), which takes none")
             }
             let reason = "is not a param of \(method); did you mean '\(closest)'?"
@@ -23,24 +24,5 @@ enum ParamNames {
                 code: .invalidParams, message: "Invalid params: '\(name)' \(reason)",
                 data: ["param": .string(name), "reason": .string(reason), "closest": .string(closest)])
         }
-    }
-
-    /// The known name nearest to `name` by edit distance, ignoring case (the first on a tie); nil when none.
-    static func closest(to name: String, in known: [String]) -> String? {
-        known.min { editDistance(name.lowercased(), $0.lowercased()) < editDistance(name.lowercased(), $1.lowercased()) }
-    }
-
-    /// Levenshtein distance between `a` and `b` (insertions, deletions and substitutions of characters).
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let b = Array(b)
-        var previous = Array(0...b.count)
-        for (i, character) in a.enumerated() {
-            var current = [i + 1]
-            for j in b.indices {
-                current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (character == b[j] ? 0 : 1)))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

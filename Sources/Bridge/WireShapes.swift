@@ -21,21 +21,34 @@ enum Wire {
     /// An MVPD object or null.
     static func mvpd(_ mvpd: MVPD?) -> JSON { mvpd.map { Wire.mvpd($0) } ?? .null }
 
-    /// `{status, errorCode}` as in setAuthenticationStatus.
+    /// `{status, errorCode}` as in setAuthenticationStatus, plus `statuses` when the outcome has reasons
+    /// (Protocol/README.md "Failure reasons"; a callback's params never have them).
     static func authentication(_ status: AuthenticationStatus) -> JSON {
-        .object(["status": .integer(Int64(status.status)), "errorCode": .string(status.errorCode)])
+        var object: JSONObject = ["status": .integer(Int64(status.status)), "errorCode": .string(status.errorCode)]
+        if !status.statuses.isEmpty { object["statuses"] = .array(status.statuses.map { Wire.status($0) }) }
+        return .object(object)
     }
 
-    /// `{token, resource}` as in setToken, or `{resource, errorCode, errorDescription}` as in tokenRequestFailed.
+    /// `{status}` as in setRequestorComplete, plus `statuses` when it failed with reasons.
+    static func requestor(_ outcome: RequestorStatus) -> JSON {
+        var object: JSONObject = ["status": .integer(Int64(outcome.status))]
+        if !outcome.statuses.isEmpty { object["statuses"] = .array(outcome.statuses.map { Wire.status($0) }) }
+        return .object(object)
+    }
+
+    /// `{token, resource}` as in setToken, or `{resource, errorCode, errorDescription}` as in tokenRequestFailed
+    /// (plus `statuses` when the failure has reasons).
     static func authorization(_ outcome: AuthorizationOutcome) -> JSON {
         switch outcome {
         case .token(let token, let resource):
             return .object(["token": .string(token), "resource": .string(resource)])
-        case .failed(let resource, let errorCode, let errorDescription):
-            return .object([
+        case .failed(let resource, let errorCode, let errorDescription, let statuses):
+            var object: JSONObject = [
                 "resource": .string(resource), "errorCode": .string(errorCode),
                 "errorDescription": .string(errorDescription),
-            ])
+            ]
+            if !statuses.isEmpty { object["statuses"] = .array(statuses.map { Wire.status($0) }) }
+            return .object(object)
         case .loginCancelled(let status):
             return authentication(status)
         }
@@ -68,4 +81,15 @@ enum Wire {
     }
 
     static func optional(_ value: String?) -> JSON { value.map { .string($0) } ?? .null }
+
+    /// `ID message (details)` of each status, joined by "; " (for log lines); "no reason given" when none.
+    static func summary(_ statuses: [AdvancedStatus]) -> String {
+        guard !statuses.isEmpty else { return "no reason given" }
+        return statuses.map { status in
+            var text = status.id
+            if let message = status.message { text += " \(message)" }
+            if let details = status.details { text += " (\(details))" }
+            return text
+        }.joined(separator: "; ")
+    }
 }

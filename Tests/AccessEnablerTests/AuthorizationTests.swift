@@ -36,7 +36,12 @@ final class AuthorizationTests: EmulatorTestCase {
         try await login(client)
         let outcome = await client.engine.checkAuthorization("ch2", data: nil)
         let details = "Your subscription does not include \"Channel 2\"."
-        XCTAssertEqual(outcome, .failed(resource: "ch2", errorCode: "User not Authorized Error", errorDescription: details))
+        let denied = AdvancedStatus(
+            id: "Z100", level: "error",
+            message: "The MVPD has returned a \"Deny\" decision when requesting authorization for the specified resource.",
+            details: details, resource: "ch2")
+        XCTAssertEqual(
+            outcome, .failed(resource: "ch2", errorCode: "User not Authorized Error", errorDescription: details, statuses: [denied]))
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.count, 3)
         XCTAssertEqual(callbacks[safe: 0], .tokenRequestFailed("ch2", "User not Authorized Error", details))

@@ -34,7 +34,7 @@ final class ConfiguredEmulatorTests: EmulatorTestCase {
     func testZeroMVPDsEndsWithGenericAuthenticationErrorAndNoPicker() async throws {
         let client = try makeClient()
         let status = await client.engine.setRequestor("EMPTY", serviceProviders: nil)
-        XCTAssertEqual(status, 1)
+        XCTAssertEqual(status.status, 1)
         XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)])
         let result = await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil)
         XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
@@ -50,7 +50,11 @@ final class ConfiguredEmulatorTests: EmulatorTestCase {
         await ready(client)
         try await login(client)
         let outcome = await client.engine.checkAuthorization("ch3", data: nil)
-        XCTAssertEqual(outcome, .failed(resource: "ch3", errorCode: "User not Authorized Error", errorDescription: Self.denialDetails))
+        guard case .failed("ch3", "User not Authorized Error", Self.denialDetails, let statuses) = outcome else {
+            return XCTFail("expected the denial, got \(outcome)")
+        }
+        XCTAssertEqual(statuses.map(\.id), ["Z100"])
+        XCTAssertEqual(statuses.first?.details, Self.denialDetails)
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks[safe: 0], .tokenRequestFailed("ch3", "User not Authorized Error", Self.denialDetails))
         guard case .tokenRequestFailed(_, _, let description)? = callbacks[safe: 0] else { return }

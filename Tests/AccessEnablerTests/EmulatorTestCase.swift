@@ -50,7 +50,7 @@ class EmulatorTestCase: XCTestCase {
     /// setRequestor("REF") that must succeed; returns nothing but clears the recorded callbacks.
     func ready(_ client: Client, file: StaticString = #filePath, line: UInt = #line) async {
         let status = await client.engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(status, 1, file: file, line: line)
+        XCTAssertEqual(status.status, 1, file: file, line: line)
         XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)], file: file, line: line)
     }
 

@@ -34,7 +34,7 @@ final class EngineInterleavingTests: XCTestCase {
     func testRepeatedSetRequestorWithHandleExternalURLCompletesTheLogin() async throws {
         let (engine, delegate, http) = try makeEngine()
         let first = await engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(first, 1)
+        XCTAssertEqual(first.status, 1)
         let login = await openLoginPage(engine, delegate)
         XCTAssertEqual(delegate.take().filter(\.isNavigate).count, 1)
         http.hold(next: "/configuration")
@@ -48,7 +48,7 @@ final class EngineInterleavingTests: XCTestCase {
         XCTAssertEqual(delegate.take().first, .setAuthenticationStatus(1, ""))
         http.release("/configuration")
         let repeated = await again.value
-        XCTAssertEqual(repeated, 1)
+        XCTAssertEqual(repeated.status, 1)
         XCTAssertEqual(delegate.take().first, .setRequestorComplete(1))
         let check = await engine.checkAuthentication()
         XCTAssertEqual(check, .authenticated)
@@ -57,7 +57,7 @@ final class EngineInterleavingTests: XCTestCase {
     func testRepeatedSetRequestorWithSetSelectedProviderAtThePickerGoesOn() async throws {
         let (engine, delegate, http) = try makeEngine()
         let first = await engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(first, 1)
+        XCTAssertEqual(first.status, 1)
         let login = Task { await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
         await delegate.arrived { if case .displayProviderDialog = $0 { true } else { false } }
         http.hold(next: "/configuration")
@@ -68,7 +68,7 @@ final class EngineInterleavingTests: XCTestCase {
         XCTAssertEqual(delegate.take().filter(\.isNavigate).count, 1, "the login page opens during the configuration")
         http.release("/configuration")
         let repeated = await again.value
-        XCTAssertEqual(repeated, 1)
+        XCTAssertEqual(repeated.status, 1)
         let handled = try await engine.handleExternalURL(redirect)
         XCTAssertEqual(handled, .authenticated)
         let loggedIn = await login.value
@@ -85,7 +85,7 @@ final class EngineInterleavingTests: XCTestCase {
         XCTAssertEqual(delegate.take(), [])
         http.release("/configuration")
         let status = await configured.value
-        XCTAssertEqual(status, 1)
+        XCTAssertEqual(status.status, 1)
         let checked = await check.value
         XCTAssertEqual(checked, .failed("User Not Authenticated Error"))
         XCTAssertEqual(
@@ -105,7 +105,7 @@ final class EngineInterleavingTests: XCTestCase {
         let sentBeforeRelease = http.requests.count
         http.release("/configuration")
         let status = await configured.value
-        XCTAssertEqual(status, 1)
+        XCTAssertEqual(status.status, 1)
         // Cancel is sticky: a login asked for afterwards ends at once, with no provider dialog.
         let later = await engine.getAuthentication(forceAuthn: false, data: nil, filter: nil)
         XCTAssertEqual(later, .failed("Generic Authentication Error"))

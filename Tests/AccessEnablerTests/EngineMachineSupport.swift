@@ -23,9 +23,9 @@ enum NamedState: String, CaseIterable {
         case .configuring:
             send(.setRequestorStarted)
         case .failed:
-            send(.setRequestorStarted, .setRequestorEnded(nil))
+            send(.setRequestorStarted, .setRequestorEnded(nil, reasons: []))
         default:
-            send(.setRequestorStarted, .setRequestorEnded("R"))
+            send(.setRequestorStarted, .setRequestorEnded("R", reasons: []))
         }
         switch self {
         case .reconfiguring:
@@ -60,8 +60,8 @@ enum NamedEvent: String, CaseIterable {
     var event: Machine.Event {
         switch self {
         case .setRequestorStarted: .setRequestorStarted
-        case .setRequestorEnded: .setRequestorEnded("R2")
-        case .setRequestorFailed: .setRequestorEnded(nil)
+        case .setRequestorEnded: .setRequestorEnded("R2", reasons: [])
+        case .setRequestorFailed: .setRequestorEnded(nil, reasons: [])
         case .waitingCall: .waitingCall("call")
         case .loginRequested: .loginRequested("R", "w", partner: false, hasProviders: true)
         case .providerDialogShown: .providerDialogShown(flow: 1)

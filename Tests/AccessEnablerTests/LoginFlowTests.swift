@@ -190,7 +190,7 @@ final class LoginFlowTests: EmulatorTestCase {
         XCTAssertEqual(client.delegate.take(), [.selectedProvider(nil)], "getSelectedProvider is never queued")
         http.release("/configuration")
         let status = await requestor.value
-        XCTAssertEqual(status, 1)
+        XCTAssertEqual(status.status, 1)
         _ = await (check.value, metadata.value, preauth.value)
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.first, .setRequestorComplete(1))
@@ -209,9 +209,11 @@ final class LoginFlowTests: EmulatorTestCase {
         await client.engine.heldCalls(1)
         http.release("/configuration")
         let check = await queued.value
-        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
+        // The held call carries the reasons of the setRequestor it waited for.
+        let cfg500 = AdvancedStatus(id: "CFG500", level: "error", message: "Injected fault: HTTP 500.")
+        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error", statuses: [cfg500]))
         let status = await requestor.value
-        XCTAssertEqual(status, 0)
+        XCTAssertEqual(status, RequestorStatus(status: 0, statuses: [cfg500]))
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
         assertStatus(callbacks[safe: 1], id: "CFG500", level: "error")

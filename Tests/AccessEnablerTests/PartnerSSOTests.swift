@@ -27,7 +27,7 @@ final class PartnerSSOTests: EmulatorTestCase {
     /// setRequestor that must succeed; returns its callbacks.
     func setRequestor(_ client: PartnerClient, file: StaticString = #filePath, line: UInt = #line) async -> [Callback] {
         let status = await client.engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(status, 1, file: file, line: line)
+        XCTAssertEqual(status.status, 1, file: file, line: line)
         return client.delegate.take()
     }
 

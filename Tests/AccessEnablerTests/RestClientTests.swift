@@ -15,8 +15,7 @@ final class RestClientTests: XCTestCase {
         RestClient(
             baseURL: server.url, softwareStatement: Self.statement, redirectURL: "adobepass://ios.app", store: store, clock: clock,
             transport: HTTPTransport(), timeout: .seconds(5), maxThrottleRetries: 2,
-            headers: { DeviceHeaders(deviceID: "ba23d141-d715-561c-94f4-e9e4c966b1eb", deviceInfo: Self.deviceInfo, visitorID: "ECID-42") },
-            onSkewWarning: {})
+            headers: { DeviceHeaders(deviceID: "ba23d141-d715-561c-94f4-e9e4c966b1eb", deviceInfo: Self.deviceInfo, visitorID: "ECID-42") })
     }
 
     static let registered = CaptureServer.Response(
@@ -74,8 +73,7 @@ final class RestClientTests: XCTestCase {
             baseURL: server.url, softwareStatement: Self.statement, redirectURL: "adobepass://ios.app",
             store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport(),
             timeout: .seconds(5), maxThrottleRetries: 2,
-            headers: { DeviceHeaders(deviceID: "tv-0042", deviceInfo: Self.deviceInfo, visitorID: nil, forwardedFor: "2001:db8::42") },
-            onSkewWarning: {})
+            headers: { DeviceHeaders(deviceID: "tv-0042", deviceInfo: Self.deviceInfo, visitorID: nil, forwardedFor: "2001:db8::42") })
         _ = await client.call("GET", "/api/v2/REF/profiles")
         _ = await client.call("POST", "/api/v2/REF/decisions/authorize/MockMVPD", json: ["resources": ["ch1"]])
         let calls = server.requests.filter { $0.path.hasPrefix("/api/v2/") }
@@ -178,7 +176,7 @@ final class OptionsOnTheWireTests: XCTestCase {
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         engine.setOptions(["visitorID": "ECID-7", "device_info": "eyJtb2RlbCI6IlRWIn0=", "applicationProfile": "p"])
         let status = await engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(status, 1)
+        XCTAssertEqual(status.status, 1)
         let call = try XCTUnwrap(server.requests.last)
         XCTAssertEqual(call.path, "/api/v2/REF/configuration")
         XCTAssertEqual(call.headers["ap-visitor-identifier"], "ECID-7")
@@ -205,7 +203,7 @@ final class LogRedactionTests: XCTestCase {
             baseURL: server.url, softwareStatement: "h.p.s", redirectURL: "adobepass://ios.app",
             store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport.shared,
             timeout: .seconds(5), maxThrottleRetries: 1,
-            headers: { DeviceHeaders(deviceID: "d", deviceInfo: "e30=", visitorID: nil) }, onSkewWarning: {},
+            headers: { DeviceHeaders(deviceID: "d", deviceInfo: "e30=", visitorID: nil) },
             log: { _, line in lines.withLock { $0.append(line) } })
         _ = await client.call("GET", "/api/v2/REF/profiles/code/ABC1234", query: [("redirectUrl", "adobepass://ios.app")])
         let logged = lines.withLock { $0 }

@@ -30,10 +30,12 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
 
         try await emulator.advanceClock(seconds: 181)
         let again = await client.engine.setRequestor("REF", serviceProviders: nil)  // the app returns to the foreground
-        XCTAssertEqual(again, 1)
+        XCTAssertEqual(again.status, 1)
         _ = client.delegate.take()
         let check = await client.engine.checkAuthentication()
-        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
+        XCTAssertEqual(check.status, 0)
+        XCTAssertEqual(check.errorCode, "User Not Authenticated Error")
+        XCTAssertEqual(check.statuses.map(\.id), ["N111"])
         callbacks = client.delegate.take()
         XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "User Not Authenticated Error"))
         assertTracking(callbacks[safe: 1], event: 0, head: ["false", nil, nil, nil])
@@ -94,7 +96,7 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
         try await login(client)
         try await emulator.advanceClock(seconds: 25 * 3600)
         let again = await client.engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(again, 1)
+        XCTAssertEqual(again.status, 1)
         let callbacks = client.delegate.take()
         XCTAssertTrue(callbacks.contains { if case .status(let s) = $0 { s.id == "CFG100" } else { false } }, "skew over 5 min")
         let check = await client.engine.checkAuthentication()
@@ -137,10 +139,16 @@ extension TimeAndSecondScreenTests {
         _ = client.delegate.take()
         try await emulator.advanceClock(seconds: 1801)
         let result = await flow.value
-        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
+        // The code is over at the backend: the user is not authenticated, and the outcome says why, with the
+        // reasons its polls raised: the backend's clock, moved 30 minutes ahead, is off the device's (CFG100),
+        // then the code expired (N130).
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.errorCode, "User Not Authenticated Error")
+        XCTAssertEqual(result.statuses.map(\.id), ["CFG100", "N130"])
         let callbacks = client.delegate.take()
         XCTAssertEqual(
             callbacks.filter { if case .setAuthenticationStatus = $0 { true } else { false } },
-            [.setAuthenticationStatus(0, "Generic Authentication Error")])
+            [.setAuthenticationStatus(0, "User Not Authenticated Error")])
+        XCTAssertTrue(callbacks.contains { if case .status(let status) = $0 { status.id == "N130" } else { false } })
     }
 }

@@ -156,10 +156,8 @@ final class OfflineEngineTests: XCTestCase {
         let engine = Engine(
             configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
-        XCTAssertFalse(engine.requestorWasSet)
         let status = await engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(status, 0)
-        XCTAssertTrue(engine.requestorWasSet)
+        XCTAssertEqual(status.status, 0)
         let callbacks = delegate.take()
         XCTAssertEqual(callbacks.count, 2)
         XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
@@ -168,10 +166,12 @@ final class OfflineEngineTests: XCTestCase {
         XCTAssertEqual(advanced.level, "error")
 
         let check = await engine.checkAuthentication()
-        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
+        // Calls after the failed setRequestor carry its reasons (Protocol/README.md "Failure reasons").
+        XCTAssertEqual(check, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error", statuses: [advanced]))
         XCTAssertEqual(delegate.take(), [.setAuthenticationStatus(0, "Generic Authentication Error")])
         let authz = await engine.checkAuthorization("ch1", data: nil)
-        XCTAssertEqual(authz, .failed(resource: "ch1", errorCode: "Generic Authorization Error", errorDescription: ""))
+        XCTAssertEqual(
+            authz, .failed(resource: "ch1", errorCode: "Generic Authorization Error", errorDescription: "", statuses: [advanced]))
         XCTAssertEqual(delegate.take(), [.tokenRequestFailed("ch1", "Generic Authorization Error", "")])
     }
 
@@ -182,7 +182,7 @@ final class OfflineEngineTests: XCTestCase {
                 backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: "a.b.c", requestTimeout: .seconds(5)),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         let status = await engine.setRequestor("REF", serviceProviders: nil)
-        XCTAssertEqual(status, 0)
+        XCTAssertEqual(status.status, 0)
         let callbacks = delegate.take()
         XCTAssertEqual(callbacks.count, 2)
         XCTAssertEqual(callbacks.first, .setRequestorComplete(0))

@@ -68,12 +68,14 @@ final class FakeEngine: AccessEnabler {
 
     func setOptions(_ options: JSONObject) { record("setOptions \(JSON.object(options).serializedString())") }
 
-    func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32 {
+    func setRequestor(
+        _ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (RequestorStatus) -> Void
+    ) async -> RequestorStatus {
         record("setRequestor \(requestorID) \(serviceProviders?.map(\.absoluteString) ?? [])")
         try? await Task.sleep(for: .milliseconds(50))
         delegate.setRequestorComplete(1)
-        answered(1)
-        return 1
+        answered(RequestorStatus(status: 1))
+        return RequestorStatus(status: 1)
     }
 
     func checkAuthentication() async -> AuthenticationStatus {
@@ -131,8 +133,9 @@ final class FakeEngine: AccessEnabler {
         if resource == "ch2" {
             let details = "Your subscription does not include \"Channel 2\"."
             delegate.tokenRequestFailed(resource, errorCode: "User not Authorized Error", errorDescription: details)
-            delegate.status(AdvancedStatus(id: "Z100", level: "error", details: details, resource: resource))
-            return .failed(resource: resource, errorCode: "User not Authorized Error", errorDescription: details)
+            let denied = AdvancedStatus(id: "Z100", level: "error", details: details, resource: resource)
+            delegate.status(denied)
+            return .failed(resource: resource, errorCode: "User not Authorized Error", errorDescription: details, statuses: [denied])
         }
         delegate.setToken("bWVkaWEtdG9rZW4=", forResource: resource)
         delegate.sendTrackingData(["true", "MockMVPD", "guid", "false", nil, nil, "unknown", "restApiV2", "Linux"], forEventType: 1)

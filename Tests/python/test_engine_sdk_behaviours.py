@@ -89,7 +89,8 @@ def test_temp_pass_picked_again_after_it_expired_reports_n111(app, emulator):
     n111 = [n["params"] for n in notes if n["method"] == "status"]
     assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED, "statuses": n111}  # the reason, a warning
     assert statuses(notes) == ["N111"]
-    assert app.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    # The getAuthentication this login answers carries the same reason (Protocol/README.md "Failure reasons").
+    assert app.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED, "statuses": n111}
 
 
 def test_logout_page_carries_use_svc_with_handle_svc(app):

@@ -128,12 +128,14 @@ def test_another_process_holding_the_write_lock_logs_nobody_out_and_the_failure_
         get_id = instance.send("getAuthentication", {"forceAuthn": True})
         instance.notification("displayProviderDialog", start)
         selected = instance.call("setSelectedProvider", {"mvpdId": "TempPass"})
-        assert instance.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
+        login_result = instance.response(get_id, start)[1]["result"]
         notes = [m for m in instance.received[start:] if "method" in m and m["method"] != "sendTrackingData"]
         assert [m["method"] for m in notes] == ["displayProviderDialog", "setAuthenticationStatus", "status"]
         # The result that ended the login says why (Protocol/README.md "Failure reasons").
         assert selected == {"status": 0, "errorCode": GENERIC_AUTHENTICATION, "statuses": [notes[-1]["params"]]}
         assert notes[-1]["params"]["id"] == "STORE500"
+        # The getAuthentication the login answers carries the same reason (Protocol/README.md "Failure reasons").
+        assert login_result == selected
         assert notes[1]["params"] == {"status": 0, "errorCode": GENERIC_AUTHENTICATION}
         assert notes[2]["params"]["id"] == "STORE500" and notes[2]["params"]["level"] == "error"
         assert "database is locked" in notes[2]["params"]["message"]

@@ -18,8 +18,12 @@ import JSON
 ///   CFG500 (malformed JSON or wrong content type), CFG5xx (HTTP 5xx), CFG400 (other HTTP 4xx).
 /// - login (setSelectedProvider, handleExternalURL, second-screen polling): setAuthenticationStatus(0, …) with
 ///   "Provider not Available Error" (no answer; + REG500 on a second-screen host), "Internal Authentication
-///   Error" (HTTP error, 429, garbage), "Generic Authentication Error" (+ R401 when no access token; code
-///   expired + N130; no profile after the redirect).
+///   Error" (HTTP error, 429, garbage), "Generic Authentication Error" (+ R401 when no access token; no profile
+///   after the redirect), "User Not Authenticated Error" + N130 (the second screen's code expired, by the clock
+///   or by the backend's answer). A second-screen poll that cannot reach the backend sends REG503 (once per
+///   outage) and polling goes on; it is a reason of the login's outcome if the login then fails.
+///   setSelectedProvider with an id that is not one of the requestor's MVPDs: "Provider not Selected Error" +
+///   PB404. Every failed outcome carries its warning and error statuses (`AuthenticationStatus.statuses`).
 /// - checkAuthorization/getAuthorization: tokenRequestFailed with "User not Authorized Error" + Z100 (MVPD deny,
 ///   `details` as errorDescription; Z169 degradation, Z130 bad resource), "User Not Authenticated Error" + N130
 ///   or N111 (profile missing/expired at the backend, TempPass over), "Internal Authorization Error" + Z500
@@ -49,12 +53,14 @@ public protocol AccessEnabler: Sendable {
 
     /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently
     /// (first responder wins per MVPD), brings the stored profiles in line with the backend, then calls
-    /// setRequestorComplete(1) when at least one provider answered, else 0 + a status. Returns that status.
-    /// Call it again when the app returns to the foreground to resynchronize. `answered` is called with the
-    /// status after setRequestorComplete (and its status), before any call waiting for this setRequestor
+    /// setRequestorComplete(1) when at least one provider answered, else 0 + a status. Returns that status, with
+    /// the reasons of a failure. Call it again when the app returns to the foreground to resynchronize. `answered`
+    /// is called with the outcome after setRequestorComplete (and its status), before any call waiting for this setRequestor
     /// (`WaitingCall`) goes on: a host answers its caller there, so that the waiting calls' callbacks come after
     /// that answer.
-    func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32
+    func setRequestor(
+        _ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (RequestorStatus) -> Void
+    ) async -> RequestorStatus
 
     /// Reports the local authentication state (no network): setAuthenticationStatus + tracking (+ N000/N111).
     func checkAuthentication() async -> AuthenticationStatus
@@ -108,7 +114,7 @@ public protocol AccessEnabler: Sendable {
 
 extension AccessEnabler {
     /// setRequestor for a caller that needs no `answered` hook.
-    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> Int32 {
+    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> RequestorStatus {
         await setRequestor(requestorID, serviceProviders: serviceProviders, answered: { _ in })
     }
 }
@@ -149,11 +155,6 @@ extension Engine: AccessEnabler {
 
     /// Engines (AccessEnabler instances) alive in this process (freed ones are not counted).
     public static var liveInstances: Int { live.load(ordering: .relaxed) }
-
-    /// Whether setRequestor was ever called on this instance (the bridge answers -32002 otherwise).
-    public nonisolated var requestorWasSet: Bool {
-        shared.withLock { $0.requestorWasSet }
-    }
 }
 
 /// The redirect URL rule: scheme, host and path compared; query and fragment ignored (Protocol/README.md).

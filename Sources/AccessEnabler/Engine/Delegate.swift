@@ -29,6 +29,10 @@ public struct AdvancedStatus: Sendable, Equatable {
         self.url = url
         self.notAfter = notAfter
     }
+
+    /// A warning or an error: the levels a failed outcome carries as its reasons (Protocol/README.md "Failure
+    /// reasons"); info statuses (N000, N005, REGCODE, …) are never reasons.
+    public var isReason: Bool { level == "warning" || level == "error" }
 }
 
 /// The SDK's `EntitlementDelegate` + `EntitlementStatus` callbacks (Adobe's "iOS/tvOS API Reference").

@@ -85,18 +85,19 @@ public actor Engine {
 
     // MARK: setRequestor and the queue
 
-    /// `answered` gets the status after the callbacks, before any call held behind this setRequestor goes on.
-    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (Int32) -> Void) async -> Int32 {
-        shared.withLock { $0.requestorWasSet = true }
+    /// `answered` gets the outcome after the callbacks, before any call held behind this setRequestor goes on.
+    public func setRequestor(
+        _ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (RequestorStatus) -> Void
+    ) async -> RequestorStatus {
         perform(machine.receive(.setRequestorStarted))
-        let (status, requestor) = await configure(requestorID, serviceProviders: serviceProviders)
-        answered(status)
-        perform(machine.receive(.setRequestorEnded(requestor)))
-        return status
+        let (outcome, requestor) = await configure(requestorID, serviceProviders: serviceProviders)
+        answered(outcome)
+        perform(machine.receive(.setRequestorEnded(requestor, reasons: outcome.statuses)))
+        return outcome
     }
 
-    /// setRequestor's work, up to its callbacks: the status and the requestor configured (nil when it failed).
-    private func configure(_ requestorID: String, serviceProviders: [URL]?) async -> (Int32, Requestor?) {
+    /// setRequestor's work, up to its callbacks: the outcome and the requestor configured (nil when it failed).
+    private func configure(_ requestorID: String, serviceProviders: [URL]?) async -> (RequestorStatus, Requestor?) {
         guard let statement = configuration.softwareStatement else {
             return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "R400", level: "error", message: "No software statement"))
         }
@@ -110,11 +111,16 @@ public actor Engine {
         let endpoint = RESTV2.configuration(requestorID)
         var requestor: Requestor?
         var firstFailure: APIResult?
+        var skew: [AdvancedStatus] = []
         await withTaskGroup(of: (RestClient, EndpointAnswer<ConfigurationAnswer>).self) { group in
             for provider in providers {
                 group.addTask { (provider, await provider.call(endpoint)) }
             }
             for await (provider, answer) in group {
+                if answer.clockSkewed {
+                    delegate.status(Self.cfg100)
+                    skew = [Self.cfg100]
+                }
                 if let configuration = answer.value {
                     if requestor == nil { requestor = Requestor(id: requestorID, primary: provider) }
                     requestor?.merge(configuration: configuration, from: provider)
@@ -127,6 +133,7 @@ public actor Engine {
             return finishSetRequestor(
                 nil, failureStatus: AdvancedStatus(id: "CFG404", level: "error", message: "No usable service provider"))
         }
+        let failureStatus = Self.configurationFailureStatus(firstFailure)
         var partnerStatus: AdvancedStatus?
         var selected: MVPD?
         if let requestor {
@@ -137,8 +144,7 @@ public actor Engine {
                 return finishSetRequestor(nil, failureStatus: storeFailure(error))
             }
         }
-        return finishSetRequestor(
-            requestor, selected: selected, failureStatus: Self.configurationFailureStatus(firstFailure), partnerStatus: partnerStatus)
+        return finishSetRequestor(requestor, selected: selected, failureStatus: failureStatus, partnerStatus: partnerStatus, raised: skew)
     }
 
     /// Brings each stored profile in line with the backend (`GET profiles/{mvpd}`): a profile the backend no
@@ -153,7 +159,8 @@ public actor Engine {
                 guard let header = partnerHeader(for: profile.mvpd) else { continue }
                 headers = [header]
             }
-            let answer = await requestor.client(for: profile.mvpd).call(RESTV2.profile(requestor.id, mvpd: profile.mvpd, headers: headers))
+            let answer = await call(
+                RESTV2.profile(requestor.id, mvpd: profile.mvpd, headers: headers), with: requestor.client(for: profile.mvpd))
             guard let profiles = answer.value else { continue }
             if let fresh = profiles.first(preferring: profile.mvpd), fresh.mvpd == profile.mvpd {
                 if fresh.json != profile.json { try await saveProfile(fresh, requestor) }
@@ -164,21 +171,20 @@ public actor Engine {
     }
 
     /// `partnerStatus`: VSA403, VSA404 or APPL_ERROR of the partner check, reported after setRequestorComplete(1).
+    /// `raised`: statuses sent during the configuration (CFG100), reasons of a failure with `failureStatus`.
     private func finishSetRequestor(
-        _ requestor: Requestor?, selected: MVPD? = nil, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil
-    ) -> (Int32, Requestor?) {
-        let status: Int32
+        _ requestor: Requestor?, selected: MVPD? = nil, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil,
+        raised: [AdvancedStatus] = []
+    ) -> (RequestorStatus, Requestor?) {
         if requestor != nil {
             shared.withLock { $0.selectedMVPD = selected }
-            status = AccessEnablerStatus.success
-            delegate.setRequestorComplete(status)
+            delegate.setRequestorComplete(AccessEnablerStatus.success)
             if let partnerStatus { delegate.status(partnerStatus) }
-        } else {
-            status = AccessEnablerStatus.error
-            delegate.setRequestorComplete(status)
-            delegate.status(failureStatus)
+            return (RequestorStatus(status: AccessEnablerStatus.success), requestor)
         }
-        return (status, requestor)
+        delegate.setRequestorComplete(AccessEnablerStatus.error)
+        delegate.status(failureStatus)
+        return (RequestorStatus(status: AccessEnablerStatus.error, statuses: (raised + [failureStatus]).filter(\.isReason)), nil)
     }
 
     /// The status reported with setRequestorComplete(0) (Adobe's "Error Reporting": advanced status codes).
@@ -233,6 +239,24 @@ public actor Engine {
         turns.waiting.removeValue(forKey: turns.serving)?.resume()
     }
 
+    /// Sends `endpoint` with `client`. When the answer put the device clock more than 5 minutes off the backend's,
+    /// status CFG100 goes out, filed under login `flow` when the call is made for one (its outcome's reason).
+    func call<Response>(_ endpoint: Endpoint<Response>, with client: RestClient, flow: Int? = nil) async -> EndpointAnswer<Response> {
+        let answer = await client.call(endpoint)
+        if answer.clockSkewed { raise(Self.cfg100, flow: flow) }
+        return answer
+    }
+
+    /// Sends `status`; with `flow`, files it under that login too, so that the login's outcome carries it.
+    func raise(_ status: AdvancedStatus, flow: Int?) {
+        delegate.status(status)
+        if let flow { perform(machine.receive(.raised(flow: flow, status))) }
+    }
+
+    static var cfg100: AdvancedStatus {
+        AdvancedStatus(id: "CFG100", level: "warning", message: "The device clock differs from the backend's by more than 5 minutes")
+    }
+
     func client(for url: URL, statement: String) -> RestClient {
         let key = url.absoluteString
         if let existing = clients[key] { return existing }
@@ -241,7 +265,6 @@ public actor Engine {
         let computedInfo = DeviceInfo.computed(secondScreen: !configuration.webView)
         let hostInfo = configuration.deviceInfo
         let forwardedFor = configuration.forwardedFor
-        let delegate = self.delegate
         let client = RestClient(
             executor: executor, baseURL: url, softwareStatement: statement, redirectURL: configuration.redirectURL, store: store,
             clock: clock,
@@ -251,11 +274,6 @@ public actor Engine {
                 return DeviceHeaders(
                     deviceID: deviceID, deviceInfo: hostInfo ?? options.deviceInfo ?? computedInfo, visitorID: options.visitorID,
                     forwardedFor: forwardedFor)
-            },
-            onSkewWarning: {
-                delegate.status(
-                    AdvancedStatus(
-                        id: "CFG100", level: "warning", message: "The device clock differs from the backend's by more than 5 minutes"))
             }, log: configuration.log)
         clients[key] = client
         return client
@@ -376,10 +394,13 @@ public actor Engine {
             status: partnerStatus ?? AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
     }
 
-    /// Delivers setAuthenticationStatus, then the authentication tracking event, then `status` if any.
+    /// Delivers setAuthenticationStatus, then the authentication tracking event, then `status` if any. A failed
+    /// outcome is returned with its reasons: `status`, after those of the login in progress when it is that
+    /// login's outcome (`ofLogin`), else the failed setRequestor's (`EngineMachine.reasons`).
     @discardableResult
     func report(
-        _ outcome: AuthenticationStatus, requestor: Requestor?, profile: Profile?, cached: Bool, status: AdvancedStatus? = nil
+        _ outcome: AuthenticationStatus, requestor: Requestor?, profile: Profile?, cached: Bool, status: AdvancedStatus? = nil,
+        ofLogin: Bool = false
     ) -> AuthenticationStatus {
         delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
         if let requestor {
@@ -389,7 +410,10 @@ public actor Engine {
             delegate.sendTrackingData(head + requestor.trackingTail, forEventType: TrackingEvent.authentication)
         }
         if let status { delegate.status(status) }
-        return outcome
+        guard outcome.status != AccessEnablerStatus.success else { return outcome }
+        var explained = outcome
+        explained.statuses = machine.reasons(outcome.statuses + (status.map { [$0] } ?? []), ofLogin: ofLogin)
+        return explained
     }
 }
 

@@ -33,7 +33,7 @@ extension Engine {
             if login.errorCode == SDKErrorCode.providerNotSelected { return .loginCancelled(login) }
             guard login.status == AccessEnablerStatus.success, current != nil else {
                 let code = login.errorCode.isEmpty ? SDKErrorCode.userNotAuthenticated : login.errorCode
-                return authorizationFailed(resource, code, "", requestor: requestor, profile: nil)
+                return authorizationFailed(resource, code, "", requestor: requestor, profile: nil, raised: login.statuses)
             }
         }
         guard let profile = current else {
@@ -43,24 +43,28 @@ extension Engine {
         let identity = data?.isEmpty == false ? TempPassIdentity.headers(data) : identityHeaders
         let headers = await partnerHeaders(requestor, profile: profile) + identity
         let endpoint = RESTV2.authorize(requestor.id, mvpd: profile.mvpd, resources: [resource], headers: headers)
-        var answer = await requestor.client(for: profile.mvpd).call(endpoint)
+        var answer = await call(endpoint, with: requestor.client(for: profile.mvpd))
+        var skew = answer.clockSkewed ? [Self.cfg100] : []
         // Item-level errors whose action is `retry` get at most two more tries (Adobe's "Enhanced error codes": client handling).
         for _ in 0..<2 {
             guard answer.value?.decision(for: resource)?.error?.action == "retry" else { break }
             try? await Task.sleep(for: .milliseconds(300))
-            answer = await requestor.client(for: profile.mvpd).call(endpoint)
+            answer = await call(endpoint, with: requestor.client(for: profile.mvpd))
+            if answer.clockSkewed { skew = [Self.cfg100] }
         }
-        return await authorizationOutcome(answer, resource: resource, requestor: requestor, profile: profile)
+        return await authorizationOutcome(answer, resource: resource, requestor: requestor, profile: profile, raised: skew)
     }
 
+    /// `raised`: statuses already sent for this call (CFG100), reasons of a failure before the final one.
     private func authorizationOutcome(
-        _ answer: EndpointAnswer<DecisionsAnswer>, resource: String, requestor: Requestor, profile: Profile
+        _ answer: EndpointAnswer<DecisionsAnswer>, resource: String, requestor: Requestor, profile: Profile, raised: [AdvancedStatus]
     ) async -> AuthorizationOutcome {
         switch answer.result {
         case .ok:
             guard let decision = answer.value?.decision(for: resource), let authorized = decision.authorized else {
                 return authorizationFailed(
-                    resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+                    resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500,
+                    raised: raised)
             }
             if authorized, let token = decision.mediaToken {
                 if let notAfter = decision.notAfter {
@@ -86,34 +90,35 @@ extension Engine {
                 }
                 return .token(token: token, resource: resource)
             }
-            return await denied(decision.error, resource: resource, requestor: requestor, profile: profile)
+            return await denied(decision.error, resource: resource, requestor: requestor, profile: profile, raised: raised)
         case .httpError(let status, _):
             let error = answer.error
             let code = error?.code ?? ""
             if status == 403, error?.meansProfileGone == true {
-                return await denied(error, resource: resource, requestor: requestor, profile: profile)
+                return await denied(error, resource: resource, requestor: requestor, profile: profile, raised: raised)
             }
             if status == 400, code == "invalid_parameter_resources" {
                 return authorizationFailed(
                     resource, SDKErrorCode.userNotAuthorized, error?.details ?? "", requestor: requestor, profile: profile,
-                    status: AdvancedStatus(id: "Z130", level: "error", message: error?.message, resource: resource))
+                    status: AdvancedStatus(id: "Z130", level: "error", message: error?.message, resource: resource), raised: raised)
             }
             return authorizationFailed(
-                resource, SDKErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+                resource, SDKErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500, raised: raised)
         case .throttled:
             return authorizationFailed(
                 resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
-                status: AdvancedStatus(id: "Z100", level: "error", message: "Too many requests", resource: resource))
+                status: AdvancedStatus(id: "Z100", level: "error", message: "Too many requests", resource: resource), raised: raised)
         case .registration:
             return authorizationFailed(
                 resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
-                status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
+                status: AdvancedStatus(id: "R401", level: "error", message: "No access token"), raised: raised)
         case .store(let error):
             return authorizationFailed(
-                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: storeFailure(error))
+                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: storeFailure(error),
+                raised: raised)
         case .garbage, .transport:
             return authorizationFailed(
-                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500)
+                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500, raised: raised)
         }
     }
 
@@ -121,7 +126,7 @@ extension Engine {
 
     /// A deny (item-level or top-level error object): the MVPD's `details` reach the host intact.
     private func denied(
-        _ error: EnhancedError?, resource: String, requestor: Requestor, profile: Profile
+        _ error: EnhancedError?, resource: String, requestor: Requestor, profile: Profile, raised: [AdvancedStatus]
     ) async -> AuthorizationOutcome {
         let code = error?.code ?? ""
         let details = error?.details ?? ""
@@ -133,26 +138,28 @@ extension Engine {
             } catch {
                 return authorizationFailed(
                     resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile,
-                    status: storeFailure(error), code: code)
+                    status: storeFailure(error), raised: raised)
             }
             let status =
                 error?.meansTempPassOver == true
                 ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)
                 : AdvancedStatus(id: "N130", level: "error", message: message, resource: resource)
             return authorizationFailed(
-                resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: status, code: code)
+                resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: status, raised: raised
+            )
         }
         let id = code == "authorization_denied_by_degradation_rule" ? "Z169" : (code == "invalid_parameter_resources" ? "Z130" : "Z100")
         return authorizationFailed(
             resource, SDKErrorCode.userNotAuthorized, details, requestor: requestor, profile: profile,
             status: AdvancedStatus(id: id, level: "error", message: message, details: details.isEmpty ? nil : details, resource: resource),
-            code: code)
+            raised: raised)
     }
 
-    /// Delivers tokenRequestFailed, the authorization tracking event, then `status`.
+    /// Delivers tokenRequestFailed, the authorization tracking event, then `status`. The outcome's reasons are
+    /// `raised` (statuses already sent for this call) and `status`, else the failed setRequestor's.
     func authorizationFailed(
         _ resource: String, _ errorCode: String, _ description: String, requestor: Requestor?, profile: Profile?,
-        status: AdvancedStatus? = nil, code: String? = nil
+        status: AdvancedStatus? = nil, raised: [AdvancedStatus] = []
     ) -> AuthorizationOutcome {
         delegate.tokenRequestFailed(resource, errorCode: errorCode, errorDescription: description)
         if let requestor {
@@ -161,7 +168,8 @@ extension Engine {
                 forEventType: TrackingEvent.authorization)
         }
         if let status { delegate.status(status) }
-        return .failed(resource: resource, errorCode: errorCode, errorDescription: description)
+        let reasons = machine.reasons(raised + (status.map { [$0] } ?? []), ofLogin: false)
+        return .failed(resource: resource, errorCode: errorCode, errorDescription: description, statuses: reasons)
     }
 
     // MARK: checkPreauthorizedResources
@@ -193,8 +201,9 @@ extension Engine {
         var failure: AdvancedStatus?
         if !cache || !resources.allSatisfy(permitted.contains) {
             let headers = await partnerHeaders(requestor, profile: profile) + identityHeaders
-            let answer = await requestor.client(for: profile.mvpd).call(
-                RESTV2.preauthorize(requestor.id, mvpd: profile.mvpd, resources: resources, headers: headers))
+            let answer = await call(
+                RESTV2.preauthorize(requestor.id, mvpd: profile.mvpd, resources: resources, headers: headers),
+                with: requestor.client(for: profile.mvpd))
             if let decisions = answer.value?.decisions {
                 for decision in decisions {
                     guard let id = decision.resource else { continue }

@@ -60,12 +60,16 @@ extension Engine {
 
     static var n005: AdvancedStatus { AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled") }
 
-    /// Ends the login flow: callbacks first, then every waiter gets the status.
-    func finishLogin(_ outcome: AuthenticationStatus, requestor: Requestor?, profile: Profile?, status: AdvancedStatus? = nil) {
-        let actions = machine.receive(.loginEnded(outcome))
+    /// Ends the login flow: callbacks first, then every waiter gets the outcome, with the reasons raised in the
+    /// flow and `status`. Returns that outcome.
+    @discardableResult
+    func finishLogin(
+        _ outcome: AuthenticationStatus, requestor: Requestor?, profile: Profile?, status: AdvancedStatus? = nil
+    ) -> AuthenticationStatus {
         if outcome.status != AccessEnablerStatus.success, let requestor { select(nil, requestor) }
-        report(outcome, requestor: requestor, profile: profile, cached: false, status: status)
-        perform(actions)
+        let explained = report(outcome, requestor: requestor, profile: profile, cached: false, status: status, ofLogin: true)
+        perform(machine.receive(.loginEnded(explained)))
+        return explained
     }
 
     /// Stores a new profile (durably, before any callback) and ends the flow (or reports, when there is none)
@@ -90,15 +94,12 @@ extension Engine {
             } else {
                 nil
             }
-        finishLogin(.authenticated, requestor: requestor, profile: profile, status: status)
-        return .authenticated
+        return finishLogin(.authenticated, requestor: requestor, profile: profile, status: status)
     }
 
     /// Ends the flow (or reports, when there is none) with a failure.
     func loginFailed(_ code: String, _ requestor: Requestor?, status: AdvancedStatus? = nil) -> AuthenticationStatus {
-        let outcome = AuthenticationStatus.failed(code)
-        finishLogin(outcome, requestor: requestor, profile: nil, status: status)
-        return outcome
+        finishLogin(.failed(code), requestor: requestor, profile: nil, status: status)
     }
 
     /// The failure a backend answer means for a login (Adobe's "iOS/tvOS API Reference": getAuthentication).
@@ -129,7 +130,8 @@ extension Engine {
             return .ended(loginFailed(SDKErrorCode.providerNotSelected, requestor, status: cancelStatus))
         }
         guard let mvpd = requestor.mvpd(mvpdID) else {
-            return .ended(loginFailed(SDKErrorCode.providerNotSelected, requestor))
+            return .ended(
+                loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.unknownMVPD(mvpdID, offered: requestor.mvpds)))
         }
         let actions = machine.receive(.providerPicked(tempPass: mvpd.isTempPass))
         perform(actions.filter { if case .stopPolling = $0 { true } else { false } })
@@ -141,7 +143,7 @@ extension Engine {
         let flows = actions.compactMap { if case .createSession(let flow) = $0 { flow } else { nil } }
         guard let flowID = flows.first else { return .started }
         let client = requestor.client(for: mvpd.ID)
-        let answer = await client.call(createSession(mvpd.ID, requestor))
+        let answer = await call(createSession(mvpd.ID, requestor), with: client, flow: flowID)
         guard machine.login?.id == flowID else { return .ended(machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected)) }
         guard let session = answer.value else {
             return .ended(loginFailure(answer.result, requestor, secondScreen: !configuration.webView))
@@ -175,7 +177,7 @@ extension Engine {
 
     /// A TempPass MVPD authenticates without a login page (Adobe's "iOS/tvOS API Reference": TempPass).
     func tempPassLogin(_ mvpd: MVPD, _ requestor: Requestor) async -> AuthenticationStatus {
-        let answer = await requestor.client(for: mvpd.ID).call(createSession(mvpd.ID, requestor))
+        let answer = await call(createSession(mvpd.ID, requestor), with: requestor.client(for: mvpd.ID), flow: machine.login?.id)
         if case .httpError(403, _) = answer.result, answer.error?.meansTempPassOver == true {
             return loginFailed(
                 SDKErrorCode.userNotAuthenticated, requestor,
@@ -193,7 +195,8 @@ extension Engine {
     /// `GET profiles/{mvpd}` after the backend said a profile exists; ends the flow.
     func fetchProfile(_ mvpdID: String, _ requestor: Requestor) async -> AuthenticationStatus {
         let flowID = machine.login?.id
-        let answer = await requestor.client(for: mvpdID).call(RESTV2.profile(requestor.id, mvpd: mvpdID, headers: identityHeaders))
+        let answer = await call(
+            RESTV2.profile(requestor.id, mvpd: mvpdID, headers: identityHeaders), with: requestor.client(for: mvpdID), flow: flowID)
         guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected) }
         if let profile = answer.value?.first(preferring: mvpdID) {
             return await loginSucceeded(profile, requestor)
@@ -255,7 +258,7 @@ extension Engine {
         let client = requestor.client(for: mvpd)
         let endpoint = RESTV2.profile(requestor.id, code: code)
         for attempt in 0..<4 {
-            let answer = await client.call(endpoint)
+            let answer = await call(endpoint, with: client, flow: flowID)
             guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected) }
             guard case .ok = answer.result else { return loginFailure(answer.result, requestor) }
             if let profile = answer.value?.first(preferring: mvpd) { return await loginSucceeded(profile, requestor) }
@@ -270,40 +273,73 @@ extension Engine {
         let interval = configuration.pollInterval
         pollTask?.cancel()
         pollTask = Task {
+            var reachable = true
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
-                guard await self.pollOnce(code: code, mvpd: mvpd, notAfter: notAfter, flowID: flowID, requestor: requestor) else { return }
+                guard
+                    await self.pollOnce(
+                        code: code, mvpd: mvpd, notAfter: notAfter, flowID: flowID, requestor: requestor, reachable: &reachable)
+                else { return }
             }
         }
     }
 
-    /// One poll; false when polling is over.
-    private func pollOnce(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) async -> Bool {
+    /// One poll; false when polling is over. `reachable`: whether the last poll reached the backend (a poll that
+    /// fails on the network after one that did not sends status REG503, a reason of the login's outcome).
+    private func pollOnce(
+        code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor, reachable: inout Bool
+    ) async -> Bool {
         guard machine.isPolling(flowID) else { return false }
         if clock.nowMillis() >= notAfter {
-            _ = loginFailed(
-                SDKErrorCode.genericAuthentication, requestor,
-                status: AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired"))
+            _ = loginFailed(SDKErrorCode.userNotAuthenticated, requestor, status: Self.n130)
             return false
         }
-        let answer = await requestor.client(for: mvpd).call(RESTV2.profile(requestor.id, code: code))
+        let answer = await call(RESTV2.profile(requestor.id, code: code), with: requestor.client(for: mvpd), flow: flowID)
         guard machine.isPolling(flowID) else { return false }
         switch answer.result {
         case .ok:
+            reachable = true
             if let profile = answer.value?.first(preferring: mvpd) {
                 _ = await loginSucceeded(profile, requestor)
                 return false
             }
             return true
         case .httpError(let status, _) where status == 400 || status == 403 || status == 404:
-            _ = loginFailed(SDKErrorCode.genericAuthentication, requestor)
+            // The backend's clock decides when the code is over (the emulator's may be moved ahead).
+            if answer.error?.code == "invalid_authentication_session" {
+                _ = loginFailed(SDKErrorCode.userNotAuthenticated, requestor, status: Self.n130)
+            } else {
+                _ = loginFailed(SDKErrorCode.genericAuthentication, requestor)
+            }
             return false
         case .registration, .store:
             _ = loginFailure(answer.result, requestor)
             return false
-        default:
+        case .transport:
+            if reachable {
+                reachable = false
+                raise(
+                    AdvancedStatus(
+                        id: "REG503", level: "warning", message: "The backend could not be reached to check the code; still trying"),
+                    flow: flowID)
+            }
             return true  // transient: keep polling until the code expires
+        default:
+            reachable = true
+            return true
         }
+    }
+
+    static var n130: AdvancedStatus { AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired") }
+
+    /// `PB404`, the daemon's status for an id that is not one of the requestor's MVPDs (the provider dialog offers
+    /// them all), naming the closest offered id when one is close.
+    static func unknownMVPD(_ mvpdId: String, offered: [MVPD]) -> AdvancedStatus? {
+        guard !offered.isEmpty else { return nil }
+        let ids = offered.map(\.ID)
+        var message = "No MVPD '\(mvpdId)' in the provider dialog"
+        if let closest = Text.closest(to: mvpdId, in: ids, within: max(2, mvpdId.count / 3)) { message += "; did you mean '\(closest)'?" }
+        return AdvancedStatus(id: "PB404", level: "error", message: message, details: "The dialog offered: \(ids.joined(separator: ", "))")
     }
 
     // MARK: cancel

@@ -10,7 +10,8 @@ extension Engine {
         defer { endTurn(turn) }
         guard let requestor = turn.requestor else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
-            return loggedOut
+            return AuthenticationStatus(
+                status: loggedOut.status, errorCode: loggedOut.errorCode, statuses: machine.reasons([], ofLogin: false))
         }
         var logoutURL: String?
         var partner = false
@@ -22,7 +23,7 @@ extension Engine {
         }
         for profile in stored {
             let client = requestor.client(for: profile.mvpd)
-            let answer = await client.call(RESTV2.logout(requestor.id, mvpd: profile.mvpd, redirectURL: configuration.redirectURL))
+            let answer = await call(RESTV2.logout(requestor.id, mvpd: profile.mvpd, redirectURL: configuration.redirectURL), with: client)
             let entry = answer.value?.entry(for: profile.mvpd)
             if profile.isPartner || entry?.actionName == "partner_logout" { partner = true }
             if let entry, entry.actionName == "logout", let url = entry.url, logoutURL == nil {
@@ -63,8 +64,9 @@ extension Engine {
     /// The local profiles could not be deleted: setAuthenticationStatus(0, "Generic Authentication Error") and
     /// status STORE500 (the user stays logged in on this device).
     private func logoutFailed(_ error: any Error) -> AuthenticationStatus {
-        let outcome = AuthenticationStatus.failed(SDKErrorCode.genericAuthentication)
         let status = storeFailure(error)
+        let outcome = AuthenticationStatus(
+            status: AccessEnablerStatus.error, errorCode: SDKErrorCode.genericAuthentication, statuses: [status])
         delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
         delegate.status(status)
         return outcome

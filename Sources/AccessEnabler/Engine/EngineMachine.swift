@@ -15,8 +15,8 @@ struct EngineMachine<Requestor, Held, Waiter> {
         /// flow in progress) is nil when configuring, non-nil when reconfiguring.
         case configuring(inFlight: Int, previous: Requestor?)
         case ready(Requestor)
-        /// The last setRequestor failed.
-        case failed
+        /// The last setRequestor failed, for these reasons (its warnings and errors).
+        case failed(reasons: [AdvancedStatus])
     }
 
     /// Where a login waits.
@@ -40,6 +40,9 @@ struct EngineMachine<Requestor, Held, Waiter> {
         var step: LoginStep
         /// Everyone the login's outcome answers: getAuthentication, getAuthorization, a repeated handleExternalURL.
         var waiters: [Waiter]
+        /// The warnings and errors raised in the login since it last went to the user (the provider dialog, the
+        /// login page): reasons of its outcome, whichever call or timer raised them.
+        var reasons: [AdvancedStatus] = []
     }
 
     struct Logout {
@@ -51,8 +54,8 @@ struct EngineMachine<Requestor, Held, Waiter> {
 
     enum Event {
         case setRequestorStarted
-        /// The requestor configured, nil when setRequestor failed.
-        case setRequestorEnded(Requestor?)
+        /// The requestor configured, nil when setRequestor failed (for `reasons`).
+        case setRequestorEnded(Requestor?, reasons: [AdvancedStatus])
         /// A call of `WaitingCall` asks to run.
         case waitingCall(Held)
         /// getAuthentication or getAuthorization needs a login under `requestor`.
@@ -63,6 +66,8 @@ struct EngineMachine<Requestor, Held, Waiter> {
         case providerPicked(tempPass: Bool)
         /// Login `flow`'s session was created: `.page` or `.secondScreen`.
         case sessionOpened(flow: Int, LoginStep)
+        /// A status was sent for login `flow` (by its setSelectedProvider, a poll, the partner step).
+        case raised(flow: Int, AdvancedStatus)
         /// handleExternalURL or getAuthenticationToken.
         case redirected
         /// A handleExternalURL waits for the login being completed.
@@ -127,6 +132,15 @@ struct EngineMachine<Requestor, Held, Waiter> {
         }
     }
 
+    /// The reasons a failed outcome carries (Protocol/README.md "Failure reasons"): the warnings and errors of
+    /// `own` (for the login's own outcome, `ofLogin`, after those raised in the login in progress), else, when
+    /// there are none, those of the failed setRequestor.
+    func reasons(_ own: [AdvancedStatus], ofLogin: Bool) -> [AdvancedStatus] {
+        let raised = ((ofLogin ? login?.reasons ?? [] : []) + own).filter(\.isReason)
+        if raised.isEmpty, case .failed(let reasons) = configuration { return reasons }
+        return raised
+    }
+
     /// The requestor a call that was let go runs under; nil when setRequestor failed, never ended, or after close.
     var readyRequestor: Requestor? {
         if !closed, case .ready(let requestor) = configuration { return requestor }
@@ -159,7 +173,7 @@ struct EngineMachine<Requestor, Held, Waiter> {
                 configuration = .configuring(inFlight: 1, previous: inForce)
             }
             return []
-        case .setRequestorEnded(let requestor):
+        case .setRequestorEnded(let requestor, let reasons):
             guard case .configuring(let n, let previous) = configuration else {
                 preconditionFailure("setRequestor ended while \(configuration)")
             }
@@ -167,7 +181,7 @@ struct EngineMachine<Requestor, Held, Waiter> {
                 configuration = .configuring(inFlight: n - 1, previous: requestor ?? previous)
                 return []
             }
-            configuration = requestor.map { .ready($0) } ?? .failed
+            configuration = requestor.map { .ready($0) } ?? .failed(reasons: reasons.filter(\.isReason))
             defer { held = [] }
             return held.map { .run($0) }
         case .waitingCall(let call):
@@ -185,7 +199,10 @@ struct EngineMachine<Requestor, Held, Waiter> {
             login = Login(id: flows, requestor: requestor, step: partner ? .partnerPicker : .dialog, waiters: [waiter])
             return [partner ? .startPartnerLogin(flow: flows) : .displayProviderDialog]
         case .providerDialogShown(let flow):
-            if login?.id == flow { login?.step = .dialog }
+            if login?.id == flow {
+                login?.step = .dialog
+                login?.reasons = []
+            }
             return []
         case .providerPicked(let tempPass):
             guard let current = login, !tempPass else { return [.stopPolling] }
@@ -194,7 +211,11 @@ struct EngineMachine<Requestor, Held, Waiter> {
         case .sessionOpened(let flow, let step):
             guard login?.id == flow else { return [] }
             login?.step = step
+            if case .page = step { login?.reasons = [] }
             if case .secondScreen(let code, let mvpd) = step { return [.startPolling(flow: flow, code: code, mvpd: mvpd)] }
+            return []
+        case .raised(let flow, let status):
+            if login?.id == flow, status.isReason { login?.reasons.append(status) }
             return []
         case .redirected:
             if logout != nil { return [.endLogout] }

@@ -57,24 +57,45 @@ public struct MVPD: Sendable, Equatable {
     }
 }
 
-/// The values of one `setAuthenticationStatus` callback: status 1 (errorCode "") or 0 with an SDK error string.
+/// The outcome of a login-family call: the values of its `setAuthenticationStatus` callback (status 1 with
+/// errorCode "", or 0 with an SDK error string) and the reasons of a failure.
 public struct AuthenticationStatus: Sendable, Equatable {
     public var status: Int32
     public var errorCode: String
-    public init(status: Int32, errorCode: String) {
+    /// The warning and error statuses that explain a failed outcome, in the order they were sent, wherever in
+    /// the flow they were raised (its setSelectedProvider, a second-screen poll, the partner step); else those of
+    /// the instance's failed setRequestor. Empty on success and when there is no reason to give (Protocol/README.md
+    /// "Failure reasons").
+    public var statuses: [AdvancedStatus]
+
+    public init(status: Int32, errorCode: String, statuses: [AdvancedStatus] = []) {
         self.status = status
         self.errorCode = errorCode
+        self.statuses = statuses
     }
     static let authenticated = AuthenticationStatus(status: 1, errorCode: "")
     static func failed(_ code: String) -> AuthenticationStatus { AuthenticationStatus(status: 0, errorCode: code) }
+}
+
+/// The outcome of setRequestor: the status of its `setRequestorComplete` callback (1 configured, 0 failed) and,
+/// when it failed, the warning and error statuses that say why (R400, CFG404, …).
+public struct RequestorStatus: Sendable, Equatable {
+    public var status: Int32
+    public var statuses: [AdvancedStatus]
+
+    public init(status: Int32, statuses: [AdvancedStatus] = []) {
+        self.status = status
+        self.statuses = statuses
+    }
 }
 
 /// The terminal outcome of checkAuthorization/getAuthorization: a `setToken` or a `tokenRequestFailed`.
 public enum AuthorizationOutcome: Sendable, Equatable {
     /// `token` is the decision's `serializedToken` (base64 media token); `resource` byte-exact as requested.
     case token(token: String, resource: String)
-    /// `errorDescription` is the decision error's `details`, else "".
-    case failed(resource: String, errorCode: String, errorDescription: String)
+    /// `errorDescription` is the decision error's `details`, else ""; `statuses` are the warning and error
+    /// statuses that explain the failure (as in `AuthenticationStatus.statuses`).
+    case failed(resource: String, errorCode: String, errorDescription: String, statuses: [AdvancedStatus] = [])
     /// getAuthorization only: the user cancelled the login it started (setSelectedProvider null at the picker).
     /// As in the SDK, that login's setAuthenticationStatus(0, "Provider not Selected Error") ended it: no
     /// tokenRequestFailed, no authorization tracking.

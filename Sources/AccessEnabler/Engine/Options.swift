@@ -20,7 +20,6 @@ struct Options: Sendable {
 struct SharedState: Sendable {
     var options = Options()
     var selectedMVPD: MVPD?
-    var requestorWasSet = false
 }
 
 /// A reference to the shared state, so closures (the REST clients' header source) can hold it.

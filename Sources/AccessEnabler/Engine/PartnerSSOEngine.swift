@@ -149,19 +149,21 @@ extension Engine {
     // MARK: the exchange (Adobe Pass REST API V2, "Partner Single Sign-On APIs")
 
     /// PS1 with the account's header; on `partner_profile` the SAML answer from the host, then PS2.
-    func partnerExchange(_ requestor: Requestor, account: PartnerAccount, interactive: Bool) async -> PartnerExchange {
+    /// `flow`: the login the exchange is made for (interactive), which the statuses it raises explain.
+    func partnerExchange(_ requestor: Requestor, account: PartnerAccount, interactive: Bool, flow: Int? = nil) async -> PartnerExchange {
         guard let provider = configuration.partnerSSO, let mvpd = account.mvpd else { return .failed(nil) }
         let client = requestor.client(for: mvpd.ID)
-        let started = await client.call(
-            RESTV2.partnerSession(requestor.id, partner: provider.partner, redirectURL: configuration.redirectURL, status: account.header))
+        let started = await call(
+            RESTV2.partnerSession(requestor.id, partner: provider.partner, redirectURL: configuration.redirectURL, status: account.header),
+            with: client, flow: flow)
         guard let session = started.value else { return .failed(nil) }
         switch session.action {
         case .partnerProfile:
             break
         case .authorize:
             let mvpdID = session.mvpd ?? mvpd.ID
-            let profiles = await client.call(
-                RESTV2.profile(requestor.id, mvpd: mvpdID, headers: [(Self.partnerHeaderName, account.header)]))
+            let profiles = await call(
+                RESTV2.profile(requestor.id, mvpd: mvpdID, headers: [(Self.partnerHeaderName, account.header)]), with: client, flow: flow)
             if let profile = profiles.value?.first(preferring: mvpdID) { return .profile(profile) }
             return .failed(nil)
         case .authenticate, .other:
@@ -182,8 +184,9 @@ extension Engine {
             }
             saml = response
         }
-        let created = await client.call(
-            RESTV2.partnerProfile(requestor.id, partner: provider.partner, samlResponse: saml, status: account.header))
+        let created = await call(
+            RESTV2.partnerProfile(requestor.id, partner: provider.partner, samlResponse: saml, status: account.header), with: client,
+            flow: flow)
         if let profile = created.value?.first(preferring: mvpd.ID) { return .profile(profile) }
         return .failed(nil)
     }

@@ -62,7 +62,7 @@ extension Engine {
             return partnerFallBack(status, mvpds: mvpds, flowID: flowID)
         }
         if mvpd.boardingStatus == "PICKER" { return await selectSilently(mvpd, flowID: flowID) }
-        let exchange = await partnerExchange(requestor, account: account, interactive: true)
+        let exchange = await partnerExchange(requestor, account: account, interactive: true, flow: flowID)
         guard isPartnerStep(flowID) else { return }
         switch exchange {
         case .profile(let profile):

@@ -94,6 +94,9 @@ struct EndpointAnswer<Value: Sendable>: Sendable {
     var result: APIResult
     /// nil unless the call ended 2xx with a body `Endpoint.decode` read.
     var value: Value?
+    /// This call's answer (or that of a token request it waited for) carried a `Date` that put the device clock
+    /// more than 5 minutes off the backend's, for the first time since it was last within them (status CFG100).
+    var clockSkewed = false
 
     /// The enhanced error of a non-2xx answer, if its body was one.
     var error: EnhancedError? { result.enhancedError }

@@ -52,7 +52,8 @@ actor RestClient {
     private let timeout: Duration
     private let maxThrottleRetries: Int
     private let headers: @Sendable () -> DeviceHeaders
-    private let onSkewWarning: @Sendable () -> Void
+    /// A `Date` header put the device clock over the CFG100 threshold since the last answer was returned.
+    private var clockSkewNoticed = false
     private let log: (@Sendable (EngineLogLevel, String) -> Void)?
     private var tokenTask: Task<String?, Never>?
     /// The access token last read from or written to the store, used without asking the store again until a
@@ -70,8 +71,7 @@ actor RestClient {
         executor: any SerialExecutor = ThreadExecutor.shared, baseURL: URL, softwareStatement: String, redirectURL: String,
         store: TokenStore, clock: SkewedClock,
         transport: any HTTPClient, timeout: Duration, maxThrottleRetries: Int,
-        headers: @escaping @Sendable () -> DeviceHeaders, onSkewWarning: @escaping @Sendable () -> Void,
-        log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
+        headers: @escaping @Sendable () -> DeviceHeaders, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
     ) {
         self.executor = executor
         self.baseURL = baseURL
@@ -83,7 +83,6 @@ actor RestClient {
         self.timeout = timeout
         self.maxThrottleRetries = maxThrottleRetries
         self.headers = headers
-        self.onSkewWarning = onSkewWarning
         self.log = log
         scope = Self.scope(baseURL: baseURL, softwareStatement: softwareStatement)
     }
@@ -111,8 +110,15 @@ actor RestClient {
     }
 
     /// Sends one REST V2 endpoint with the bearer and device headers; a 401 refreshes the access token and
-    /// sends once more.
+    /// sends once more. The answer says whether the device clock just went over the CFG100 threshold.
     func call<Response>(_ endpoint: Endpoint<Response>) async -> EndpointAnswer<Response> {
+        var answer = await exchange(endpoint)
+        answer.clockSkewed = clockSkewNoticed
+        clockSkewNoticed = false
+        return answer
+    }
+
+    private func exchange<Response>(_ endpoint: Endpoint<Response>) async -> EndpointAnswer<Response> {
         var refreshed = false
         while true {
             guard let token = await accessToken(refusing: nil) else { return endpoint.answer(tokenFailure()) }
@@ -156,7 +162,7 @@ actor RestClient {
                 if case .failure(let failure) = result { return .transport(failure) }
                 return .transport(.network)
             }
-            if let date = headers["date"], clock.observe(dateHeader: date) { onSkewWarning() }
+            if let date = headers["date"], clock.observe(dateHeader: date) { clockSkewNoticed = true }
             if status == 429 {
                 attempt += 1
                 if attempt > maxThrottleRetries { return .throttled }

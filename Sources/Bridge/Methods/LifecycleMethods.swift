@@ -84,12 +84,16 @@ enum LifecycleMethods {
             return url
         }
         instance.markRequestorSent()
-        return .engine { engine in
+        return .engineAnsweringEarly { engine, answer in
             // Answered before the calls that waited for it run, so their notifications follow the response.
-            let status = await engine.setRequestor(requestorID, serviceProviders: serviceProviders) { status in
-                EarlyAnswer.current?.send(.success(.object(["status": .integer(Int64(status))])))
+            _ = await engine.setRequestor(requestorID, serviceProviders: serviceProviders) { outcome in
+                if outcome.status != AccessEnablerStatus.success {
+                    log.info("setRequestor \(requestorID) failed: \(Wire.summary(outcome.statuses))")
+                }
+                answer(Wire.requestor(outcome))
             }
-            return .object(["status": .integer(Int64(status))])
         }
     }
+
+    static let log = Logger(label: "bridge")
 }
