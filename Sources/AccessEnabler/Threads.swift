@@ -30,7 +30,12 @@ final class ThreadCondition: @unchecked Sendable {
 
     init() {
         pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
+        // Timed waits measure the monotonic clock (`TimerQueue.now()`), which a change of the wall clock leaves alone.
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -44,6 +49,11 @@ final class ThreadCondition: @unchecked Sendable {
     func unlock() { pthread_mutex_unlock(mutex) }
     /// Releases the lock, sleeps until signalled, and takes the lock again (the caller re-checks its predicate).
     func wait() { pthread_cond_wait(condition, mutex) }
+    /// As `wait()`, but wakes by itself at `deadline` (monotonic nanoseconds) at the latest.
+    func wait(until deadline: UInt64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        pthread_cond_timedwait(condition, mutex, &time)
+    }
     func signal() { pthread_cond_signal(condition) }
     func broadcast() { pthread_cond_broadcast(condition) }
 }
@@ -58,14 +68,14 @@ private func nameThisThread(_ name: String) {
 }
 
 /// A serial executor on a thread of its own, for engines that are given none (a library user, the tests): jobs run
-/// one at a time, in the order they were enqueued. The daemon gives each engine its connection's event loop instead
-/// (`AccessEnablerConfiguration.executor`).
-final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+/// one at a time, in the order they were enqueued, and timers (`run(after:_:)`) on the same thread. The daemon
+/// gives each engine its connection's event loop instead (`AccessEnablerConfiguration.executor`).
+final class ThreadExecutor: TimerExecutor, @unchecked Sendable {
     /// One thread for every engine of the process that has no executor of its own; started by its first job.
     static let shared = ThreadExecutor(name: "passbridge-engine")
 
     private let name: String
-    private let queue = Mutex<(jobs: [UnownedJob], started: Bool)>(([], false))
+    private let queue = Mutex<(jobs: [UnownedJob], timers: TimerQueue, started: Bool)>(([], TimerQueue(), false))
     private let condition = ThreadCondition()
     private let thread = ThreadAffinity()
 
@@ -73,9 +83,19 @@ final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        wakeWorker { $0.jobs.append(job) }
+    }
+
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
+        let deadline = TimerQueue.deadline(after: delay)
+        wakeWorker { $0.timers.add(at: deadline, body) }
+    }
+
+    /// Changes the queue and wakes the worker (starting it the first time).
+    private func wakeWorker(_ change: (inout (jobs: [UnownedJob], timers: TimerQueue, started: Bool)) -> Void) {
         condition.lock()
         let start = queue.withLock { queue in
-            queue.jobs.append(job)
+            change(&queue)
             defer { queue.started = true }
             return !queue.started
         }
@@ -95,12 +115,19 @@ final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
         while true {
             condition.lock()
             var batch: [UnownedJob] = []
-            while batch.isEmpty {
-                queue.withLock { swap(&batch, &$0.jobs) }
-                if batch.isEmpty { condition.wait() }
+            var due: [@Sendable () -> Void] = []
+            while batch.isEmpty && due.isEmpty {
+                let next = queue.withLock { queue in
+                    swap(&batch, &queue.jobs)
+                    due = queue.timers.takeDue(now: TimerQueue.now())
+                    return queue.timers.nextDeadline
+                }
+                guard batch.isEmpty && due.isEmpty else { break }
+                if let next { condition.wait(until: next) } else { condition.wait() }
             }
             condition.unlock()
             for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            for body in due { body() }
         }
     }
 }

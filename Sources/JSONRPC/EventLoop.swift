@@ -13,7 +13,7 @@ import ThreadAffinity
 /// (a store or HTTP completion resuming an engine call) wakes it.
 /// Everything but ``wake()``, ``requestShutdown()``, ``enqueue(_:)`` and ``setInterest(_:fd:direction:events:)``
 /// runs on the loop thread.
-final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
+final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked Sendable {
     private static let wakeToken = UInt64.max
     private static let jobsToken = UInt64.max - 2
     private static let listenerToken = UInt64.max - 1
@@ -32,6 +32,8 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
 
     /// Jobs enqueued on the loop as an executor, oldest first.
     private let jobs = Mutex<[UnownedJob]>([])
+    /// Work to run at a time (`run(after:_:)`): the engines' timers.
+    private let timers = Mutex(TimerQueue())
 
     /// Loop-thread state.
     private var connections: [UInt64: Connection] = [:]
@@ -103,6 +105,21 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     }
 
     private var hasJobs: Bool { jobs.withLock { !$0.isEmpty } }
+
+    /// Runs `body` on the loop once `delay` has passed; the loop's epoll wait ends by then. From another thread,
+    /// wakes the loop so that it waits again with the new deadline.
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
+        let deadline = TimerQueue.deadline(after: delay)
+        timers.withLock { $0.add(at: deadline, body) }
+        if !thread.isOwner { cshims_eventfd_signal(jobsFD) }
+    }
+
+    /// Runs the timers due at `now`, then the jobs they queued.
+    private func runTimers(now: UInt64) {
+        let due = timers.withLock { $0.takeDue(now: now) }
+        for body in due { body() }
+        if !due.isEmpty { runJobs() }
+    }
 
     /// Asks the loop, from any thread or a signal thread, to stop accepting and drain every connection.
     func requestShutdown() {
@@ -194,7 +211,10 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
         while true {
             runJobs()
             let idle = connections.isEmpty && !shuttingDown && listenerPausedUntil == nil
-            let timeout: Int32 = hasJobs ? 0 : idle ? -1 : 100
+            var timeout: Int32 = hasJobs ? 0 : idle ? -1 : 100
+            if timeout != 0, let untilTimer = timers.withLock({ $0.millisecondsToNext(now: TimerQueue.now()) }) {
+                timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
+            }
             let count = cshims_epoll_wait(epollFD, &tokens, &masks, maxEvents, timeout)
             if count < 0 && errno != EINTR {
                 log.error("epoll_wait failed: \(errnoString())")
@@ -205,6 +225,7 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
                 handle(token: tokens[index], events: masks[index], now: now)
             }
             runJobs()
+            runTimers(now: TimerQueue.now())
             if shutdownRequested.load(ordering: .relaxed) && !shuttingDown { beginShutdown() }
             if let until = listenerPausedUntil, now >= until {
                 listenerPausedUntil = nil

@@ -120,7 +120,7 @@ extension Engine {
         while heldCallCount < count { await Task.yield() }
     }
 
-    var heldCallCount: Int { machine.held.count }
+    var heldCallCount: Int { machine.calls.queued.count }
 }
 
 extension Callback {

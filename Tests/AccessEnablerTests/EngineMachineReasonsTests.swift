@@ -13,16 +13,16 @@ final class EngineMachineReasonsTests: XCTestCase {
 
     func loginAtTheSecondScreen() -> Machine {
         var machine = Machine()
-        _ = machine.receive(.setRequestorStarted)
-        _ = machine.receive(.setRequestorEnded("R", reasons: []))
-        _ = machine.receive(.loginRequested("R", "get", partner: false, hasProviders: true))
-        _ = machine.receive(.sessionOpened(flow: 1, .secondScreen(code: "C", mvpd: "M")))
+        machine.setRequestorStarted()
+        _ = machine.setRequestorEnded("R", reasons: [])
+        _ = machine.loginRequested("R", "get", partner: false, hasProviders: true)
+        _ = machine.sessionOpened(flow: 1, .secondScreen(code: "C", mvpd: "M"))
         return machine
     }
 
     func testALoginsOutcomeCarriesTheWarningsAndErrorsRaisedInIt() {
         var machine = loginAtTheSecondScreen()
-        for status in [regcode, reg503, cfg100] { _ = machine.receive(.raised(flow: 1, status)) }
+        for status in [regcode, reg503, cfg100] { machine.raised(flow: 1, status) }
         XCTAssertEqual(machine.reasons([n130], ofLogin: true).map(\.id), ["REG503", "CFG100", "N130"])
         // Another call's outcome, made while the login goes on, does not take the login's reasons.
         XCTAssertEqual(machine.reasons([], ofLogin: false), [])
@@ -30,36 +30,36 @@ final class EngineMachineReasonsTests: XCTestCase {
 
     func testAStatusRaisedForAnEndedOrOtherLoginIsNotKept() {
         var machine = loginAtTheSecondScreen()
-        _ = machine.receive(.raised(flow: 2, cfg100))
+        machine.raised(flow: 2, cfg100)
         XCTAssertEqual(machine.reasons([], ofLogin: true), [])
-        _ = machine.receive(.loginEnded(.failed(SDKErrorCode.userNotAuthenticated)))
-        _ = machine.receive(.raised(flow: 1, reg503))
+        _ = machine.loginEnded(.failed(SDKErrorCode.userNotAuthenticated))
+        machine.raised(flow: 1, reg503)
         XCTAssertEqual(machine.reasons([], ofLogin: true), [])
     }
 
     func testGoingToTheUserForgetsEarlierReasons() {
         var machine = Machine()
-        _ = machine.receive(.setRequestorStarted)
-        _ = machine.receive(.setRequestorEnded("R", reasons: []))
-        _ = machine.receive(.loginRequested("R", "get", partner: true, hasProviders: true))
-        _ = machine.receive(.raised(flow: 1, AdvancedStatus(id: "APPL_ERROR", level: "error")))
+        machine.setRequestorStarted()
+        _ = machine.setRequestorEnded("R", reasons: [])
+        _ = machine.loginRequested("R", "get", partner: true, hasProviders: true)
+        machine.raised(flow: 1, AdvancedStatus(id: "APPL_ERROR", level: "error"))
         XCTAssertEqual(machine.reasons([], ofLogin: true).map(\.id), ["APPL_ERROR"])
-        _ = machine.receive(.providerDialogShown(flow: 1))
+        machine.providerDialogShown(flow: 1)
         XCTAssertEqual(machine.reasons([], ofLogin: true), [])
-        _ = machine.receive(.raised(flow: 1, cfg100))
-        _ = machine.receive(.sessionOpened(flow: 1, .page(code: "C", mvpd: "M")))
+        machine.raised(flow: 1, cfg100)
+        _ = machine.sessionOpened(flow: 1, .page(code: "C", mvpd: "M"))
         XCTAssertEqual(machine.reasons([], ofLogin: true), [])
     }
 
     func testAFailedSetRequestorExplainsLaterFailuresThatHaveNoReasonOfTheirOwn() {
         var machine = Machine()
         let r400 = AdvancedStatus(id: "R400", level: "error")
-        _ = machine.receive(.setRequestorStarted)
-        _ = machine.receive(.setRequestorEnded(nil, reasons: [regcode, r400]))
+        machine.setRequestorStarted()
+        _ = machine.setRequestorEnded(nil, reasons: [regcode, r400])
         XCTAssertEqual(machine.reasons([AdvancedStatus(id: "N000", level: "info")], ofLogin: false), [r400])
         XCTAssertEqual(machine.reasons([n130], ofLogin: false), [n130])
-        _ = machine.receive(.setRequestorStarted)
-        _ = machine.receive(.setRequestorEnded("R", reasons: []))
+        machine.setRequestorStarted()
+        _ = machine.setRequestorEnded("R", reasons: [])
         XCTAssertEqual(machine.reasons([], ofLogin: false), [])
     }
 }

@@ -6,6 +6,7 @@ typealias Machine = EngineMachine<String, String, String>
 /// The named states of `Sources/AccessEnabler/README.md`, each reached from a fresh machine by events only.
 enum NamedState: String, CaseIterable {
     case unset, configuring, reconfiguring, ready, failed
+    case callRunning = "call running"
     case partnerPicker = "login at the partner picker"
     case dialog = "login at the provider dialog"
     case page = "login at the login page"
@@ -16,35 +17,41 @@ enum NamedState: String, CaseIterable {
 
     var machine: Machine {
         var machine = Machine()
-        func send(_ events: Machine.Event...) { for event in events { _ = machine.receive(event) } }
         switch self {
         case .unset:
             break
         case .configuring:
-            send(.setRequestorStarted)
+            machine.setRequestorStarted()
         case .failed:
-            send(.setRequestorStarted, .setRequestorEnded(nil, reasons: []))
+            machine.setRequestorStarted()
+            _ = machine.setRequestorEnded(nil, reasons: [])
         default:
-            send(.setRequestorStarted, .setRequestorEnded("R", reasons: []))
+            machine.setRequestorStarted()
+            _ = machine.setRequestorEnded("R", reasons: [])
         }
         switch self {
         case .reconfiguring:
-            send(.setRequestorStarted)
+            machine.setRequestorStarted()
+        case .callRunning:
+            _ = machine.callEntered("first")
+            _ = machine.callEntered("next")
         case .partnerPicker:
-            send(.loginRequested("R", "get", partner: true, hasProviders: true))
+            _ = machine.loginRequested("R", "get", partner: true, hasProviders: true)
         case .dialog:
-            send(.loginRequested("R", "get", partner: false, hasProviders: true))
+            _ = machine.loginRequested("R", "get", partner: false, hasProviders: true)
         case .page, .completing:
-            send(.loginRequested("R", "get", partner: false, hasProviders: true), .providerPicked(tempPass: false))
-            send(.sessionOpened(flow: 1, .page(code: "C", mvpd: "M")))
-            if self == .completing { send(.redirected) }
+            _ = machine.loginRequested("R", "get", partner: false, hasProviders: true)
+            _ = machine.providerPicked(tempPass: false)
+            _ = machine.sessionOpened(flow: 1, .page(code: "C", mvpd: "M"))
+            if self == .completing { _ = machine.redirected() }
         case .secondScreen:
-            send(.loginRequested("R", "get", partner: false, hasProviders: true), .providerPicked(tempPass: false))
-            send(.sessionOpened(flow: 1, .secondScreen(code: "C", mvpd: "M")))
+            _ = machine.loginRequested("R", "get", partner: false, hasProviders: true)
+            _ = machine.providerPicked(tempPass: false)
+            _ = machine.sessionOpened(flow: 1, .secondScreen(code: "C", mvpd: "M"))
         case .logoutPending:
-            send(.logoutStarted("logout", partner: true))
+            _ = machine.logoutStarted("logout", partner: true)
         case .closed:
-            send(.cancel)
+            _ = machine.cancel()
         default:
             break
         }
@@ -52,33 +59,73 @@ enum NamedState: String, CaseIterable {
     }
 }
 
-/// The events of the table's columns, each with fixed values.
+/// The events of the table's columns, each with fixed values: one per mutating method of the machine.
 enum NamedEvent: String, CaseIterable {
-    case setRequestorStarted, setRequestorEnded, setRequestorFailed, waitingCall, loginRequested, providerDialogShown
-    case providerPicked, sessionOpened, redirected, joined, loginEnded, logoutStarted, logoutEnded, cancel
+    case setRequestorStarted, setRequestorEnded, setRequestorFailed, callEntered, turnEnded, loginRequested
+    case providerDialogShown, providerPicked, sessionOpened, raised, redirected, joined, loginEnded, logoutStarted
+    case logoutEnded, cancel
 
-    var event: Machine.Event {
+    /// Sends the event; returns what the machine said to do, as the table's action names (none: empty).
+    func send(to machine: inout Machine) -> [String] {
+        func run(_ call: String?) -> [String] { call.map { ["run \($0)"] } ?? [] }
         switch self {
-        case .setRequestorStarted: .setRequestorStarted
-        case .setRequestorEnded: .setRequestorEnded("R2", reasons: [])
-        case .setRequestorFailed: .setRequestorEnded(nil, reasons: [])
-        case .waitingCall: .waitingCall("call")
-        case .loginRequested: .loginRequested("R", "w", partner: false, hasProviders: true)
-        case .providerDialogShown: .providerDialogShown(flow: 1)
-        case .providerPicked: .providerPicked(tempPass: false)
-        case .sessionOpened: .sessionOpened(flow: 1, .page(code: "C2", mvpd: "M2"))
-        case .redirected: .redirected
-        case .joined: .joined("w")
-        case .loginEnded: .loginEnded(.authenticated)
-        case .logoutStarted: .logoutStarted("w", partner: false)
-        case .logoutEnded: .logoutEnded(flow: nil)
-        case .cancel: .cancel
+        case .setRequestorStarted:
+            machine.setRequestorStarted()
+            return []
+        case .setRequestorEnded:
+            return run(machine.setRequestorEnded("R2", reasons: []))
+        case .setRequestorFailed:
+            return run(machine.setRequestorEnded(nil, reasons: [AdvancedStatus(id: "R400", level: "error")]))
+        case .callEntered:
+            return run(machine.callEntered("call"))
+        case .turnEnded:
+            return run(machine.turnEnded())
+        case .loginRequested:
+            switch machine.loginRequested("R", "w", partner: false, hasProviders: true) {
+            case .joined: return []
+            case .refused(let waiter, let cancelled): return ["refuseLogin \(waiter) cancelled:\(cancelled)"]
+            case .showProviderDialog: return ["displayProviderDialog"]
+            case .startPartnerLogin(let flow): return ["startPartnerLogin #\(flow)"]
+            }
+        case .providerDialogShown:
+            machine.providerDialogShown(flow: 1)
+            return []
+        case .providerPicked:
+            let pick = machine.providerPicked(tempPass: false)
+            return (pick.stopPolling ? ["stopPolling"] : []) + (pick.createSession.map { ["createSession #\($0)"] } ?? [])
+        case .sessionOpened:
+            return machine.sessionOpened(flow: 1, .page(code: "C2", mvpd: "M2")) ? ["startPolling"] : []
+        case .raised:
+            machine.raised(flow: 1, AdvancedStatus(id: "W", level: "warning"))
+            return []
+        case .redirected:
+            switch machine.redirected() {
+            case .endLogout: return ["endLogout"]
+            case .completeLogin(let flow, let code, let mvpd, let requestor): return ["completeLogin #\(flow) \(code) \(mvpd) \(requestor)"]
+            case .join: return ["join"]
+            case .answerStoredState(let requestor): return ["answerStoredState \(requestor)"]
+            case .answer(let outcome): return ["answer \(outcome.name)"]
+            case .reportStoredState(let requestor): return ["reportStoredState \(requestor ?? "nil")"]
+            }
+        case .joined:
+            return machine.joined("w").map { ["resume w \($0.name)"] } ?? []
+        case .loginEnded:
+            let end = machine.loginEnded(.authenticated)
+            return (end.stopPolling ? ["stopPolling"] : []) + end.resume.map { "resume \($0) 1" }
+        case .logoutStarted:
+            return ["startLogoutTimer #\(machine.logoutStarted("w", partner: false))"]
+        case .logoutEnded:
+            guard let end = machine.logoutEnded(flow: nil) else { return [] }
+            return ["stopLogoutTimer", "reportLogout partner:\(end.partner)"] + end.resume.map { "resume \($0) \(end.outcome.name)" }
+        case .cancel:
+            let cancel = machine.cancel()
+            return run(cancel.run) + (cancel.cancelLogin.map { ["cancelLogin \($0)"] } ?? []) + (cancel.endLogout ? ["endLogout"] : [])
         }
     }
 }
 
 extension Machine {
-    /// One line: configuration, flow, closed, held calls, last outcome.
+    /// One line: configuration, flow, closed, queued calls, last outcome.
     var summary: String {
         var parts: [String] = []
         switch configuration {
@@ -86,13 +133,17 @@ extension Machine {
         case .configuring(let n, nil): parts.append("configuring(\(n))")
         case .configuring(let n, let previous?): parts.append("reconfiguring(\(n), \(previous))")
         case .ready(let requestor): parts.append("ready(\(requestor))")
-        case .failed: parts.append("failed")
+        case .failed(let reasons): parts.append(reasons.isEmpty ? "failed" : "failed \(reasons.map(\.id))")
         }
-        if let login { parts.append("login#\(login.id)[\(login.requestor)] \(login.step.name) \(login.waiters)") }
+        if let login {
+            parts.append("login#\(login.id)[\(login.requestor)] \(login.step.name) \(login.waiters)")
+            if !login.reasons.isEmpty { parts.append("reasons \(login.reasons.map(\.id))") }
+        }
         if let logout { parts.append("logout#\(logout.id) \(logout.waiters)") }
         if closed { parts.append("closed") }
-        if !held.isEmpty { parts.append("held \(held)") }
-        if let lastCompleted { parts.append("last \(lastCompleted.name)") }
+        if calls.running { parts.append("running") }
+        if !calls.queued.isEmpty { parts.append("held \(calls.queued)") }
+        if let last = lastEnded { parts.append("last \(last.outcome.name)") }
         return parts.joined(separator: " ")
     }
 }
@@ -111,29 +162,4 @@ extension Machine.LoginStep {
 
 extension AuthenticationStatus {
     var name: String { errorCode.isEmpty ? "\(status)" : "\(status) \(errorCode)" }
-}
-
-extension Machine.Action {
-    var name: String {
-        switch self {
-        case .run(let call): "run \(call)"
-        case .resume(let waiter, let outcome): "resume \(waiter) \(outcome.name)"
-        case .refuseLogin(let waiter, let requestor, let cancelled): "refuseLogin \(waiter) \(requestor) cancelled:\(cancelled)"
-        case .displayProviderDialog: "displayProviderDialog"
-        case .startPartnerLogin(let flow): "startPartnerLogin #\(flow)"
-        case .createSession(let flow): "createSession #\(flow)"
-        case .startPolling(let flow, let code, let mvpd): "startPolling #\(flow) \(code) \(mvpd)"
-        case .stopPolling: "stopPolling"
-        case .completeLogin(let flow, let code, let mvpd, let requestor): "completeLogin #\(flow) \(code) \(mvpd) \(requestor)"
-        case .join: "join"
-        case .answerStoredState(let requestor): "answerStoredState \(requestor)"
-        case .answer(let outcome): "answer \(outcome.name)"
-        case .reportStoredState(let requestor): "reportStoredState \(requestor ?? "nil")"
-        case .cancelLogin(let requestor): "cancelLogin \(requestor)"
-        case .endLogout: "endLogout"
-        case .startLogoutTimer(let flow): "startLogoutTimer #\(flow)"
-        case .stopLogoutTimer: "stopLogoutTimer"
-        case .reportLogout(let partner): "reportLogout partner:\(partner)"
-        }
-    }
 }

@@ -16,7 +16,7 @@ final class EngineMachineTableTests: XCTestCase {
             guard case .actions(let actions, let after) = cell.expected else { continue }
             var machine = cell.state.machine
             let before = machine.summary
-            XCTAssertEqual(machine.receive(cell.event.event).map(\.name), actions, "\(cell.position): the actions")
+            XCTAssertEqual(cell.event.send(to: &machine), actions, "\(cell.position): the actions")
             XCTAssertEqual(machine.summary, after ?? before, "\(cell.position): the state after")
             XCTAssertNotEqual(after, before, "\(cell.position): the state does not change, so the table names none after")
         }

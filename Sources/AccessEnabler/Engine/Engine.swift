@@ -1,6 +1,7 @@
 import FoundationEssentials
 import JSON
 import Synchronization
+import ThreadAffinity
 
 /// The engine, what implements `AccessEnabler`. Its flow state is one value, `machine` (the states and every
 /// state × event cell: `README.md` next to this file); the actor performs the machine's actions (HTTP, store,
@@ -25,20 +26,18 @@ public actor Engine {
     var preauthorized: [ProfileKey: Set<String>] = [:]
 
     typealias Machine = EngineMachine<Requestor, CheckedContinuation<Void, Never>, CheckedContinuation<AuthenticationStatus, Never>>
-    /// Every piece of flow state: configuration, held calls, the login or logout in progress, cancel.
+    /// Every piece of flow and lifecycle state: the configuration, the calls waiting for it and for their turn,
+    /// the login or logout in progress, closed.
     var machine = Machine()
-    /// The timers the machine's actions start and stop: second-screen polling and the logout page's timeout.
-    var pollTask: Task<Void, Never>?
-    var logoutTimer: Task<Void, Never>?
+    /// The second screen being polled (nil: none); a poll timer of an earlier one finds another generation.
+    var poll: SecondScreenPoll?
+    var pollGenerations = 0
     var clients: [String: RestClient] = [:]
 
     /// `AP-TempPass-Identity` from the last getAuthentication or getAuthorization `data` (none when it had none).
     var identityHeaders: [(String, String)] = []
     /// The platform account as the host last described it (partner SSO).
     var partnerAccount: PartnerAccount?
-    /// The turns of the `WaitingCall`s (`ready`): tickets issued in the order calls entered, the one being served,
-    /// and the calls waiting for theirs.
-    var turns: (issued: Int, serving: Int, waiting: [Int: CheckedContinuation<Void, Never>]) = (0, 0, [:])
 
     public init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
         self.configuration = configuration
@@ -89,10 +88,11 @@ public actor Engine {
     public func setRequestor(
         _ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (RequestorStatus) -> Void
     ) async -> RequestorStatus {
-        perform(machine.receive(.setRequestorStarted))
+        checkThread()
+        machine.setRequestorStarted()
         let (outcome, requestor) = await configure(requestorID, serviceProviders: serviceProviders)
         answered(outcome)
-        perform(machine.receive(.setRequestorEnded(requestor, reasons: outcome.statuses)))
+        machine.setRequestorEnded(requestor, reasons: outcome.statuses)?.resume()
         return outcome
     }
 
@@ -211,33 +211,40 @@ public actor Engine {
         }
     }
 
-    /// `call`'s turn (one of the `WaitingCall` list): waits while a setRequestor is in flight (held by the machine),
-    /// then until every such call that entered the engine before it has ended its turn. So these calls run one at
-    /// a time per instance, in the order they entered, and their callbacks come in that order (Protocol/README.md,
-    /// Lifecycle 3) — whatever order the runtime resumes held calls in, which is not the order they were resumed.
-    /// A call ends its turn when it returns (`endTurn`, deferred at the call) or once it waits on the host: a login
-    /// the machine has taken (`login(_:filter:turn:)`), a logout page. `requestor` is nil when setRequestor failed
-    /// or was never called, and at once after `cancel`.
+    /// `call`'s turn (one of the `WaitingCall` list): the machine queues the call as it enters and gives it its
+    /// turn once every such call that entered before it has ended its own and no setRequestor is in flight. So
+    /// these calls run one at a time per instance, in the order they entered, and their callbacks come in that
+    /// order (Protocol/README.md, Lifecycle 3), whatever order the runtime would resume them in. A call ends its
+    /// turn when it returns (`endTurn`, deferred at the call) or once it waits on the host: a login the machine
+    /// has taken (`login(_:filter:turn:)`), a logout page. `requestor` is nil when setRequestor failed or was never
+    /// called, and after `cancel`.
     func ready(_ call: WaitingCall) async -> Turn {
         checkThread()
-        let ticket = turns.issued
-        turns.issued += 1
-        while machine.holdsCalls {
-            await withCheckedContinuation { perform(machine.receive(.waitingCall($0))) }
-        }
-        if ticket != turns.serving {
-            await withCheckedContinuation { turns.waiting[ticket] = $0 }
-        }
+        await withCheckedContinuation { machine.callEntered($0)?.resume() }
         return Turn(requestor: machine.readyRequestor)
     }
 
-    /// Ends `turn` (once; later calls do nothing) and lets the call that entered next go on.
+    /// Ends `turn` (once; later calls do nothing) and gives the next queued call its turn.
     func endTurn(_ turn: Turn) {
         guard !turn.ended else { return }
         turn.ended = true
-        turns.serving += 1
-        turns.waiting.removeValue(forKey: turns.serving)?.resume()
+        machine.turnEnded()?.resume()
     }
+
+    /// Runs `body` on the engine once `delay` has passed: as a timer of the engine's executor when it has timers
+    /// (the event loop, `ThreadExecutor`), so that no other thread takes part; else after a sleep in a task.
+    nonisolated func after(_ delay: Duration, _ body: @escaping @Sendable (isolated Engine) -> Void) {
+        if let timers = executor as? any TimerExecutor {
+            timers.run(after: delay) { [weak self] in self?.assumeIsolated { body($0) } }
+        } else {
+            Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                await self?.run(body)
+            }
+        }
+    }
+
+    private func run(_ body: @Sendable (isolated Engine) -> Void) { body(self) }
 
     /// Sends `endpoint` with `client`. When the answer put the device clock more than 5 minutes off the backend's,
     /// status CFG100 goes out, filed under login `flow` when the call is made for one (its outcome's reason).
@@ -250,7 +257,7 @@ public actor Engine {
     /// Sends `status`; with `flow`, files it under that login too, so that the login's outcome carries it.
     func raise(_ status: AdvancedStatus, flow: Int?) {
         delegate.status(status)
-        if let flow { perform(machine.receive(.raised(flow: flow, status))) }
+        if let flow { machine.raised(flow: flow, status) }
     }
 
     static var cfg100: AdvancedStatus {

@@ -36,23 +36,20 @@ extension Engine {
     func login(_ requestor: Requestor, filter: ProviderFilter?, turn: Turn) async -> AuthenticationStatus {
         let partner = partnerApplies(requestor)
         return await withCheckedContinuation { continuation in
-            let event = Machine.Event.loginRequested(requestor, continuation, partner: partner, hasProviders: !requestor.mvpds.isEmpty)
-            for action in machine.receive(event) {
-                switch action {
-                case .displayProviderDialog:
-                    delegate.displayProviderDialog(requestor.mvpds)
-                case .startPartnerLogin(let flow):
-                    Task { await self.partnerLogin(requestor, mvpds: requestor.mvpds, filter: filter, flowID: flow) }
-                case .refuseLogin(let waiter, let requestor, cancelled: true):
-                    let outcome = report(
-                        .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
-                    waiter.resume(returning: outcome)
-                case .refuseLogin(let waiter, let requestor, cancelled: false):
-                    waiter.resume(
-                        returning: report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
-                default:
-                    perform([action])
-                }
+            switch machine.loginRequested(requestor, continuation, partner: partner, hasProviders: !requestor.mvpds.isEmpty) {
+            case .joined:
+                break
+            case .showProviderDialog:
+                delegate.displayProviderDialog(requestor.mvpds)
+            case .startPartnerLogin(let flow):
+                Task { await self.partnerLogin(requestor, mvpds: requestor.mvpds, filter: filter, flowID: flow) }
+            case .refused(let waiter, cancelled: true):
+                let outcome = report(
+                    .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
+                waiter.resume(returning: outcome)
+            case .refused(let waiter, cancelled: false):
+                waiter.resume(
+                    returning: report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
             }
             endTurn(turn)
         }
@@ -68,7 +65,9 @@ extension Engine {
     ) -> AuthenticationStatus {
         if outcome.status != AccessEnablerStatus.success, let requestor { select(nil, requestor) }
         let explained = report(outcome, requestor: requestor, profile: profile, cached: false, status: status, ofLogin: true)
-        perform(machine.receive(.loginEnded(explained)))
+        let end = machine.loginEnded(explained)
+        if end.stopPolling { stopPolling() }
+        for waiter in end.resume { waiter.resume(returning: explained) }
         return explained
     }
 
@@ -80,11 +79,11 @@ extension Engine {
             try await saveProfile(profile, requestor)
         } catch {
             let status = storeFailure(error)
-            guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.genericAuthentication) }
+            if let stale = machine.staleOutcome(of: flowID) { return stale }
             return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: status)
         }
         // The flow may have been ended (cancelled) while the profile was written: the login stands, unreported.
-        if let flowID, machine.login?.id != flowID { return machine.lastCompleted ?? .authenticated }
+        if let stale = machine.staleOutcome(of: flowID) { return stale }
         select(requestor.mvpd(profile.mvpd), requestor)
         let status: AdvancedStatus? =
             if profile.isTemporary {
@@ -133,18 +132,17 @@ extension Engine {
             return .ended(
                 loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.unknownMVPD(mvpdID, offered: requestor.mvpds)))
         }
-        let actions = machine.receive(.providerPicked(tempPass: mvpd.isTempPass))
-        perform(actions.filter { if case .stopPolling = $0 { true } else { false } })
+        let pick = machine.providerPicked(tempPass: mvpd.isTempPass)
+        if pick.stopPolling { stopPolling() }
         select(mvpd, requestor)
         delegate.sendTrackingData([mvpd.ID] + requestor.trackingTail, forEventType: TrackingEvent.selectedProvider)
         if mvpd.isTempPass {
             return .ended(await tempPassLogin(mvpd, requestor))
         }
-        let flows = actions.compactMap { if case .createSession(let flow) = $0 { flow } else { nil } }
-        guard let flowID = flows.first else { return .started }
+        guard let flowID = pick.createSession else { return .started }
         let client = requestor.client(for: mvpd.ID)
         let answer = await call(createSession(mvpd.ID, requestor), with: client, flow: flowID)
-        guard machine.login?.id == flowID else { return .ended(machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected)) }
+        if let stale = machine.staleOutcome(of: flowID) { return .ended(stale) }
         guard let session = answer.value else {
             return .ended(loginFailure(answer.result, requestor, secondScreen: !configuration.webView))
         }
@@ -154,19 +152,17 @@ extension Engine {
         case .authenticate:
             guard let code = session.code, let url = session.url else { break }
             if configuration.webView {
-                perform(machine.receive(.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))))
+                _ = machine.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))
                 let useSVC = shared.withLock { $0.options.handleSVC }
                 delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
             } else {
                 let notAfter = session.notAfter ?? clock.nowMillis() + 1_800_000
-                let actions = machine.receive(.sessionOpened(flow: flowID, .secondScreen(code: code, mvpd: mvpd.ID)))
+                let polls = machine.sessionOpened(flow: flowID, .secondScreen(code: code, mvpd: mvpd.ID))
                 delegate.status(
                     AdvancedStatus(
                         id: "REGCODE", level: "info", message: "Enter the code on the activation page",
                         code: code, url: configuration.effectiveActivationURL, notAfter: notAfter))
-                for case .startPolling(let flow, let code, let mvpd) in actions {
-                    startPolling(code: code, mvpd: mvpd, notAfter: notAfter, flowID: flow, requestor: requestor)
-                }
+                if polls { startPolling(code: code, mvpd: mvpd.ID, notAfter: notAfter, flowID: flowID, requestor: requestor) }
             }
             return .started
         case .partnerProfile, .other:
@@ -197,7 +193,7 @@ extension Engine {
         let flowID = machine.login?.id
         let answer = await call(
             RESTV2.profile(requestor.id, mvpd: mvpdID, headers: identityHeaders), with: requestor.client(for: mvpdID), flow: flowID)
-        guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected) }
+        if let stale = machine.staleOutcome(of: flowID) { return stale }
         if let profile = answer.value?.first(preferring: mvpdID) {
             return await loginSucceeded(profile, requestor)
         }
@@ -213,27 +209,24 @@ extension Engine {
     // MARK: handleExternalURL (Adobe's "iOS/tvOS API Reference": handleExternalURL)
 
     func handleExternalURL() async -> AuthenticationStatus {
-        for action in machine.receive(.redirected) {
-            switch action {
-            case .endLogout:
-                return finishLogout()
-            case .completeLogin(let flow, let code, let mvpd, let requestor):
-                return await completeLogin(code: code, mvpd: mvpd, flowID: flow, requestor: requestor)
-            case .join:
-                return await withCheckedContinuation { perform(machine.receive(.joined($0))) }
-            case .answerStoredState(let requestor):
-                // No login page is open yet: nothing to complete, and no callback, since the login's own
-                // setAuthenticationStatus is still to come. The answer is the current state.
-                return (try? await currentProfile(requestor)) != nil ? .authenticated : .failed(SDKErrorCode.userNotAuthenticated)
-            case .answer(let outcome):
-                return outcome
-            case .reportStoredState(let requestor):
-                return await reportStoredState(requestor)
-            default:
-                preconditionFailure("handleExternalURL cannot \(action)")
+        switch machine.redirected() {
+        case .endLogout:
+            return finishLogout()
+        case .completeLogin(let flow, let code, let mvpd, let requestor):
+            return await completeLogin(code: code, mvpd: mvpd, flowID: flow, requestor: requestor)
+        case .join:
+            return await withCheckedContinuation { waiter in
+                if let outcome = machine.joined(waiter) { waiter.resume(returning: outcome) }
             }
+        case .answerStoredState(let requestor):
+            // No login page is open yet: nothing to complete, and no callback, since the login's own
+            // setAuthenticationStatus is still to come. The answer is the current state.
+            return (try? await currentProfile(requestor)) != nil ? .authenticated : .failed(SDKErrorCode.userNotAuthenticated)
+        case .answer(let outcome):
+            return outcome
+        case .reportStoredState(let requestor):
+            return await reportStoredState(requestor)
         }
-        preconditionFailure("handleExternalURL got no action")
     }
 
     /// handleExternalURL with no flow: setAuthenticationStatus with the stored state.
@@ -259,7 +252,7 @@ extension Engine {
         let endpoint = RESTV2.profile(requestor.id, code: code)
         for attempt in 0..<4 {
             let answer = await call(endpoint, with: client, flow: flowID)
-            guard machine.login?.id == flowID else { return machine.lastCompleted ?? .failed(SDKErrorCode.providerNotSelected) }
+            if let stale = machine.staleOutcome(of: flowID) { return stale }
             guard case .ok = answer.result else { return loginFailure(answer.result, requestor) }
             if let profile = answer.value?.first(preferring: mvpd) { return await loginSucceeded(profile, requestor) }
             if attempt < 3 { try? await Task.sleep(for: .milliseconds(500)) }
@@ -270,18 +263,29 @@ extension Engine {
     // MARK: second screen (Protocol/README.md)
 
     private func startPolling(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) {
-        let interval = configuration.pollInterval
-        pollTask?.cancel()
-        pollTask = Task {
-            var reachable = true
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard
-                    await self.pollOnce(
-                        code: code, mvpd: mvpd, notAfter: notAfter, flowID: flowID, requestor: requestor, reachable: &reachable)
-                else { return }
-            }
+        pollGenerations += 1
+        poll = SecondScreenPoll(
+            generation: pollGenerations, code: code, mvpd: mvpd, notAfter: notAfter, flowID: flowID, requestor: requestor)
+        armPoll(pollGenerations)
+    }
+
+    /// The next poll of second screen `generation`, one poll interval from now (a timer of the engine's executor).
+    private func armPoll(_ generation: Int) {
+        after(configuration.pollInterval) { engine in
+            guard engine.poll?.generation == generation else { return }
+            Task.immediate { await engine.pollAndRearm(generation) }
         }
+    }
+
+    private func pollAndRearm(_ generation: Int) async {
+        guard let current = poll, current.generation == generation else { return }
+        var reachable = current.reachable
+        let more = await pollOnce(
+            code: current.code, mvpd: current.mvpd, notAfter: current.notAfter, flowID: current.flowID, requestor: current.requestor,
+            reachable: &reachable)
+        guard poll?.generation == generation else { return }
+        poll?.reachable = reachable
+        if more { armPoll(generation) } else { poll = nil }
     }
 
     /// One poll; false when polling is over. `reachable`: whether the last poll reached the backend (a poll that
@@ -346,45 +350,43 @@ extension Engine {
 
     /// Sticky: calls waiting for setRequestor, and every call made afterwards, end without waiting on the host.
     public func cancel() async {
-        perform(machine.receive(.cancel))
-    }
-
-    // MARK: performing the machine's actions
-
-    /// Performs the actions that need nothing but the engine; the others are performed where they are produced.
-    func perform(_ actions: [Machine.Action]) {
         checkThread()
-        for action in actions {
-            switch action {
-            case .run(let call):
-                call.resume()
-            case .resume(let waiter, let outcome):
-                waiter.resume(returning: outcome)
-            case .stopPolling:
-                pollTask?.cancel()
-                pollTask = nil
-            case .cancelLogin(let requestor):
-                _ = loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.n005)
-            case .endLogout:
-                _ = finishLogout()
-            case .startLogoutTimer(let flow):
-                let timeout = configuration.logoutTimeout
-                logoutTimer?.cancel()
-                logoutTimer = Task {
-                    try? await Task.sleep(for: timeout)
-                    self.perform(self.machine.receive(.logoutEnded(flow: flow)))
-                }
-            case .stopLogoutTimer:
-                logoutTimer?.cancel()
-                logoutTimer = nil
-            case .reportLogout(let partner):
-                let outcome = AuthenticationStatus.failed(SDKErrorCode.userNotAuthenticated)
-                delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
-                if partner { delegate.status(Self.vsa203) }
-            case .refuseLogin, .displayProviderDialog, .startPartnerLogin, .createSession, .startPolling, .completeLogin, .join,
-                .answerStoredState, .answer, .reportStoredState:
-                preconditionFailure("\(action) is performed where it is produced")
-            }
-        }
+        let cancel = machine.cancel()
+        cancel.run?.resume()
+        if let requestor = cancel.cancelLogin { _ = loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.n005) }
+        if cancel.endLogout { _ = finishLogout() }
     }
+
+    // MARK: timers
+
+    /// Forgets the second screen being polled: its pending poll timer does nothing when it fires.
+    func stopPolling() { poll = nil }
+
+    /// Ends logout page `flow` after the logout timeout, unless it ended before (the machine knows).
+    func startLogoutTimer(flow: Int) {
+        after(configuration.logoutTimeout) { $0.endLogout(flow: flow) }
+    }
+
+    /// Ends the logout page `flow` (any, when nil): setAuthenticationStatus(0, "User Not Authenticated Error"), then
+    /// VSA203 when it logged out a partner profile, then its waiters get the outcome.
+    func endLogout(flow: Int?) {
+        checkThread()
+        guard let end = machine.logoutEnded(flow: flow) else { return }
+        delegate.setAuthenticationStatus(end.outcome.status, errorCode: end.outcome.errorCode)
+        if end.partner { delegate.status(Self.vsa203) }
+        for waiter in end.resume { waiter.resume(returning: end.outcome) }
+    }
+}
+
+/// A second screen being polled (`Engine.poll`): the code and where it came from, and whether the last poll
+/// reached the backend (the first failure after a success sends REG503).
+struct SecondScreenPoll {
+    let generation: Int
+    let code: String
+    let mvpd: String
+    /// The code's expiry, epoch milliseconds.
+    let notAfter: Int64
+    let flowID: Int
+    let requestor: Requestor
+    var reachable = true
 }

@@ -56,7 +56,7 @@ extension Engine {
         // Waiting on the host (the logout page): the next call may go on.
         endTurn(turn)
         return await withCheckedContinuation { continuation in
-            perform(machine.receive(.logoutStarted(continuation, partner: partner)))
+            startLogoutTimer(flow: machine.logoutStarted(continuation, partner: partner))
             delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.handleSVC })
         }
     }
@@ -74,7 +74,7 @@ extension Engine {
 
     /// Ends the waiting logout with setAuthenticationStatus(0, "User Not Authenticated Error").
     func finishLogout() -> AuthenticationStatus {
-        perform(machine.receive(.logoutEnded(flow: nil)))
+        endLogout(flow: nil)
         return .failed(SDKErrorCode.userNotAuthenticated)
     }
 

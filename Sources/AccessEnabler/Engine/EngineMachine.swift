@@ -1,13 +1,17 @@
 import FoundationEssentials
 
-/// An instance's flow state as one value: `receive` takes an event and returns what to do; `Engine` performs
-/// the actions (HTTP, store, delegate callbacks, timers) and feeds back what they produced. The states and
-/// every state × event cell are in `README.md` next to this file.
+/// An instance's flow and lifecycle state as one value: one mutating method per event, each returning what the
+/// engine must do for that event as a value of its own type; `Engine` performs it (HTTP, store, delegate
+/// callbacks, timers) and sends back, as further events, what that produced. The states and every state × event
+/// cell are in `README.md` next to this file.
 ///
-/// Two regions: the configuration (setRequestor and the calls waiting for it) and the flow (a login, a logout
-/// waiting for its page). `closed` is sticky. Generic over the requestor, the held calls and the flows'
-/// waiters, so that the cells are tested with plain values.
-struct EngineMachine<Requestor, Held, Waiter> {
+/// Two regions that move independently — the configuration (setRequestor, and the calls that wait for it and for
+/// their turn) and the flow (a login, a logout waiting for its page) — plus `closed`, which is sticky. Each
+/// region is one enum, so that impossible combinations cannot be written: a requestor beside a failure, a kept
+/// outcome beside a login in progress, two logins or two logout pages. They are not one enum because they are
+/// independent: a login goes on across a repeated setRequestor, and every pairing is a state of the table.
+/// Generic over the requestor, the calls and the flows' waiters, so that the cells are tested with plain values.
+struct EngineMachine<Requestor, Call, Waiter> {
     enum Configuration {
         /// No setRequestor yet.
         case unset
@@ -52,76 +56,58 @@ struct EngineMachine<Requestor, Held, Waiter> {
         var waiters: [Waiter]
     }
 
-    enum Event {
-        case setRequestorStarted
-        /// The requestor configured, nil when setRequestor failed (for `reasons`).
-        case setRequestorEnded(Requestor?, reasons: [AdvancedStatus])
-        /// A call of `WaitingCall` asks to run.
-        case waitingCall(Held)
-        /// getAuthentication or getAuthorization needs a login under `requestor`.
-        case loginRequested(Requestor, Waiter, partner: Bool, hasProviders: Bool)
-        /// The partner step of login `flow` fell back to (or chose for the user in) the provider dialog.
-        case providerDialogShown(flow: Int)
-        /// setSelectedProvider named a provider of the requestor (a TempPass one logs in without a session).
-        case providerPicked(tempPass: Bool)
-        /// Login `flow`'s session was created: `.page` or `.secondScreen`.
-        case sessionOpened(flow: Int, LoginStep)
-        /// A status was sent for login `flow` (by its setSelectedProvider, a poll, the partner step).
-        case raised(flow: Int, AdvancedStatus)
-        /// handleExternalURL or getAuthenticationToken.
-        case redirected
-        /// A handleExternalURL waits for the login being completed.
-        case joined(Waiter)
-        /// The login (if any) ended with this outcome; the engine has made its callbacks.
-        case loginEnded(AuthenticationStatus)
-        /// logout deleted the profiles and opens the logout page.
-        case logoutStarted(Waiter, partner: Bool)
-        /// The logout page came back, its timer fired (`flow`), or it was replaced or cancelled (nil).
-        case logoutEnded(flow: Int?)
-        /// The host went away.
-        case cancel
+    /// The outcome of the last flow that ended, and which flow it was.
+    struct Ended {
+        let flow: Int
+        let outcome: AuthenticationStatus
     }
 
-    enum Action {
-        /// Let a held call go on.
-        case run(Held)
-        case resume(Waiter, AuthenticationStatus)
-        /// End this login request at once: cancelled (closed) or no providers.
-        case refuseLogin(Waiter, Requestor, cancelled: Bool)
-        case displayProviderDialog
-        case startPartnerLogin(flow: Int)
-        case createSession(flow: Int)
-        case startPolling(flow: Int, code: String, mvpd: String)
-        case stopPolling
-        case completeLogin(flow: Int, code: String, mvpd: String, Requestor)
-        /// handleExternalURL waits for the login's end (send `joined`).
-        case join
-        /// handleExternalURL before any login page: the stored state, no callback.
-        case answerStoredState(Requestor)
-        /// handleExternalURL after a flow ended: its outcome again, no callback.
-        case answer(AuthenticationStatus)
-        /// handleExternalURL with no flow ever: the stored state with setAuthenticationStatus.
-        case reportStoredState(Requestor?)
-        /// End the login waiting on the host with the cancel outcome (the engine sends `loginEnded`).
-        case cancelLogin(Requestor)
-        /// End the logout waiting for its page (the engine sends `logoutEnded`).
-        case endLogout
-        case startLogoutTimer(flow: Int)
-        case stopLogoutTimer
-        /// setAuthenticationStatus(0, "User Not Authenticated Error"), then VSA203 when `partner`.
-        case reportLogout(partner: Bool)
+    enum Flow {
+        /// No login; `last` answers a repeated handleExternalURL.
+        case idle(last: Ended?)
+        /// A login, and the logout page that was open when it started, if any.
+        case login(Login, logout: Logout?)
+        /// A logout waiting for its page; `last` as in `idle`.
+        case logout(Logout, last: Ended?)
+    }
+
+    /// The `WaitingCall`s that entered and have not yet run, in the order they entered, and whether one of them
+    /// has its turn (runs until it answers or waits on the host).
+    struct Calls {
+        var queued: [Call] = []
+        var running = false
     }
 
     private(set) var configuration = Configuration.unset
-    private(set) var login: Login?
-    private(set) var logout: Logout?
+    private(set) var flow = Flow.idle(last: nil)
+    private(set) var calls = Calls()
     /// The host went away (sticky): nothing that waits on the host starts.
     private(set) var closed = false
-    /// Calls waiting for setRequestor, in arrival order.
-    private(set) var held: [Held] = []
-    /// The outcome of the last flow that ended; answers a repeated handleExternalURL.
-    private(set) var lastCompleted: AuthenticationStatus?
+    /// The id of the last flow started (logins and logouts share the numbering).
     private var flows = 0
+
+    // MARK: reading the state
+
+    var login: Login? {
+        if case .login(let login, _) = flow { return login }
+        return nil
+    }
+
+    var logout: Logout? {
+        switch flow {
+        case .login(_, let logout): logout
+        case .logout(let logout, _): logout
+        case .idle: nil
+        }
+    }
+
+    /// The outcome of the last flow that ended, while no login is in progress.
+    var lastEnded: Ended? {
+        switch flow {
+        case .idle(let last), .logout(_, let last): last
+        case .login: nil
+        }
+    }
 
     /// The requestor in force: the ready one, or while reconfiguring the previous one.
     var inForce: Requestor? {
@@ -132,25 +118,10 @@ struct EngineMachine<Requestor, Held, Waiter> {
         }
     }
 
-    /// The reasons a failed outcome carries (Protocol/README.md "Failure reasons"): the warnings and errors of
-    /// `own` (for the login's own outcome, `ofLogin`, after those raised in the login in progress), else, when
-    /// there are none, those of the failed setRequestor.
-    func reasons(_ own: [AdvancedStatus], ofLogin: Bool) -> [AdvancedStatus] {
-        let raised = ((ofLogin ? login?.reasons ?? [] : []) + own).filter(\.isReason)
-        if raised.isEmpty, case .failed(let reasons) = configuration { return reasons }
-        return raised
-    }
-
-    /// The requestor a call that was let go runs under; nil when setRequestor failed, never ended, or after close.
+    /// The requestor a call that has its turn runs under; nil when setRequestor failed, never ended, or after close.
     var readyRequestor: Requestor? {
         if !closed, case .ready(let requestor) = configuration { return requestor }
         return nil
-    }
-
-    /// Whether a `WaitingCall` would be held now.
-    var holdsCalls: Bool {
-        if !closed, case .configuring = configuration { return true }
-        return false
     }
 
     /// Whether login `flow` is the current one and polls its second screen.
@@ -164,105 +135,269 @@ struct EngineMachine<Requestor, Held, Waiter> {
         login?.id == flow && login?.step == .partnerPicker
     }
 
-    mutating func receive(_ event: Event) -> [Action] {
-        switch event {
-        case .setRequestorStarted:
-            if case .configuring(let n, let previous) = configuration {
-                configuration = .configuring(inFlight: n + 1, previous: previous)
-            } else {
-                configuration = .configuring(inFlight: 1, previous: inForce)
-            }
-            return []
-        case .setRequestorEnded(let requestor, let reasons):
-            guard case .configuring(let n, let previous) = configuration else {
-                preconditionFailure("setRequestor ended while \(configuration)")
-            }
-            guard n == 1 else {
-                configuration = .configuring(inFlight: n - 1, previous: requestor ?? previous)
-                return []
-            }
-            configuration = requestor.map { .ready($0) } ?? .failed(reasons: reasons.filter(\.isReason))
-            defer { held = [] }
-            return held.map { .run($0) }
-        case .waitingCall(let call):
-            guard holdsCalls else { return [.run(call)] }
-            held.append(call)
-            return []
-        case .loginRequested(let requestor, let waiter, let partner, let hasProviders):
-            if login != nil {
-                login?.waiters.append(waiter)
-                return []
-            }
-            if closed || !hasProviders { return [.refuseLogin(waiter, requestor, cancelled: closed)] }
-            flows += 1
-            lastCompleted = nil
-            login = Login(id: flows, requestor: requestor, step: partner ? .partnerPicker : .dialog, waiters: [waiter])
-            return [partner ? .startPartnerLogin(flow: flows) : .displayProviderDialog]
-        case .providerDialogShown(let flow):
-            if login?.id == flow {
-                login?.step = .dialog
-                login?.reasons = []
-            }
-            return []
-        case .providerPicked(let tempPass):
-            guard let current = login, !tempPass else { return [.stopPolling] }
-            login?.step = .dialog
-            return [.stopPolling, .createSession(flow: current.id)]
-        case .sessionOpened(let flow, let step):
-            guard login?.id == flow else { return [] }
-            login?.step = step
-            if case .page = step { login?.reasons = [] }
-            if case .secondScreen(let code, let mvpd) = step { return [.startPolling(flow: flow, code: code, mvpd: mvpd)] }
-            return []
-        case .raised(let flow, let status):
-            if login?.id == flow, status.isReason { login?.reasons.append(status) }
-            return []
-        case .redirected:
-            if logout != nil { return [.endLogout] }
-            if let current = login {
-                switch current.step {
-                case .page(let code, let mvpd):
-                    login?.step = .completing
-                    return [.completeLogin(flow: current.id, code: code, mvpd: mvpd, current.requestor)]
-                case .completing:
-                    return [.join]
-                case .partnerPicker, .dialog, .secondScreen:
-                    return [.answerStoredState(current.requestor)]
-                }
-            }
-            if let lastCompleted { return [.answer(lastCompleted)] }
-            return [.reportStoredState(inForce)]
-        case .joined(let waiter):
-            guard login != nil else { return [.resume(waiter, lastCompleted ?? .failed(SDKErrorCode.providerNotSelected))] }
-            login?.waiters.append(waiter)
-            return []
-        case .loginEnded(let outcome):
-            lastCompleted = outcome
-            guard let ended = login else { return [] }
-            login = nil
-            return [.stopPolling] + ended.waiters.map { .resume($0, outcome) }
-        case .logoutStarted(let waiter, let partner):
-            precondition(logout == nil, "logout started while another waits for its page")
-            flows += 1
-            lastCompleted = nil
-            logout = Logout(id: flows, partner: partner, waiters: [waiter])
-            return [.startLogoutTimer(flow: flows)]
-        case .logoutEnded(let flow):
-            guard let ended = logout, flow == nil || flow == ended.id else { return [] }
-            let outcome = AuthenticationStatus.failed(SDKErrorCode.userNotAuthenticated)
-            logout = nil
-            lastCompleted = outcome
-            return [.stopLogoutTimer, .reportLogout(partner: ended.partner)] + ended.waiters.map { .resume($0, outcome) }
-        case .cancel:
-            closed = true
-            var actions: [Action] = held.map { .run($0) }
-            held = []
-            if let current = login, current.step != .completing { actions.append(.cancelLogin(current.requestor)) }
-            if logout != nil { actions.append(.endLogout) }
-            return actions
+    /// What a call working for login `flow` answers once it finds, after a suspension, that the login is no
+    /// longer the current one: the outcome the login ended with, or "Provider not Selected Error" when it was
+    /// replaced before anyone kept its outcome. nil while `flow` is current (or there was no login to work for).
+    func staleOutcome(of flow: Int?) -> AuthenticationStatus? {
+        guard let flow, login?.id != flow else { return nil }
+        if let last = lastEnded, last.flow == flow { return last.outcome }
+        return .failed(SDKErrorCode.providerNotSelected)
+    }
+
+    /// The reasons a failed outcome carries (Protocol/README.md "Failure reasons"): the warnings and errors of
+    /// `own` (for the login's own outcome, `ofLogin`, after those raised in the login in progress), else, when
+    /// there are none, those of the failed setRequestor.
+    func reasons(_ own: [AdvancedStatus], ofLogin: Bool) -> [AdvancedStatus] {
+        let raised = ((ofLogin ? login?.reasons ?? [] : []) + own).filter(\.isReason)
+        if raised.isEmpty, case .failed(let reasons) = configuration { return reasons }
+        return raised
+    }
+
+    // MARK: the configuration and the calls that wait
+
+    private var configuringNow: Bool {
+        if !closed, case .configuring = configuration { return true }
+        return false
+    }
+
+    /// The next queued call, when it may run now: none has the turn, and no setRequestor holds them.
+    private mutating func nextCall() -> Call? {
+        guard !calls.running, !configuringNow, !calls.queued.isEmpty else { return nil }
+        calls.running = true
+        return calls.queued.removeFirst()
+    }
+
+    mutating func setRequestorStarted() {
+        if case .configuring(let n, let previous) = configuration {
+            configuration = .configuring(inFlight: n + 1, previous: previous)
+        } else {
+            configuration = .configuring(inFlight: 1, previous: inForce)
         }
+    }
+
+    /// The setRequestor ended with `requestor` (nil: it failed, for `reasons`). Returns the call that now has its
+    /// turn, when the last setRequestor in flight ended.
+    mutating func setRequestorEnded(_ requestor: Requestor?, reasons: [AdvancedStatus]) -> Call? {
+        guard case .configuring(let n, let previous) = configuration else {
+            preconditionFailure("setRequestor ended while \(configuration)")
+        }
+        guard n == 1 else {
+            configuration = .configuring(inFlight: n - 1, previous: requestor ?? previous)
+            return nil
+        }
+        configuration = requestor.map { .ready($0) } ?? .failed(reasons: reasons.filter(\.isReason))
+        return nextCall()
+    }
+
+    /// A `WaitingCall` entered: it is queued behind the calls that entered before it; returns it when it has its
+    /// turn now (else it is returned by the `turnEnded` or `setRequestorEnded` that gives it its turn).
+    mutating func callEntered(_ call: Call) -> Call? {
+        calls.queued.append(call)
+        return nextCall()
+    }
+
+    /// The call that had its turn answered or now waits on the host; returns the call whose turn it is now.
+    mutating func turnEnded() -> Call? {
+        precondition(calls.running, "a turn ended that no call had")
+        calls.running = false
+        return nextCall()
+    }
+
+    // MARK: the login
+
+    enum LoginRequest {
+        /// The login in progress took the waiter.
+        case joined
+        /// End this request at once: closed (`cancelled`) or no providers.
+        case refused(Waiter, cancelled: Bool)
+        /// A new login `flow`: show the provider dialog.
+        case showProviderDialog(flow: Int)
+        /// A new login `flow` that starts with the partner step.
+        case startPartnerLogin(flow: Int)
+    }
+
+    /// getAuthentication or getAuthorization needs a login under `requestor`.
+    mutating func loginRequested(_ requestor: Requestor, _ waiter: Waiter, partner: Bool, hasProviders: Bool) -> LoginRequest {
+        let logout: Logout?
+        switch flow {
+        case .login(var login, let open):
+            login.waiters.append(waiter)
+            flow = .login(login, logout: open)
+            return .joined
+        case .idle:
+            logout = nil
+        case .logout(let open, _):
+            logout = open
+        }
+        if closed || !hasProviders { return .refused(waiter, cancelled: closed) }
+        flows += 1
+        let login = Login(id: flows, requestor: requestor, step: partner ? .partnerPicker : .dialog, waiters: [waiter])
+        flow = .login(login, logout: logout)
+        return partner ? .startPartnerLogin(flow: flows) : .showProviderDialog(flow: flows)
+    }
+
+    /// Changes the login in progress when it is `id` (any login when nil).
+    private mutating func updateLogin(_ id: Int? = nil, _ change: (inout Login) -> Void) {
+        guard case .login(var login, let logout) = flow, id == nil || login.id == id else { return }
+        change(&login)
+        flow = .login(login, logout: logout)
+    }
+
+    /// The partner step of login `flow` fell back to (or chose for the user in) the provider dialog.
+    mutating func providerDialogShown(flow id: Int) {
+        updateLogin(id) { login in
+            login.step = .dialog
+            login.reasons = []
+        }
+    }
+
+    /// What to do for a provider the user picked: the poll of an earlier code always stops (`stopPolling`).
+    struct ProviderPick {
+        let stopPolling = true
+        /// The login whose session to create; nil when no login is in progress or the provider is TempPass.
+        let createSession: Int?
+    }
+
+    /// setSelectedProvider named a provider of the requestor (a TempPass one logs in without a session).
+    mutating func providerPicked(tempPass: Bool) -> ProviderPick {
+        guard let current = login, !tempPass else { return ProviderPick(createSession: nil) }
+        updateLogin { $0.step = .dialog }
+        return ProviderPick(createSession: current.id)
+    }
+
+    /// Login `flow`'s session was created: `.page` or `.secondScreen`. Returns whether to start polling (a
+    /// second screen of the current login).
+    mutating func sessionOpened(flow id: Int, _ step: LoginStep) -> Bool {
+        guard login?.id == id else { return false }
+        updateLogin { login in
+            login.step = step
+            if case .page = step { login.reasons = [] }
+        }
+        if case .secondScreen = step { return true }
+        return false
+    }
+
+    /// A status was sent for login `flow` (by its setSelectedProvider, a poll, the partner step).
+    mutating func raised(flow id: Int, _ status: AdvancedStatus) {
+        guard status.isReason else { return }
+        updateLogin(id) { $0.reasons.append(status) }
+    }
+
+    enum Redirect {
+        /// End the logout waiting for its page.
+        case endLogout
+        case completeLogin(flow: Int, code: String, mvpd: String, Requestor)
+        /// Wait for the end of the login being completed (`joined`).
+        case join
+        /// Before any login page: the stored state, no callback.
+        case answerStoredState(Requestor)
+        /// After a flow ended: its outcome again, no callback.
+        case answer(AuthenticationStatus)
+        /// No flow ever: the stored state with setAuthenticationStatus.
+        case reportStoredState(Requestor?)
+    }
+
+    /// handleExternalURL or getAuthenticationToken.
+    mutating func redirected() -> Redirect {
+        if logout != nil { return .endLogout }
+        if let current = login {
+            switch current.step {
+            case .page(let code, let mvpd):
+                updateLogin { $0.step = .completing }
+                return .completeLogin(flow: current.id, code: code, mvpd: mvpd, current.requestor)
+            case .completing:
+                return .join
+            case .partnerPicker, .dialog, .secondScreen:
+                return .answerStoredState(current.requestor)
+            }
+        }
+        if let last = lastEnded { return .answer(last.outcome) }
+        return .reportStoredState(inForce)
+    }
+
+    /// A handleExternalURL waits for the login being completed: nil when the login took it, else the outcome to
+    /// answer it with at once (the login ended meanwhile).
+    mutating func joined(_ waiter: Waiter) -> AuthenticationStatus? {
+        guard login != nil else { return lastEnded?.outcome ?? .failed(SDKErrorCode.providerNotSelected) }
+        updateLogin { $0.waiters.append(waiter) }
+        return nil
+    }
+
+    /// What ending the login means: stop its poll, and answer its waiters.
+    struct LoginEnd {
+        let stopPolling: Bool
+        let resume: [Waiter]
+    }
+
+    /// The login (if any) ended with `outcome` (its reasons already in it); the engine has made its callbacks.
+    mutating func loginEnded(_ outcome: AuthenticationStatus) -> LoginEnd {
+        switch flow {
+        case .login(let ended, let logout):
+            let last = Ended(flow: ended.id, outcome: outcome)
+            flow = logout.map { .logout($0, last: last) } ?? .idle(last: last)
+            return LoginEnd(stopPolling: true, resume: ended.waiters)
+        case .idle:
+            flow = .idle(last: Ended(flow: 0, outcome: outcome))
+        case .logout(let open, _):
+            flow = .logout(open, last: Ended(flow: 0, outcome: outcome))
+        }
+        return LoginEnd(stopPolling: false, resume: [])
+    }
+
+    // MARK: the logout page
+
+    /// logout deleted the profiles and opens the logout page; returns its flow id, for its timer.
+    mutating func logoutStarted(_ waiter: Waiter, partner: Bool) -> Int {
+        precondition(logout == nil, "logout started while another waits for its page")
+        flows += 1
+        let logout = Logout(id: flows, partner: partner, waiters: [waiter])
+        if case .login(let login, _) = flow {
+            flow = .login(login, logout: logout)
+        } else {
+            flow = .logout(logout, last: nil)
+        }
+        return flows
+    }
+
+    /// What ending the logout means: stop its timer, send the final callbacks, answer its waiters.
+    struct LogoutEnd {
+        let partner: Bool
+        let resume: [Waiter]
+        let outcome: AuthenticationStatus
+    }
+
+    /// The logout page came back, its timer fired (`flow`), or it was replaced or cancelled (nil); nil when no
+    /// logout (or not that one) waits.
+    mutating func logoutEnded(flow id: Int?) -> LogoutEnd? {
+        guard let ended = logout, id == nil || id == ended.id else { return nil }
+        let outcome = AuthenticationStatus.failed(SDKErrorCode.userNotAuthenticated)
+        if case .login(let login, _) = flow {
+            flow = .login(login, logout: nil)
+        } else {
+            flow = .idle(last: Ended(flow: ended.id, outcome: outcome))
+        }
+        return LogoutEnd(partner: ended.partner, resume: ended.waiters, outcome: outcome)
+    }
+
+    // MARK: close
+
+    /// What the host going away ends.
+    struct Cancel {
+        /// The queued call that now has its turn (held calls run, and fail fast).
+        let run: Call?
+        /// The login waiting on the host, to end with the cancel outcome (the engine sends `loginEnded`).
+        let cancelLogin: Requestor?
+        /// The logout waiting for its page, to end (the engine sends `logoutEnded`).
+        let endLogout: Bool
+    }
+
+    /// The host went away.
+    mutating func cancel() -> Cancel {
+        closed = true
+        var cancelLogin: Requestor?
+        if let current = login, current.step != .completing { cancelLogin = current.requestor }
+        return Cancel(run: nextCall(), cancelLogin: cancelLogin, endLogout: logout != nil)
     }
 }
 
 extension EngineMachine.Configuration: Equatable where Requestor: Equatable {}
-extension EngineMachine.Action: Equatable where Requestor: Equatable, Held: Equatable, Waiter: Equatable {}

@@ -82,14 +82,14 @@ extension Engine {
 
     /// The regular picker: the status explaining why (if any), then displayProviderDialog.
     private func partnerFallBack(_ status: AdvancedStatus?, mvpds: [MVPD], flowID: Int) {
-        perform(machine.receive(.providerDialogShown(flow: flowID)))
+        machine.providerDialogShown(flow: flowID)
         if let status { delegate.status(status) }
         delegate.displayProviderDialog(mvpds)
     }
 
     /// The SDK calls setSelectedProvider itself for a platform-picker provider without partner SSO.
     private func selectSilently(_ mvpd: MVPD, flowID: Int) async {
-        perform(machine.receive(.providerDialogShown(flow: flowID)))
+        machine.providerDialogShown(flow: flowID)
         _ = await setSelectedProvider(mvpd.ID)
     }
 }

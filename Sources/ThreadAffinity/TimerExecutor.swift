@@ -1,0 +1,58 @@
+import Glibc
+
+/// A serial executor whose thread also runs work at a given time: the engine's timers (a second screen's polls,
+/// a logout page's timeout) then run as work of the executor the engine runs on, woken by that executor's own
+/// wait (the event loop's epoll timeout, a worker's timed condition wait) with no other thread involved.
+/// `EventLoop` (JSONRPC) and `ThreadExecutor` (AccessEnabler) are such executors.
+public protocol TimerExecutor: SerialExecutor {
+    /// Runs `body` on this executor's thread once `delay` (monotonic clock) has passed, between its jobs.
+    /// Callable from any thread; timers due at the same time run in the order they were added.
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void)
+}
+
+/// The timers of one executor thread, earliest deadline first (monotonic nanoseconds, `TimerQueue.now()`). A
+/// value: its owner keeps it under its own lock.
+public struct TimerQueue: Sendable {
+    private var entries: [(deadline: UInt64, body: @Sendable () -> Void)] = []
+
+    public init() {}
+
+    /// The monotonic clock, in nanoseconds.
+    public static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
+    /// The deadline `delay` from now (negative delays are now).
+    public static func deadline(after delay: Duration) -> UInt64 {
+        let (seconds, attoseconds) = delay.components
+        guard seconds >= 0, attoseconds >= 0 else { return now() }
+        return now() &+ UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// The earliest deadline, nil when there is no timer.
+    public var nextDeadline: UInt64? { entries.first?.deadline }
+
+    /// Adds `body` at `deadline`, after the timers already due by then.
+    public mutating func add(at deadline: UInt64, _ body: @escaping @Sendable () -> Void) {
+        let index = entries.firstIndex { $0.deadline > deadline } ?? entries.count
+        entries.insert((deadline, body), at: index)
+    }
+
+    /// Removes and returns the timers due at `now`, in order.
+    public mutating func takeDue(now: UInt64) -> [@Sendable () -> Void] {
+        let due = entries.prefix { $0.deadline <= now }.map(\.body)
+        entries.removeFirst(due.count)
+        return due
+    }
+
+    /// Milliseconds until the next deadline, rounded up (epoll's timeout); nil when there is no timer.
+    public func millisecondsToNext(now: UInt64) -> Int32? {
+        guard let next = nextDeadline else { return nil }
+        guard next > now else { return 0 }
+        return Int32(clamping: (next - now + 999_999) / 1_000_000)
+    }
+}
