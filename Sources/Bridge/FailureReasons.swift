@@ -40,16 +40,15 @@ extension ApplicationInstance {
         return OutcomeStatuses.attach(reasons, to: result)
     }
 
-    /// `PB404` for an MVPD id the last provider dialog did not offer, naming the closest offered id; nil when it
-    /// was offered or no dialog was shown.
+    /// `PB404` for an MVPD id the last provider dialog did not offer, naming the offered id near it when there is
+    /// one (``ParamNames/near(_:in:)``); nil when it was offered or no dialog was shown.
     func unknownMVPD(_ mvpdId: String) -> JSON? {
         let offered = offeredMVPDs
-        guard !offered.isEmpty, !offered.contains(mvpdId), let closest = ParamNames.closest(to: mvpdId, in: offered) else {
-            return nil
-        }
+        guard !offered.isEmpty, !offered.contains(mvpdId) else { return nil }
+        let suggestion = ParamNames.near(mvpdId, in: offered).map { "; did you mean '\($0)'?" } ?? ""
         return .object([
             "id": "PB404", "level": "error",
-            "message": .string("No MVPD '\(mvpdId)' in the provider dialog; did you mean '\(closest)'?"),
+            "message": .string("No MVPD '\(mvpdId)' in the provider dialog\(suggestion)"),
             "details": .string("The dialog offered: \(offered.joined(separator: ", "))"),
         ])
     }

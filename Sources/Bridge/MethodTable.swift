@@ -32,3 +32,11 @@ enum MethodTable {
     /// The names served, sorted.
     static var names: [String] { all.map(\.name).sorted() }
 }
+
+extension ErrorObject {
+    /// -32601 for a method the daemon does not serve, with the served method whose name is near it
+    /// (``ParamNames/near(_:in:)``), if any: `Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?`.
+    static func methodNotFound(_ method: String) -> ErrorObject {
+        .methodNotFound(method, closest: ParamNames.near(method, in: MethodTable.names))
+    }
+}

@@ -30,6 +30,16 @@ enum ParamNames {
         known.min { editDistance(name.lowercased(), $0.lowercased()) < editDistance(name.lowercased(), $1.lowercased()) }
     }
 
+    /// The known name nearest to `name` (as ``closest(to:in:)``) when it is close: ignoring case, at most a third of
+    /// `name`'s characters (at least one) must be inserted, deleted or replaced to reach it; nil otherwise. The rule
+    /// for the names the daemon suggests without being asked about a known list: a method (-32601) and an MVPD id the
+    /// provider dialog did not offer (PB404); Protocol/README.md "Errors".
+    static func near(_ name: String, in known: [String]) -> String? {
+        guard let closest = closest(to: name, in: known) else { return nil }
+        let distance = editDistance(name.lowercased(), closest.lowercased())
+        return distance <= Swift.max(1, name.count / 3) ? closest : nil
+    }
+
     /// Levenshtein distance between `a` and `b` (insertions, deletions and substitutions of characters).
     static func editDistance(_ a: String, _ b: String) -> Int {
         let b = Array(b)

@@ -90,6 +90,15 @@ def test_an_mvpd_id_the_dialog_did_not_offer_is_explained(env):
                          "'MockMVPD'? (The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker)"]
 
 
+def test_an_unrelated_mvpd_id_gets_no_suggestion(env):
+    run = subprocess.run([CALL, "--requestor", "REF", "--mvpd", "Comcast", "getAuthentication"], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    pb404 = {"id": "PB404", "level": "error", "message": "No MVPD 'Comcast' in the provider dialog",
+             "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
+    assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
+    assert "did you mean" not in run.stderr, run.stderr
+
+
 def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
     env = dict(os.environ, PASSBRIDGE=str(bin_dir / "passbridge"))
     env["PASSBRIDGE_ARGS"] = f"--backend {emulator_url} --state-dir {tmp_path / 'state'}"
