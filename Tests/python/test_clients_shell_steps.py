@@ -85,6 +85,8 @@ def test_an_mvpd_id_the_dialog_did_not_offer_is_explained(env):
              "message": "No MVPD 'MockMvpd' in the provider dialog; did you mean 'MockMVPD'?",
              "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
     assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == "passbridge-call: getAuthentication failed: Provider not Selected Error"
     explained = [line for line in run.stderr.splitlines() if line.startswith("passbridge-call: error PB404")]
     assert explained == ["passbridge-call: error PB404: No MVPD 'MockMvpd' in the provider dialog; did you mean "
                          "'MockMVPD'? (The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker)"]
@@ -96,7 +98,7 @@ def test_an_unrelated_mvpd_id_gets_no_suggestion(env):
     pb404 = {"id": "PB404", "level": "error", "message": "No MVPD 'Comcast' in the provider dialog",
              "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
     assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
-    assert "did you mean" not in run.stderr, run.stderr
+    assert run.returncode == 1 and "did you mean" not in run.stderr, run.stderr
 
 
 def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
