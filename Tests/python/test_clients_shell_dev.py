@@ -9,6 +9,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import urllib.parse
 from typing import Dict, List
 
 import pytest
@@ -88,6 +89,38 @@ def test_dev_then_login_and_authorize_in_separate_commands(bin_dir, short_tmp):
         assert not pathlib.Path(f"/proc/{pid}").exists() or "zombie" in pathlib.Path(f"/proc/{pid}/status").read_text()
     gone = call(socket_env(bin_dir, socket_path), "rpc.stats")
     assert (gone.returncode, gone.stderr) == (2, f"passbridge-call: cannot connect to {socket_path}: no such socket\n")
+
+
+def test_dev_for_a_phone_shows_the_activation_page_at_the_network_address(bin_dir, short_tmp):
+    from test_emulator_network import RecordingBrowser, interface_addresses
+    if not interface_addresses():
+        pytest.skip("this machine has no IPv4 address but loopback: nothing else to reach the emulator at")
+    directory = short_tmp / "dev"
+    starter = dict(os.environ, PASSBRIDGE=str(bin_dir / "passbridge"))
+    try:
+        started = subprocess.run([CALL, "dev", "--state-dir", str(directory), "--host", "0.0.0.0"], env=starter,
+                                 capture_output=True, text=True, timeout=60)
+        assert started.returncode == 0, started.stderr
+        public = (directory / "emulator.url").read_text().strip()
+        assert urllib.parse.urlsplit(public).hostname in interface_addresses(), public
+        assert f"(other devices: {public})" in started.stderr
+        env = socket_env(bin_dir, str(directory / "passbridge.sock"))
+        proc = subprocess.Popen([CALL, "--requestor", "REF", "--no-web-view", "--mvpd", "MockMVPD", "getAuthentication"],
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stderr is not None
+            line = next(line for line in proc.stderr if "on another device, open " in line)
+            url, code = line.split("open ", 1)[1].split(" and enter the code ")
+            assert url == f"{public}/activate", url
+            phone = RecordingBrowser()
+            phone.run(url, {"code": code.split(";")[0], "username": "demo", "password": "demo"}.get)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+        assert (proc.returncode, out) == (0, '{"status":1,"errorCode":""}\n'), err
+        assert phone.loaded and all(loaded.startswith(public + "/") for loaded in phone.loaded), phone.loaded
+    finally:
+        subprocess.run([CALL, "dev", "stop", "--state-dir", str(directory)], env=starter, capture_output=True, timeout=60)
 
 
 @pytest.fixture
