@@ -118,6 +118,9 @@ def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
     (["--requestor"], "--requestor needs a value"),
     ([], "METHOD is missing"),
     (["--no-web-view", "getAuthentication"], "--no-web-view needs --requestor"),
+    (["dev", "--bogus"], "dev: unexpected argument --bogus"),
+    (["dev", "--host"], "--host needs a value"),
+    (["dev", "stop", "--host", "0.0.0.0"], "dev stop takes only --state-dir"),
 ])
 def test_argument_errors_are_one_line_and_exit_2(env, args, message):
     run = subprocess.run([CALL, *args], env=env, capture_output=True, text=True, timeout=30)
