@@ -35,6 +35,17 @@ test_venv() {
   "$python" -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
 }
 
+# XCTest without a line per test or suite started or passed: what is left is each failure, each skip and its
+# reason, what the code under test logged, and the last count ("Executed 254 tests, with 3 tests skipped …").
+xctest() {
+  swift test --skip-build --disable-swift-testing 2>&1 | awk '
+    /^Test (Case|Suite) .* (started at|passed)/ { next }
+    /^[[:space:]]+Executed / { count = $0; next }
+    { print; fflush() }
+    END { if (count != "") print count }'
+  return "${PIPESTATUS[0]}"
+}
+
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 pytest_suites() {
@@ -49,6 +60,6 @@ stage "test venv" test_venv
 stage "mypy" "$python" -m mypy --strict --no-error-summary Clients/python/passbridge Clients/python/examples
 stage "tsc" tsc -p Clients/node
 stage "swift build" swift build --build-tests
-stage "XCTest" swift test --skip-build --disable-swift-testing
+stage "XCTest" xctest
 stage "pytest" pytest_suites
 echo "== all: $((SECONDS - started)) s"
