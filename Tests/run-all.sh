@@ -6,26 +6,60 @@
 # The Python test tools live in a virtual environment of their own (.venv-tests, or $PASSBRIDGE_TEST_VENV),
 # made from the python3 on PATH; nothing is installed into that interpreter (PEP 668). The tests run with a
 # scratch XDG_STATE_HOME, so they neither read nor change the store of the user running them.
+#
+# Each stage ends with one line, "== NAME: N s" (a failed one with "== NAME: failed (exit S) after N s", and the run
+# stops there); pytest adds one line per suite (Tests/python/conftest.py) and lists why each skipped test was skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash Tests/install-deps.sh --with-test-tools
-bash Tests/check-citations.sh
-swift format lint --strict --recursive --parallel Sources Tests Plugins Bench/Sources Package.swift
+started=$SECONDS
+
+# stage NAME COMMAND...: runs COMMAND and prints how long it took.
+stage() {
+  local name=$1 begun=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "== $name: failed (exit $status) after $((SECONDS - begun)) s" >&2
+    exit "$status"
+  fi
+  echo "== $name: $((SECONDS - begun)) s"
+}
 
 venv=${PASSBRIDGE_TEST_VENV:-$PWD/.venv-tests}
-if ! "$venv/bin/python" -c 'import sys' 2>/dev/null; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
 python="$venv/bin/python"
+test_venv() {
+  if ! "$python" -c 'import sys' 2>/dev/null; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+  fi
+  "$python" -m pip install -q --disable-pip-version-check -r Tests/python/requirements.txt
+}
 
-"$python" -m mypy --strict --no-error-summary Clients/python/passbridge Clients/python/examples
-tsc -p Clients/node
-
-swift build --build-tests
-swift test --skip-build --disable-swift-testing
+# XCTest without a line per test or suite started or passed: what is left is each failure, each skip and its
+# reason, what the code under test logged, and the last count ("Executed 254 tests, with 3 tests skipped …").
+xctest() {
+  swift test --skip-build --disable-swift-testing 2>&1 | awk '
+    /^Test (Case|Suite) .* (started at|passed)/ { next }
+    /^[[:space:]]+Executed / { count = $0; next }
+    { print; fflush() }
+    END { if (count != "") print count }'
+  return "${PIPESTATUS[0]}"
+}
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-XDG_STATE_HOME="$scratch" PASSBRIDGE_BIN_DIR="$(swift build --show-bin-path)" "$python" -m pytest -q Tests/python
+pytest_suites() {
+  # -rs: the reason of every skip, grouped, in the summary at the end.
+  XDG_STATE_HOME="$scratch" PASSBRIDGE_BIN_DIR="$(swift build --show-bin-path)" "$python" -m pytest -q -rs Tests/python
+}
+
+stage "dependencies" bash Tests/install-deps.sh --with-test-tools
+stage "citations" bash Tests/check-citations.sh
+stage "swift format" swift format lint --strict --recursive --parallel Sources Tests Plugins Bench/Sources Package.swift
+stage "test venv" test_venv
+stage "mypy" "$python" -m mypy --strict --no-error-summary Clients/python/passbridge Clients/python/examples
+stage "tsc" tsc -p Clients/node
+stage "swift build" swift build --build-tests
+stage "XCTest" xctest
+stage "pytest" pytest_suites
+echo "== all: $((SECONDS - started)) s"

@@ -28,6 +28,14 @@ public enum Text {
         return best.0
     }
 
+    /// The name of `known` nearest to `name` when it is near: ignoring case, at most a third of `name`'s
+    /// characters (at least one) inserted, deleted or replaced. The rule for names suggested without being asked
+    /// about a known list: a method (-32601) and an MVPD id the provider dialog did not offer (PB404);
+    /// Protocol/README.md "Errors".
+    public static func near(_ name: String, in known: [String]) -> String? {
+        closest(to: name, in: known, within: max(1, name.count / 3))
+    }
+
     /// Levenshtein distance between `a` and `b` (insertions, deletions and substitutions of characters).
     public static func editDistance(_ a: String, _ b: String) -> Int {
         let b = Array(b)

@@ -35,3 +35,11 @@ enum MethodTable {
     /// The names served, sorted.
     static var names: [String] { all.map(\.name).sorted() }
 }
+
+extension ErrorObject {
+    /// -32601 for a method the daemon does not serve, with the served method whose name is near it
+    /// (`Text.near`), if any: `Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?`.
+    static func methodNotFound(_ method: String) -> ErrorObject {
+        .methodNotFound(method, closest: Text.near(method, in: MethodTable.names))
+    }
+}

@@ -95,9 +95,16 @@ public struct ErrorObject: Error, Sendable, Hashable, CustomStringConvertible {
         ErrorObject(code: .invalidRequest, message: "Invalid Request", data: reason.map { ["reason": .string($0)] })
     }
 
-    /// -32601 naming the method in `data`.
-    public static func methodNotFound(_ method: String) -> ErrorObject {
-        ErrorObject(code: .methodNotFound, message: "Method not found", data: ["method": .string(method)])
+    /// -32601 naming the method in `data`, and `closest`, a method the server does serve whose name is near it, in
+    /// `data.closest` and the message (`Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?`).
+    /// Protocol/README.md "Errors".
+    public static func methodNotFound(_ method: String, closest: String?) -> ErrorObject {
+        guard let closest else {
+            return ErrorObject(code: .methodNotFound, message: "Method not found", data: ["method": .string(method)])
+        }
+        return ErrorObject(
+            code: .methodNotFound, message: "Method not found: '\(method)'; did you mean '\(closest)'?",
+            data: ["method": .string(method), "closest": .string(closest)])
     }
 
     /// -32602 with the reason in `data`.

@@ -48,12 +48,21 @@ public struct Logger: Sendable {
         LogQueue.shared.enqueue(Logger.format(level, label: label, message()))
     }
 
-    /// Under journald (`JOURNAL_STREAM` set), lines start with their syslog priority (`<7>` … `<3>`).
-    private static let journald = getenv("JOURNAL_STREAM") != nil
+    /// Whether stderr is connected to the journal: `JOURNAL_STREAM` holds `DEVICE:INODE` of the stream journald
+    /// gave the service, and it is stderr only when those match fd 2 (systemd.exec(5), "Environment variables in
+    /// spawned processes": a child whose stderr was redirected inherits the variable, but not the stream).
+    static let journald = LogStream.isJournal(getenv("JOURNAL_STREAM").map { String(cString: $0) }, fd: 2)
 
-    /// One line: `passbridge[PID] LEVEL LABEL: MESSAGE\n`, with a `<N>` priority prefix under journald.
+    /// One line: `TIME passbridge[PID] LEVEL LABEL: MESSAGE\n`, TIME being RFC 3339 in UTC with milliseconds
+    /// (``LogStream/timestamp(_:)``); under journald, which stamps lines itself, `<N>passbridge[PID] …` instead, `N`
+    /// the syslog priority.
     static func format(_ level: Level, label: String, _ message: String) -> [UInt8] {
-        let prefix = journald ? "<\(level.syslogPriority)>" : ""
+        format(level, label: label, message, journald: journald, now: LogStream.now())
+    }
+
+    /// ``format(_:label:_:)`` for a given journald answer and time (epoch milliseconds).
+    static func format(_ level: Level, label: String, _ message: String, journald: Bool, now: Int64) -> [UInt8] {
+        let prefix = journald ? "<\(level.syslogPriority)>" : LogStream.timestamp(now) + " "
         return Array("\(prefix)passbridge[\(getpid())] \(level) \(label): \(message)\n".utf8)
     }
 
@@ -62,4 +71,39 @@ public struct Logger: Sendable {
     public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
     public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
     public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+}
+
+/// What a log line's start depends on: whether stderr is the journal, and the time.
+public enum LogStream {
+    /// True when `journalStream` (the value of `JOURNAL_STREAM`, `DEVICE:INODE` in decimal) names the device and
+    /// inode of `fd`; false when it is unset, malformed, or names another stream.
+    public static func isJournal(_ journalStream: String?, fd: Int32) -> Bool {
+        guard let journalStream else { return false }
+        let parts = journalStream.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// The wall clock in epoch milliseconds.
+    public static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    /// RFC 3339 in UTC with milliseconds: `2026-12-01T12:03:40.123Z` for `millis` since the epoch.
+    public static func timestamp(_ millis: Int64) -> String {
+        var seconds = time_t(millis.quotientAndRemainder(dividingBy: 1000).quotient - (millis % 1000 < 0 ? 1 : 0))
+        let fraction = ((millis % 1000) + 1000) % 1000
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(fraction), 3))Z"
+    }
 }

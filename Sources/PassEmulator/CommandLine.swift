@@ -7,21 +7,25 @@ import Glibc
 import JSON
 
 /// The `pass-emulator` command line (README.md next to this file):
-/// - `pass-emulator [--port 0] [--config FILE] [--key FILE] [--exit-on-eof]`: serve; the first stdout line is `http://127.0.0.1:PORT`.
+/// - `pass-emulator [--port 0] [--host ADDR] [--public-url URL] [--config FILE] [--key FILE] [--exit-on-eof]`: serve; the
+///   first stdout line is the URL this machine reaches it at (`http://127.0.0.1:PORT`), the second, only when it
+///   differs, the public URL its pages hand out (``ServeAddresses``).
 /// - `pass-emulator verify-token TOKEN [--resource R] (--url BASE | --public-key FILE)`: exit 0 valid, 1 with the reason.
 /// `--help` and `--version` win wherever they appear (exit 0); `--opt=value` equals `--opt value`. Usage errors print
 /// one line on stderr and exit 2; failures exit 1 with one line on stderr.
 public enum PassEmulatorCommand {
     static var usage: String {
         """
-        USAGE: pass-emulator [--port PORT] [--config FILE] [--key FILE] [--exit-on-eof]
+        USAGE: pass-emulator [--port PORT] [--host ADDR] [--public-url URL] [--config FILE] [--key FILE] [--exit-on-eof]
                pass-emulator verify-token TOKEN [--resource R] (--url BASE | --public-key FILE)
                pass-emulator --help | --version
 
-        A stand-in for Adobe Pass on 127.0.0.1: REST API V2 and Dynamic Client Registration, a mock MVPD
+        A stand-in for Adobe Pass on 127.0.0.1 (--host to change): REST API V2 and Dynamic Client Registration, a mock MVPD
         login, a second-screen activation page (/activate) and test controls under /__admin/. The first
-        stdout line is the base URL http://127.0.0.1:PORT; logs go to stderr; SIGTERM or SIGINT stops it
-        with exit 0. The configuration format and every endpoint: Sources/PassEmulator/README.md.
+        stdout line is the base URL this machine reaches it at (http://127.0.0.1:PORT); with --host or
+        --public-url a second line, when it differs, is the public base URL its pages and redirects use
+        (what a phone opens). Logs go to stderr; SIGTERM or SIGINT stops it with exit 0. The
+        configuration format and every endpoint: Sources/PassEmulator/README.md.
 
 
         """
@@ -33,10 +37,31 @@ public enum PassEmulatorCommand {
     static let serveOptions = OptionTable<EmulatorOptions, UsageError>.Section(
         "SERVE",
         [
-            .option("--port", "PORT", help: "Port on 127.0.0.1, 0-65535; 0 takes any free port.", default: { "\($0.port)" }) {
+            .option("--port", "PORT", help: "Port to listen on, 0-65535; 0 takes any free port.", default: { "\($0.port)" }) {
                 (options, text) throws(UsageError) in
                 guard let port = UInt16(text) else { throw UsageError("--port needs a number 0-65535, got \(text)") }
                 options.port = port
+            },
+            .option(
+                "--host", "ADDR",
+                help: "IPv4 address to listen on; 0.0.0.0 listens on every interface, so that a phone on the same network "
+                    + "can open the pages.",
+                default: { $0.host }
+            ) { (options, text) throws(UsageError) in
+                var address = in_addr()
+                guard inet_pton(AF_INET, text, &address) == 1 else { throw UsageError("--host needs an IPv4 address, got \(text)") }
+                options.host = text
+            },
+            .option(
+                "--public-url", "URL",
+                help: "Base of the URLs the pages and answers hand out (activation, login and logout pages, their redirects), "
+                    + "as a phone reaches this machine: http(s)://HOST[:PORT][/PATH]. Default: http://ADDR:PORT, ADDR being "
+                    + "--host, or this machine's first non-loopback IPv4 address for 0.0.0.0."
+            ) { (options, text) throws(UsageError) in
+                guard let url = ServeAddresses.publicBase(text) else {
+                    throw UsageError("--public-url needs an http or https URL without query or fragment, got \(text)")
+                }
+                options.publicURL = url
             },
             .option("--config", "FILE", help: "JSON configuration replacing the built-in one (requestors REF and REF2).") { options, path in
                 options.configPath = path
@@ -112,13 +137,14 @@ public enum PassEmulatorCommand {
                 return try verifyToken(token, options)
             }
             try OptionTable([serveOptions]).parse(arguments, into: &options)
-            return serve(port: options.port, configPath: options.configPath, keyPath: options.keyPath, exitOnEOF: options.exitOnEOF)
+            return serve(options)
         } catch {
             return program.usageError(error)
         }
     }
 
-    private static func serve(port: UInt16, configPath: String?, keyPath: String?, exitOnEOF: Bool) -> Int32 {
+    private static func serve(_ options: EmulatorOptions) -> Int32 {
+        let (port, configPath, keyPath, exitOnEOF) = (options.port, options.configPath, options.keyPath, options.exitOnEOF)
         let config: EmulatorConfig
         do {
             config = try configPath.map { path throws(ConfigError) in try EmulatorConfig.load(path: path) } ?? EmulatorConfig.builtIn()
@@ -144,13 +170,16 @@ public enum PassEmulatorCommand {
         let emulator = Emulator(config: config, key: key)
         let server: HTTPServer
         do {
-            server = try HTTPServer(port: port, responder: emulator)
+            server = try HTTPServer(port: port, host: options.host, responder: emulator)
         } catch {
-            return failure("cannot listen on 127.0.0.1:\(port): \(error)")
+            return failure("cannot listen on \(options.host):\(port): \(error)")
         }
-        emulator.baseURL = "http://127.0.0.1:\(server.port)"
-        writeOut(emulator.baseURL + "\n")
-        log("serving \(config.serviceProviders.map(\.id).joined(separator: ", ")) at \(emulator.baseURL)")
+        let addresses = ServeAddresses(
+            host: options.host, port: server.port, publicURL: options.publicURL, interfaceAddress: ServeAddresses.firstInterfaceAddress())
+        emulator.baseURL = addresses.publicURL
+        writeOut(addresses.stdoutLines)
+        let shown = addresses.publicURL == addresses.localURL ? "" : " (public URL \(addresses.publicURL))"
+        log("serving \(config.serviceProviders.map(\.id).joined(separator: ", ")) at \(addresses.localURL)\(shown)")
         if exitOnEOF { stopAtEndOfInput() }
         var received: Int32 = 0
         sigwait(&signals, &received)
@@ -209,6 +238,9 @@ public enum PassEmulatorCommand {
 /// What `pass-emulator`'s command line says (``PassEmulatorCommand``, whose sections declare each option once).
 struct EmulatorOptions: Sendable {
     var port: UInt16 = 0
+    var host = "127.0.0.1"
+    /// `--public-url`, without a trailing `/`.
+    var publicURL: String?
     var configPath: String?
     var keyPath: String?
     var exitOnEOF = false
@@ -224,4 +256,54 @@ final class FetchResult: @unchecked Sendable {
     private var bytes: [UInt8]?
     func set(_ value: [UInt8]) { lock.lock(); bytes = value; lock.unlock() }
     func get() -> [UInt8]? { lock.lock(); defer { lock.unlock() }; return bytes }
+}
+
+/// Where a serving emulator is reached: from this machine (`localURL`, the first stdout line) and from other
+/// devices (`publicURL`, the base of every absolute URL it hands out; the second stdout line when it differs).
+struct ServeAddresses: Equatable {
+    let localURL: String
+    let publicURL: String
+
+    /// `host` as given to `--host`; `interfaceAddress` the address to show other devices when `host` is 0.0.0.0
+    /// (``firstInterfaceAddress()``; nil when this machine has none but loopback).
+    init(host: String, port: UInt16, publicURL: String?, interfaceAddress: String?) {
+        let everywhere = host == "0.0.0.0"
+        localURL = "http://\(everywhere ? "127.0.0.1" : host):\(port)"
+        self.publicURL = publicURL ?? (everywhere ? interfaceAddress.map { "http://\($0):\(port)" } ?? localURL : localURL)
+    }
+
+    /// What `serve` prints on stdout.
+    var stdoutLines: String { localURL + "\n" + (publicURL == localURL ? "" : publicURL + "\n") }
+
+    /// `--public-url`'s value without its trailing `/`, when it is an absolute http(s) URL with a host and no query
+    /// or fragment; nil otherwise.
+    static func publicBase(_ text: String) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil
+        else { return nil }
+        var base = text
+        while base.hasSuffix("/") { base.removeLast() }
+        return base
+    }
+
+    /// The IPv4 address of this machine's first interface that is up and not loopback (getifaddrs(3)), in
+    /// interface order; nil when there is none.
+    static func firstInterfaceAddress() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return nil }
+        defer { freeifaddrs(list) }
+        var entry: UnsafeMutablePointer<ifaddrs>? = first
+        while let current = entry {
+            defer { entry = current.pointee.ifa_next }
+            let flags = Int32(current.pointee.ifa_flags)
+            guard let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0
+            else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            var ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+            guard inet_ntop(AF_INET, &ipv4, &text, socklen_t(text.count)) != nil else { continue }
+            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return nil
+    }
 }

@@ -124,10 +124,32 @@ public final class Emulator: HTTPResponder, Sendable {
     }
 }
 
-/// Writes one log line to stderr (never tokens or secrets).
+/// Writes one log line to stderr (never tokens or secrets): `TIME pass-emulator: MESSAGE`, TIME in RFC 3339, UTC,
+/// milliseconds; without TIME when stderr is the journal, which stamps lines itself (``LogLine``).
 func log(_ message: String) {
-    let line = Array("pass-emulator: \(message)\n".utf8)
+    let line = Array(LogLine.format(message, journald: LogLine.journald, now: Date()).utf8)
     _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+/// The start of the emulator's log lines; the daemon's follow the same rule (its `Logger`).
+enum LogLine {
+    /// Whether stderr is the journal: `JOURNAL_STREAM` (`DEVICE:INODE`) names fd 2 (systemd.exec(5), "Environment
+    /// variables in spawned processes"); a child whose stderr was redirected inherits the variable, not the stream.
+    static let journald = isJournal(ProcessInfo.processInfo.environment["JOURNAL_STREAM"], fd: 2)
+
+    /// True when `journalStream` holds the device and inode of `fd`, in decimal, as `DEVICE:INODE`.
+    static func isJournal(_ journalStream: String?, fd: Int32) -> Bool {
+        let parts = journalStream?.split(separator: ":", omittingEmptySubsequences: false) ?? []
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var info = stat()
+        return fstat(fd, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// One line, with its newline.
+    static func format(_ message: String, journald: Bool, now: Date) -> String {
+        let stamp = journald ? "" : now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) + " "
+        return "\(stamp)pass-emulator: \(message)\n"
+    }
 }
 
 /// A random string of `length` characters from `[A-Z0-9]` (authentication codes) or hex.

@@ -10,17 +10,19 @@ public protocol HTTPResponder: AnyObject, Sendable {
 /// Errors starting the HTTP server.
 public enum HTTPServerError: Error, CustomStringConvertible {
     case socket(String, Int32)
+    case address(String)
     case daemonFailed
 
     public var description: String {
         switch self {
         case .socket(let call, let code): return "\(call) failed: \(String(cString: strerror(code)))"
+        case .address(let host): return "\(host) is not an IPv4 address"
         case .daemonFailed: return "libmicrohttpd could not start"
         }
     }
 }
 
-/// An HTTP/1.1 server on 127.0.0.1 built on GNU libmicrohttpd (one thread per connection, so an
+/// An HTTP/1.1 server on an IPv4 address (127.0.0.1 unless told otherwise) built on GNU libmicrohttpd (one thread per connection, so an
 /// injected latency on one request never stalls another). The listening socket has TCP_NODELAY,
 /// which accepted sockets inherit. The `Date` header is the responder's business (MHD's own is off).
 public final class HTTPServer: @unchecked Sendable {
@@ -29,8 +31,11 @@ public final class HTTPServer: @unchecked Sendable {
     private let responderBox: Unmanaged<ResponderBox>
     private var daemon: OpaquePointer?
 
-    /// Binds 127.0.0.1:`port` (0 = any free port) and starts serving with `responder`.
-    public init(port: UInt16, responder: HTTPResponder) throws(HTTPServerError) {
+    /// Binds `host`:`port` (0 = any free port; `host` an IPv4 address, 0.0.0.0 for every interface) and starts
+    /// serving with `responder`.
+    public init(port: UInt16, host: String = "127.0.0.1", responder: HTTPResponder) throws(HTTPServerError) {
+        var address = in_addr()
+        guard inet_pton(AF_INET, host, &address) == 1 else { throw .address(host) }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw .socket("socket", errno) }
         var one: Int32 = 1
@@ -39,7 +44,7 @@ public final class HTTPServer: @unchecked Sendable {
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_addr = address
         let bound = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

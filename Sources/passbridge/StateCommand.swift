@@ -78,7 +78,7 @@ enum StateCommand {
                 writeOut("deleted \(deleted) login\(deleted == 1 ? "" : "s") from \(opened.location)\n")
             } else {
                 let logins = try StoreSetup.blocking { try await opened.logins() }.filter { only == nil || $0.requestor == only }
-                writeOut(table(logins))
+                writeOut(listing(logins, requestor: only, location: opened.location))
             }
             return 0
         } catch let error as CommandLineError {
@@ -87,6 +87,13 @@ enum StateCommand {
         } catch {
             return program.failure("\(error)")
         }
+    }
+
+    /// What `list` prints: the table, or one line saying there are no logins (for `requestor`, when given) in
+    /// `location`.
+    static func listing(_ logins: [StoredLogin], requestor: String?, location: String) -> String {
+        guard logins.isEmpty else { return table(logins) }
+        return "no logins\(requestor.map { " for requestor \(printable($0))" } ?? "") in \(location)\n"
     }
 
     /// Aligned columns with a header; strings are shown JSON-escaped when they hold control characters.

@@ -1,3 +1,4 @@
+import AccessEnabler
 import JSON
 import JSONRPC
 import XCTest
@@ -97,6 +98,36 @@ final class ParamValidationTests: XCTestCase {
                 "setRequestor REF []", "checkAuthentication", "getAuthentication false {\"email\":\"x\",\"anything\":1} []",
                 "checkPreauthorizedResources [\"ch1\"] true", "setOptions {\"device_info\":\"tv\"}",
             ])
+    }
+
+    func testUnknownMethodIsAnsweredWithTheServedMethodNearItOnlyWhenOneIsNear() throws {
+        let harness = try Harness()
+        let rows: [(method: String, closest: String?)] = [
+            ("getAuthorisation", "getAuthorization"), ("getauthorization", "getAuthorization"), ("setRequester", "setRequestor"),
+            ("logot", "logout"), ("checkAuthenticaton", "checkAuthentication"), ("rpc.discovr", "rpc.discover"),
+            ("foobar", nil), ("subtract", nil), ("inti", nil), ("setToken", nil), ("x", nil),
+        ]
+        for row in rows {
+            guard case .error(_, let error)? = harness.call(row.method).last else { return XCTFail(row.method) }
+            XCTAssertEqual(error.code, .methodNotFound, row.method)
+            XCTAssertEqual(error.data?["method"], .string(row.method), row.method)
+            XCTAssertEqual(error.data?["closest"], row.closest.map { .string($0) }, row.method)
+            XCTAssertEqual(
+                error.message, row.closest.map { "Method not found: '\(row.method)'; did you mean '\($0)'?" } ?? "Method not found",
+                row.method)
+        }
+    }
+
+    func testNearNamesAreWithinAThirdOfTheNameIgnoringCase() {
+        let offered = ["MockMVPD", "TempPass", "MockSSO", "MockPicker"]
+        let rows: [(name: String, near: String?)] = [
+            ("MockMvpd", "MockMVPD"), ("MockMVDP", "MockMVPD"), ("TempPas", "TempPass"), ("mocksso", "MockSSO"),
+            ("Comcast", nil), ("DirecTV", nil), ("Temp", nil), ("", nil),
+        ]
+        for row in rows {
+            XCTAssertEqual(Text.near(row.name, in: offered), row.near, row.name)
+        }
+        XCTAssertEqual(Text.closest(to: "Comcast", in: offered), "TempPass", "closest alone always answers")
     }
 
     func testUnknownParamNamesAreRefusedWithTheClosestKnownName() throws {

@@ -34,7 +34,7 @@ let specMethods: @Sendable (String, JSON?, RequestID?, Connection) -> Void = { m
     case "sum": connection.respond(to: id, result: .integer(params?.arrayValue?.compactMap(\.int64Value).reduce(0, +) ?? 0))
     case "get_data": connection.respond(to: id, result: ["hello", 5])
     case "echo": connection.respond(to: id, result: params ?? .null)
-    default: connection.respond(to: id, error: .methodNotFound(method))
+    default: connection.respond(to: id, error: .methodNotFound(method, closest: nil))
     }
 }
 

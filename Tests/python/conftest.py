@@ -84,3 +84,32 @@ def daemon(bin_dir, emulator, tmp_path, short_tmp):
     daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
     yield daemon
     assert daemon.stop() == 0
+
+
+# --- one line per suite ---------------------------------------------------------------------------------------------
+# After the last test of each file, one line with the file's wall time and outcomes ("== test_store.py: 12 s, 14
+# passed, 2 skipped"), so that a long run shows where it is (Tests/run-all.sh).
+
+_suite = {"file": None, "started": 0.0, "outcomes": {}}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    import time
+    if _suite["file"] != item.path:
+        _suite.update(file=item.path, started=time.monotonic(), outcomes={})
+    yield
+    if nextitem is None or nextitem.path != item.path:
+        reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            counts = ", ".join(f"{n} {outcome}" for outcome, n in _suite["outcomes"].items())
+            reporter.write("\n")  # after the file's progress dots
+            reporter.write_line(f"== {item.path.name}: {time.monotonic() - _suite['started']:.0f} s, {counts or 'nothing run'}")
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":  # a skip or an error in setup counts once
+        outcome = "skipped" if report.skipped else "failed" if report.failed else "passed"
+        if report.when != "call" and report.failed:
+            outcome = "errors"
+        _suite["outcomes"][outcome] = _suite["outcomes"].get(outcome, 0) + 1

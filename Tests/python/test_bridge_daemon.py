@@ -69,6 +69,16 @@ def test_the_daemon_serves_exactly_the_listed_host_methods(bin_dir, tmp_path):
     assert daemon.stop() == 0
 
 
+def test_an_unknown_method_is_answered_with_the_served_method_near_it(bin_dir, tmp_path):
+    daemon = StdioDaemon(bin_dir, "--state-dir", str(tmp_path / "state"))
+    _, near = daemon.exchange("getAuthorisation", {"resource": "ch1"})
+    assert near["error"] == {"code": -32601, "message": "Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?",
+                             "data": {"method": "getAuthorisation", "closest": "getAuthorization"}}
+    _, far = daemon.exchange("frobnicate", {})
+    assert far["error"] == {"code": -32601, "message": "Method not found", "data": {"method": "frobnicate"}}
+    assert daemon.stop() == 0
+
+
 def test_backend_emulator_works_without_a_software_statement(bin_dir, tmp_path):
     daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"))
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}

@@ -85,9 +85,20 @@ def test_an_mvpd_id_the_dialog_did_not_offer_is_explained(env):
              "message": "No MVPD 'MockMvpd' in the provider dialog; did you mean 'MockMVPD'?",
              "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
     assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == "passbridge-call: getAuthentication failed: Provider not Selected Error"
     explained = [line for line in run.stderr.splitlines() if line.startswith("passbridge-call: error PB404")]
     assert explained == ["passbridge-call: error PB404: No MVPD 'MockMvpd' in the provider dialog; did you mean "
                          "'MockMVPD'? (The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker)"]
+
+
+def test_an_unrelated_mvpd_id_gets_no_suggestion(env):
+    run = subprocess.run([CALL, "--requestor", "REF", "--mvpd", "Comcast", "getAuthentication"], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    pb404 = {"id": "PB404", "level": "error", "message": "No MVPD 'Comcast' in the provider dialog",
+             "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
+    assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
+    assert run.returncode == 1 and "did you mean" not in run.stderr, run.stderr
 
 
 def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
@@ -107,6 +118,9 @@ def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
     (["--requestor"], "--requestor needs a value"),
     ([], "METHOD is missing"),
     (["--no-web-view", "getAuthentication"], "--no-web-view needs --requestor"),
+    (["dev", "--bogus"], "dev: unexpected argument --bogus"),
+    (["dev", "--host"], "--host needs a value"),
+    (["dev", "stop", "--host", "0.0.0.0"], "dev stop takes only --state-dir"),
 ])
 def test_argument_errors_are_one_line_and_exit_2(env, args, message):
     run = subprocess.run([CALL, *args], env=env, capture_output=True, text=True, timeout=30)

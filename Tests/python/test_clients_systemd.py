@@ -77,7 +77,9 @@ def test_installed_daemon_serves_a_socket_activated_connection(installed, emulat
         env = dict(os.environ, PASSBRIDGE=str(installed / "usr/local/bin/passbridge"))
         run = subprocess.run([str(ROOT / "Clients/shell/passbridge-call"), "--socket", str(sock), "--requestor", "REF",
                               "checkAuthentication"], env=env, capture_output=True, text=True, timeout=60)
-        assert (run.returncode, run.stdout) == (0, '{"status":0,"errorCode":"User Not Authenticated Error"}\n'), run.stderr
+        # Not logged in is an answered call whose outcome failed: exit 1, the result on stdout, the reason on stderr.
+        assert (run.returncode, run.stdout) == (1, '{"status":0,"errorCode":"User Not Authenticated Error"}\n'), run.stderr
+        assert run.stderr == "passbridge-call: checkAuthentication failed: User Not Authenticated Error\n"
         assert mode(state) == 0o700 and any(state.iterdir())
     finally:
         daemon.terminate()

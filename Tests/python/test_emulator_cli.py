@@ -19,10 +19,10 @@ def run(bin_dir, *args):
 def test_help_lists_every_option_and_admin_call(bin_dir):
     help_ = run(bin_dir, "--help")
     assert help_.returncode == 0 and help_.stderr == ""
-    for option in ["--port PORT", "--config FILE", "--key FILE", "--exit-on-eof", "--resource R", "--url BASE", "--public-key FILE",
+    for option in ["--port PORT", "--host ADDR", "--public-url URL", "--config FILE", "--key FILE", "--exit-on-eof", "--resource R", "--url BASE", "--public-key FILE",
                    "--help", "--version"]:
         assert option in help_.stdout, option
-    assert "\n  --port PORT          Port on 127.0.0.1, 0-65535; 0 takes any free port. (default: 0)\n" in help_.stdout
+    assert "\n  --port PORT          Port to listen on, 0-65535; 0 takes any free port. (default: 0)\n" in help_.stdout
     assert "\n  TOKEN                A media token's serializedToken.\n" in help_.stdout
     for call in ["GET    /__admin/clock", "POST   /__admin/clock", "POST   /__admin/reset", "POST   /__admin/faults", "DELETE /__admin/faults",
                  "GET    /__admin/throttle", "POST   /__admin/throttle", "DELETE /__admin/throttle", "GET    /__admin/public-key",
@@ -49,6 +49,10 @@ def test_version_wins_anywhere_on_the_line(bin_dir):
     (["--no-such-flag"], "unknown option --no-such-flag"),
     (["stray"], "unexpected argument stray"),
     (["--exit-on-eof=yes"], "--exit-on-eof takes no value"),
+    (["--host", "localhost"], "--host needs an IPv4 address, got localhost"),
+    (["--host=300.1.1.1"], "--host needs an IPv4 address, got 300.1.1.1"),
+    (["--public-url", "tv.example:8080"], "--public-url needs an http or https URL without query or fragment, got tv.example:8080"),
+    (["--public-url", "ftp://tv.example"], "--public-url needs an http or https URL without query or fragment, got ftp://tv.example"),
     (["verify-token"], "verify-token needs a TOKEN"),
     (["verify-token", "T", "--url"], "--url needs a value"),
     (["verify-token", "T"], "give exactly one of --url or --public-key"),

@@ -1,8 +1,11 @@
 """The repository stands alone: Tests/check-citations.sh (run by Tests/run-all.sh) fails on a citation of a
-document the repository does not contain, and passes on the repository itself."""
+document the repository does not contain, and passes on the repository itself; pytest shows each suite as it ends."""
+import os
 import pathlib
+import re
 import shutil
 import subprocess
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -47,3 +50,19 @@ def test_each_kind_of_outside_citation_fails_the_check(tmp_path):
 def test_a_clean_tree_passes_the_check(tmp_path):
     result = run_check(scratch_repository(tmp_path, {"README.md": "See ARCHITECTURE.md and Protocol/README.md.\n"}))
     assert (result.returncode, result.stdout) == (0, "")
+
+
+def test_pytest_prints_one_line_per_suite_with_its_time_and_the_reason_of_each_skip(tmp_path):
+    """What Tests/run-all.sh shows while pytest runs: the suite lines of conftest.py, and `-rs`'s reasons."""
+    for name, body in [("test_first.py", "def test_a():\n    pass\n\ndef test_b():\n    pass\n"),
+                       ("test_second.py", "import pytest\n\ndef test_c():\n    pass\n\n"
+                                          "@pytest.mark.skip(reason='no widget on this machine')\ndef test_d():\n    pass\n")]:
+        (tmp_path / name).write_text(body)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "conftest", "-p", "no:cacheprovider", "test_first.py",
+                          "test_second.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "Tests" / "python")})
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert [re.sub(r": \d+ s,", ": N s,", line) for line in lines if line.startswith("== ")] == [
+        "== test_first.py: N s, 2 passed", "== test_second.py: N s, 1 passed, 1 skipped"], run.stdout
+    assert any(line.startswith("SKIPPED [1] test_second.py:") and line.endswith(": no widget on this machine") for line in lines), run.stdout

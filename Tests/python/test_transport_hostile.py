@@ -1,9 +1,11 @@
 """The transport under hostile and broken peers, with the real daemon over real pipes and sockets: work linear in
 the bytes, output bounded per peer, framing that resynchronizes, logging that never blocks, the relay under
 back-pressure, socket access and running out of file descriptors."""
+import datetime
 import json
 import os
 import pathlib
+import re
 import resource
 import signal
 import socket
@@ -201,12 +203,57 @@ def test_a_stderr_pipe_nobody_reads_does_not_stall_the_daemon(test_daemon):
     daemon.stop()
 
 
-def test_under_journald_each_line_carries_its_syslog_priority(test_daemon):
-    result = subprocess.run([test_daemon, "--stdio", "--log-level", "debug"], input=b'{"bad\n',
-                            capture_output=True, timeout=20, env={**os.environ, "JOURNAL_STREAM": "8:12345"})
-    lines = result.stderr.decode().splitlines()
+def log_lines(program, journal_stream) -> list[str]:
+    """The stderr lines of `program --stdio --log-level debug` fed one bad line, its stderr a pipe and
+    JOURNAL_STREAM set by `journal_stream(stat of that pipe)` (journald sets DEVICE:INODE of the stream it hands)."""
+    read_end, write_end = os.pipe()
+    info = os.fstat(write_end)
+    env = {**os.environ, "JOURNAL_STREAM": journal_stream(info)}
+    with subprocess.Popen([program, "--stdio", "--log-level", "debug"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                          stderr=write_end, env=env) as process:
+        os.close(write_end)
+        process.communicate(b'{"bad\n', timeout=20)
+        with os.fdopen(read_end, "rb") as log:
+            return log.read().decode().splitlines()
+
+
+def test_under_journald_each_line_carries_its_syslog_priority_and_no_time(test_daemon):
+    lines = log_lines(test_daemon, lambda info: f"{info.st_dev}:{info.st_ino}")
     assert lines and all(line[:3] in ("<7>", "<6>", "<4>", "<3>") for line in lines), lines
     assert any(line.startswith("<7>passbridge[") and "parse error" in line for line in lines), lines
+
+
+RFC3339_UTC_MS = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
+
+
+@pytest.mark.parametrize("stream", ["other", "unset"])
+def test_outside_journald_each_line_starts_with_its_utc_time(test_daemon, stream):
+    """JOURNAL_STREAM naming another stream (a child of a service whose stderr was redirected) is not journald."""
+    before = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)
+    lines = log_lines(test_daemon, lambda info: f"{info.st_dev}:{info.st_ino + 1}" if stream == "other" else "")
+    after = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)
+    assert lines and all(re.match(RFC3339_UTC_MS + r" passbridge\[\d+\] (trace|debug|info|warning|error) ", line) for line in lines), lines
+    assert any("parse error" in line for line in lines), lines
+    for line in lines:
+        stamp = datetime.datetime.strptime(line.split(" ", 1)[0], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+        assert before <= stamp <= after, line
+
+
+def test_the_emulators_log_lines_follow_the_same_rule(bin_dir):
+    for journal_stream, pattern in [(lambda info: f"{info.st_dev}:{info.st_ino}", r"pass-emulator: "),
+                                    (lambda info: "", RFC3339_UTC_MS + r" pass-emulator: ")]:
+        read_end, write_end = os.pipe()
+        env = {**os.environ, "JOURNAL_STREAM": journal_stream(os.fstat(write_end))}
+        with subprocess.Popen([str(bin_dir / "pass-emulator"), "--port", "0", "--exit-on-eof"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=write_end, env=env, text=True) as process:
+            os.close(write_end)
+            process.stdout.readline()
+            process.stdin.close()
+            assert process.wait(timeout=10) == 0
+            with os.fdopen(read_end, "rb") as log:
+                lines = log.read().decode().splitlines()
+        assert any("serving REF, REF2 at http://127.0.0.1:" in line for line in lines), lines
+        assert lines and all(re.fullmatch(pattern + ".*", line) for line in lines), lines
 
 
 # --- the relay under back-pressure -------------------------------------------------------------------------

@@ -7,8 +7,10 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 resource=$1
 shift
+# passbridge-call exits 1 with a result for a denial, 1 without one (or 2) when the call itself failed.
 result=$("${PASSBRIDGE_CALL:-$here/../passbridge-call}" "$@" --requestor "${REQUESTOR:-REF}" \
-    checkAuthorization "{\"resource\":\"$resource\"}") || exit 2
+    checkAuthorization "{\"resource\":\"$resource\"}")
+[ $? -le 1 ] && [ -n "$result" ] || exit 2
 if [[ $result =~ \"token\":\"([^\"]*)\" ]]; then
     echo "permitted: $resource"
     echo "media token: ${BASH_REMATCH[1]}"

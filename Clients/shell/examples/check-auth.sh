@@ -3,7 +3,9 @@
 #   REQUESTOR=REF check-auth.sh [passbridge-call options, e.g. --socket /run/passbridge/passbridge.sock]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-result=$("${PASSBRIDGE_CALL:-$here/../passbridge-call}" "$@" --requestor "${REQUESTOR:-REF}" checkAuthentication) || exit 2
+# passbridge-call exits 1 with a result when the answer is "no", 1 without one (or 2) when the call itself failed.
+result=$("${PASSBRIDGE_CALL:-$here/../passbridge-call}" "$@" --requestor "${REQUESTOR:-REF}" checkAuthentication)
+[ $? -le 1 ] && [ -n "$result" ] || exit 2
 if [[ $result == *'"status":1'* ]]; then
     echo "authenticated"
     exit 0

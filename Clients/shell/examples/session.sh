@@ -1,4 +1,4 @@
-# session.sh — sourced by the examples: one `passbridge-call --session` connection as a coprocess, so a
+# session.sh — sourced by the examples: one `passbridge-call --session` connection in the background, so a
 # script can send a line, read the answer, and look at the notifications that came meanwhile.
 #   session_open [passbridge-call options…]  start it (notifications collect in $SESSION_NOTES)
 #   session_send LINE                        send a session line: "METHOD [PARAMS]", "& METHOD …", "wait NAME"
@@ -17,19 +17,28 @@
 PB_CALL=${PASSBRIDGE_CALL:-"$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/passbridge-call"}
 SESSION_TIMEOUT=${SESSION_TIMEOUT:-60}
 
+# passbridge-call runs in the background between two named pipes, not as a bash coprocess: bash closes a
+# coprocess's pipes and unsets its variables as soon as it notices the process ended, which can be before its last
+# answers were read (session_close then failed with "PB_SESSION[0]: unbound variable"). These pipes stay open until
+# this script closes them.
 session_open() {
-    SESSION_NOTES=$(mktemp)
+    SESSION_DIR=$(mktemp -d)
+    SESSION_NOTES=$SESSION_DIR/notes
     SESSION_MARK=0
-    coproc PB_SESSION { exec "$PB_CALL" --timeout "$SESSION_TIMEOUT" "$@" --session 2>"$SESSION_NOTES"; }
-    trap 'rm -f "$SESSION_NOTES"' EXIT
+    trap 'rm -rf "$SESSION_DIR"' EXIT
+    mkfifo "$SESSION_DIR/in" "$SESSION_DIR/out"
+    # Each side opens the pipes in the same order (in, then out), so neither open waits forever.
+    "$PB_CALL" --timeout "$SESSION_TIMEOUT" "$@" --session <"$SESSION_DIR/in" >"$SESSION_DIR/out" 2>"$SESSION_NOTES" &
+    SESSION_PID=$!
+    exec {SESSION_IN}>"$SESSION_DIR/in" {SESSION_OUT}<"$SESSION_DIR/out"
 }
 
 session_send() {
-    printf '%s\n' "$1" >&"${PB_SESSION[1]}"
+    printf '%s\n' "$1" >&"$SESSION_IN"
 }
 
 session_response() {
-    IFS= read -r -t "$SESSION_TIMEOUT" REPLY_LINE <&"${PB_SESSION[0]}" || {
+    IFS= read -r -t "$SESSION_TIMEOUT" REPLY_LINE <&"$SESSION_OUT" || {
         echo "no answer from passbridge-call: $(tail -n 3 "$SESSION_NOTES")" >&2
         return 1
     }
@@ -53,11 +62,12 @@ session_note() {
 }
 
 session_close() {
-    local pid=$PB_SESSION_PID line
+    local line
     SESSION_REST=()
-    exec {PB_SESSION[1]}>&-
-    while IFS= read -r -t "$SESSION_TIMEOUT" line <&"${PB_SESSION[0]}"; do SESSION_REST+=("$line"); done
-    wait "$pid"
+    exec {SESSION_IN}>&-
+    while IFS= read -r -t "$SESSION_TIMEOUT" line <&"$SESSION_OUT"; do SESSION_REST+=("$line"); done
+    exec {SESSION_OUT}<&-
+    wait "$SESSION_PID"
 }
 
 session_start_login() {

@@ -337,12 +337,12 @@ extension Engine {
     static var n130: AdvancedStatus { AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired") }
 
     /// `PB404`, the daemon's status for an id that is not one of the requestor's MVPDs (the provider dialog offers
-    /// them all), naming the closest offered id when one is close.
+    /// them all), naming the offered id near it, if any (`Text.near`).
     static func unknownMVPD(_ mvpdId: String, offered: [MVPD]) -> AdvancedStatus? {
         guard !offered.isEmpty else { return nil }
         let ids = offered.map(\.ID)
         var message = "No MVPD '\(mvpdId)' in the provider dialog"
-        if let closest = Text.closest(to: mvpdId, in: ids, within: max(2, mvpdId.count / 3)) { message += "; did you mean '\(closest)'?" }
+        if let near = Text.near(mvpdId, in: ids) { message += "; did you mean '\(near)'?" }
         return AdvancedStatus(id: "PB404", level: "error", message: message, details: "The dialog offered: \(ids.joined(separator: ", "))")
     }
 
