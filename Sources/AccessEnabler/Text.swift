@@ -33,7 +33,7 @@ public enum Text {
     /// about a known list: a method (-32601) and an MVPD id the provider dialog did not offer (PB404);
     /// Protocol/README.md "Errors".
     public static func near(_ name: String, in known: [String]) -> String? {
-        closest(to: name, in: known, within: max(1, name.count / 3))
+        NearNames(known).near(name)
     }
 
     /// Levenshtein distance between `a` and `b` (insertions, deletions and substitutions of characters).
@@ -48,5 +48,104 @@ public enum Text {
             previous = current
         }
         return previous[b.count]
+    }
+}
+
+/// Names prepared for `Text.near`: lowercased once, then compared by an edit distance bounded by the limit, so
+/// that a suggestion costs little even when it is made for every unknown method a host sends. A candidate is
+/// skipped when its length, or a count of its characters by class (each insertion, deletion or replacement
+/// changes that count by at most one either way), already puts it too far; for the others only the cells within
+/// the limit of the diagonal are computed, and a comparison stops once every path is too far.
+public struct NearNames: Sendable {
+    private struct Name: Sendable {
+        let name: String
+        let scalars: [UInt32]
+        /// How many of its characters fall in each of 32 classes (`classes(_:)`).
+        let classes: [Int16]
+    }
+    private let names: [Name]
+    private let longest: Int
+
+    public init(_ names: [String]) {
+        self.names = names.map { name in
+            let scalars = Self.folded(name)
+            return Name(name: name, scalars: scalars, classes: Self.classes(scalars))
+        }
+        longest = self.names.map(\.scalars.count).max() ?? 0
+    }
+
+    private static func folded(_ text: String) -> [UInt32] { text.lowercased().unicodeScalars.map(\.value) }
+
+    /// How many characters fall in each of 32 classes (the scalar value modulo 32).
+    private static func classes(_ scalars: [UInt32]) -> [Int16] {
+        var counts = [Int16](repeating: 0, count: 32)
+        for scalar in scalars { counts[Int(scalar & 31)] &+= 1 }
+        return counts
+    }
+
+    /// A lower bound of the edit distance between texts with these class counts.
+    private static func bound(_ a: [Int16], _ b: [Int16]) -> Int {
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                var more = 0
+                var fewer = 0
+                for index in 0..<32 {
+                    let difference = Int(a[index]) - Int(b[index])
+                    if difference > 0 { more += difference } else { fewer -= difference }
+                }
+                return max(more, fewer)
+            }
+        }
+    }
+
+    /// As `Text.near(_:in:)`: the first name at the smallest distance, when that distance is at most a third of
+    /// `name`'s characters (at least one).
+    public func near(_ name: String) -> String? {
+        let target = Self.folded(name)
+        var limit = max(1, name.count / 3)
+        guard target.count <= longest + limit else { return nil }
+        let classes = Self.classes(target)
+        var best: (name: String, distance: Int)?
+        for candidate in names
+        where abs(candidate.scalars.count - target.count) <= limit && Self.bound(classes, candidate.classes) <= limit {
+            guard let distance = Self.distance(target, candidate.scalars, atMost: limit) else { continue }
+            if best == nil || distance < best!.distance {
+                best = (candidate.name, distance)
+                if distance == 0 { break }
+                limit = distance - 1
+            }
+        }
+        return best?.name
+    }
+
+    /// The edit distance between `a` and `b`, or nil when it is more than `limit` (Levenshtein, computed only in
+    /// the band of cells within `limit` of the diagonal; the others are more than `limit` anyway).
+    static func distance(_ a: [UInt32], _ b: [UInt32], atMost limit: Int) -> Int? {
+        if abs(a.count - b.count) > limit { return nil }
+        let far = limit + 1
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * (b.count + 1)) { rows in
+            var previous = UnsafeMutableBufferPointer(rebasing: rows[0...b.count])
+            var current = UnsafeMutableBufferPointer(rebasing: rows[(b.count + 1)...])
+            for j in 0...b.count { previous[j] = j <= limit ? j : far }
+            for j in 0...b.count { current[j] = far }
+            for i in stride(from: 1, through: a.count, by: 1) {
+                let low = max(1, i - limit)
+                let high = min(b.count, i + limit)
+                current[low - 1] = low == 1 && i <= limit ? i : far
+                var rowMinimum = current[low - 1]
+                if low <= high {
+                    for j in low...high {
+                        let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                        let value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost, far)
+                        current[j] = value
+                        rowMinimum = min(rowMinimum, value)
+                    }
+                }
+                if high < b.count { current[high + 1] = far }
+                if rowMinimum > limit { return nil }
+                swap(&previous, &current)
+            }
+            return previous[b.count] <= limit ? previous[b.count] : nil
+        }
     }
 }

@@ -1,6 +1,7 @@
 import AccessEnabler
 import JSON
 import JSONRPC
+import Synchronization
 
 /// What a host→daemon method does once its params are valid.
 enum Operation: Sendable {
@@ -34,12 +35,30 @@ enum MethodTable {
 
     /// The names served, sorted.
     static var names: [String] { all.map(\.name).sorted() }
+
+    /// The names served, prepared for the suggestion of -32601.
+    static let nearNames = NearNames(names)
+
+    /// The served method near `method` (`Text.near`), remembered for the last names asked about: a host that
+    /// keeps calling a method the daemon does not serve pays for the search once (at most 64 names, then the
+    /// memo starts again).
+    static func nearMethod(_ method: String) -> String? {
+        if let known = nearMemo.withLock({ $0[method] }) { return known }
+        let near = nearNames.near(method)
+        nearMemo.withLock { memo in
+            if memo.count >= 64 { memo.removeAll(keepingCapacity: true) }
+            memo[method] = .some(near)
+        }
+        return near
+    }
+
+    private static let nearMemo = Mutex<[String: String?]>([:])
 }
 
 extension ErrorObject {
     /// -32601 for a method the daemon does not serve, with the served method whose name is near it
     /// (`Text.near`), if any: `Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?`.
     static func methodNotFound(_ method: String) -> ErrorObject {
-        .methodNotFound(method, closest: Text.near(method, in: MethodTable.names))
+        .methodNotFound(method, closest: MethodTable.nearMethod(method))
     }
 }
