@@ -31,7 +31,8 @@ let package = Package(
             exclude: ["README.md"]),
         .target(
             name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing", "ThreadAffinity"], plugins: ["EmbedOpenRPC"]),
-        // Protocol/openrpc.json compiled into Bridge at build time.
+        // Protocol/openrpc.json compiled into Bridge at build time; its info.version (the one version of PassBridge)
+        // also into the relay and the emulator.
         .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),
         .plugin(name: "EmbedOpenRPC", capability: .buildTool(), dependencies: ["embed-openrpc"]),
         // Release builds link with lld and packed relative relocations, and (with --static-swift-stdlib) take
@@ -46,13 +47,13 @@ let package = Package(
                         "-L", Context.packageDirectory + "/Sources/passbridge/link",
                     ], .when(configuration: .release))
             ]),
-        .executableTarget(name: "passbridge-relay", dependencies: ["JSONRPC", "ArgumentParsing"]),
+        .executableTarget(name: "passbridge-relay", dependencies: ["JSONRPC", "ArgumentParsing"], plugins: ["EmbedOpenRPC"]),
         // The daemon with extra methods for the transport tests; not a product.
         .executableTarget(name: "passbridge-test-daemon", dependencies: ["Bridge", "ArgumentParsing"], path: "Tests/TestDaemon"),
 
         .target(
             name: "PassEmulator", dependencies: ["JSON", "ArgumentParsing", "CMicroHTTPD", "COpenSSL"],
-            exclude: ["README.md", "default-config.json"]),
+            exclude: ["README.md", "default-config.json"], plugins: ["EmbedOpenRPC"]),
         .executableTarget(name: "pass-emulator", dependencies: ["PassEmulator"]),
 
         .executableTarget(name: "passbridge-bench", dependencies: ["JSON", "CShims"], path: "Bench/Sources/passbridge-bench"),

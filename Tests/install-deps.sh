@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine with the Swift toolchain lacks to build and test PassBridge.
-# Idempotent; needs root (or sudo) for apt-get; never asks (DEBIAN_FRONTEND=noninteractive, no stdin needed).
+# binutils (readelf, objdump) and python3 are what Clients/debian/build-deb.sh and Clients/python/build-wheel.sh
+# use besides the toolchain. Idempotent; needs root (or sudo) for apt-get; never asks (DEBIAN_FRONTEND=noninteractive, no stdin needed).
 #   --with-test-tools   also the test tools: python3-venv (for the virtual environment Tests/run-all.sh makes;
 #                       nothing is installed into the system Python), Node.js with Debian's TypeScript compiler
 #                       (tsc checks Clients/node), systemd (systemd-analyze and systemd-socket-activate check
 #                       Clients/systemd)
 set -euo pipefail
-apt_packages=(libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config postgresql socat strace)
+apt_packages=(libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config postgresql socat strace binutils python3)
 if [ "${1:-}" = "--with-test-tools" ]; then
   apt_packages+=(python3-venv nodejs node-typescript systemd)
 fi

@@ -141,12 +141,17 @@ export declare class DaemonExited extends ConnectionClosed {
   readonly stderr: string[];
 }
 export declare class Timeout extends PassBridgeError {}
+/** spawn() found no daemon: `looked` says where it looked; the message also says what to install. */
+export declare class DaemonNotFound extends PassBridgeError {
+  readonly looked: string;
+}
 
 type Listener<P> = (params: P) => void;
 
 export declare class PassBridge {
-  /** Starts `exe --stdio ...args`; the child is killed if this process exits first. */
-  static spawn(exe: string, args?: string[], options?: SpawnOptions): Promise<PassBridge>;
+  /** Starts `exe --stdio ...args` (null or undefined: $PASSBRIDGE, else `passbridge` in PATH); the child is
+   * killed if this process exits first. No such executable rejects with DaemonNotFound. */
+  static spawn(exe: string | null | undefined, args?: string[], options?: SpawnOptions): Promise<PassBridge>;
   /** Connects to a daemon's Unix socket; rejects with ConnectionClosed naming the path. */
   static connect(path: string, options?: { timeout?: number | null }): Promise<PassBridge>;
 

@@ -53,6 +53,18 @@ export class DaemonExited extends ConnectionClosed {
 /** No answer within the call's timeout. */
 export class Timeout extends PassBridgeError {}
 
+/** `spawn` found no daemon to start: `looked` says where (the executable as given, and PATH for a bare name). */
+export class DaemonNotFound extends PassBridgeError {
+  constructor(looked) {
+    super(
+      `passbridge daemon not found; looked at: ${looked}. To fix: install the Debian package ` +
+        '(apt install ./passbridge_VERSION_amd64.deb, built by Clients/debian/build-deb.sh) or build it ' +
+        '(swift build -c release), and pass its path to spawn() or set PASSBRIDGE to it',
+    );
+    this.looked = looked;
+  }
+}
+
 /** Children still running when this process exits. */
 const children = new Set();
 process.once('exit', () => {
@@ -70,11 +82,13 @@ export class PassBridge extends EventEmitter {
   #stderrTail = null;
 
   /**
-   * Starts `exe --stdio ...args`. `stderr`: 'inherit' (default), 'ignore', 'pipe' (kept for DaemonExited and
+   * Starts `exe --stdio ...args` (`exe` null or undefined: $PASSBRIDGE, else `passbridge` in PATH; none found
+   * rejects with DaemonNotFound, saying where it looked and what to install). `stderr`: 'inherit' (default), 'ignore', 'pipe' (kept for DaemonExited and
    * copied to ours) or an fd. `timeout`: default seconds for calls that do not wait on the user (null: none).
    * The child is killed if this process exits first.
    */
   static spawn(exe, args = [], { stderr = 'pipe', env = process.env, timeout = DEFAULT_TIMEOUT } = {}) {
+    exe ??= env.PASSBRIDGE || 'passbridge';
     const child = spawnChild(exe, ['--stdio', ...args], { stdio: ['pipe', 'pipe', stderr], env });
     const ae = new PassBridge(child.stdout, child.stdin, { timeout });
     ae.process = child;
@@ -97,7 +111,9 @@ export class PassBridge extends EventEmitter {
       child.once('spawn', () => resolve(ae));
       child.once('error', (e) => {
         children.delete(child);
-        reject(e);
+        if (e.code !== 'ENOENT') return reject(e);
+        const looked = exe.includes('/') ? `${exe} (no such file)` : `'${exe}' in PATH=${env.PATH ?? ''}`;
+        reject(Object.assign(new DaemonNotFound(looked), { cause: e }));
       });
     });
   }

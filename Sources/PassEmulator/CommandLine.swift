@@ -121,8 +121,8 @@ public enum PassEmulatorCommand {
         }
     }
 
-    /// The version `--version` prints.
-    public static let version = "0.1.0"
+    /// The version `--version` prints: PassBridge's, `info.version` of `Protocol/openrpc.json`.
+    public static let version = PackageVersion.string
 
     static let program = CommandLineProgram(name: "pass-emulator", version: version, usage: usage)
 

@@ -1,9 +1,12 @@
 import Glibc
 import JSON
 
-// embed-openrpc INPUT OUTPUT: the build tool of the EmbedOpenRPC plugin. Parses the OpenRPC document at INPUT
-// and writes OUTPUT, a Swift file holding the document minified (see `OpenRPC.compactText` in the output) and the
-// param names of each host→daemon method. A document that does not parse fails the build, naming the file.
+// embed-openrpc INPUT OUTPUT [--version-only]: the build tool of the EmbedOpenRPC plugin. Parses the OpenRPC
+// document at INPUT and writes OUTPUT, a Swift file holding the document minified (see `OpenRPC.compactText` in the
+// output), the param names of each host→daemon method and `info.version`, the one version of PassBridge (the
+// binaries' `--version`, `rpc.discover`, the .deb, the wheel). With --version-only OUTPUT holds just that version,
+// as `PackageVersion.string` (internal to the target, for the relay and the emulator). A document that does not
+// parse, or lacks `info.version`, fails the build, naming the file.
 
 /// The whole file at `path`, or nil when it cannot be read.
 func readFile(_ path: String) -> [UInt8]? {
@@ -38,8 +41,10 @@ func rawLiteral(_ text: String) -> String {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3 else { fail("usage: embed-openrpc INPUT OUTPUT") }
-let (input, output) = (arguments[1], arguments[2])
+guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "--version-only") else {
+    fail("usage: embed-openrpc INPUT OUTPUT [--version-only]")
+}
+let (input, output, versionOnly) = (arguments[1], arguments[2], arguments.count == 4)
 guard let bytes = readFile(input) else { fail("cannot read \(input): \(String(cString: strerror(errno)))") }
 let document: JSON
 do {
@@ -48,6 +53,7 @@ do {
     fail("\(input) is not JSON: \(error)")
 }
 guard let methods = document["methods"]?.arrayValue else { fail("\(input) has no methods array") }
+guard let version = document["info"]?["version"]?.stringValue, !version.isEmpty else { fail("\(input) has no info.version") }
 
 var paramEntries: [String] = []
 for method in methods where method["x-direction"] == nil {
@@ -57,12 +63,27 @@ for method in methods where method["x-direction"] == nil {
 }
 
 let minified = String(decoding: document.serialized(), as: UTF8.self)
-let source = """
+let versionOnlySource = """
+    // Generated at build time by Plugins/EmbedOpenRPC from Protocol/openrpc.json; never checked in.
+
+    /// PassBridge's version: `info.version` of `Protocol/openrpc.json`, the one place it is written.
+    enum PackageVersion {
+        static let string = \(rawLiteral(version))
+    }
+
+    """
+let source =
+    versionOnly
+    ? versionOnlySource
+    : """
     // Generated at build time by Plugins/EmbedOpenRPC from Protocol/openrpc.json; never checked in.
 
     /// The OpenRPC document of `Protocol/openrpc.json`, compiled in when the package is built: `rpc.discover`
     /// answers with these bytes, and the param names of each method come from it.
     public enum OpenRPC {
+        /// `info.version`: PassBridge's one version (`--version`, `rpc.discover`, the .deb and the wheel).
+        public static let version = \(rawLiteral(version))
+
         /// The document minified: no whitespace between tokens, members in the file's order, strings with only
         /// `"`, `\\` and control characters escaped (non-ASCII and `/` as they are). This is
         /// what Python's `json.dumps(document, separators=(",", ":"), ensure_ascii=False)` writes, UTF-8 encoded.

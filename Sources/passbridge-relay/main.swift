@@ -8,7 +8,7 @@ let options = OptionTable<Void, UsageError>([
     .init("ARGUMENTS", arguments: [("SOCKET", "The daemon's Unix socket (passbridge --socket PATH).")], []), .init("OPTIONS", []),
 ])
 let program = CommandLineProgram(
-    name: "passbridge-relay", version: "0.1.0",
+    name: "passbridge-relay", version: PackageVersion.string,
     usage: """
         USAGE: passbridge-relay SOCKET
 

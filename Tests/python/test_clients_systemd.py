@@ -2,6 +2,7 @@
 units pass `systemd-analyze verify`; the installed daemon serves a socket handed over by `systemd-socket-activate`
 as the unit would. (No systemd as PID 1 here: enabling is checked by its symlink, starting by socket activation.)
 """
+import json
 import os
 import pathlib
 import shutil
@@ -27,7 +28,8 @@ def installed(tmp_path_factory) -> pathlib.Path:
     run = subprocess.run(["bash", str(SYSTEMD / "install.sh"), "--root", str(root), "--software-statement",
                           str(work / "statement.jwt")], capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert run.stdout.strip().splitlines()[-1] == f"installed passbridge 0.1.0 into {root}"
+    version = json.loads((ROOT / "Protocol/openrpc.json").read_text())["info"]["version"]
+    assert run.stdout.strip().splitlines()[-1] == f"installed passbridge {version} into {root}"
     return root
 
 

@@ -10,15 +10,19 @@ See README.md and the daemon's Protocol/README.md for the wire contract.
 from .client import DEFAULT_TIMEOUT, WAITS_ON_USER, AsyncAccessEnabler, EventStream
 from .constants import *  # noqa: F401,F403  (status, error and op-code constants)
 from .delegate import CALLBACKS, EntitlementDelegate, Event, PartnerSSOHost
-from .errors import ConnectionClosed, DaemonExited, Error, HostError, RPCError, Timeout
+from .errors import ConnectionClosed, DaemonExited, DaemonNotFound, Error, HostError, RPCError, Timeout
+from .locate import find_daemon
 from .results import (MVPD, AuthenticationStatus, AuthorizationResult, MetadataResult, PreauthorizedResult,
                       SelectedProviderResult, SelectionResult, SetRequestorResult, Status)
 from .sync import AccessEnabler
 
-__version__ = "0.1.0"
+#: PassBridge's version: a copy of ``info.version`` in Protocol/openrpc.json, which Tests/python/test_packages.py
+#: keeps equal (the wheel's metadata is read from that file by build-wheel.sh).
+__version__ = "1.0.0"
 __all__ = [
     "AccessEnabler", "AsyncAccessEnabler", "AuthenticationStatus", "AuthorizationResult", "CALLBACKS",
-    "ConnectionClosed", "DEFAULT_TIMEOUT", "DaemonExited", "EntitlementDelegate", "Error", "Event", "EventStream",
+    "ConnectionClosed", "DEFAULT_TIMEOUT", "DaemonExited", "DaemonNotFound", "EntitlementDelegate", "Error", "Event", "EventStream",
     "HostError", "MVPD", "MetadataResult", "PartnerSSOHost", "PreauthorizedResult", "RPCError",
     "SelectedProviderResult", "SelectionResult", "SetRequestorResult", "Status", "Timeout", "WAITS_ON_USER",
+    "find_daemon",
 ]

@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set
 
 from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
 from .errors import ConnectionClosed, Timeout
+from .locate import find_daemon
 from .results import (AuthenticationStatus, AuthorizationResult, Empty, MetadataResult, PreauthorizedResult,
                       SelectedProviderResult, SelectionResult, SetRequestorResult)
 from .rpc import AsyncConnection, AsyncWriter, StderrTail, _ProcessWriter, connect_unix
@@ -138,7 +139,7 @@ class AsyncAccessEnabler:
     async def spawn(
         cls,
         *args: str,
-        executable: str = "passbridge",
+        executable: Optional[str] = None,
         delegate: Optional[EntitlementDelegate] = None,
         stderr: Any = None,
         env: Optional[Dict[str, str]] = None,
@@ -146,15 +147,20 @@ class AsyncAccessEnabler:
     ) -> "AsyncAccessEnabler":
         """Starts ``executable --stdio ARGS…`` as a child and talks to it over its stdin/stdout.
 
+        The daemon is ``executable`` when given (a path, or a name looked up in ``PATH``), else ``$PASSBRIDGE``,
+        else the one the platform wheel bundles, else ``passbridge`` in ``PATH`` (``passbridge.find_daemon``);
+        none raises ``DaemonNotFound`` (also a ``FileNotFoundError``) saying where it looked and what to install.
+
         ``args`` are further daemon flags (``"--backend", url, "--state-dir", dir`` …). The daemon's logs
         (stderr) are copied to this process's stderr, and its last lines kept for ``DaemonExited``, unless
         ``stderr`` says where else they go (a file object or ``asyncio.subprocess.DEVNULL``). They go through a
         temporary file, so a daemon that outlives this process can still log and clean up.
         """
+        daemon = find_daemon(executable, env)
         self = cls(delegate, timeout)
         tail = StderrTail() if stderr is None else None
         process = await asyncio.create_subprocess_exec(
-            executable, "--stdio", *args,
+            daemon, "--stdio", *args,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=tail.file if tail is not None else stderr,
             env=env if env is not None else os.environ.copy(),

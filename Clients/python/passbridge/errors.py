@@ -5,9 +5,11 @@
 * ``ConnectionClosed`` — the connection is closed: ``close()`` was called, or the daemon went away.
   ``DaemonExited`` says the spawned daemon ended with a non-zero exit status and carries its last stderr lines.
 * ``Timeout`` — no answer within the call's timeout.
+* ``DaemonNotFound`` — ``spawn()`` found no daemon to start; the message lists where it looked and what to install.
 
 ``ConnectionClosed`` is also a ``ConnectionError`` and ``Timeout`` a ``TimeoutError``, so code written for the
 builtin exceptions keeps working; catching ``ConnectionClosed`` does not catch ``ConnectionRefusedError``.
+``DaemonNotFound`` is also a ``FileNotFoundError``, what ``spawn()`` raised before it existed.
 """
 import json
 from typing import Any, Dict, Optional, Sequence
@@ -67,8 +69,26 @@ class DaemonExited(ConnectionClosed):
         super().__init__(f"the daemon exited with status {returncode}{detail}")
 
 
+#: What the message of ``DaemonNotFound`` says to install.
+INSTALL_HINT = ("install the wheel that carries the daemon (pip install passbridge-VERSION-py3-none-linux_x86_64.whl, "
+                "built by Clients/python/build-wheel.sh) or the Debian package (apt install ./passbridge_VERSION_amd64.deb, "
+                "built by Clients/debian/build-deb.sh), or build it (swift build -c release) and pass executable= "
+                "or set PASSBRIDGE to its path")
+
+
+class DaemonNotFound(Error, FileNotFoundError):
+    """``spawn()`` found no ``passbridge`` daemon; ``looked`` lists each place tried, in order."""
+
+    def __init__(self, looked: Sequence[str]) -> None:
+        self.looked = list(looked)
+        super().__init__(f"passbridge daemon not found; looked at: {'; '.join(self.looked)}. To fix: {INSTALL_HINT}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class Timeout(Error, TimeoutError):
     """No answer within the call's timeout (the request may still complete in the daemon)."""
 
 
-__all__ = ["ConnectionClosed", "DaemonExited", "Error", "HostError", "RPCError", "Timeout"]
+__all__ = ["ConnectionClosed", "DaemonExited", "DaemonNotFound", "Error", "HostError", "RPCError", "Timeout"]

@@ -63,10 +63,11 @@ class AccessEnabler:
         self._close_code: Optional[int] = None
 
     @classmethod
-    def spawn(cls, *args: str, executable: str = "passbridge", delegate: Optional[EntitlementDelegate] = None,
+    def spawn(cls, *args: str, executable: Optional[str] = None, delegate: Optional[EntitlementDelegate] = None,
               stderr: Any = None, env: Optional[Dict[str, str]] = None,
               timeout: Optional[float] = DEFAULT_TIMEOUT) -> "AccessEnabler":
-        """Starts ``executable --stdio ARGS…`` (see ``AsyncAccessEnabler.spawn``)."""
+        """Starts ``executable --stdio ARGS…`` (see ``AsyncAccessEnabler.spawn``: without ``executable``,
+        ``$PASSBRIDGE``, the bundled daemon or ``passbridge`` in ``PATH``; none raises ``DaemonNotFound``)."""
         self = cls(delegate, timeout)
         self._start(AsyncAccessEnabler.spawn(*args, executable=executable, stderr=stderr, env=env, timeout=timeout))
         return self

@@ -11,7 +11,9 @@ public struct DaemonOptions: Sendable {
         case socket(path: String)
     }
 
-    public static let version = "0.1.0"
+    /// PassBridge's version, `info.version` of `Protocol/openrpc.json` (embedded by Plugins/EmbedOpenRPC), so
+    /// `--version`, `rpc.discover` and the packages built by `Clients/debian` and `Clients/python` agree.
+    public static let version = OpenRPC.version
     static let defaultBackend = "https://sp.auth.adobe.com"
     static let stagingBackend = "https://sp.auth-staging.adobe.com"
 
