@@ -19,6 +19,12 @@ public enum FilePath {
 
 /// Names close to a misspelled one: the suggestion in "did you mean …?" answers.
 public enum Text {
+    /// `text` as an answer quotes it: whole up to 64 characters, else its first 64 and "…" (a host's bad input
+    /// can be megabytes long).
+    public static func excerpt(_ text: String) -> String {
+        text.count <= 64 ? text : String(text.prefix(64)) + "…"
+    }
+
     /// The name of `known` nearest to `name` by edit distance, ignoring case (the first on a tie); nil when
     /// `known` is empty or the nearest is more than `within` edits away.
     public static func closest(to name: String, in known: [String], within: Int = .max) -> String? {
@@ -65,6 +71,8 @@ public struct NearNames: Sendable {
     }
     private let names: [Name]
     private let longest: Int
+    /// The longest name, in bytes, that a suggestion is looked for (a host's typo is never longer).
+    public static let longestAsked = 256
 
     public init(_ names: [String]) {
         self.names = names.map { name in
@@ -99,8 +107,9 @@ public struct NearNames: Sendable {
     }
 
     /// As `Text.near(_:in:)`: the first name at the smallest distance, when that distance is at most a third of
-    /// `name`'s characters (at least one).
+    /// `name`'s characters (at least one). A name of more than `NearNames.longestAsked` bytes gets none, at once.
     public func near(_ name: String) -> String? {
+        guard name.utf8.count <= Self.longestAsked else { return nil }
         let target = Self.folded(name)
         var limit = max(1, name.count / 3)
         guard target.count <= longest + limit else { return nil }

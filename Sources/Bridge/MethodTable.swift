@@ -43,6 +43,7 @@ enum MethodTable {
     /// keeps calling a method the daemon does not serve pays for the search once (at most 64 names, then the
     /// memo starts again).
     static func nearMethod(_ method: String) -> String? {
+        guard method.utf8.count <= NearNames.longestAsked else { return nil }
         if let known = nearMemo.withLock({ $0[method] }) { return known }
         let near = nearNames.near(method)
         nearMemo.withLock { memo in

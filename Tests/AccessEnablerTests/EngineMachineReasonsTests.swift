@@ -13,8 +13,7 @@ final class EngineMachineReasonsTests: XCTestCase {
 
     func loginAtTheSecondScreen() -> Machine {
         var machine = Machine()
-        machine.setRequestorStarted()
-        _ = machine.setRequestorEnded("R", reasons: [])
+        _ = machine.setRequestorEnded(machine.setRequestorStarted(), "R", reasons: [])
         _ = machine.loginRequested("R", "get", partner: false, hasProviders: true)
         _ = machine.sessionOpened(flow: 1, .secondScreen(code: "C", mvpd: "M"))
         return machine
@@ -39,8 +38,7 @@ final class EngineMachineReasonsTests: XCTestCase {
 
     func testGoingToTheUserForgetsEarlierReasons() {
         var machine = Machine()
-        machine.setRequestorStarted()
-        _ = machine.setRequestorEnded("R", reasons: [])
+        _ = machine.setRequestorEnded(machine.setRequestorStarted(), "R", reasons: [])
         _ = machine.loginRequested("R", "get", partner: true, hasProviders: true)
         machine.raised(flow: 1, AdvancedStatus(id: "APPL_ERROR", level: "error"))
         XCTAssertEqual(machine.reasons([], ofLogin: true).map(\.id), ["APPL_ERROR"])
@@ -54,12 +52,45 @@ final class EngineMachineReasonsTests: XCTestCase {
     func testAFailedSetRequestorExplainsLaterFailuresThatHaveNoReasonOfTheirOwn() {
         var machine = Machine()
         let r400 = AdvancedStatus(id: "R400", level: "error")
-        machine.setRequestorStarted()
-        _ = machine.setRequestorEnded(nil, reasons: [regcode, r400])
+        _ = machine.setRequestorEnded(machine.setRequestorStarted(), nil, reasons: [regcode, r400])
         XCTAssertEqual(machine.reasons([AdvancedStatus(id: "N000", level: "info")], ofLogin: false), [r400])
         XCTAssertEqual(machine.reasons([n130], ofLogin: false), [n130])
-        machine.setRequestorStarted()
-        _ = machine.setRequestorEnded("R", reasons: [])
+        _ = machine.setRequestorEnded(machine.setRequestorStarted(), "R", reasons: [])
         XCTAssertEqual(machine.reasons([], ofLogin: false), [])
+    }
+
+    /// Overlapping setRequestor calls: the one sent last decides, whichever ends last.
+    func testTheLastSetRequestorSentDecidesWhicheverEndsLast() {
+        var machine = Machine()
+        let first = machine.setRequestorStarted()
+        let second = machine.setRequestorStarted()
+        XCTAssertNil(machine.setRequestorEnded(second, "REF2", reasons: []))
+        _ = machine.setRequestorEnded(first, "REF", reasons: [])
+        XCTAssertEqual(machine.configuration, .ready("REF2"))
+
+        let r400 = AdvancedStatus(id: "R400", level: "error")
+        let third = machine.setRequestorStarted()
+        let fourth = machine.setRequestorStarted()
+        _ = machine.setRequestorEnded(fourth, nil, reasons: [r400])
+        _ = machine.setRequestorEnded(third, "REF", reasons: [])
+        XCTAssertEqual(machine.configuration, .failed(reasons: [r400]))
+
+        let fifth = machine.setRequestorStarted()
+        let sixth = machine.setRequestorStarted()
+        _ = machine.setRequestorEnded(fifth, nil, reasons: [r400])
+        _ = machine.setRequestorEnded(sixth, "REF3", reasons: [])
+        XCTAssertEqual(machine.configuration, .ready("REF3"))
+    }
+
+    /// A call that worked for a login that ended meanwhile answers that login's outcome, even when a
+    /// setSelectedProvider with no login in progress ended later (TempPass picked outside a login).
+    func testAStaleCallAnswersItsOwnLoginsOutcome() {
+        var machine = loginAtTheSecondScreen()
+        XCTAssertNil(machine.staleOutcome(of: 1))
+        _ = machine.loginEnded(.authenticated)
+        _ = machine.loginEnded(.failed(SDKErrorCode.userNotAuthenticated))  // no login in progress
+        XCTAssertEqual(machine.staleOutcome(of: 1), .authenticated)
+        XCTAssertEqual(machine.staleOutcome(of: 7), .failed(SDKErrorCode.providerNotSelected))
+        XCTAssertNil(machine.staleOutcome(of: nil))
     }
 }

@@ -21,17 +21,15 @@ enum NamedState: String, CaseIterable {
         case .unset:
             break
         case .configuring:
-            machine.setRequestorStarted()
+            _ = machine.setRequestorStarted()
         case .failed:
-            machine.setRequestorStarted()
-            _ = machine.setRequestorEnded(nil, reasons: [])
+            _ = machine.setRequestorEnded(machine.setRequestorStarted(), nil, reasons: [])
         default:
-            machine.setRequestorStarted()
-            _ = machine.setRequestorEnded("R", reasons: [])
+            _ = machine.setRequestorEnded(machine.setRequestorStarted(), "R", reasons: [])
         }
         switch self {
         case .reconfiguring:
-            machine.setRequestorStarted()
+            _ = machine.setRequestorStarted()
         case .callRunning:
             _ = machine.callEntered("first")
             _ = machine.callEntered("next")
@@ -70,12 +68,12 @@ enum NamedEvent: String, CaseIterable {
         func run(_ call: String?) -> [String] { call.map { ["run \($0)"] } ?? [] }
         switch self {
         case .setRequestorStarted:
-            machine.setRequestorStarted()
+            _ = machine.setRequestorStarted()
             return []
         case .setRequestorEnded:
-            return run(machine.setRequestorEnded("R2", reasons: []))
+            return run(machine.setRequestorEnded(machine.latestSetRequestor, "R2", reasons: []))
         case .setRequestorFailed:
-            return run(machine.setRequestorEnded(nil, reasons: [AdvancedStatus(id: "R400", level: "error")]))
+            return run(machine.setRequestorEnded(machine.latestSetRequestor, nil, reasons: [AdvancedStatus(id: "R400", level: "error")]))
         case .callEntered:
             return run(machine.callEntered("call"))
         case .turnEnded:

@@ -89,10 +89,10 @@ public actor Engine {
         _ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (RequestorStatus) -> Void
     ) async -> RequestorStatus {
         checkThread()
-        machine.setRequestorStarted()
+        let number = machine.setRequestorStarted()
         let (outcome, requestor) = await configure(requestorID, serviceProviders: serviceProviders)
         answered(outcome)
-        machine.setRequestorEnded(requestor, reasons: outcome.statuses)?.resume()
+        machine.setRequestorEnded(number, requestor, reasons: outcome.statuses)?.resume()
         return outcome
     }
 
@@ -224,11 +224,14 @@ public actor Engine {
         return Turn(requestor: machine.readyRequestor)
     }
 
-    /// Ends `turn` (once; later calls do nothing) and gives the next queued call its turn.
+    /// Ends `turn` (once; later calls do nothing) and gives the next queued call its turn. The next call starts
+    /// from a timer due at once, which the executor runs after the jobs already queued: among them the caller's
+    /// code after this call returns, so that a host has this call's response before the next call's callbacks
+    /// (Protocol/README.md, Lifecycle 3).
     func endTurn(_ turn: Turn) {
         guard !turn.ended else { return }
         turn.ended = true
-        machine.turnEnded()?.resume()
+        after(.zero) { $0.machine.turnEnded()?.resume() }
     }
 
     /// Runs `body` on the engine once `delay` has passed: as a timer of the engine's executor when it has timers

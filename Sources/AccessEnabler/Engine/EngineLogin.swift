@@ -341,7 +341,7 @@ extension Engine {
     static func unknownMVPD(_ mvpdId: String, offered: [MVPD]) -> AdvancedStatus? {
         guard !offered.isEmpty else { return nil }
         let ids = offered.map(\.ID)
-        var message = "No MVPD '\(mvpdId)' in the provider dialog"
+        var message = "No MVPD '\(Text.excerpt(mvpdId))' in the provider dialog"
         if let near = Text.near(mvpdId, in: ids) { message += "; did you mean '\(near)'?" }
         return AdvancedStatus(id: "PB404", level: "error", message: message, details: "The dialog offered: \(ids.joined(separator: ", "))")
     }

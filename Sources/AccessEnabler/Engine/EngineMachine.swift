@@ -85,6 +85,12 @@ struct EngineMachine<Requestor, Call, Waiter> {
     private(set) var closed = false
     /// The id of the last flow started (logins and logouts share the numbering).
     private var flows = 0
+    /// The number of the last setRequestor started (`setRequestorStarted`), and what it ended with once it has
+    /// while older ones are still in flight: the last one sent decides, whichever ends last.
+    private(set) var latestSetRequestor = 0
+    private var latestEnded: (requestor: Requestor?, reasons: [AdvancedStatus])?
+    /// The last login that ended and its outcome, for the calls that worked for it (`staleOutcome`).
+    private var lastLogin: Ended?
 
     // MARK: reading the state
 
@@ -140,7 +146,7 @@ struct EngineMachine<Requestor, Call, Waiter> {
     /// replaced before anyone kept its outcome. nil while `flow` is current (or there was no login to work for).
     func staleOutcome(of flow: Int?) -> AuthenticationStatus? {
         guard let flow, login?.id != flow else { return nil }
-        if let last = lastEnded, last.flow == flow { return last.outcome }
+        if let last = lastLogin, last.flow == flow { return last.outcome }
         return .failed(SDKErrorCode.providerNotSelected)
     }
 
@@ -167,7 +173,15 @@ struct EngineMachine<Requestor, Call, Waiter> {
         return calls.queued.removeFirst()
     }
 
-    mutating func setRequestorStarted() {
+    /// A setRequestor starts; returns its number, for `setRequestorEnded`.
+    mutating func setRequestorStarted() -> Int {
+        latestSetRequestor += 1
+        latestEnded = nil
+        defer { configure() }
+        return latestSetRequestor
+    }
+
+    private mutating func configure() {
         if case .configuring(let n, let previous) = configuration {
             configuration = .configuring(inFlight: n + 1, previous: previous)
         } else {
@@ -175,17 +189,21 @@ struct EngineMachine<Requestor, Call, Waiter> {
         }
     }
 
-    /// The setRequestor ended with `requestor` (nil: it failed, for `reasons`). Returns the call that now has its
-    /// turn, when the last setRequestor in flight ended.
-    mutating func setRequestorEnded(_ requestor: Requestor?, reasons: [AdvancedStatus]) -> Call? {
+    /// setRequestor number `number` ended with `requestor` (nil: it failed, for `reasons`). When the last one in
+    /// flight has ended, the one sent last decides the configuration, whichever ended last, and the call that now
+    /// has its turn is returned.
+    mutating func setRequestorEnded(_ number: Int, _ requestor: Requestor?, reasons: [AdvancedStatus]) -> Call? {
         guard case .configuring(let n, let previous) = configuration else {
             preconditionFailure("setRequestor ended while \(configuration)")
         }
+        if number == latestSetRequestor { latestEnded = (requestor, reasons) }
         guard n == 1 else {
             configuration = .configuring(inFlight: n - 1, previous: requestor ?? previous)
             return nil
         }
-        configuration = requestor.map { .ready($0) } ?? .failed(reasons: reasons.filter(\.isReason))
+        let decided = latestEnded ?? (requestor, reasons)
+        latestEnded = nil
+        configuration = decided.requestor.map { .ready($0) } ?? .failed(reasons: decided.reasons.filter(\.isReason))
         return nextCall()
     }
 
@@ -334,6 +352,7 @@ struct EngineMachine<Requestor, Call, Waiter> {
         switch flow {
         case .login(let ended, let logout):
             let last = Ended(flow: ended.id, outcome: outcome)
+            lastLogin = last
             flow = logout.map { .logout($0, last: last) } ?? .idle(last: last)
             return LoginEnd(stopPolling: true, resume: ended.waiters)
         case .idle:

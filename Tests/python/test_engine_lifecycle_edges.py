@@ -1,0 +1,75 @@
+"""Lifecycle edges an outside bad-input pass found (Protocol/README.md, Lifecycle 3 and "Failure reasons"), each
+over real pipes against the emulator:
+
+- calls that run one at a time each answer before the next one's first notification (the turn ended before the
+  response was written, so a queued call's callbacks came first);
+- of two setRequestor in flight, the one sent last decides the requestor, whichever is answered last (the slower,
+  earlier one used to win);
+- an unknown MVPD id of a megabyte is refused with its PB404 quoting an excerpt, and the connection goes on
+  (the suggestion was computed over the whole id, seconds of work on the loop)."""
+from rpc_helper import StdioDaemon, daemon_args
+
+QUEUED = [("checkAuthentication", None), ("getMetadata", {"opCode": "METADATA_DEVICE_ID"}),
+          ("checkAuthorization", {"resource": "ch1"}), ("checkPreauthorizedResources", {"resources": ["ch1"]})]
+RUNS = 30
+
+
+def test_queued_calls_answer_before_the_next_one_starts(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    failures = []
+    for _ in range(RUNS):
+        start = daemon.mark()
+        ids = [daemon.send(method, params) for method, params in QUEUED]
+        daemon.response(ids[-1], start)
+        messages = daemon.received[start:]
+        # Each response is followed by the next call's callbacks, never preceded by them.
+        positions = {m["id"]: i for i, m in enumerate(messages) if "id" in m and "method" not in m}
+        terminal = {"setAuthenticationStatus": ids[0], "setMetadataStatus": ids[1], "tokenRequestFailed": ids[2],
+                    "setToken": ids[2], "preauthorizedResources": ids[3]}
+        for i, message in enumerate(messages):
+            owner = terminal.get(message.get("method", ""))
+            if owner is None:
+                continue
+            earlier = [request for request in ids if request < owner]
+            if any(positions[request] > i for request in earlier):
+                failures.append(f"{message['method']} of #{owner} came before an earlier call's response: "
+                                f"{[m.get('method', m.get('id')) for m in messages]}")
+                break
+    assert daemon.stop() == 0
+    assert failures == [], f"{len(failures)} of {RUNS} runs: {failures[0]}"
+
+
+def test_of_two_set_requestor_in_flight_the_last_sent_decides(bin_dir, emulator, tmp_path):
+    # REF's configuration answers 1.5 s late, REF2's at once: REF2 is answered first, and stays in force.
+    emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency", "value": 1500})
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    start = daemon.mark()
+    first = daemon.send("setRequestor", {"requestorID": "REF"})
+    second = daemon.send("setRequestor", {"requestorID": "REF2"})
+    login = daemon.send("getAuthentication")
+    _, dialog = daemon.notification("displayProviderDialog", start, timeout=15)
+    answered = [m["id"] for m in daemon.received[start:] if m.get("id") in (first, second) and "method" not in m]
+    assert answered == [second, first], "REF2's configuration was expected to come first"
+    offered = [mvpd["ID"] for mvpd in dialog["params"]["mvpds"]]
+    assert "DegradedAuthN" in offered, f"the dialog offers REF's MVPDs, not REF2's: {offered}"
+    daemon.send("setSelectedProvider", {"mvpdId": None})
+    assert daemon.response(login, start)[1]["result"]["errorCode"] == "Provider not Selected Error"
+    assert daemon.stop() == 0
+
+
+def test_a_megabyte_mvpd_id_gets_a_short_pb404_and_the_connection_goes_on(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = daemon.mark()
+    login = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    huge = "MockMVPD" * 131072
+    result = daemon.call("setSelectedProvider", {"mvpdId": huge}, timeout=60)
+    assert result["errorCode"] == "Provider not Selected Error"
+    (pb404,) = result["statuses"]
+    assert pb404["id"] == "PB404"
+    assert pb404["message"] == f"No MVPD '{huge[:64]}…' in the provider dialog"
+    assert daemon.response(login, start)[1]["result"]["statuses"] == [pb404]
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.stop() == 0
