@@ -46,7 +46,9 @@ def test_unknown_requestor_says_cfg400(bin_dir, emulator_url, tmp_path):
         result = ae.setRequestor("NOPE")
         assert result["status"] == 0
         assert [s["id"] for s in result["statuses"]] == ["CFG400"]
-        assert result["statuses"][0]["message"]
+        # Named as a requestor the backend does not know, with the backend's own words beside.
+        assert result["statuses"][0]["message"] == "The backend does not know the requestor id 'NOPE' (ids are case-sensitive)"
+        assert result["statuses"][0]["details"] == "The service provider parameter value is missing or invalid."
     assert "setRequestor NOPE failed: CFG400" in log.read_text()
 
 

@@ -156,6 +156,47 @@ def test_unhandled_provider_dialog_is_logged(bin_dir, emulator_url, tmp_path, ca
                for r in caplog.records)
 
 
+def test_a_login_step_nobody_can_show_ends_the_call_instead_of_hanging(bin_dir, emulator_url, tmp_path, caplog):
+    """A delegate whose displayProviderDialog or navigateToUrl raises, or a client with no delegate at all: the
+    client cancels the login (setSelectedProvider null), so the call ends with "Provider not Selected Error"
+    instead of waiting for a user who will never see anything (Clients/python/README.md, "Logging")."""
+    class Broken(passbridge.EntitlementDelegate):
+        def __init__(self, step: str) -> None:
+            self.step = step
+
+        def displayProviderDialog(self, mvpds):
+            if self.step == "displayProviderDialog":
+                raise RuntimeError("no screen")
+            self.ae.setSelectedProvider("MockMVPD")
+
+        def navigateToUrl(self, url, useSVC=False):
+            raise RuntimeError("no browser")
+
+    caplog.set_level(logging.WARNING, logger="passbridge")
+    for step in ("displayProviderDialog", "navigateToUrl"):
+        delegate = Broken(step)
+        with passbridge.AccessEnabler.spawn(*daemon_args(tmp_path / step, emulator_url), executable=str(bin_dir / "passbridge"),
+                                            delegate=delegate, stderr=subprocess.DEVNULL) as ae:
+            delegate.ae = ae
+            ae.setRequestor("REF")
+            result = ae.call("getAuthentication", timeout=30)  # a Timeout, not a hang, if the login waits
+            assert result["status"] == 0 and result["errorCode"] == passbridge.PROVIDER_NOT_SELECTED_ERROR, step
+    with passbridge.AccessEnabler.spawn(*daemon_args(tmp_path / "none", emulator_url), executable=str(bin_dir / "passbridge"),
+                                        stderr=subprocess.DEVNULL) as ae:
+        ae.setRequestor("REF")
+        assert ae.call("getAuthorization", {"resource": "ch1"}, timeout=30)["errorCode"] == passbridge.PROVIDER_NOT_SELECTED_ERROR
+
+    async def main():
+        ae = await passbridge.AsyncAccessEnabler.spawn(*daemon_args(tmp_path / "async", emulator_url),
+                                                      executable=str(bin_dir / "passbridge"), stderr=subprocess.DEVNULL)
+        async with ae:
+            await ae.setRequestor("REF")
+            return await asyncio.wait_for(ae.getAuthentication(), 30)
+
+    assert asyncio.run(main())["errorCode"] == passbridge.PROVIDER_NOT_SELECTED_ERROR
+    assert any("cancelling the login" in r.getMessage() for r in caplog.records)
+
+
 APP = textwrap.dedent('''
     import passbridge
 

@@ -101,6 +101,14 @@ def test_an_unrelated_mvpd_id_gets_no_suggestion(env):
     assert run.returncode == 1 and "did you mean" not in run.stderr, run.stderr
 
 
+def test_a_call_that_needs_a_requestor_says_each_command_is_a_new_instance(env):
+    run = subprocess.run([CALL, "getAuthorization", '{"resource":"ch1"}'], env=env, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=60)
+    assert json.loads(run.stderr.splitlines()[0])["code"] == -32002
+    assert run.returncode == 1
+    assert "each passbridge-call is a new instance: pass --requestor ID" in run.stderr, run.stderr
+
+
 def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
     env = dict(os.environ, PASSBRIDGE=str(bin_dir / "passbridge"))
     env["PASSBRIDGE_ARGS"] = f"--backend {emulator_url} --state-dir {tmp_path / 'state'}"

@@ -132,6 +132,8 @@ class AsyncAccessEnabler:
         self._close_code: Optional[int] = None
         self._streams: "Set[EventStream]" = set()
         self._listeners: List[Callable[[Event], None]] = []
+        # getAuthentication/getAuthorization calls not yet answered: a login page nobody can show is then theirs.
+        self._logins_in_flight = 0
         self._tasks: "Set[asyncio.Future[Any]]" = set()
 
     # ---- lifecycle ------------------------------------------------------------------------------------------
@@ -260,17 +262,30 @@ class AsyncAccessEnabler:
         for s in list(self._streams):
             s._offer(event)
         if method in USER_STEPS and not self._streams and not self._listeners and not handles(self.delegate, method):
-            log.warning("%s arrived but nothing handles it: the call that started the login waits until the "
-                        "host answers (give the client a delegate with a %s method, or read ae.events())",
-                        method, method)
+            log.warning("%s arrived but nothing handles it (give the client a delegate with a %s method, or read "
+                        "ae.events())", method, method)
+            self.abandon_login(method)
         if self.delegate is not None:
             self._run_callback(self.delegate, event)
+
+    def abandon_login(self, step: str) -> None:
+        """Cancels the login waiting at ``step`` (``displayProviderDialog`` or a login's ``navigateToUrl``) that
+        nothing could show, with ``setSelectedProvider(None)``: the call that started it then ends with "Provider
+        not Selected Error" instead of waiting for the user forever. A logout page is left to its timeout."""
+        if step not in USER_STEPS or (step == "navigateToUrl" and self._logins_in_flight == 0) or self._conn is None:
+            return
+        log.warning("passbridge: nobody can show %s; cancelling the login so that the call that started it ends",
+                    step)
+        task = asyncio.ensure_future(self.call("setSelectedProvider", {"mvpdId": None}))
+        self._tasks.add(task)
+        task.add_done_callback(self._callback_done)
 
     def _run_callback(self, delegate: Any, event: Event) -> None:
         try:
             out = invoke(delegate, event)
         except Exception:
             log.exception("passbridge: delegate %s failed", event.name)
+            self.abandon_login(event.name)
             return
         if inspect.isawaitable(out):
             task = asyncio.ensure_future(out)
@@ -292,7 +307,12 @@ class AsyncAccessEnabler:
             raise ConnectionClosed("not connected")
         if timeout is _DEFAULT:
             timeout = None if method in WAITS_ON_USER else self.timeout
-        return await self._conn.call(method, params, timeout=timeout)
+        login = method in ("getAuthentication", "getAuthorization")
+        self._logins_in_flight += login
+        try:
+            return await self._conn.call(method, params, timeout=timeout)
+        finally:
+            self._logins_in_flight -= login
 
     async def _call(self, method: str, **params: Any) -> Any:
         return await self.call(method, {k: v for k, v in params.items() if v is not None})

@@ -163,13 +163,14 @@ class AccessEnabler:
         if kind == "event":
             event: Event = item[1]
             if event.name in USER_STEPS and not handles(self.delegate, event.name):
-                log.warning("%s arrived but the delegate has no %s method: the call that started the login waits "
-                            "until the host answers", event.name, event.name)
+                log.warning("%s arrived but the delegate has no %s method", event.name, event.name)
+                self._abandon_login(event.name)
             if self.delegate is not None:
                 try:
                     out = invoke(self.delegate, event)
                 except Exception:
                     log.exception("passbridge: delegate %s failed", event.name)
+                    self._abandon_login(event.name)
                     return
                 if inspect.iscoroutine(out):  # the blocking client has no loop of yours to run it on
                     out.close()
@@ -182,6 +183,12 @@ class AccessEnabler:
                 fut.set_exception(e)
         elif kind == "done":
             self._done[item[1]] = (item[2], item[3])
+
+    def _abandon_login(self, step: str) -> None:
+        """``AsyncAccessEnabler.abandon_login`` on the I/O thread (not waited for: the call being waited on ends)."""
+        aae = self._aae
+        if aae is not None:
+            self._loop.call_soon_threadsafe(aae.abandon_login, step)
 
     # ---- methods --------------------------------------------------------------------------------------------
     def call(self, method: str, params: Optional[Dict[str, Any]] = None, timeout: Optional[float] = _DEFAULT) -> Any:

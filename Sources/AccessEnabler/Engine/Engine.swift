@@ -133,7 +133,7 @@ public actor Engine {
             return finishSetRequestor(
                 nil, failureStatus: AdvancedStatus(id: "CFG404", level: "error", message: "No usable service provider"))
         }
-        let failureStatus = Self.configurationFailureStatus(firstFailure)
+        let failureStatus = Self.configurationFailureStatus(firstFailure, requestorID: requestorID)
         var partnerStatus: AdvancedStatus?
         var selected: MVPD?
         if let requestor {
@@ -188,7 +188,8 @@ public actor Engine {
     }
 
     /// The status reported with setRequestorComplete(0) (Adobe's "Error Reporting": advanced status codes).
-    static func configurationFailureStatus(_ result: APIResult?) -> AdvancedStatus {
+    /// An unknown requestor (`invalid_parameter_service_provider`) is named as such, the backend's text in `details`.
+    static func configurationFailureStatus(_ result: APIResult?, requestorID: String = "") -> AdvancedStatus {
         switch result {
         case .registration(.invalidSoftwareStatement):
             return AdvancedStatus(id: "R400", level: "error", message: "The software statement was refused")
@@ -198,6 +199,11 @@ public actor Engine {
             return AdvancedStatus(id: "R401", level: "error", message: "The access token was refused")
         case .httpError(let status, let error) where status >= 500:
             return AdvancedStatus(id: "CFG\(status)", level: "error", message: EnhancedError(error)?.message)
+        case .httpError(_, let error) where EnhancedError(error)?.code == "invalid_parameter_service_provider":
+            return AdvancedStatus(
+                id: "CFG400", level: "error",
+                message: "The backend does not know the requestor id '\(Text.excerpt(requestorID))' (ids are case-sensitive)",
+                details: EnhancedError(error)?.message)
         case .httpError(_, let error):
             return AdvancedStatus(id: "CFG400", level: "error", message: EnhancedError(error)?.message ?? "Invalid requestor")
         case .throttled:
