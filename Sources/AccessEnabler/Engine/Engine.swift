@@ -230,14 +230,21 @@ public actor Engine {
         return Turn(requestor: machine.readyRequestor)
     }
 
-    /// Ends `turn` (once; later calls do nothing) and gives the next queued call its turn. The next call starts
-    /// from a timer due at once, which the executor runs after the jobs already queued: among them the caller's
-    /// code after this call returns, so that a host has this call's response before the next call's callbacks
-    /// (Protocol/README.md, Lifecycle 3).
-    func endTurn(_ turn: Turn) {
+    /// Ends `turn` (once; later calls do nothing) and gives the next queued call its turn.
+    ///
+    /// A call that returns (the default) hands the turn on from a timer due at once, which the executor runs after
+    /// the jobs already queued: among them the caller's code after this call returns, so that a host has this
+    /// call's response before the next call's callbacks (Protocol/README.md, Lifecycle 3). A call that now waits
+    /// on the host (`waitsOnHost`: a login the machine took, a logout page) hands it on at once, so that a call
+    /// queued behind a login joins that login before the host can end it.
+    func endTurn(_ turn: Turn, waitsOnHost: Bool = false) {
         guard !turn.ended else { return }
         turn.ended = true
-        after(.zero) { $0.machine.turnEnded()?.resume() }
+        if waitsOnHost {
+            machine.turnEnded()?.resume()
+        } else {
+            after(.zero) { $0.machine.turnEnded()?.resume() }
+        }
     }
 
     /// Runs `body` on the engine once `delay` has passed: as a timer of the engine's executor when it has timers

@@ -51,7 +51,7 @@ extension Engine {
                 waiter.resume(
                     returning: report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
             }
-            endTurn(turn)
+            endTurn(turn, waitsOnHost: true)
         }
     }
 

@@ -54,7 +54,7 @@ extension Engine {
         }
         if machine.logout != nil { _ = finishLogout() }
         // Waiting on the host (the logout page): the next call may go on.
-        endTurn(turn)
+        endTurn(turn, waitsOnHost: true)
         return await withCheckedContinuation { continuation in
             startLogoutTimer(flow: machine.logoutStarted(continuation, partner: partner))
             delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.handleSVC })
