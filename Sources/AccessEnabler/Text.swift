@@ -28,10 +28,7 @@ public enum Text {
     /// The name of `known` nearest to `name` by edit distance, ignoring case (the first on a tie); nil when
     /// `known` is empty or the nearest is more than `within` edits away.
     public static func closest(to name: String, in known: [String], within: Int = .max) -> String? {
-        let target = name.lowercased()
-        let ranked = known.map { ($0, editDistance(target, $0.lowercased())) }
-        guard let best = ranked.min(by: { $0.1 < $1.1 }), best.1 <= within else { return nil }
-        return best.0
+        NearNames(known).closest(to: name, within: within)
     }
 
     /// The name of `known` nearest to `name` when it is near: ignoring case, at most a third of `name`'s
@@ -40,20 +37,6 @@ public enum Text {
     /// Protocol/README.md "Errors".
     public static func near(_ name: String, in known: [String]) -> String? {
         NearNames(known).near(name)
-    }
-
-    /// Levenshtein distance between `a` and `b` (insertions, deletions and substitutions of characters).
-    public static func editDistance(_ a: String, _ b: String) -> Int {
-        let b = Array(b)
-        var previous = Array(0...b.count)
-        for (i, character) in a.enumerated() {
-            var current = [i + 1]
-            for j in b.indices {
-                current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (character == b[j] ? 0 : 1)))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }
 
@@ -110,8 +93,15 @@ public struct NearNames: Sendable {
     /// `name`'s characters (at least one). A name of more than `NearNames.longestAsked` bytes gets none, at once.
     public func near(_ name: String) -> String? {
         guard name.utf8.count <= Self.longestAsked else { return nil }
+        return closest(to: name, within: max(1, name.count / 3))
+    }
+
+    /// As `Text.closest(to:in:within:)`: the first name at the smallest distance (in Unicode scalars, ignoring
+    /// case), when it is at most `within`.
+    public func closest(to name: String, within: Int) -> String? {
         let target = Self.folded(name)
-        var limit = max(1, name.count / 3)
+        // No distance is more than the longer text's length, so a larger limit changes nothing.
+        var limit = min(within, max(target.count, longest))
         guard target.count <= longest + limit else { return nil }
         let classes = Self.classes(target)
         var best: (name: String, distance: Int)?
