@@ -150,3 +150,20 @@ def test_check_authorization_after_the_backend_dropped_the_profile_reports_the_l
     assert names.index("setAuthenticationStatus") < names.index("tokenRequestFailed")
     assert "N130" in [s["id"] for s in params_of(before, "status")]
     assert client.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def test_a_get_authentication_cancelled_while_it_waits_for_set_requestor_shows_no_dialog(client, emulator):
+    assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency",
+                                     "value": 1000, "count": 1}) == 201
+    start = client.mark()
+    configuring = client.send("setRequestor", {"requestorID": "REF"})
+    held = client.send("getAuthentication")
+    cancel(client, held)
+    index, answer = client.response(held, start)
+    assert answer["error"]["code"] == CANCELLED
+    before = client.received[start:index]
+    assert "displayProviderDialog" not in notifications_named(before)
+    assert params_of(before, "setAuthenticationStatus") == [{"status": 0, "errorCode": NOT_SELECTED}]
+    # It waited its turn: after setRequestor's response, as every held call does.
+    configured_at, configured = client.response(configuring, start)
+    assert configured["result"] == {"status": 1} and configured_at < index
