@@ -142,8 +142,14 @@ final class FakeEngine: AccessEnabler {
         return .token(token: "bWVkaWEtdG9rZW4=", resource: resource)
     }
 
+    /// `waits`: waits on the user until its task is cancelled (the bridge's `$/cancelRequest`), then fails as a
+    /// cancelled login does.
     func getAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {
-        await checkAuthorization(resource, data: data)
+        guard resource == "waits" else { return await checkAuthorization(resource, data: data) }
+        record("getAuthorization waits")
+        while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+        delegate.tokenRequestFailed(resource, errorCode: "Provider not Selected Error", errorDescription: "")
+        return .failed(resource: resource, errorCode: "Provider not Selected Error", errorDescription: "")
     }
 
     func logout() async -> AuthenticationStatus {
