@@ -22,6 +22,10 @@ struct EmulatorState {
     var faults: [Fault] = []
     /// The built-in throttle and its buckets, or nil when off.
     var throttle: Throttle?
+    /// Limits, degradation rules and item-level errors set through the admin interface (`Rules`).
+    var rules = Rules()
+    /// The REST V2 and DCR calls received, in order (`GET /__admin/requests`).
+    var requests: [LoggedRequest] = []
 }
 
 struct Client {

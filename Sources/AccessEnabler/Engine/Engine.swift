@@ -24,6 +24,9 @@ public actor Engine {
     /// Preauthorization permits, in memory only (never persisted, Adobe's rule), per profile; dropped at every
     /// login and logout.
     var preauthorized: [ProfileKey: Set<String>] = [:]
+    /// Per requestor id, the most resources one preauthorize call was found to take (learned from a
+    /// `too_many_resources` refusal; absent: not known, the whole list goes in one call).
+    var preauthorizeChunkSize: [String: Int] = [:]
 
     typealias Machine = EngineMachine<Requestor, CheckedContinuation<Void, Never>, CheckedContinuation<AuthenticationStatus, Never>>
     /// Every piece of flow and lifecycle state: the configuration, the calls waiting for it and for their turn,
