@@ -134,6 +134,13 @@ extension Engine {
                 value = attribute.value
                 encrypted = attribute.encrypted
             }
+        case .userMetadataObject:
+            // The object itself is plain; its `encrypted` names the values the programmer must decrypt.
+            let metadata = profile.userMetadata
+            value = [
+                "updated": .integer(profile.notBefore / 1000), "encrypted": .array(metadata.encrypted.map { .string($0) }),
+                "data": .object(metadata.data),
+            ]
         case .deviceID:
             break
         }
