@@ -75,7 +75,8 @@ extension Emulator {
             return ("degradation", resources.map { _ in verdict }, "degraded|\(device)")
         default: break
         }
-        guard let key = caller.profileKey, let profile = state.withLock({ $0.profiles[key]?[mvpd.id] }) else {
+        let stored = caller.profileKey.flatMap { key in state.withLock { $0.profiles[key]?[mvpd.id] } }
+        guard let profile = stored ?? ssoProfile(request, mvpd: mvpd, now: caller.now) else {
             throw Failure("authenticated_profile_missing")
         }
         if profile.type == "appleSSO" {

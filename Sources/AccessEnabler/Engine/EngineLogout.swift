@@ -129,7 +129,9 @@ extension Engine {
             }
         case .userMetadata(let name):
             if name == "tokenSource" {
-                value = .string(profile.issuer == "Apple" ? "Apple" : profile.mvpd)
+                // How the login came: partner SSO, platform identity, service token, or the MVPD's own login.
+                let single = profile.type.flatMap { Self.singleSignOnTypes.contains($0) ? $0 : nil }
+                value = .string(profile.issuer == "Apple" ? "Apple" : single ?? profile.mvpd)
             } else if let attribute = profile.attribute(name) {
                 value = attribute.value
                 encrypted = attribute.encrypted
