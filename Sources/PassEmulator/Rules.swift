@@ -106,6 +106,9 @@ extension Emulator {
         }
     }
 
+    /// How many calls `GET /__admin/requests` keeps (the latest), so that a long-running emulator stays small.
+    static let requestLogLimit = 10_000
+
     /// Records a REST V2 or DCR call for `GET /__admin/requests` (admin and browser pages are not recorded).
     func record(_ request: HTTPRequest) {
         guard request.path.hasPrefix("/api/v2/") || request.path.hasPrefix("/o/") else { return }
@@ -114,6 +117,9 @@ extension Emulator {
             resources = body["resources"]?.arrayValue?.compactMap(\.stringValue)
         }
         let entry = LoggedRequest(method: request.method, path: request.path, resources: resources)
-        state.withLock { $0.requests.append(entry) }
+        state.withLock { state in
+            state.requests.append(entry)
+            if state.requests.count > Self.requestLogLimit { state.requests.removeFirst(state.requests.count - Self.requestLogLimit) }
+        }
     }
 }
