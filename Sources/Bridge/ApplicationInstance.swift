@@ -150,10 +150,12 @@ final class ApplicationInstance: RPCHandler {
     /// `init`: a fresh engine with these settings replaces any earlier one (whose flows are cancelled);
     /// the new instance has no requestor yet.
     func initialize(
-        softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
+        softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil,
+        singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
     ) {
         let engine = makeEngine(
-            softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
+            softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device,
+            singleSignOn: singleSignOn)
         let previous = state.withLock { state in
             defer {
                 state.engine = engine
@@ -167,9 +169,11 @@ final class ApplicationInstance: RPCHandler {
     /// `partnerSSO`: the partner the host answers for; only then (and only over a connection that can carry
     /// daemon→host requests) does the engine get a `PartnerSSOHost`.
     private func makeEngine(
-        softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil
+        softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil,
+        singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
     ) -> any AccessEnabler {
         var engineConfiguration = configuration.engine
+        engineConfiguration.singleSignOn = singleSignOn
         // The engine runs on the event loop that reads this connection (ARCHITECTURE.md, "Threads").
         if let connection = outbound as? Connection { engineConfiguration.executor = connection.executor }
         if let device {

@@ -52,6 +52,7 @@ extension Emulator {
         case ("POST", ["partner-saml"]):
             return try partnerSAML(try adminBody(request))
         default:
+            if let answer = try routeRules(request, parts, body: { () throws(Failure) in try adminBody(request) }) { return answer }
             return .json(404, ["error": "unknown admin call"])
         }
     }

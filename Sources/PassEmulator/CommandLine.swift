@@ -96,7 +96,7 @@ public enum PassEmulatorCommand {
         text: """
               GET    /__admin/clock          -> {nowMillis}
               POST   /__admin/clock          {advanceSeconds} or {setMillis} -> {nowMillis}
-              POST   /__admin/reset          forget clients, sessions, profiles, passes, faults; system clock again
+              POST   /__admin/reset          forget clients, sessions, profiles, passes, faults, rules; system clock again
               POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, malformed,
                                              truncated, contentType, drop, throttle, redirect
               DELETE /__admin/faults         remove every fault
@@ -105,6 +105,10 @@ public enum PassEmulatorCommand {
               DELETE /__admin/throttle       switches it off
               GET    /__admin/public-key     PEM of the media-token key
               POST   /__admin/partner-saml   {providerId, username, password, request} -> {samlResponse}
+              POST   /__admin/limits         {maxAuthorizeResources?, maxPreauthorizeResources?} per call (0 = none)
+              POST   /__admin/degradation    {mvpd, rule}: AuthNAll, AuthZAll, AuthZNone, or null to lift it
+              POST   /__admin/item-errors    {resource, code, count?}: the next decisions for it carry that error
+              GET    /__admin/requests       the REST V2 and DCR calls received since the last reset
 
             """)
 

@@ -23,7 +23,13 @@ extension Emulator {
         }
         let limit = authorize ? caller.serviceProvider.maxAuthorizeResources : caller.serviceProvider.maxPreauthorizeResources
         if limit > 0, resources.count > limit { throw Failure("too_many_resources") }
-        let outcome = try outcomes(caller, mvpd, resources: resources, authorize: authorize, request: request)
+        var outcome = try outcomes(caller, mvpd, resources: resources, authorize: authorize, request: request)
+        // Item-level errors set through `/__admin/item-errors` replace those resources' verdicts.
+        for (index, resource) in resources.enumerated() {
+            if let code = state.withLock({ $0.rules.takeItemError(for: resource) }) {
+                outcome.verdicts[index] = .deny(code: code, details: nil)
+            }
+        }
         // Adobe's AuthZAll samples carry no decision-level times.
         let timed = authorize && mvpd.degradation != "AuthZAll"
         let decisions: [JSON] = zip(resources, outcome.verdicts).map { resource, verdict in
@@ -69,7 +75,8 @@ extension Emulator {
             return ("degradation", resources.map { _ in verdict }, "degraded|\(device)")
         default: break
         }
-        guard let key = caller.profileKey, let profile = state.withLock({ $0.profiles[key]?[mvpd.id] }) else {
+        let stored = caller.profileKey.flatMap { key in state.withLock { $0.profiles[key]?[mvpd.id] } }
+        guard let profile = stored ?? ssoProfile(request, mvpd: mvpd, now: caller.now) else {
             throw Failure("authenticated_profile_missing")
         }
         if profile.type == "appleSSO" {

@@ -29,6 +29,7 @@ public final class Emulator: HTTPResponder, Sendable {
     /// Applies the throttle, then any matching fault, routes the request, and stamps the `Date` header from the
     /// emulator's clock.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
+        record(request)
         let refused = throttled(request)
         let fault = refused != nil || request.path.hasPrefix("/__admin/") ? nil : takeFault(for: request)
         var response: HTTPResponse

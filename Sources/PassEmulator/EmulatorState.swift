@@ -22,6 +22,12 @@ struct EmulatorState {
     var faults: [Fault] = []
     /// The built-in throttle and its buckets, or nil when off.
     var throttle: Throttle?
+    /// Limits, degradation rules and item-level errors set through the admin interface (`Rules`).
+    var rules = Rules()
+    /// The REST V2 and DCR calls received, in order (`GET /__admin/requests`).
+    var requests: [LoggedRequest] = []
+    /// Platform-identity and service-token logins, by identity, then by MVPD id (`SingleSignOn.swift`).
+    var ssoLogins: [SSOIdentity: [String: SSOLogin]] = [:]
 }
 
 struct Client {
@@ -52,6 +58,8 @@ struct AuthenticationSession {
     var notAfter: Int64
     /// Set when the login completed: where the profile lives and when it was made.
     var completedProfile: (key: IssuedProfileKey, mvpd: String, notBefore: Int64)?
+    /// The SSO tokens' identities sent when the session was created: the login completes for them too.
+    var ssoIdentities: [SSOIdentity] = []
 
     var missingParameters: [String] {
         var missing: [String] = []
@@ -68,7 +76,8 @@ struct IssuedProfileKey: Hashable {
     var deviceID: String
 }
 
-/// A profile (Adobe Pass REST API V2, "Profiles"). `type` is regular, appleSSO, temporary or degraded.
+/// A profile (Adobe Pass REST API V2, "Profiles"). `type` is regular, appleSSO, platformSSO, serviceTokenSSO,
+/// temporary or degraded.
 struct IssuedProfile {
     var mvpd: String
     var type: String

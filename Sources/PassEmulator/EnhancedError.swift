@@ -67,6 +67,13 @@ public enum EnhancedError {
         "authenticated_profile_expired": (403, "authentication", "The authenticated profile associated with this request has expired."),
         "temporary_access_duration_limit_exceeded": (403, "authentication", "The temporary access duration limit has been exceeded."),
         "temporary_access_resources_limit_exceeded": (403, "authentication", "The temporary access resources limit has been exceeded."),
+        "network_received_error": (403, "retry", "Reading the partner service's answer failed; the request may succeed if retried."),
+        "network_connection_timeout": (
+            403, "retry", "The connection to the partner service timed out; the request may succeed if retried."
+        ),
+        "maximum_execution_time_exceeded": (
+            403, "retry", "The request did not finish in the time allowed; the request may succeed if retried."
+        ),
     ]
 
     /// The error object for `code` (an unknown code becomes a 500 `internal_server_error` shape with that code).

@@ -17,8 +17,10 @@ extension Emulator {
             guard let key = caller.profileKey else { return nil }
             return state.profiles[key]?.removeValue(forKey: mvpd.id)
         }
-        guard let removed else { return answer("invalid", "none") }
-        if removed.type == "appleSSO" { return answer("partner_logout", "partner_interactive") }
+        // Single logout: the SSO tokens sent end their logins at this MVPD too.
+        let endedSSO = ssoLogout(request, mvpd: mvpd.id)
+        guard removed != nil || endedSSO else { return answer("invalid", "none") }
+        if removed?.type == "appleSSO" { return answer("partner_logout", "partner_interactive") }
         guard mvpd.hasLogout else { return answer("complete", "none") }
         var url = "\(baseURL)/mock-mvpd/\(FormCoding.escape(mvpd.id))/logout"
         if let redirect = nonEmpty(request.query["redirectUrl"]) { url += "?redirect_url=" + FormCoding.escape(redirect) }

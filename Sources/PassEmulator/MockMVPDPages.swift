@@ -85,6 +85,7 @@ extension Emulator {
         let profile = saveProfile(
             key: key, mvpd: ticket.mvpd, user: user, type: "regular", issuer: ticket.mvpd, now: now, ttlSeconds: sp.profileTTLSeconds)
         session.completedProfile = (key, ticket.mvpd, profile.notBefore)
+        recordSSOLogins(session.ssoIdentities, mvpd: ticket.mvpd, profile: profile)
         let completed = session
         state.withLock { $0.sessions[completed.code] = completed }
         return .redirect(redirect)

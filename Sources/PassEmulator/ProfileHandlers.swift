@@ -10,12 +10,14 @@ extension Emulator {
         guard let mvpdID else {
             var all = JSONObject()
             for mvpd in caller.serviceProvider.mvpds {
-                if let profile = try? visibleProfile(caller, mvpd, partner: partner, request: nil) { all[mvpd.id] = profile.json }
+                if let profile = try? visibleProfile(caller, mvpd, partner: partner, request: nil, sso: request) {
+                    all[mvpd.id] = profile.json
+                }
             }
             return .json(200, ["profiles": .object(all)])
         }
         let mvpd = try mvpd(mvpdID, of: caller.serviceProvider)
-        guard let profile = try visibleProfile(caller, mvpd, partner: partner, request: request) else {
+        guard let profile = try visibleProfile(caller, mvpd, partner: partner, request: request, sso: request) else {
             return .json(200, ["profiles": [:]])
         }
         return .json(200, ["profiles": .object([mvpd.id: profile.json])])
@@ -36,8 +38,10 @@ extension Emulator {
     /// regular one, or an appleSSO one when `partner` (from a valid AP-Partner-Framework-Status) names this MVPD.
     /// `request` is the one-MVPD call's (nil for the all-profiles call, which lists no degraded profile, as Adobe's
     /// page says, and finds a promotional trial by device alone); there a promotional TempPass needs its identity.
-    func visibleProfile(_ caller: Caller, _ mvpd: MVPDConfig, partner: MVPDConfig?, request: HTTPRequest?) throws(Failure) -> IssuedProfile?
-    {
+    /// Without a regular profile, `sso`'s tokens may give a `platformSSO` / `serviceTokenSSO` one.
+    func visibleProfile(
+        _ caller: Caller, _ mvpd: MVPDConfig, partner: MVPDConfig?, request: HTTPRequest?, sso: HTTPRequest
+    ) throws(Failure) -> IssuedProfile? {
         guard let key = caller.profileKey else { return nil }
         if mvpd.promotional {
             return try promoProfile(
@@ -52,6 +56,7 @@ extension Emulator {
         if let profile = state.withLock({ $0.profiles[key]?[mvpd.id] }), profile.notAfter > caller.now {
             if profile.type != "appleSSO" || partner?.id == mvpd.id { return profile }
         }
+        if let profile = ssoProfile(sso, mvpd: mvpd, now: caller.now) { return profile }
         if mvpd.degradation == "AuthNAll", request != nil {
             let ttl = caller.serviceProvider.profileTTLSeconds * 1000
             let user = "95cf93bcd183214a" + String(Digest.sha256Hex("degraded|\(key.deviceID)").prefix(40))

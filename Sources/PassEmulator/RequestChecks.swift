@@ -29,7 +29,8 @@ extension Emulator {
         guard let token = state.withLock({ $0.tokens[value] }), token.expiresAt > now else {
             throw Failure("invalid_access_token_client_application")
         }
-        guard let provider = config.serviceProvider(sp) else { throw Failure("invalid_parameter_service_provider") }
+        guard let configured = config.serviceProvider(sp) else { throw Failure("invalid_parameter_service_provider") }
+        let provider = state.withLock { $0.rules.apply(to: configured) }
         if !provider.softwareStatements.isEmpty, !provider.softwareStatements.contains(token.softwareStatement) {
             throw Failure("invalid_access_token_service_provider")
         }

@@ -14,10 +14,11 @@ extension Emulator {
         let sessionID = Random.uuid()
         if let mvpdID, let shortcut = try shortcut(caller, mvpdID: mvpdID, sessionID: sessionID, request: request) { return shortcut }
         let ttl = caller.serviceProvider.codeTTLSeconds * 1000
-        let session = AuthenticationSession(
+        var session = AuthenticationSession(
             code: Random.code(), sessionID: sessionID, serviceProvider: sp, clientID: caller.clientID, deviceID: caller.deviceID,
             deviceInfo: caller.deviceInfo, mvpd: mvpdID, domainName: nonEmpty(form["domainName"]), redirectURL: redirect,
             notBefore: caller.now, notAfter: caller.now + ttl)
+        session.ssoIdentities = Self.ssoIdentities(request)
         state.withLock { $0.sessions[session.code] = session }
         return .json(200, sessionBody(session, next: session.missingParameters.isEmpty ? "authenticate" : "resume"))
     }
@@ -66,7 +67,8 @@ extension Emulator {
             ])
     }
 
-    /// The `authorize` answers that skip a login: TempPass, AuthNAll degradation, or an existing regular profile.
+    /// The `authorize` answers that skip a login: TempPass, AuthNAll degradation, an existing regular profile, or
+    /// an SSO profile the request's tokens give (`authenticatedSSO`).
     /// Throws `temporary_access_duration_limit_exceeded` when the device's TempPass is used up. A promotional TempPass
     /// needs `AP-TempPass-Identity` (400 `invalid_header_identity_for_temporary_access`), starts the trial of that
     /// identity (or device) and throws the duration or resources limit once it is over.
@@ -99,6 +101,7 @@ extension Emulator {
         {
             return authorize("authenticated")
         }
+        if ssoProfile(request, mvpd: mvpd, now: caller.now) != nil { return authorize("authenticatedSSO") }
         return nil
     }
 

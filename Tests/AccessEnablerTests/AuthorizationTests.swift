@@ -248,4 +248,27 @@ final class AuthorizationTests: EmulatorTestCase {
         XCTAssertNotNil(device.metadata.stringValue)
         XCTAssertEqual(client.delegate.take().count, 6)
     }
+
+    func testUserMetadataWithoutAKeyIsTheWholeObject() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let arguments: JSON = ["opCode": "METADATA_USER_META"]
+        let none = await client.engine.getMetadata(.userMetadataObject, arguments: arguments)
+        XCTAssertEqual(none, MetadataStatus(metadata: .null, encrypted: false, key: 3, arguments: arguments))
+        try await login(client)
+        _ = client.delegate.take()
+        let expiry = await client.engine.getMetadata(.authenticationExpiry, arguments: ["opCode": 0])
+        let object = await client.engine.getMetadata(.userMetadataObject, arguments: arguments)
+        // The emulator's profiles live 24 h: `updated` (seconds) is their notBefore, a day before the expiry (ms).
+        let notAfter = try XCTUnwrap(expiry.metadata.int64Value)
+        XCTAssertEqual(object.metadata["updated"], .integer((notAfter - 86_400_000) / 1000))
+        XCTAssertEqual(object.metadata["encrypted"], ["zip"])
+        let zip = await client.engine.getMetadata(.userMetadata(key: "zip"), arguments: ["opCode": 3, "userMetaKey": "zip"])
+        XCTAssertEqual(
+            object.metadata["data"], ["userID": "demo-user-0001", "householdID": "demo-household-0001", "zip": zip.metadata])
+        XCTAssertFalse(object.encrypted)
+        XCTAssertEqual(object.key, 3)
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks[safe: 1], .setMetadataStatus(object.metadata, false, 3, arguments))
+    }
 }

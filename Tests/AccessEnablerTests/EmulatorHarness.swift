@@ -74,6 +74,9 @@ final class EmulatorProcess: @unchecked Sendable {
 
     func clearFaults() async throws { try await admin("DELETE", "/__admin/faults", nil) }
 
+    /// `POST /__admin/{name}` of the emulator's rules (`limits`, `degradation`, `item-errors`).
+    func rule(_ name: String, _ body: JSONObject) async throws { try await admin("POST", "/__admin/\(name)", body) }
+
     private func admin(_ method: String, _ path: String, _ body: JSONObject?) async throws {
         var request = URLRequest(url: baseURL.appendingPathComponent(String(path.dropFirst())))
         request.httpMethod = method

@@ -33,7 +33,8 @@ class EmulatorTestCase: XCTestCase {
 
     func makeClient(
         webView: Bool = true, directory: URL? = nil, logoutTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(5),
-        serviceProviders: [URL]? = nil, backend: URL? = nil, httpClient: (any HTTPClient)? = nil
+        serviceProviders: [URL]? = nil, backend: URL? = nil, httpClient: (any HTTPClient)? = nil,
+        singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
     ) throws -> Client {
         let directory = directory ?? temporaryDirectory()
         let store = try TokenStore(directory: directory)
@@ -42,6 +43,7 @@ class EmulatorTestCase: XCTestCase {
             backendURL: backend ?? emulator.baseURL, softwareStatement: Self.softwareStatement, webView: webView,
             requestTimeout: requestTimeout, logoutTimeout: logoutTimeout, pollInterval: .milliseconds(300), maxThrottleRetries: 2)
         if let httpClient { configuration.httpClient = httpClient }
+        configuration.singleSignOn = singleSignOn
         return Client(
             engine: Engine(configuration: configuration, store: store, delegate: delegate), delegate: delegate, store: store,
             directory: directory)

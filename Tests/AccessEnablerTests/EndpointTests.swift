@@ -135,6 +135,35 @@ final class EndpointTests: XCTestCase {
         XCTAssertNil(request.body)
     }
 
+    /// `Adobe-Subject-Token` and `AD-Service-Token` go on sessions create, profiles (all and one MVPD's), decisions
+    /// and logout — the calls Adobe's single sign-on flows name — after the device headers; never on the others.
+    func testSingleSignOnTokensGoOnTheCallsAdobesFlowsName() throws {
+        var device = Self.device
+        device.singleSignOn = SingleSignOnTokens(subjectToken: "SUB.JWT.S", serviceToken: "SVC.JWT.S").headers
+        func headers<Response>(_ endpoint: Endpoint<Response>) throws -> [String] {
+            try XCTUnwrap(endpoint.request(on: Self.base, token: "AT", device: device)).headers.map { "\($0.0): \($0.1)" }
+        }
+        let tokens = ["Adobe-Subject-Token: SUB.JWT.S", "AD-Service-Token: SVC.JWT.S"]
+        let with: [(String, [String])] = [
+            ("sessions", try headers(RESTV2.createSession("REF", mvpd: "M", redirectURL: "a://b", identity: []))),
+            ("profiles", try headers(RESTV2.profiles("REF"))),
+            ("profiles/{mvpd}", try headers(RESTV2.profile("REF", mvpd: "M"))),
+            ("authorize", try headers(RESTV2.authorize("REF", mvpd: "M", resources: ["r"]))),
+            ("preauthorize", try headers(RESTV2.preauthorize("REF", mvpd: "M", resources: ["r"]))),
+            ("logout", try headers(RESTV2.logout("REF", mvpd: "M", redirectURL: "a://b"))),
+        ]
+        for (name, sent) in with {
+            XCTAssertEqual(Array(sent.prefix(Self.fixed.count + 2)), Self.fixed + tokens, name)
+        }
+        let without: [(String, [String])] = [
+            ("configuration", try headers(RESTV2.configuration("REF"))),
+            ("profiles/code", try headers(RESTV2.profile("REF", code: "C"))),
+        ]
+        for (name, sent) in without { XCTAssertEqual(sent, Self.fixed, name) }
+        XCTAssertEqual(SingleSignOnTokens(serviceToken: "S").headers.map(\.0), ["AD-Service-Token"])
+        XCTAssertTrue(SingleSignOnTokens().isEmpty)
+    }
+
     func testAnAnswerIsTypedOnlyForA2xxBodyOfItsShape() {
         let endpoint = RESTV2.profile("REF", mvpd: "M")
         let rows: [(String, APIResult, Bool)] = [

@@ -206,13 +206,15 @@ final class ParamValidationTests: XCTestCase {
         XCTAssertEqual(missing?.message, "Invalid params: 'resource' is required for METADATA_AUTHORIZATION")
         let unknown = invalidParams(harness.call("getMetadata", ["opCode": 9]))
         XCTAssertEqual(unknown?.data?["param"], "opCode")
-        let noKey = invalidParams(harness.call("getMetadata", ["opCode": 3]))
-        XCTAssertEqual(noKey?.data?["param"], "userMetaKey")
+        let wrongKey = invalidParams(harness.call("getMetadata", ["opCode": 3, "userMetaKey": 7]))
+        XCTAssertEqual(wrongKey?.data?["param"], "userMetaKey")
+        // Without userMetaKey, op code 3 reads the whole user metadata object (Protocol/README.md, Values).
+        _ = harness.call("getMetadata", ["opCode": 3])
         _ = harness.call("getMetadata", ["opCode": "METADATA_DEVICE_ID"])
         _ = harness.call("getMetadata", ["opCode": 1, "resource": "ch1"])
         XCTAssertEqual(
             harness.engine?.calls.withLock { Array($0.dropFirst()) },
-            ["getMetadata deviceID", "getMetadata authorizationExpiry(resource: \"ch1\")"])
+            ["getMetadata userMetadataObject", "getMetadata deviceID", "getMetadata authorizationExpiry(resource: \"ch1\")"])
     }
 
     func testHostNotificationsAreNeverAnswered() throws {

@@ -171,6 +171,7 @@ final class FakeEngine: AccessEnabler {
         case .authenticationExpiry, .authorizationExpiry: value = .integer(1_800_000_000_000)
         case .deviceID: value = "device-1"
         case .userMetadata(let key): value = key == "zip" ? "ZW5jcnlwdGVk" : .null
+        case .userMetadataObject: value = ["updated": 1_800_000_000, "encrypted": ["zip"], "data": ["zip": "ZW5jcnlwdGVk"]]
         }
         let status = MetadataStatus(
             metadata: value, encrypted: request == .userMetadata(key: "zip"), key: request.key, arguments: arguments)

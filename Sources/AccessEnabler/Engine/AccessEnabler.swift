@@ -28,9 +28,11 @@ import JSON
 ///   `details` as errorDescription; Z169 degradation, Z130 bad resource), "User Not Authenticated Error" + N130
 ///   or N111 (profile missing/expired at the backend, TempPass over), "Internal Authorization Error" + Z500
 ///   (HTTP error), "Generic Authorization Error" + Z500 (no answer, garbage) or + Z100 (429 after retries).
-/// - checkPreauthorizedResources: preauthorizedResources([]) + P100.
+/// - checkPreauthorizedResources: the permits of the calls that were answered (none when all failed) + P100
+///   (Protocol/README.md, "Preauthorization": chunks after `too_many_resources`, items saying retry asked again).
 /// Successes add an advisory status: N011 (TempPass login), N010 (authenticate-all degradation), Z011 (TempPass
-/// authorization), Z010 (authorized under a degradation rule). Picking TempPass after it expired ends with
+/// authorization), Z010 (authorized under a degradation rule; once per checkPreauthorizedResources whose permits
+/// came from one). Picking TempPass after it expired ends with
 /// "User Not Authenticated Error" + N111.
 /// - logout: setAuthenticationStatus(0, "User Not Authenticated Error") whatever the backend answered.
 /// - The store failing (read or write) ends any call with its failure callback ("Generic Authentication Error",

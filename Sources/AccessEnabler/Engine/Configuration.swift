@@ -25,6 +25,9 @@ public struct AccessEnablerConfiguration: Sendable {
     public var deviceInfo: String?
     /// The address of the device a host acts for, sent as `X-Forwarded-For` on every REST API V2 call.
     public var forwardedFor: String?
+    /// The platform-identity and service-token single sign-on tokens sent on the calls Adobe names (Protocol/README.md,
+    /// "Single sign-on by platform identity and by service token"); none by default.
+    public var singleSignOn = SingleSignOnTokens()
     /// The host's partner single sign-on (Adobe's "Apple SSO Cookbook (REST API V2)"); nil = no partner SSO, regular flows only.
     public var partnerSSO: (any PartnerSSOProvider)?
     /// How long the engine waits for one answer of `partnerSSO` before counting it as
@@ -83,6 +86,30 @@ extension String {
         var value = self
         while value.hasSuffix(suffix) { value.removeLast(suffix.count) }
         return value
+    }
+}
+
+/// The tokens of the two single sign-on methods REST API V2 takes as headers (Adobe Pass REST API V2, "Single
+/// Sign-On - Platform Identity - Flows" and "Single Sign-On - Service Token - Flows"). The engine sends them on
+/// sessions create, profiles (all and per MVPD), decisions and logout, and, when no login is stored, asks
+/// `profiles` whether they already give one.
+public struct SingleSignOnTokens: Sendable, Equatable {
+    /// `Adobe-Subject-Token`: the platform's identity token (a JWS or JWE the platform gives every app on the device).
+    public var subjectToken: String?
+    /// `AD-Service-Token`: the programmer's identity service's token for the user (a JWS), the same on every device.
+    public var serviceToken: String?
+
+    public init(subjectToken: String? = nil, serviceToken: String? = nil) {
+        self.subjectToken = subjectToken
+        self.serviceToken = serviceToken
+    }
+
+    /// Neither token is set.
+    public var isEmpty: Bool { subjectToken == nil && serviceToken == nil }
+
+    /// The headers, in this order: `Adobe-Subject-Token`, `AD-Service-Token`.
+    var headers: [(String, String)] {
+        (subjectToken.map { [("Adobe-Subject-Token", $0)] } ?? []) + (serviceToken.map { [("AD-Service-Token", $0)] } ?? [])
     }
 }
 

@@ -24,6 +24,9 @@ public actor Engine {
     /// Preauthorization permits, in memory only (never persisted, Adobe's rule), per profile; dropped at every
     /// login and logout.
     var preauthorized: [ProfileKey: Set<String>] = [:]
+    /// Per requestor id, the most resources one preauthorize call was found to take (learned from a
+    /// `too_many_resources` refusal; absent: not known, the whole list goes in one call).
+    var preauthorizeChunkSize: [String: Int] = [:]
 
     typealias Machine = EngineMachine<Requestor, CheckedContinuation<Void, Never>, CheckedContinuation<AuthenticationStatus, Never>>
     /// Every piece of flow and lifecycle state: the configuration, the calls waiting for it and for their turn,
@@ -288,6 +291,7 @@ public actor Engine {
         let computedInfo = DeviceInfo.computed(secondScreen: !configuration.webView)
         let hostInfo = configuration.deviceInfo
         let forwardedFor = configuration.forwardedFor
+        let singleSignOn = configuration.singleSignOn.headers
         let client = RestClient(
             executor: executor, baseURL: url, softwareStatement: statement, redirectURL: configuration.redirectURL, store: store,
             clock: clock,
@@ -296,7 +300,7 @@ public actor Engine {
                 let options = shared.withLock { $0.options }
                 return DeviceHeaders(
                     deviceID: deviceID, deviceInfo: hostInfo ?? options.deviceInfo ?? computedInfo, visitorID: options.visitorID,
-                    forwardedFor: forwardedFor)
+                    forwardedFor: forwardedFor, singleSignOn: singleSignOn)
             }, log: configuration.log)
         clients[key] = client
         return client
@@ -375,11 +379,12 @@ public actor Engine {
             return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
         var partnerStatus: AdvancedStatus?
-        let current: Profile?
+        var current: Profile?
         let stored: [Profile]
         do {
             stored = try await storedProfiles(requestor)
             current = currentProfile(in: stored)
+            if current == nil { current = try await singleSignOnProfile(requestor) }
         } catch {
             return report(
                 .failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))

@@ -16,9 +16,10 @@ extension Engine {
         // A login in progress is joined at once, without reading the store first: the host could end that login
         // during the read, and this call would then open a dialog of its own.
         if machine.login != nil { return await login(requestor, filter: filter, turn: turn) }
-        let current: Profile?
+        var current: Profile?
         do {
             current = try await currentProfile(requestor)
+            if current == nil, !forceAuthn { current = try await singleSignOnProfile(requestor) }
         } catch {
             return report(
                 .failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false, status: storeFailure(error))

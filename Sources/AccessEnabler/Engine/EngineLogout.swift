@@ -140,11 +140,20 @@ extension Engine {
             }
         case .userMetadata(let name):
             if name == "tokenSource" {
-                value = .string(profile.issuer == "Apple" ? "Apple" : profile.mvpd)
+                // How the login came: partner SSO, platform identity, service token, or the MVPD's own login.
+                let single = profile.type.flatMap { Self.singleSignOnTypes.contains($0) ? $0 : nil }
+                value = .string(profile.issuer == "Apple" ? "Apple" : single ?? profile.mvpd)
             } else if let attribute = profile.attribute(name) {
                 value = attribute.value
                 encrypted = attribute.encrypted
             }
+        case .userMetadataObject:
+            // The object itself is plain; its `encrypted` names the values the programmer must decrypt.
+            let metadata = profile.userMetadata
+            value = [
+                "updated": .integer(profile.notBefore / 1000), "encrypted": .array(metadata.encrypted.map { .string($0) }),
+                "data": .object(metadata.data),
+            ]
         case .deviceID:
             break
         }

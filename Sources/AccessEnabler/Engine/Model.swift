@@ -109,7 +109,7 @@ public enum SelectionOutcome: Sendable, Equatable {
 /// The values of one `setMetadataStatus` callback (Protocol/README.md).
 public struct MetadataStatus: Sendable, Equatable {
     /// Expiry in epoch **milliseconds** (number) for keys 0 and 1, the device id string for 2,
-    /// the attribute's value for 3; `.null` when there is none.
+    /// the attribute's value for 3 (or the whole `{updated, encrypted, data}` object); `.null` when there is none.
     public var metadata: JSON
     public var encrypted: Bool
     /// 0 authentication expiry, 1 authorization expiry, 2 device id, 3 user metadata.
@@ -130,6 +130,10 @@ public enum MetadataRequest: Sendable, Equatable {
     case authorizationExpiry(resource: String)
     case deviceID
     case userMetadata(key: String)
+    /// All the profile's user metadata as one object, the SDK's shape: `{updated, encrypted, data}` —
+    /// `updated` the profile's `notBefore` (when the backend issued it) in epoch **seconds**, `encrypted` the
+    /// names of the attributes whose value is encrypted, `data` every attribute's value by name.
+    case userMetadataObject
 
     /// The op-code number reported as `key`.
     public var key: Int32 {
@@ -137,7 +141,7 @@ public enum MetadataRequest: Sendable, Equatable {
         case .authenticationExpiry: return 0
         case .authorizationExpiry: return 1
         case .deviceID: return 2
-        case .userMetadata: return 3
+        case .userMetadata, .userMetadataObject: return 3
         }
     }
 }

@@ -56,6 +56,21 @@ struct Profile: Sendable {
         return (attribute, false)
     }
 
+    /// `notBefore`: when the backend issued the profile, epoch ms (0 when absent).
+    var notBefore: Int64 { json["notBefore"]?.int64Value ?? 0 }
+
+    /// Every attribute's value by name, and the names of the encrypted ones (`state` "enc"), sorted.
+    var userMetadata: (data: JSONObject, encrypted: [String]) {
+        var data = JSONObject()
+        var encrypted: [String] = []
+        for (name, _) in json["attributes"]?.objectValue ?? [:] {
+            guard let attribute = attribute(name) else { continue }
+            data[name] = attribute.value
+            if attribute.encrypted { encrypted.append(name) }
+        }
+        return (data, encrypted.sorted())
+    }
+
     /// The tracking GUID: MD5 hex of the user id (Adobe's "iOS/tvOS API Reference": sendTrackingData).
     var trackingGUID: String? {
         guard let userID = attribute("userID")?.value else { return nil }

@@ -43,6 +43,9 @@ struct Endpoint<Response: Sendable>: Sendable {
     /// Sent after the fixed headers, in this order (partner framework status, TempPass identity, …).
     var headers: [(String, String)] = []
     var body: Body?
+    /// Whether the single sign-on headers (`DeviceHeaders.singleSignOn`) go with it: sessions create, profiles,
+    /// decisions and logout (Adobe Pass REST API V2, the single sign-on flows).
+    var singleSignOn = false
     /// A 2xx body read into the response; nil when it is not one (the raw result is then all there is).
     var decode: @Sendable (JSON) -> Response?
 
@@ -54,7 +57,8 @@ struct Endpoint<Response: Sendable>: Sendable {
     }
 
     /// The whole request: REST API V2 calls carry `Authorization`, `AP-Device-Identifier`, `X-Device-Info`,
-    /// `Accept`, then `AP-Visitor-Identifier` and `X-Forwarded-For` when set, the endpoint's headers and last
+    /// `Accept`, then `AP-Visitor-Identifier` and `X-Forwarded-For` when set, the single sign-on tokens on the
+    /// endpoints that take them, the endpoint's headers and last
     /// `Content-Type` (Adobe's "REST API V2" OpenAPI document); DCR calls `Content-Type`, `Accept`, `X-Device-Info`.
     /// `token` is ignored for DCR. nil when the URL is not valid.
     func request(on baseURL: URL, token: String, device: DeviceHeaders) -> RESTRequest? {
@@ -70,6 +74,7 @@ struct Endpoint<Response: Sendable>: Sendable {
             ]
             if let visitor = device.visitorID { request.headers.append(("AP-Visitor-Identifier", visitor)) }
             if let address = device.forwardedFor { request.headers.append(("X-Forwarded-For", address)) }
+            if singleSignOn { request.headers += device.singleSignOn }
             request.headers += headers
             if let body { request.headers.append(("Content-Type", body.contentType)) }
         case .registration:
@@ -79,6 +84,13 @@ struct Endpoint<Response: Sendable>: Sendable {
         }
         request.body = body?.bytes
         return request
+    }
+
+    /// The same endpoint, sent with the single sign-on headers.
+    func withSingleSignOn() -> Endpoint {
+        var endpoint = self
+        endpoint.singleSignOn = true
+        return endpoint
     }
 
     /// Reads a call's result: the typed value for a 2xx body that is one.

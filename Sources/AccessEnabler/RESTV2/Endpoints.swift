@@ -30,15 +30,23 @@ enum RESTV2 {
     ) -> Endpoint<SessionAnswer> {
         Endpoint(
             method: "POST", path: api(requestor, "/sessions"), headers: identity,
-            body: .form([("mvpd", mvpd), ("domainName", domainName), ("redirectUrl", redirectURL)]), decode: SessionAnswer.init)
+            body: .form([("mvpd", mvpd), ("domainName", domainName), ("redirectUrl", redirectURL)]), decode: SessionAnswer.init
+        ).withSingleSignOn()
     }
 
     // MARK: profiles
+
+    /// `GET /api/v2/{requestor}/profiles` ("Retrieve profiles"): every profile of this device and application, with
+    /// those the single sign-on tokens give.
+    static func profiles(_ requestor: String) -> Endpoint<ProfilesAnswer> {
+        Endpoint(method: "GET", path: api(requestor, "/profiles"), decode: ProfilesAnswer.init).withSingleSignOn()
+    }
 
     /// `GET /api/v2/{requestor}/profiles/{mvpd}` ("Retrieve profiles for specific MVPD"); `headers`: the partner
     /// framework status and/or the TempPass identity.
     static func profile(_ requestor: String, mvpd: String, headers: [(String, String)] = []) -> Endpoint<ProfilesAnswer> {
         Endpoint(method: "GET", path: api(requestor, "/profiles/\(segment(mvpd))"), headers: headers, decode: ProfilesAnswer.init)
+            .withSingleSignOn()
     }
 
     /// `GET /api/v2/{requestor}/profiles/code/{code}` ("Retrieve profiles for specific code"): the profile a
@@ -70,7 +78,8 @@ enum RESTV2 {
     ) -> Endpoint<DecisionsAnswer> {
         Endpoint(
             method: "POST", path: api(requestor, "/decisions/\(kind)/\(segment(mvpd))"), headers: headers,
-            body: .json(["resources": .array(resources.map { .string($0) })]), decode: DecisionsAnswer.init)
+            body: .json(["resources": .array(resources.map { .string($0) })]), decode: DecisionsAnswer.init
+        ).withSingleSignOn()
     }
 
     // MARK: logout
@@ -79,7 +88,8 @@ enum RESTV2 {
     static func logout(_ requestor: String, mvpd: String, redirectURL: String) -> Endpoint<LogoutAnswer> {
         Endpoint(
             method: "GET", path: api(requestor, "/logout/\(segment(mvpd))"), query: [("redirectUrl", redirectURL)],
-            decode: LogoutAnswer.init)
+            decode: LogoutAnswer.init
+        ).withSingleSignOn()
     }
 
     // MARK: partner single sign-on

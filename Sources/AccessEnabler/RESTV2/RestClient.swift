@@ -32,6 +32,8 @@ struct DeviceHeaders: Sendable {
     var visitorID: String?
     /// `X-Forwarded-For`: the device's address when a host acts for it.
     var forwardedFor: String?
+    /// `Adobe-Subject-Token` / `AD-Service-Token`, for the endpoints that take them (`Endpoint.singleSignOn`).
+    var singleSignOn: [(String, String)] = []
 }
 
 /// The REST API V2 + DCR client of one backend (service provider) URL (Adobe Pass REST API V2 and its headers,

@@ -8,10 +8,12 @@ import JSONRPC
 enum LifecycleMethods {
     static let all = [initialize, setOptions, setRequestor]
 
-    /// `init {softwareStatement?, redirectUrl?, webView?, partnerSSO?, deviceIdentifier?, deviceInfo?, forwardedFor?}`
-    /// → `{}`: a fresh engine for this connection. With `partnerSSO` (e.g. `Apple`) the engine asks this host the
+    /// `init {softwareStatement?, redirectUrl?, webView?, partnerSSO?, deviceIdentifier?, deviceInfo?, forwardedFor?,
+    /// subjectToken?, serviceToken?}` → `{}`: a fresh engine for this connection. With `partnerSSO` (e.g. `Apple`) the engine asks this host the
     /// `partnerSSO/*` requests (`PartnerSSOHost`); without it the host never receives a request. With
     /// `deviceIdentifier` the instance acts for that device (server-to-server; Protocol/README.md "Fleet mode").
+    /// `subjectToken` and `serviceToken` (non-empty) are the single sign-on tokens sent as `Adobe-Subject-Token`
+    /// and `AD-Service-Token` (Protocol/README.md, "Single sign-on by platform identity and by service token").
     static let initialize = MethodSpec(name: "init", needsRequestor: false) { instance, params throws(ErrorObject) in
         let softwareStatement = try params.string("softwareStatement")
         let redirectURL = try params.string("redirectUrl")
@@ -22,8 +24,15 @@ enum LifecycleMethods {
         let partnerSSO = try params.string("partnerSSO")
         if partnerSSO?.isEmpty == true { throw Params.invalid("partnerSSO", "must not be empty") }
         let device = try hostedDevice(params)
+        var singleSignOn = SingleSignOnTokens()
+        for (name, token) in [("subjectToken", \SingleSignOnTokens.subjectToken), ("serviceToken", \SingleSignOnTokens.serviceToken)] {
+            let value = try params.string(name)
+            if value?.isEmpty == true { throw Params.invalid(name, "must not be empty") }
+            singleSignOn[keyPath: token] = value
+        }
         instance.initialize(
-            softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device)
+            softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device,
+            singleSignOn: singleSignOn)
         return .now(.object([:]))
     }
 

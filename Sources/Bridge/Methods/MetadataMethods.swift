@@ -12,7 +12,8 @@ enum MetadataMethods {
     ]
 
     /// `{opCode, resource?, userMetaKey?}` → `{metadata, encrypted, key, arguments}`, `arguments` being the
-    /// params as sent. `resource` is required for op code 1 and `userMetaKey` for 3.
+    /// params as sent. `resource` is required for op code 1; op code 3 without `userMetaKey` reads the whole
+    /// user metadata object.
     static let getMetadata = MethodSpec(name: "getMetadata", needsRequestor: true) { _, params throws(ErrorObject) in
         let request = try metadataRequest(params)
         let arguments = JSON.object(params.object)
@@ -42,9 +43,7 @@ enum MetadataMethods {
             return .authorizationExpiry(resource: resource)
         case 2: return .deviceID
         default:
-            guard let key = try params.string("userMetaKey") else {
-                throw Params.invalid("userMetaKey", "is required for METADATA_USER_META")
-            }
+            guard let key = try params.string("userMetaKey") else { return .userMetadataObject }
             return .userMetadata(key: key)
         }
     }

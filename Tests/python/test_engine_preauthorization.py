@@ -1,0 +1,129 @@
+"""checkPreauthorizedResources over the real daemon and emulator (Protocol/README.md, "Preauthorization"): a
+list longer than the backend takes in one call is asked in chunks and answered as one list in the caller's
+order; items whose decision says `action: retry` are asked again, alone, at most twice; permits under a
+degradation rule add status Z010. The emulator's `/__admin/limits`, `/__admin/item-errors`,
+`/__admin/degradation` and `/__admin/requests` set the backend's behaviour and show the calls it received."""
+import json
+import urllib.request
+
+import pytest
+
+from rpc_helper import REDIRECT_URL, follow_to_redirect_url
+
+PREAUTHORIZE = "/api/v2/REF/decisions/preauthorize/MockMVPD"
+
+
+def resources(count: int) -> list[str]:
+    """`count` distinct resources: every third an MRSS item of channel ch1 (the demo user may watch it), the
+    others plain ids the demo user is not entitled to."""
+    return [f'<rss><channel><title>ch1</title><item><guid>{i}</guid></item></channel></rss>' if i % 3 == 0 else f"show-{i}"
+            for i in range(count)]
+
+
+def requests_at(emulator, path: str) -> list[dict]:
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as response:
+        return [r for r in json.loads(response.read())["requests"] if r["path"] == path]
+
+
+def admin(emulator, path: str, payload: dict) -> None:
+    assert emulator.admin(path, payload) in (200, 201)
+
+
+@pytest.fixture
+def client(daemon):
+    """A logged-in instance (REF, MockMVPD) on the socket daemon."""
+    connection = daemon.client()
+    assert connection.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = connection.mark()
+    login = connection.send("getAuthentication")
+    connection.notification("displayProviderDialog", start)
+    notes, _ = connection.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    url = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
+    assert connection.call("handleExternalURL", {"url": follow_to_redirect_url(url)})["status"] == 1
+    assert connection.response(login, start)[1]["result"]["status"] == 1
+    yield connection
+    connection.close()
+
+
+def preauthorize(client, asked: list[str]) -> tuple[list[dict], dict]:
+    """checkPreauthorizedResources without the cache: (the notifications before the answer, the result)."""
+    notes, response = client.exchange("checkPreauthorizedResources", {"resources": asked, "cache": False})
+    return notes, response["result"]
+
+
+def test_a_long_list_is_asked_in_chunks_and_answered_as_one_list(client, emulator):
+    asked = resources(40)
+    expected = [r for i, r in enumerate(asked) if i % 3 == 0]
+    # No limit at the backend: one call, and its answer.
+    notes, whole = preauthorize(client, asked)
+    assert whole == {"resources": expected}
+    assert [n["method"] for n in notes] == ["preauthorizedResources"]
+    assert [len(r["resources"]) for r in requests_at(emulator, PREAUTHORIZE)] == [40]
+
+    # Five per call: the list of 40 is refused once (too_many_resources), then asked five at a time, in order.
+    admin(emulator, "limits", {"maxPreauthorizeResources": 5})
+    notes, chunked = preauthorize(client, asked)
+    assert chunked == whole
+    assert [n["method"] for n in notes] == ["preauthorizedResources"]
+    calls = requests_at(emulator, PREAUTHORIZE)[1:]
+    assert [len(r["resources"]) for r in calls] == [40] + [5] * 8
+    assert [r for call in calls[1:] for r in call["resources"]] == asked
+
+    # The size is kept: the next call goes straight to the eight chunks.
+    before = len(requests_at(emulator, PREAUTHORIZE))
+    _, again = preauthorize(client, list(reversed(asked)))
+    assert again == {"resources": list(reversed(expected))}
+    assert [len(r["resources"]) for r in requests_at(emulator, PREAUTHORIZE)[before:]] == [5] * 8
+
+
+def test_a_chunk_that_fails_leaves_the_permits_of_the_others_and_says_p100(client, emulator):
+    asked = resources(12)
+    admin(emulator, "limits", {"maxPreauthorizeResources": 5})
+    preauthorize(client, asked)  # learns the size: 12 refused, then 5 + 5 + 2
+    # The next call of the first chunk fails (HTTP 500, not retried).
+    admin(emulator, "faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "status", "value": 500, "count": 1})
+    notes, result = preauthorize(client, asked)
+    # The permits of the chunks answered (asked[6], asked[9]) are kept; the first chunk's (asked[0], asked[3]) are not known.
+    assert result == {"resources": [asked[6], asked[9]]}
+    statuses = [n["params"] for n in notes if n["method"] == "status"]
+    assert [s["id"] for s in statuses] == ["P100"]
+    assert statuses[0]["level"] == "error" and statuses[0]["details"] == "No decision for 5 of 12 resources"
+
+
+def test_items_whose_decision_says_retry_are_asked_again_alone(client, emulator):
+    asked = resources(6)
+    # asked[3] (permitted) fails twice with a retry error, then is answered; asked[1] keeps failing.
+    admin(emulator, "item-errors", {"resource": asked[3], "code": "network_received_error", "count": 2})
+    admin(emulator, "item-errors", {"resource": asked[1], "code": "network_connection_timeout", "count": 10})
+    notes, result = preauthorize(client, asked)
+    assert result == {"resources": [asked[0], asked[3]]}
+    calls = requests_at(emulator, PREAUTHORIZE)
+    assert [c["resources"] for c in calls] == [asked, [asked[1], asked[3]], [asked[1], asked[3]]]
+    # asked[1] never got a decision: P100 names how many.
+    statuses = [n["params"] for n in notes if n["method"] == "status"]
+    assert [(s["id"], s.get("details")) for s in statuses] == [("P100", "No decision for 1 of 6 resources")]
+
+
+def test_a_retry_error_answered_on_the_first_retry_costs_one_more_call(client, emulator):
+    asked = resources(3)
+    admin(emulator, "item-errors", {"resource": asked[0], "code": "maximum_execution_time_exceeded", "count": 1})
+    notes, result = preauthorize(client, asked)
+    assert result == {"resources": [asked[0]]}
+    assert [c["resources"] for c in requests_at(emulator, PREAUTHORIZE)] == [asked, [asked[0]]]
+    assert [n["method"] for n in notes] == ["preauthorizedResources"]
+
+
+def test_permits_under_a_degradation_rule_say_z010(client, emulator):
+    asked = resources(4)
+    admin(emulator, "degradation", {"mvpd": "MockMVPD", "rule": "AuthZAll"})
+    notes, result = preauthorize(client, asked)
+    # AuthZAll permits everything, and the host is told why.
+    assert result == {"resources": asked}
+    assert [n["method"] for n in notes] == ["preauthorizedResources", "status"]
+    assert notes[1]["params"] == {"id": "Z010", "level": "warning", "message": "Preauthorized under a degradation rule"}
+    # The rule lifted: the MVPD's own decisions again, no Z010.
+    admin(emulator, "degradation", {"mvpd": "MockMVPD", "rule": None})
+    notes, result = preauthorize(client, asked)
+    assert result == {"resources": [asked[0], asked[3]]}
+    assert [n["method"] for n in notes] == ["preauthorizedResources"]

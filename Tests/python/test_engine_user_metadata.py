@@ -1,0 +1,43 @@
+"""getMetadata {opCode: METADATA_USER_META} without userMetaKey over the real daemon and emulator: the whole user
+metadata object in the SDK's shape, `{updated, encrypted, data}` (Protocol/README.md, Values); with userMetaKey,
+one attribute as before."""
+import json
+import pathlib
+
+from rpc_helper import REDIRECT_URL, check_against_openrpc, follow_to_redirect_url
+
+DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
+PROFILE_TTL_MS = 86_400_000  # the emulator's default profileTTLSeconds
+
+
+def login(client):
+    start = client.mark()
+    get = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    url = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
+    assert client.call("handleExternalURL", {"url": follow_to_redirect_url(url)})["status"] == 1
+    assert client.response(get, start)[1]["result"]["status"] == 1
+
+
+def test_user_metadata_without_a_key_is_the_whole_object(daemon):
+    client = daemon.client()
+    assert client.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    whole = {"opCode": "METADATA_USER_META"}
+    assert client.call("getMetadata", whole) == {"metadata": None, "encrypted": False, "key": 3, "arguments": whole}
+    login(client)
+    notAfter = client.call("getMetadata", {"opCode": 0})["metadata"]
+    zip_code = client.call("getMetadata", {"opCode": 3, "userMetaKey": "zip"})
+    assert zip_code["encrypted"] is True and isinstance(zip_code["metadata"], str)
+
+    notes, response = client.exchange("getMetadata", whole)
+    expected = {"updated": (notAfter - PROFILE_TTL_MS) // 1000, "encrypted": ["zip"],
+                "data": {"userID": "demo-user-0001", "householdID": "demo-household-0001", "zip": zip_code["metadata"]}}
+    assert response["result"] == {"metadata": expected, "encrypted": False, "key": 3, "arguments": whole}
+    assert [n["method"] for n in notes] == ["setMetadataStatus"] and notes[0]["params"] == response["result"]
+    # By number too; a key still names one attribute.
+    assert client.call("getMetadata", {"opCode": 3})["metadata"] == expected
+    assert client.call("getMetadata", {"opCode": 3, "userMetaKey": "householdID"})["metadata"] == "demo-household-0001"
+    client.close()
+    assert check_against_openrpc(client.transcript, DOCUMENT) > 0
