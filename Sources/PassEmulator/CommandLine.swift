@@ -96,7 +96,8 @@ public enum PassEmulatorCommand {
         text: """
               GET    /__admin/clock          -> {nowMillis}
               POST   /__admin/clock          {advanceSeconds} or {setMillis} -> {nowMillis}
-              POST   /__admin/reset          forget clients, sessions, profiles, passes, faults; system clock again
+              POST   /__admin/reset          forget clients, sessions, profiles, passes, faults, the request log,
+                                             platform services switched off; system clock again
               POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, malformed,
                                              truncated, contentType, drop, throttle, redirect
               DELETE /__admin/faults         remove every fault
@@ -105,6 +106,10 @@ public enum PassEmulatorCommand {
               DELETE /__admin/throttle       switches it off
               GET    /__admin/public-key     PEM of the media-token key
               POST   /__admin/partner-saml   {providerId, username, password, request} -> {samlResponse}
+              POST   /__admin/platform-services  {serviceProvider, mvpd, enablePlatformServices} switches an
+                                             MVPD's single sign-on off (false) or back as configured (true)
+              GET    /__admin/requests       {requests: [{method, path, query}]}: the last 1,000 requests
+                                             outside /__admin/, oldest first
 
             """)
 

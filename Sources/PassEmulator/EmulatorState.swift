@@ -22,6 +22,30 @@ struct EmulatorState {
     var faults: [Fault] = []
     /// The built-in throttle and its buckets, or nil when off.
     var throttle: Throttle?
+    /// The last `RequestLog.limit` requests outside `/__admin/`, oldest first (`GET /__admin/requests`).
+    var requestLog = RequestLog()
+    /// MVPDs whose platform services (single sign-on) were switched off at run time (`POST /__admin/platform-services`).
+    var platformServicesOff: Set<MVPDKey> = []
+}
+
+/// An MVPD of one service provider.
+struct MVPDKey: Hashable {
+    var serviceProvider: String
+    var mvpd: String
+}
+
+/// What the emulator received, for tests that check what a client sent: method, path and decoded query of each
+/// request, never its headers or body (they carry credentials).
+struct RequestLog {
+    static let limit = 1000
+    private(set) var entries: [JSON] = []
+
+    mutating func record(_ request: HTTPRequest) {
+        var query = JSONObject()
+        for (name, value) in request.query.sorted(by: { $0.key < $1.key }) { query[name] = .string(value) }
+        entries.append(.object(["method": .string(request.method), "path": .string(request.path), "query": .object(query)]))
+        if entries.count > Self.limit { entries.removeFirst(entries.count - Self.limit) }
+    }
 }
 
 struct Client {

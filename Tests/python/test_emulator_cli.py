@@ -26,7 +26,7 @@ def test_help_lists_every_option_and_admin_call(bin_dir):
     assert "\n  TOKEN                A media token's serializedToken.\n" in help_.stdout
     for call in ["GET    /__admin/clock", "POST   /__admin/clock", "POST   /__admin/reset", "POST   /__admin/faults", "DELETE /__admin/faults",
                  "GET    /__admin/throttle", "POST   /__admin/throttle", "DELETE /__admin/throttle", "GET    /__admin/public-key",
-                 "POST   /__admin/partner-saml"]:
+                 "POST   /__admin/partner-saml", "POST   /__admin/platform-services", "GET    /__admin/requests"]:
         assert call in help_.stdout, call
     assert "Sources/PassEmulator/README.md" in help_.stdout
     for kind in ["latency", "status,", "malformed", "truncated", "contentType", "drop", "throttle", "redirect"]:
