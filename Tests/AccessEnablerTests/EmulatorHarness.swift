@@ -74,6 +74,13 @@ final class EmulatorProcess: @unchecked Sendable {
 
     func clearFaults() async throws { try await admin("DELETE", "/__admin/faults", nil) }
 
+    /// Switches `mvpd`'s platform services (single sign-on) under `serviceProvider` off or back on.
+    func platformServices(_ serviceProvider: String, mvpd: String, enabled: Bool) async throws {
+        try await admin(
+            "POST", "/__admin/platform-services",
+            ["serviceProvider": .string(serviceProvider), "mvpd": .string(mvpd), "enablePlatformServices": .bool(enabled)])
+    }
+
     private func admin(_ method: String, _ path: String, _ body: JSONObject?) async throws {
         var request = URLRequest(url: baseURL.appendingPathComponent(String(path.dropFirst())))
         request.httpMethod = method

@@ -39,8 +39,9 @@ import JSON
 ///
 /// With `configuration.partnerSSO` (Adobe's "Apple SSO Cookbook (REST API V2)", steps 2–4) the host's TV-provider account takes
 /// part: setRequestor exchanges it silently for a profile (only setRequestorComplete fires) or adds status
-/// VSA403 / VSA404 / APPL_ERROR after setRequestorComplete(1); checkAuthentication reports those instead of N000
-/// and 0 for a partner profile whose platform account no longer stands; getAuthentication shows the platform's
+/// VSA403 / VSA404 / APPL_ERROR after setRequestorComplete(1) (APPL_ERROR also when the exchange's SAML request
+/// fails at the host); checkAuthentication reports those instead of N000 and 0 for a partner profile whose platform
+/// account no longer stands or whose MVPD no longer has platform services (SSO disabled); getAuthentication shows the platform's
 /// picker (presentTvProviderDialog … dismissTvProviderDialog) and falls back to displayProviderDialog after
 /// VSA403, VSA404, VSA503, APPL_ERROR, N003, N004 or N005, or to the provider's login page (no status) for a
 /// provider without partner SSO; logout of a partner profile adds status VSA203. See `PartnerSSOProvider`.
