@@ -146,6 +146,30 @@ final class ParamValidationTests: XCTestCase {
         XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setRequestor REF []"])
     }
 
+    /// getAuthentication's filter object: a featured MVPD must also be a TV provider (Adobe's "iOS/tvOS API
+    /// Reference", getAuthentication:filter); the refusal names every id outside TV_PROVIDERS, once.
+    func testAFeaturedProviderOutsideTVProvidersIsRefusedNamingIt() throws {
+        let harness = try Harness()
+        harness.call("setRequestor", ["requestorID": "REF"])
+        let filter: JSON = ["TV_PROVIDERS": ["MockSSO"], "FEATURED_TV_PROVIDERS": ["MockPicker", "MockSSO", "Other", "MockPicker"]]
+        let refused = invalidParams(harness.call("getAuthentication", ["filter": filter]))
+        XCTAssertEqual(refused?.data?["param"], "filter")
+        XCTAssertEqual(
+            refused?.message,
+            "Invalid params: 'filter' FEATURED_TV_PROVIDERS has 'MockPicker', 'Other', not in TV_PROVIDERS"
+                + " (featured MVPDs must be TV providers too)")
+        XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setRequestor REF []"])
+        // A subset, or either list alone, is accepted.
+        for accepted: JSON in [
+            ["TV_PROVIDERS": ["MockSSO", "MockPicker"], "FEATURED_TV_PROVIDERS": ["MockPicker"]], ["FEATURED_TV_PROVIDERS": ["Other"]],
+            ["TV_PROVIDERS": ["MockSSO"]],
+        ] {
+            guard case .result? = harness.call("getAuthentication", ["filter": accepted]).last else {
+                return XCTFail("refused \(accepted)")
+            }
+        }
+    }
+
     func testPositionalParamsAreRejected() throws {
         let harness = try Harness()
         let error = invalidParams(harness.call("setRequestor", ["REF"]))
