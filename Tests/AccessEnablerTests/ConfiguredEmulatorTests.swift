@@ -31,16 +31,17 @@ final class ConfiguredEmulatorTests: EmulatorTestCase {
         return ["--config", file.path]
     }
 
-    func testZeroMVPDsEndsWithGenericAuthenticationErrorAndNoPicker() async throws {
+    /// Adobe's "iOS/tvOS API Reference" (errors): "Provider not Available Error" when no providers are available.
+    func testZeroMVPDsEndsWithProviderNotAvailableErrorAndNoPicker() async throws {
         let client = try makeClient()
         let status = await client.engine.setRequestor("EMPTY", serviceProviders: nil)
         XCTAssertEqual(status.status, 1)
         XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)])
         let result = await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil)
-        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
+        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Provider not Available Error"))
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.count, 2)
-        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Generic Authentication Error"))
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Provider not Available Error"))
         assertTracking(callbacks[safe: 1], event: 0, head: ["false", nil, nil, nil])
         XCTAssertFalse(callbacks.contains { if case .displayProviderDialog = $0 { true } else { false } })
     }

@@ -68,6 +68,7 @@ public protocol AccessEnabler: Sendable {
 
     /// Runs the login flow: returns at once when authenticated (unless `forceAuthn`), else shows the picker
     /// (displayProviderDialog) and returns when the flow ends (handleExternalURL, second-screen poll, cancel).
+    /// A requestor without MVPDs ends it at once with "Provider not Available Error" and no picker.
     /// `data` is sent as the promotional TempPass identity (`AP-TempPass-Identity`); `filter` narrows the
     /// platform's picker (partner SSO) only, never the provider dialog.
     func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus

@@ -48,8 +48,9 @@ extension Engine {
                     .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
                 waiter.resume(returning: outcome)
             case .refused(let waiter, cancelled: false):
+                // No MVPD to pick from (Adobe's "iOS/tvOS API Reference", errors: no providers are available).
                 waiter.resume(
-                    returning: report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
+                    returning: report(.failed(SDKErrorCode.providerNotAvailable), requestor: requestor, profile: nil, cached: false))
             }
             endTurn(turn, waitsOnHost: true)
         }
