@@ -69,7 +69,7 @@ export type OpCode = 'METADATA_AUTHENTICATION' | 'METADATA_AUTHORIZATION' | 'MET
 /** Host→daemon methods: their params and results. */
 export interface Methods {
   init: { params: { softwareStatement?: string; redirectUrl?: string; webView?: boolean; partnerSSO?: string }; result: {} };
-  setOptions: { params: { applicationProfile?: string; visitorID?: string; device_info?: string; handleSVC?: boolean; [option: string]: unknown }; result: {} };
+  setOptions: { params: { applicationProfile?: string; visitorID?: string; device_info?: string; handleSVC?: boolean }; result: {} };
   setRequestor: { params: { requestorID: string; serviceProviders?: string[] }; result: { status: 0 | 1 } & Reasons };
   checkAuthentication: { params: {}; result: AuthenticationStatus };
   getAuthentication: {

@@ -46,10 +46,11 @@ import JSON
 /// VSA403, VSA404, VSA503, APPL_ERROR, N003, N004 or N005, or to the provider's login page (no status) for a
 /// provider without partner SSO; logout of a partner profile adds status VSA203. See `PartnerSSOProvider`.
 public protocol AccessEnabler: Sendable {
-    /// Sets `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON, → `X-Device-Info` instead of
-    /// the computed one) and `handleSVC` (true: login and logout pages are sent with `useSVC: true`); other keys,
-    /// `applicationProfile` included (REST API V2 has no place for it), are ignored. Applies to the next
-    /// request. Never queued.
+    /// Sets `applicationProfile` (→ the `profile` query parameter of setRequestor's configuration requests),
+    /// `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON, → `X-Device-Info` instead of the
+    /// computed one) and `handleSVC` (true: login and logout pages are sent with `useSVC: true`); the keys are
+    /// `Options.stringKeys` and `Options.boolKeys`, other keys are ignored. Applies to the next request. Never
+    /// queued.
     func setOptions(_ options: JSONObject)
 
     /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently
