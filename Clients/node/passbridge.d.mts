@@ -35,6 +35,7 @@ export interface MVPD {
   displayInPlatformPicker: boolean;
   platformMappingId: string | null;
   isTempPass: boolean;
+  requiresSVC: boolean;
 }
 
 /** status 1 authenticated (errorCode ""), 0 not (errorCode says which). */

@@ -1,14 +1,16 @@
 """setOptions and the requestor's configuration as the SDK reference describes them, through the real daemon on the
 real emulator: `applicationProfile` goes out as the configuration request's `profile` (checked in the emulator's
-request log, `GET /__admin/requests`), a requestor without MVPDs ends the login with "Provider not Available
-Error", and setOptions refuses a key it does not know as every other method does (Protocol/README.md "Values", "Errors")."""
+request log, `GET /__admin/requests`), `handleSVC` gives `useSVC: true` only to the pages of an MVPD whose
+configuration has `requiresSVC`, a requestor without MVPDs ends the login with "Provider not Available Error", and
+setOptions refuses a key it does not know as every other method does (Protocol/README.md "Values", "Errors")."""
 import json
 import urllib.request
 
 import pytest
 
 from emulator_fixtures import EmulatorProcess
-from rpc_helper import REDIRECT_URL, RpcError, SocketDaemon, daemon_args, notifications_named
+from rpc_helper import (NOT_AUTHENTICATED, REDIRECT_URL, RpcError, SocketDaemon, daemon_args, follow_to_redirect_url,
+                        notifications_named)
 
 # REF: one MVPD whose pages need the Safari View Controller and one whose pages do not; EMPTY: no MVPD at all.
 CONFIG = {
@@ -69,6 +71,53 @@ def test_without_application_profile_the_configuration_request_has_no_query(app,
     assert app.call("setOptions", {"applicationProfile": ""}) == {}
     assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     assert [r["query"] for r in configuration_requests(emulator)] == [{}, {}]
+
+
+# ------------------------------------------------------------------------------------------------ handleSVC
+
+def login_and_logout_pages(client, mvpd: str) -> list[dict]:
+    """Logs in with `mvpd` and logs out again, following both pages; returns the two navigateToUrl params."""
+    start = client.mark()
+    get_id = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    notes, response = client.exchange("setSelectedProvider", {"mvpdId": mvpd})
+    assert response["result"] == {}
+    login = notes[-1]
+    assert login["method"] == "navigateToUrl"
+    assert client.call("handleExternalURL", {"url": follow_to_redirect_url(login["params"]["url"])}) == {"status": 1, "errorCode": ""}
+    assert client.response(get_id, start)[1]["result"] == {"status": 1, "errorCode": ""}
+    start = client.mark()
+    logout_id = client.send("logout")
+    _, logout = client.notification("navigateToUrl", start)
+    client.call("handleExternalURL", {"url": follow_to_redirect_url(logout["params"]["url"])})
+    assert client.response(logout_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    return [login["params"], logout["params"]]
+
+
+def test_handle_svc_gives_use_svc_only_to_the_mvpd_that_requires_it(configured):
+    assert configured.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert configured.call("setOptions", {"handleSVC": True}) == {}
+    assert configured.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert [page.get("useSVC") for page in login_and_logout_pages(configured, "SVCCable")] == [True, True]
+    # The other MVPD's pages are plain navigateToUrl: no useSVC member (false).
+    assert [page.get("useSVC", False) for page in login_and_logout_pages(configured, "PlainCable")] == [False, False]
+
+
+def test_the_mvpd_objects_say_which_mvpd_requires_svc(configured):
+    assert configured.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert configured.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = configured.mark()
+    get_id = configured.send("getAuthentication")
+    _, dialog = configured.notification("displayProviderDialog", start)
+    assert {m["ID"]: m["requiresSVC"] for m in dialog["params"]["mvpds"]} == {"SVCCable": True, "PlainCable": False}
+    configured.call("setSelectedProvider", {"mvpdId": None})
+    configured.response(get_id, start)
+
+
+def test_without_handle_svc_no_page_has_use_svc(configured):
+    assert configured.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert configured.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert [page.get("useSVC", False) for page in login_and_logout_pages(configured, "SVCCable")] == [False, False]
 
 
 # --------------------------------------------------------------------------------------------- no providers

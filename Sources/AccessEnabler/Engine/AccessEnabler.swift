@@ -48,9 +48,9 @@ import JSON
 public protocol AccessEnabler: Sendable {
     /// Sets `applicationProfile` (→ the `profile` query parameter of setRequestor's configuration requests),
     /// `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON, → `X-Device-Info` instead of the
-    /// computed one) and `handleSVC` (true: login and logout pages are sent with `useSVC: true`); the keys are
-    /// `Options.stringKeys` and `Options.boolKeys`, other keys are ignored. Applies to the next request. Never
-    /// queued.
+    /// computed one) and `handleSVC` (true: the login and logout pages of an MVPD with `requiresSVC` are sent with
+    /// `useSVC: true`, other MVPDs' with false); the keys are `Options.stringKeys` and `Options.boolKeys`, other
+    /// keys are ignored. Applies to the next request. Never queued.
     func setOptions(_ options: JSONObject)
 
     /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently

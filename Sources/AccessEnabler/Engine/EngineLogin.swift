@@ -154,7 +154,7 @@ extension Engine {
             guard let code = session.code, let url = session.url else { break }
             if configuration.webView {
                 _ = machine.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))
-                let useSVC = shared.withLock { $0.options.handleSVC }
+                let useSVC = shared.withLock { $0.options.useSVC(for: mvpd) }
                 delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
             } else {
                 let notAfter = session.notAfter ?? clock.nowMillis() + 1_800_000

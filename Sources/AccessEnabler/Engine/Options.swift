@@ -14,6 +14,8 @@ public struct Options: Sendable {
     var visitorID: String?
     /// Base64 JSON given by the host; replaces the computed X-Device-Info.
     var deviceInfo: String?
+    /// The host presents the Safari View Controller itself: the pages of an MVPD with `requiresSVC` are sent with
+    /// `useSVC: true`.
     var handleSVC = false
 
     mutating func apply(_ options: JSONObject) {
@@ -22,6 +24,11 @@ public struct Options: Sendable {
         if let value = options["device_info"] { deviceInfo = value.stringValue }
         if let value = options["handleSVC"] { handleSVC = value.boolValue ?? false }
     }
+
+    /// Whether a login or logout page of `mvpd` goes to the host with `useSVC: true` (Adobe's "iOS/tvOS API
+    /// Reference", `navigateToUrl:useSVC:`): only with `handleSVC` set, and only for an MVPD whose configuration
+    /// says it requires the Safari View Controller.
+    func useSVC(for mvpd: MVPD?) -> Bool { handleSVC && mvpd?.requiresSVC == true }
 }
 
 /// State read synchronously by the never-queued calls (under `Engine.shared`).
