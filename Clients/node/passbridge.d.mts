@@ -35,6 +35,7 @@ export interface MVPD {
   displayInPlatformPicker: boolean;
   platformMappingId: string | null;
   isTempPass: boolean;
+  requiresSVC: boolean;
 }
 
 /** status 1 authenticated (errorCode ""), 0 not (errorCode says which). */
@@ -69,7 +70,7 @@ export type OpCode = 'METADATA_AUTHENTICATION' | 'METADATA_AUTHORIZATION' | 'MET
 /** Host→daemon methods: their params and results. */
 export interface Methods {
   init: { params: { softwareStatement?: string; redirectUrl?: string; webView?: boolean; partnerSSO?: string }; result: {} };
-  setOptions: { params: { applicationProfile?: string; visitorID?: string; device_info?: string; handleSVC?: boolean; [option: string]: unknown }; result: {} };
+  setOptions: { params: { applicationProfile?: string; visitorID?: string; device_info?: string; handleSVC?: boolean }; result: {} };
   setRequestor: { params: { requestorID: string; serviceProviders?: string[] }; result: { status: 0 | 1 } & Reasons };
   checkAuthentication: { params: {}; result: AuthenticationStatus };
   getAuthentication: {

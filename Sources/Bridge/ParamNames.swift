@@ -4,16 +4,14 @@ import JSONRPC
 
 /// The param names each host→daemon method takes, as `Protocol/openrpc.json` lists them; a name
 /// outside them is refused with -32602 naming it and the closest known name (Protocol/README.md "Errors").
+/// Every method is closed, `setOptions` included: its keys are `Options.stringKeys` and `Options.boolKeys`, which
+/// the document lists as its params (BridgeTests check that both agree).
 enum ParamNames {
-    /// Methods whose params are an open dictionary in the SDK: any name is passed on.
-    static let open: Set<String> = ["setOptions"]
-
     /// Method name → its param names, as listed in the OpenRPC document (daemon-to-host entries left out).
     static let byMethod: [String: [String]] = OpenRPC.paramNames
 
     /// Throws -32602 for the first param of `params` (in name order) that `method` does not take.
     static func refuseUnknown(_ params: Params, method: String) throws(ErrorObject) {
-        guard !open.contains(method) else { return }
         let known = byMethod[method] ?? []
         for name in params.object.keys.sorted() where !known.contains(name) {
             guard let closest = Text.closest(to: name, in: known) else {

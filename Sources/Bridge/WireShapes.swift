@@ -4,7 +4,7 @@ import JSON
 /// JSON shapes of the engine's values on the wire (Protocol/README.md).
 enum Wire {
     /// `{ID, displayName, logoURL, enablePlatformServices, boardingStatus, displayInPlatformPicker,
-    /// platformMappingId, isTempPass}`; absent strings are null, absent flags false.
+    /// platformMappingId, isTempPass, requiresSVC}`; absent strings are null, absent flags false.
     static func mvpd(_ mvpd: MVPD) -> JSON {
         .object([
             "ID": .string(mvpd.ID),
@@ -15,6 +15,7 @@ enum Wire {
             "displayInPlatformPicker": .bool(mvpd.displayInPlatformPicker),
             "platformMappingId": optional(mvpd.platformMappingId),
             "isTempPass": .bool(mvpd.isTempPass),
+            "requiresSVC": .bool(mvpd.requiresSVC),
         ])
     }
 

@@ -47,6 +47,17 @@ extension Emulator {
         case ("DELETE", ["throttle"]):
             state.withLock { $0.throttle = nil }
             return .json(200, [:])
+        case ("POST", ["platform-services"]):
+            let body = try adminBody(request)
+            guard let sp = body["serviceProvider"]?.stringValue, let id = body["mvpd"]?.stringValue,
+                let enabled = body["enablePlatformServices"]?.boolValue
+            else { return .json(400, ["error": "expected {serviceProvider, mvpd, enablePlatformServices}"]) }
+            guard config.serviceProvider(sp)?.mvpd(id) != nil else { return .json(404, ["error": "no such MVPD of that service provider"]) }
+            let key = MVPDKey(serviceProvider: sp, mvpd: id)
+            state.withLock { state in
+                if enabled { state.platformServicesOff.remove(key) } else { state.platformServicesOff.insert(key) }
+            }
+            return .json(200, ["enablePlatformServices": .bool(enabled)])
         case ("GET", ["public-key"]):
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-pem-file")], body: Array(key.publicKeyPEM.utf8))
         case ("POST", ["partner-saml"]):

@@ -96,7 +96,8 @@ public enum PassEmulatorCommand {
         text: """
               GET    /__admin/clock          -> {nowMillis}
               POST   /__admin/clock          {advanceSeconds} or {setMillis} -> {nowMillis}
-              POST   /__admin/reset          forget clients, sessions, profiles, passes, faults, rules; system clock again
+              POST   /__admin/reset          forget clients, sessions, profiles, passes, faults, rules, the request log,
+                                             platform services switched off; system clock again
               POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, malformed,
                                              truncated, contentType, drop, throttle, redirect
               DELETE /__admin/faults         remove every fault
@@ -108,7 +109,10 @@ public enum PassEmulatorCommand {
               POST   /__admin/limits         {maxAuthorizeResources?, maxPreauthorizeResources?} per call (0 = none)
               POST   /__admin/degradation    {mvpd, rule}: AuthNAll, AuthZAll, AuthZNone, or null to lift it
               POST   /__admin/item-errors    {resource, code, count?}: the next decisions for it carry that error
-              GET    /__admin/requests       the REST V2 and DCR calls received since the last reset
+              POST   /__admin/platform-services  {serviceProvider, mvpd, enablePlatformServices} switches an
+                                             MVPD's single sign-on off (false) or back as configured (true)
+              GET    /__admin/requests       {requests: [{method, path, query, resources?}]}: the REST V2 and DCR
+                                             calls received since the last reset (the latest 10,000), oldest first
 
             """)
 

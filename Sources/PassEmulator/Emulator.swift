@@ -29,9 +29,10 @@ public final class Emulator: HTTPResponder, Sendable {
     /// Applies the throttle, then any matching fault, routes the request, and stamps the `Date` header from the
     /// emulator's clock.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
+        let admin = request.path.hasPrefix("/__admin/")
         record(request)
         let refused = throttled(request)
-        let fault = refused != nil || request.path.hasPrefix("/__admin/") ? nil : takeFault(for: request)
+        let fault = refused != nil || admin ? nil : takeFault(for: request)
         var response: HTTPResponse
         if let fault, fault.kind == .latency {
             usleep(useconds_t(max(0, min(fault.value?.intValue ?? 0, 120_000)) * 1000))

@@ -131,6 +131,9 @@ public struct MVPDConfig: Sendable {
     public var enablePlatformServices: Bool
     public var boardingStatus: String?
     public var displayInPlatformPicker: Bool
+    /// The MVPD's pages must open in a Safari View Controller: sent as `requiresSVC: true` in the configuration
+    /// answer (PassBridge's own member; REST API V2's MVPD object has none for it).
+    public var requiresSVC: Bool
     /// Partner frameworks (e.g. `Apple`) this MVPD exchanges profiles with; needs boardingStatus SUPPORTED.
     public var partnerSSO: [String]
 
@@ -160,6 +163,7 @@ public struct MVPDConfig: Sendable {
         enablePlatformServices = try reader.bool("enablePlatformServices", default: false)
         boardingStatus = try reader.optionalString("boardingStatus")
         displayInPlatformPicker = try reader.bool("displayInPlatformPicker", default: false)
+        requiresSVC = try reader.bool("requiresSVC", default: false)
         partnerSSO = try reader.strings("partnerSSO")
     }
 }

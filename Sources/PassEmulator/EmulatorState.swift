@@ -28,6 +28,14 @@ struct EmulatorState {
     var requests: [LoggedRequest] = []
     /// Platform-identity and service-token logins, by identity, then by MVPD id (`SingleSignOn.swift`).
     var ssoLogins: [SSOIdentity: [String: SSOLogin]] = [:]
+    /// MVPDs whose platform services (single sign-on) were switched off at run time (`POST /__admin/platform-services`).
+    var platformServicesOff: Set<MVPDKey> = []
+}
+
+/// An MVPD of one service provider.
+struct MVPDKey: Hashable {
+    var serviceProvider: String
+    var mvpd: String
 }
 
 struct Client {

@@ -31,7 +31,7 @@ extension Emulator {
             let session = fallbackSession(provider)
             return .json(200, sessionBody(session, next: session.mvpd == nil ? "resume" : "authenticate", reason: "pfs_fallback"))
         }
-        guard mvpd.supportsPartnerSSO(partner) else {
+        guard mvpd.supportsPartnerSSO(partner), platformServices(of: mvpd, in: sp) else {
             return .json(200, sessionBody(fallbackSession(mvpd), next: "authenticate", reason: "configuration_fallback"))
         }
         let sessionID = Random.uuid()

@@ -34,15 +34,20 @@ struct Rules {
     static let degradationRules = ["AuthNAll", "AuthZAll", "AuthZNone"]
 }
 
-/// One REST V2 or DCR call as received, for `GET /__admin/requests`.
+/// One REST V2 or DCR call as received, for `GET /__admin/requests`: never its headers, nor a body other than a
+/// decision's resources (they carry credentials).
 struct LoggedRequest {
     var method: String
     var path: String
+    /// The query, decoded (name → value).
+    var query: [String: String]
     /// The `resources` of a decisions call, as sent.
     var resources: [String]?
 
     var json: JSON {
-        var object: JSONObject = ["method": .string(method), "path": .string(path)]
+        var decoded = JSONObject()
+        for (name, value) in query.sorted(by: { $0.key < $1.key }) { decoded[name] = .string(value) }
+        var object: JSONObject = ["method": .string(method), "path": .string(path), "query": .object(decoded)]
         if let resources { object["resources"] = .array(resources.map { .string($0) }) }
         return .object(object)
     }
@@ -116,7 +121,7 @@ extension Emulator {
         if request.path.contains("/decisions/"), let body = try? JSON.parse(request.body) {
             resources = body["resources"]?.arrayValue?.compactMap(\.stringValue)
         }
-        let entry = LoggedRequest(method: request.method, path: request.path, resources: resources)
+        let entry = LoggedRequest(method: request.method, path: request.path, query: request.query, resources: resources)
         state.withLock { state in
             state.requests.append(entry)
             if state.requests.count > Self.requestLogLimit { state.requests.removeFirst(state.requests.count - Self.requestLogLimit) }

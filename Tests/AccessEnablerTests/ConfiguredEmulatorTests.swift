@@ -14,12 +14,15 @@ final class ConfiguredEmulatorTests: EmulatorTestCase {
                 ["id": "EMPTY", "name": "No MVPDs", "domains": [["name": "adobe.com", "mvpdInitiated": false]], "mvpds": []],
                 [
                     "id": "REF", "name": "Reference Programmer", "domains": [["name": "adobe.com", "mvpdInitiated": false]],
-                    "mvpds": [["id": "MockMVPD", "displayName": "Mock Cable", "logoUrl": .string(logo)]],
+                    "mvpds": [
+                        ["id": "MockMVPD", "displayName": "Mock Cable", "logoUrl": .string(logo)],
+                        ["id": "SVCCable", "displayName": "Cable that needs SVC", "requiresSVC": true],
+                    ],
                 ],
             ],
             "users": [
                 [
-                    "username": "demo", "password": "demo", "mvpds": ["MockMVPD"],
+                    "username": "demo", "password": "demo", "mvpds": ["MockMVPD", "SVCCable"],
                     "attributes": ["userID": ["value": "u-1", "state": "plain"]],
                     "entitlements": ["ch1": ["permit": true], "ch3": ["permit": false, "details": .string(Self.denialDetails)]],
                 ]
@@ -31,18 +34,65 @@ final class ConfiguredEmulatorTests: EmulatorTestCase {
         return ["--config", file.path]
     }
 
-    func testZeroMVPDsEndsWithGenericAuthenticationErrorAndNoPicker() async throws {
+    /// Adobe's "iOS/tvOS API Reference" (errors): "Provider not Available Error" when no providers are available.
+    func testZeroMVPDsEndsWithProviderNotAvailableErrorAndNoPicker() async throws {
         let client = try makeClient()
         let status = await client.engine.setRequestor("EMPTY", serviceProviders: nil)
         XCTAssertEqual(status.status, 1)
         XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)])
         let result = await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil)
-        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Generic Authentication Error"))
+        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Provider not Available Error"))
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.count, 2)
-        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Generic Authentication Error"))
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Provider not Available Error"))
         assertTracking(callbacks[safe: 1], event: 0, head: ["false", nil, nil, nil])
         XCTAssertFalse(callbacks.contains { if case .displayProviderDialog = $0 { true } else { false } })
+    }
+
+    /// The pages a login or logout opens, as `navigateToUrl`'s (url, useSVC).
+    func pages(_ client: Client) -> [(String, Bool)] {
+        client.delegate.take().compactMap { if case .navigate(let url, let useSVC) = $0 { (url, useSVC) } else { nil } }
+    }
+
+    /// With `handleSVC`, only an MVPD whose configuration has `requiresSVC` gets `useSVC: true`, on its login page and
+    /// on its logout page; another MVPD's pages keep false (Adobe's "iOS/tvOS API Reference", navigateToUrl:useSVC:).
+    func testHandleSVCSetsUseSVCOnlyForTheMVPDThatRequiresIt() async throws {
+        for (mvpd, required) in [("SVCCable", true), ("MockMVPD", false)] {
+            let client = try makeClient()
+            await ready(client)
+            client.engine.setOptions(["handleSVC": true])
+            let flow = await startLoginAtPicker(client)
+            let selection = await client.engine.setSelectedProvider(mvpd)
+            XCTAssertEqual(selection, .started, mvpd)
+            let login = pages(client)
+            XCTAssertEqual(login.map(\.1), [required], mvpd)
+            let end = try await Browser().open(try XCTUnwrap(login.first?.0), fields: ["username": "demo", "password": "demo"])
+            guard case .redirected(let redirect) = end else { return XCTFail("\(mvpd): login did not reach the redirect URL") }
+            _ = try await client.engine.handleExternalURL(redirect)
+            let loggedIn = await flow.value
+            XCTAssertEqual(loggedIn, AuthenticationStatus(status: 1, errorCode: ""), mvpd)
+            _ = client.delegate.take()
+            let logout = Task { await client.engine.logout() }
+            let navigated = await client.delegate.wait { if case .navigate = $0 { true } else { false } }
+            XCTAssertTrue(navigated, mvpd)
+            let logoutPages = pages(client)
+            XCTAssertEqual(logoutPages.map(\.1), [required], mvpd)
+            let left = try await Browser().open(try XCTUnwrap(logoutPages.first?.0), fields: [:])
+            guard case .redirected(let back) = left else { return XCTFail("\(mvpd): logout page did not redirect") }
+            _ = try await client.engine.handleExternalURL(back)
+            _ = await logout.value
+        }
+    }
+
+    func testWithoutHandleSVCNoPageHasUseSVC() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let flow = await startLoginAtPicker(client)
+        let selection = await client.engine.setSelectedProvider("SVCCable")
+        XCTAssertEqual(selection, .started)
+        XCTAssertEqual(pages(client).map(\.1), [false])
+        await client.engine.cancel()
+        _ = await flow.value
     }
 
     func testDenialDetailsWithQuotesURLsAndNonASCIIArriveIntact() async throws {

@@ -77,6 +77,13 @@ final class EmulatorProcess: @unchecked Sendable {
     /// `POST /__admin/{name}` of the emulator's rules (`limits`, `degradation`, `item-errors`).
     func rule(_ name: String, _ body: JSONObject) async throws { try await admin("POST", "/__admin/\(name)", body) }
 
+    /// Switches `mvpd`'s platform services (single sign-on) under `serviceProvider` off or back on.
+    func platformServices(_ serviceProvider: String, mvpd: String, enabled: Bool) async throws {
+        try await admin(
+            "POST", "/__admin/platform-services",
+            ["serviceProvider": .string(serviceProvider), "mvpd": .string(mvpd), "enablePlatformServices": .bool(enabled)])
+    }
+
     private func admin(_ method: String, _ path: String, _ body: JSONObject?) async throws {
         var request = URLRequest(url: baseURL.appendingPathComponent(String(path.dropFirst())))
         request.httpMethod = method

@@ -159,6 +159,54 @@ final class PartnerSSOTests: EmulatorTestCase {
         await cancelPicker(client, flow)
     }
 
+    /// Cookbook step 2: the silent exchange's own host call (the SAML request) failing is an error between the
+    /// device and the platform: APPL_ERROR after setRequestorComplete(1), and no profile.
+    func testAFailedSilentExchangeReportsAPPLErrorAfterSetRequestorComplete() async throws {
+        let client = try makePartnerClient { $0.samlError = PartnerSSOError(.serviceTemporarilyUnavailable, message: "no answer") }
+        let callbacks = await setRequestor(client)
+        XCTAssertEqual(callbacks.count, 2)
+        XCTAssertEqual(callbacks.first, .setRequestorComplete(1))
+        assertStatus(callbacks[safe: 1], id: "APPL_ERROR", level: "error")
+        guard case .status(let status)? = callbacks[safe: 1] else { return }
+        XCTAssertEqual(status.details, "no answer")
+        XCTAssertEqual(client.platform.takeRequests().last, .metadata(interruptionAllowed: false, withToken: true))
+        let check = await client.engine.checkAuthentication()
+        XCTAssertEqual(check.status, 0)
+    }
+
+    /// Cookbook step 3: a stored partner profile reads 0 once single sign-on is disabled for its MVPD, whether
+    /// another MVPD of the requestor still has platform services (the platform is asked, and the status is N000)
+    /// or none has (the platform is not asked); it stands again once SSO is back.
+    func testAPartnerProfileReadsZeroOnceSSOIsDisabledForItsMVPD() async throws {
+        let client = try makePartnerClient()
+        let first = await setRequestor(client)
+        XCTAssertEqual(first, [.setRequestorComplete(1)])
+        let signedIn = await client.engine.checkAuthentication()
+        XCTAssertEqual(signedIn, AuthenticationStatus(status: 1, errorCode: ""))
+        _ = client.delegate.take()
+
+        try await emulator.platformServices("REF", mvpd: "MockSSO", enabled: false)
+        _ = await setRequestor(client)
+        let disabled = await client.engine.checkAuthentication()
+        XCTAssertEqual(disabled, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks.first, .setAuthenticationStatus(0, "User Not Authenticated Error"))
+        assertStatus(callbacks.last, id: "N000")
+
+        try await emulator.platformServices("REF", mvpd: "MockPicker", enabled: false)
+        _ = await setRequestor(client)
+        _ = client.platform.takeRequests()
+        let noneBoarded = await client.engine.checkAuthentication()
+        XCTAssertEqual(noneBoarded, AuthenticationStatus(status: 0, errorCode: "User Not Authenticated Error"))
+        XCTAssertEqual(client.platform.takeRequests(), [])
+        _ = client.delegate.take()
+
+        try await emulator.platformServices("REF", mvpd: "MockSSO", enabled: true)
+        _ = await setRequestor(client)
+        let back = await client.engine.checkAuthentication()
+        XCTAssertEqual(back, AuthenticationStatus(status: 1, errorCode: ""))
+    }
+
     func testMetadataFailureReportsVSA503AndFallsBack() async throws {
         let client = try makePartnerClient {
             $0.signedIn = nil

@@ -178,7 +178,7 @@ final class OptionsOnTheWireTests: XCTestCase {
         let status = await engine.setRequestor("REF", serviceProviders: nil)
         XCTAssertEqual(status.status, 1)
         let call = try XCTUnwrap(server.requests.last)
-        XCTAssertEqual(call.path, "/api/v2/REF/configuration")
+        XCTAssertEqual(call.path, "/api/v2/REF/configuration?profile=p")
         XCTAssertEqual(call.headers["ap-visitor-identifier"], "ECID-7")
         XCTAssertEqual(call.headers["x-device-info"], "eyJtb2RlbCI6IlRWIn0=")
         XCTAssertEqual(call.headers["ap-device-identifier"], "fingerprint " + Data("device-42".utf8).base64EncodedString())
@@ -191,6 +191,38 @@ final class OptionsOnTheWireTests: XCTestCase {
         _ = await flow.value
         XCTAssertEqual(delegate.callbacks.first, .setRequestorComplete(1))
         XCTAssertEqual(delegate.callbacks[1], .displayProviderDialog(["M"]))
+    }
+}
+
+/// `applicationProfile` is the configuration request's `profile` query parameter (Adobe's "REST API V2" OpenAPI
+/// document, "Retrieve configuration for specific service provider"), percent-encoded; without it (or empty) there
+/// is no query.
+final class ApplicationProfileTests: XCTestCase {
+    static let configuration = CaptureServer.Response(
+        status: 200, body: #"{"requestor":{"id":"REF","name":"R","mvpds":[{"id":"M","displayName":"M Cable"}]}}"#)
+
+    func configurationPath(options: JSONObject?) async throws -> String? {
+        let server = try CaptureServer(responses: [RestClientTests.registered, RestClientTests.token("AT1"), Self.configuration])
+        defer { server.stop() }
+        let engine = Engine(
+            configuration: AccessEnablerConfiguration(backendURL: server.url, softwareStatement: "h.p.s", deviceID: "device-42"),
+            store: try TokenStore(directory: temporaryDirectory()), delegate: RecordingDelegate())
+        if let options { engine.setOptions(options) }
+        let status = await engine.setRequestor("REF", serviceProviders: nil)
+        XCTAssertEqual(status.status, 1)
+        return server.requests.last?.path
+    }
+
+    func testTheProfileIsSentPercentEncodedOnTheConfigurationRequest() async throws {
+        let path = try await configurationPath(options: ["applicationProfile": "Living Room/TV & más"])
+        XCTAssertEqual(path, "/api/v2/REF/configuration?profile=Living%20Room%2FTV%20%26%20m%C3%A1s")
+    }
+
+    func testNoProfileMeansNoQuery() async throws {
+        let without = try await configurationPath(options: nil)
+        XCTAssertEqual(without, "/api/v2/REF/configuration")
+        let empty = try await configurationPath(options: ["applicationProfile": ""])
+        XCTAssertEqual(empty, "/api/v2/REF/configuration")
     }
 }
 

@@ -91,7 +91,7 @@ final class ParamValidationTests: XCTestCase {
             .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"]))
         _ = harness.call("getAuthentication", ["forceAuthn": .null, "data": ["email": "x", "anything": 1]])
         _ = harness.call("checkPreauthorizedResources", ["resources": ["ch1"], "cache": .null])
-        XCTAssertEqual(harness.call("setOptions", ["device_info": "tv", "futureOption": true]).last, .result(RequestID(5), [:]))
+        XCTAssertEqual(harness.call("setOptions", ["device_info": "tv"]).last, .result(RequestID(5), [:]))
         XCTAssertEqual(
             harness.engine?.calls.withLock { $0 },
             [
@@ -144,6 +144,47 @@ final class ParamValidationTests: XCTestCase {
         let none = invalidParams(harness.call("checkAuthentication", ["force": true]))
         XCTAssertEqual(none?.message, "Invalid params: 'force' is not a param of checkAuthentication, which takes none")
         XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setRequestor REF []"])
+    }
+
+    /// setOptions is no open dictionary: a misspelled or unknown key is refused as for every other method, and
+    /// nothing reaches the engine; its keys are the engine's, listed once (`Options`), and the document's.
+    func testSetOptionsRefusesAnUnknownKeyWithTheClosestAndPassesNothingOn() throws {
+        let harness = try Harness()
+        let misspelled = invalidParams(harness.call("setOptions", ["handleSvc": true, "visitorID": "v1"]))
+        XCTAssertEqual(misspelled?.message, "Invalid params: 'handleSvc' is not a param of setOptions; did you mean 'handleSVC'?")
+        XCTAssertEqual(misspelled?.data?["param"], "handleSvc")
+        XCTAssertEqual(misspelled?.data?["closest"], "handleSVC")
+        let profile = invalidParams(harness.call("setOptions", ["applicationprofile": "p"]))
+        XCTAssertEqual(profile?.data?["closest"], "applicationProfile")
+        XCTAssertEqual(harness.engine?.calls.withLock { $0 } ?? [], [])
+        XCTAssertEqual(harness.call("setOptions", ["applicationProfile": "p", "handleSVC": true]).last, .result(RequestID(3), [:]))
+        XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setOptions {\"applicationProfile\":\"p\",\"handleSVC\":true}"])
+        XCTAssertEqual(Set(ParamNames.byMethod["setOptions"] ?? []), Set(Options.stringKeys + Options.boolKeys))
+        XCTAssertEqual((ParamNames.byMethod["setOptions"] ?? []).count, (Options.stringKeys + Options.boolKeys).count)
+    }
+
+    /// getAuthentication's filter object: a featured MVPD must also be a TV provider (Adobe's "iOS/tvOS API
+    /// Reference", getAuthentication:filter); the refusal names every id outside TV_PROVIDERS, once.
+    func testAFeaturedProviderOutsideTVProvidersIsRefusedNamingIt() throws {
+        let harness = try Harness()
+        harness.call("setRequestor", ["requestorID": "REF"])
+        let filter: JSON = ["TV_PROVIDERS": ["MockSSO"], "FEATURED_TV_PROVIDERS": ["MockPicker", "MockSSO", "Other", "MockPicker"]]
+        let refused = invalidParams(harness.call("getAuthentication", ["filter": filter]))
+        XCTAssertEqual(refused?.data?["param"], "filter")
+        XCTAssertEqual(
+            refused?.message,
+            "Invalid params: 'filter' FEATURED_TV_PROVIDERS has 'MockPicker', 'Other', not in TV_PROVIDERS"
+                + " (featured MVPDs must be TV providers too)")
+        XCTAssertEqual(harness.engine?.calls.withLock { $0 }, ["setRequestor REF []"])
+        // A subset, or either list alone, is accepted.
+        for accepted: JSON in [
+            ["TV_PROVIDERS": ["MockSSO", "MockPicker"], "FEATURED_TV_PROVIDERS": ["MockPicker"]], ["FEATURED_TV_PROVIDERS": ["Other"]],
+            ["TV_PROVIDERS": ["MockSSO"]],
+        ] {
+            guard case .result? = harness.call("getAuthentication", ["filter": accepted]).last else {
+                return XCTFail("refused \(accepted)")
+            }
+        }
     }
 
     func testPositionalParamsAreRejected() throws {

@@ -44,6 +44,7 @@ final class ResultMappingTests: XCTestCase {
             [
                 "ID": "MockMVPD", "displayName": "Mock Cable", "logoURL": "https://logo.example/m.png", "enablePlatformServices": false,
                 "boardingStatus": nil, "displayInPlatformPicker": false, "platformMappingId": nil, "isTempPass": false,
+                "requiresSVC": false,
             ])
         XCTAssertEqual(mvpds[1]["isTempPass"], true)
         XCTAssertEqual(mvpds[1]["logoURL"], .null)
@@ -51,11 +52,12 @@ final class ResultMappingTests: XCTestCase {
         XCTAssertEqual(mvpds[2]["platformMappingId"], "MockSSO")
         XCTAssertEqual(mvpds[2]["enablePlatformServices"], true)
         XCTAssertEqual(mvpds[2]["displayInPlatformPicker"], true)
+        XCTAssertEqual(mvpds[2]["requiresSVC"], true)
         XCTAssertEqual(
             mvpds[0].objectValue?.keys,
             [
                 "ID", "displayName", "logoURL", "enablePlatformServices", "boardingStatus", "displayInPlatformPicker", "platformMappingId",
-                "isTempPass",
+                "isTempPass", "requiresSVC",
             ])
     }
 

@@ -57,7 +57,7 @@ final class FakeEngine: AccessEnabler {
     static let tempPass = MVPD(ID: "TempPass", displayName: "Free Preview", isTempPass: true)
     static let sso = MVPD(
         ID: "MockSSO", displayName: "Mock SSO TV", enablePlatformServices: true, boardingStatus: "SUPPORTED",
-        displayInPlatformPicker: true, platformMappingId: "MockSSO")
+        displayInPlatformPicker: true, platformMappingId: "MockSSO", requiresSVC: true)
 
     init(configuration: AccessEnablerConfiguration, delegate: EntitlementDelegate) {
         self.configuration = configuration

@@ -12,7 +12,7 @@ from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIREC
 DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 
 MVPD_KEYS = ["ID", "displayName", "logoURL", "enablePlatformServices", "boardingStatus", "displayInPlatformPicker",
-             "platformMappingId", "isTempPass"]
+             "platformMappingId", "isTempPass", "requiresSVC"]
 
 
 @pytest.fixture(params=["stdio", "socket"])

@@ -93,4 +93,6 @@ def test_misspelled_param_is_refused_naming_the_closest(bin_dir, emulator_url, t
         assert refused.value.code == -32602
         assert refused.value.message == "Invalid params: 'webview' is not a param of init; did you mean 'webView'?"
         assert refused.value.data["closest"] == "webView"
-        assert ae.setOptions(futureOption=True) == {}  # setOptions stays open
+        with pytest.raises(passbridge.RPCError) as misspelled:  # setOptions is refused the same way
+            ae.setOptions(handleSvc=True)
+        assert misspelled.value.code == -32602 and misspelled.value.data["closest"] == "handleSVC"

@@ -27,7 +27,7 @@ def test_help_lists_every_option_and_admin_call(bin_dir):
     for call in ["GET    /__admin/clock", "POST   /__admin/clock", "POST   /__admin/reset", "POST   /__admin/faults", "DELETE /__admin/faults",
                  "GET    /__admin/throttle", "POST   /__admin/throttle", "DELETE /__admin/throttle", "GET    /__admin/public-key",
                  "POST   /__admin/partner-saml", "POST   /__admin/limits", "POST   /__admin/degradation", "POST   /__admin/item-errors",
-                 "GET    /__admin/requests"]:
+                 "POST   /__admin/platform-services", "GET    /__admin/requests"]:
         assert call in help_.stdout, call
     assert "Sources/PassEmulator/README.md" in help_.stdout
     for kind in ["latency", "status,", "malformed", "truncated", "contentType", "drop", "throttle", "redirect"]:

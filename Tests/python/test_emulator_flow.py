@@ -174,3 +174,15 @@ def test_resume_session_supplies_missing_parameters(emulator, token):
     assert (retry["actionName"], retry["missingParameters"], retry["code"]) == ("retry", ["redirectUrl"], code)
     ready = emulator.v2("POST", f"/REF/sessions/{code}", token, device=None, form={"redirectUrl": REDIRECT}).json()
     assert (ready["actionName"], ready["actionType"], ready["url"]) == ("authenticate", "interactive", f"/api/v2/authenticate/REF/{code}")
+
+
+def test_the_request_log_keeps_method_path_and_decoded_query_but_no_admin_call(emulator, token):
+    """`GET /__admin/requests`: what clients sent outside /__admin/, oldest first, the query decoded; a reset empties it."""
+    emulator.v2("GET", "/REF/configuration?profile=" + urllib.parse.quote("a b/c", safe=""), token)
+    emulator.admin("GET", "clock")
+    log = emulator.admin("GET", "requests").json()["requests"]
+    assert log[-1] == {"method": "GET", "path": "/api/v2/REF/configuration", "query": {"profile": "a b/c"}}
+    assert [r["path"] for r in log][:2] == ["/o/client/register", "/o/client/token"]
+    assert not any(r["path"].startswith("/__admin/") for r in log)
+    assert emulator.admin("POST", "reset").status == 200
+    assert emulator.admin("GET", "requests").json() == {"requests": []}

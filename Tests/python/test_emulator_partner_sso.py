@@ -100,3 +100,28 @@ def test_regular_login_works_for_the_sso_and_picker_mvpds(emulator, token):
         emulator.login(token, mvpd=mvpd)
         decisions = emulator.v2("POST", f"/REF/decisions/authorize/{mvpd}", token, json_body={"resources": ["ch1", "ch2"]}).json()["decisions"]
         assert [d["authorized"] for d in decisions] == [True, False]
+
+
+def test_platform_services_switched_off_leave_the_configuration_and_fall_back(emulator, token):
+    """`POST /__admin/platform-services`: SSO disabled for MockSSO, as in Adobe's dashboard. The configuration no
+    longer says `enablePlatformServices` for it, and sessions/sso falls back to its login page; switched back on,
+    both are as configured again. An MVPD the service provider does not have is a 404."""
+    def flags():
+        mvpds = emulator.v2("GET", "/REF/configuration", token).json()["requestor"]["mvpds"]
+        return {m["id"]: m.get("enablePlatformServices", False) for m in mvpds}
+
+    def sso_session():
+        granted = {"AP-Partner-Framework-Status": pfs_header("granted")}
+        return emulator.v2("POST", "/REF/sessions/sso/Apple", token, form=FORM, headers=granted).json()
+
+    assert flags()["MockSSO"] is True
+    off = emulator.admin("POST", "platform-services", {"serviceProvider": "REF", "mvpd": "MockSSO", "enablePlatformServices": False})
+    assert off.status == 200 and off.json() == {"enablePlatformServices": False}
+    assert flags() == {"MockMVPD": False, "TempPass": False, "MockSSO": False, "MockPicker": True}
+    fallback = sso_session()
+    assert (fallback["actionName"], fallback["reasonType"], fallback["mvpd"]) == ("authenticate", "configuration_fallback", "MockSSO")
+    assert emulator.admin("POST", "platform-services", {"serviceProvider": "REF", "mvpd": "MockSSO", "enablePlatformServices": True}).status == 200
+    assert flags()["MockSSO"] is True
+    assert sso_session()["actionName"] == "partner_profile"
+    assert emulator.admin("POST", "platform-services", {"serviceProvider": "REF", "mvpd": "Nobody", "enablePlatformServices": False}).status == 404
+    assert emulator.admin("POST", "platform-services", {"serviceProvider": "REF", "mvpd": "MockSSO"}).status == 400

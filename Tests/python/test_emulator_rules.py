@@ -45,8 +45,8 @@ def test_requests_lists_the_calls_received_and_reset_forgets_every_rule(emulator
     emulator.login(token)
     decisions(emulator, token, ["ch1", "<rss/>"])
     logged = emulator.admin("GET", "requests").json()["requests"]
-    assert logged[0] == {"method": "POST", "path": "/o/client/register"}
-    assert logged[-1] == {"method": "POST", "path": "/api/v2" + PREAUTHORIZE, "resources": ["ch1", "<rss/>"]}
+    assert logged[0] == {"method": "POST", "path": "/o/client/register", "query": {}}
+    assert logged[-1] == {"method": "POST", "path": "/api/v2" + PREAUTHORIZE, "query": {}, "resources": ["ch1", "<rss/>"]}
     assert not any(r["path"].startswith("/__admin") or r["path"].startswith("/mock-mvpd") for r in logged)
     emulator.admin("POST", "limits", {"maxPreauthorizeResources": 1})
     emulator.admin("POST", "degradation", {"mvpd": "MockMVPD", "rule": "AuthZNone"})

@@ -44,3 +44,24 @@ def test_a_filter_of_another_shape_is_refused(host):
         with pytest.raises(RpcError) as refused:
             daemon.call("getAuthentication", {"filter": bad})
         assert refused.value.code == -32602 and refused.value.error["data"]["param"] in ("filter", "TV_PROVIDERS")
+
+
+def test_a_featured_provider_outside_tv_providers_is_refused_naming_it(host):
+    """The SDK's rule: an MVPD in FEATURED_TV_PROVIDERS must also be in TV_PROVIDERS. The refusal names each id
+    that breaks it, nothing reaches the platform, and the connection goes on (a subset is then accepted)."""
+    daemon = host(signed_in=None, picker=HostFailure("userCancelled"))
+    set_requestor(daemon)
+    daemon.take_requests()
+    bad = {"TV_PROVIDERS": ["MockSSO"], "FEATURED_TV_PROVIDERS": ["MockPicker", "MockSSO", "Elsewhere"]}
+    with pytest.raises(RpcError) as refused:
+        daemon.call("getAuthentication", {"filter": bad})
+    error = refused.value.error
+    assert error["code"] == -32602 and error["data"]["param"] == "filter"
+    assert error["message"] == ("Invalid params: 'filter' FEATURED_TV_PROVIDERS has 'MockPicker', 'Elsewhere', not in "
+                                "TV_PROVIDERS (featured MVPDs must be TV providers too)")
+    assert daemon.take_requests() == []
+    requests, dialog = picker_request_and_dialog(
+        daemon, {"filter": {"TV_PROVIDERS": ["MockSSO", "MockPicker"], "FEATURED_TV_PROVIDERS": ["MockPicker"]}})
+    assert requests == [{"interruptionAllowed": True, "supportedProviderIds": ["MockSSO", "MockPicker"],
+                         "featuredProviderIds": ["MockPicker"]}]
+    assert dialog == ALL_MVPDS

@@ -93,7 +93,7 @@ HELD_TRANSCRIPT = [
     ("getMetadata", {"opCode": "METADATA_AUTHENTICATION"}, "setMetadataStatus"),
     ("checkPreauthorizedResources", {"resources": ["ch1"]}, "preauthorizedResources"),
     ("checkAuthorization", {"resource": "ch1"}, "tokenRequestFailed"),
-    ("setOptions", {"options": {}}, None),
+    ("setOptions", {}, None),
     ("logout", None, "setAuthenticationStatus"),
 ]
 TERMINAL = {"setRequestorComplete", "setAuthenticationStatus", "setMetadataStatus", "preauthorizedResources",

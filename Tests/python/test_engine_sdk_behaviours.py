@@ -1,5 +1,5 @@
 """SDK behaviours through the real daemon on the real emulator, each with the value the SDK reference gives:
-advisory codes (N010, Z010, Z011, N111), useSVC on the logout page, a malformed MRSS refused with Z130, one
+advisory codes (N010, Z010, Z011, N111), no useSVC for an MVPD that does not require it, a malformed MRSS refused with Z130, one
 loopback rule."""
 import json
 import socket
@@ -93,16 +93,18 @@ def test_temp_pass_picked_again_after_it_expired_reports_n111(app, emulator):
     assert app.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED, "statuses": n111}
 
 
-def test_logout_page_carries_use_svc_with_handle_svc(app):
+def test_handle_svc_leaves_the_pages_of_an_mvpd_without_requires_svc_plain(app):
+    """MockMVPD's configuration has no `requiresSVC`: with handleSVC its login and logout pages still come without
+    useSVC (the pages of an MVPD that requires it: test_engine_config_options.py)."""
     ready(app)
     assert app.call("setOptions", {"handleSVC": True}) == {}
     _, _, notes, _ = pick(app, "MockMVPD")
-    assert notes[-1]["params"]["useSVC"] is True
+    assert notes[-1]["method"] == "navigateToUrl" and "useSVC" not in notes[-1]["params"]
     app.call("handleExternalURL", {"url": follow_to_redirect_url(notes[-1]["params"]["url"])})
     start = app.mark()
     logout_id = app.send("logout")
     _, navigate = app.notification("navigateToUrl", start)
-    assert navigate["params"]["useSVC"] is True
+    assert "useSVC" not in navigate["params"]
     app.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
     assert app.response(logout_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
 

@@ -43,6 +43,7 @@ class Platform:
         self.expires = now_ms() + HOUR_MS
         self.picker = None
         self.silent = False  # never answer (the daemon's 10 s deadline)
+        self.saml = None  # a HostFailure: the SAML request (the one with a verificationToken) fails
         self.__dict__.update(script)
 
     def answer(self, method: str, params: dict):
@@ -58,6 +59,8 @@ class Platform:
             provider = self.signed_in = self.picker  # the user signed in through the platform's picker
         if "verificationToken" not in params:
             return {"providerId": provider, "authenticationExpirationDate": self.expires if provider else None}
+        if isinstance(self.saml, HostFailure):
+            raise self.saml
         saml = self.emulator_saml(provider, params["verificationToken"])
         return {"providerId": provider, "authenticationExpirationDate": self.expires, "samlAttributeQueryResponse": saml}
 
@@ -260,6 +263,46 @@ def test_host_error_reports_appl_error_and_falls_back(host):
     notes = set_requestor(daemon)
     assert statuses(notes) == ["APPL_ERROR"] and notes[-1]["params"]["level"] == "error"
     assert_fallback(daemon, "APPL_ERROR", with_platform_picker=False)
+
+
+def test_a_failed_silent_exchange_reports_appl_error_after_set_requestor_complete(host):
+    """Cookbook step 2: the silent exchange's SAML request failing at the host is an error between the device and
+    the platform: APPL_ERROR (level error, the host's error message in `details`) right after setRequestorComplete(1)."""
+    daemon = host(saml=HostFailure("serviceTemporarilyUnavailable"))
+    notes = set_requestor(daemon)
+    assert notifications_named(notes) == ["setRequestorComplete", "status"]
+    assert statuses(notes) == ["APPL_ERROR"] and notes[-1]["params"]["level"] == "error"
+    assert notes[-1]["params"]["details"] == "partner request failed"  # the host's error message
+    requests = daemon.take_requests()
+    assert [m for m, _ in requests][-1] == "partnerSSO/requestAccountMetadata" and "verificationToken" in requests[-1][1]
+    _, response = daemon.exchange("checkAuthentication")
+    assert response["result"]["status"] == 0
+
+
+def platform_services(emulator, mvpd: str, enabled: bool):
+    """Switches `mvpd`'s single sign-on under REF off or on at the emulator (`POST /__admin/platform-services`)."""
+    assert emulator.admin("platform-services", {"serviceProvider": "REF", "mvpd": mvpd, "enablePlatformServices": enabled}) == 200
+
+
+def test_a_partner_profile_reads_zero_once_sso_is_disabled_for_its_mvpd(host, emulator):
+    """Cookbook step 3: status 0 when single sign-on is disabled for the profile's MVPD, while another MVPD still
+    has it (N000) and when none has (the platform is not asked); 1 again once it is back."""
+    daemon = host()
+    set_requestor(daemon)
+    assert daemon.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    platform_services(emulator, "MockSSO", False)
+    set_requestor(daemon)
+    notes, response = daemon.exchange("checkAuthentication")
+    assert response["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert statuses(notes) == ["N000"]
+    platform_services(emulator, "MockPicker", False)
+    set_requestor(daemon)
+    daemon.take_requests()
+    assert daemon.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert daemon.take_requests() == []
+    platform_services(emulator, "MockSSO", True)
+    set_requestor(daemon)
+    assert daemon.call("checkAuthentication") == {"status": 1, "errorCode": ""}
 
 
 def test_metadata_failure_reports_vsa503_and_falls_back(host):

@@ -78,6 +78,7 @@ class MVPD(TypedDict):
     displayInPlatformPicker: bool
     platformMappingId: Optional[str]
     isTempPass: bool
+    requiresSVC: bool
 
 
 class SelectedProviderResult(TypedDict):

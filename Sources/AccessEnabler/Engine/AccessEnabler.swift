@@ -41,16 +41,18 @@ import JSON
 ///
 /// With `configuration.partnerSSO` (Adobe's "Apple SSO Cookbook (REST API V2)", steps 2–4) the host's TV-provider account takes
 /// part: setRequestor exchanges it silently for a profile (only setRequestorComplete fires) or adds status
-/// VSA403 / VSA404 / APPL_ERROR after setRequestorComplete(1); checkAuthentication reports those instead of N000
-/// and 0 for a partner profile whose platform account no longer stands; getAuthentication shows the platform's
+/// VSA403 / VSA404 / APPL_ERROR after setRequestorComplete(1) (APPL_ERROR also when the exchange's SAML request
+/// fails at the host); checkAuthentication reports those instead of N000 and 0 for a partner profile whose platform
+/// account no longer stands or whose MVPD no longer has platform services (SSO disabled); getAuthentication shows the platform's
 /// picker (presentTvProviderDialog … dismissTvProviderDialog) and falls back to displayProviderDialog after
 /// VSA403, VSA404, VSA503, APPL_ERROR, N003, N004 or N005, or to the provider's login page (no status) for a
 /// provider without partner SSO; logout of a partner profile adds status VSA203. See `PartnerSSOProvider`.
 public protocol AccessEnabler: Sendable {
-    /// Sets `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON, → `X-Device-Info` instead of
-    /// the computed one) and `handleSVC` (true: login and logout pages are sent with `useSVC: true`); other keys,
-    /// `applicationProfile` included (REST API V2 has no place for it), are ignored. Applies to the next
-    /// request. Never queued.
+    /// Sets `applicationProfile` (→ the `profile` query parameter of setRequestor's configuration requests),
+    /// `visitorID` (→ `AP-Visitor-Identifier`), `device_info` (base64 JSON, → `X-Device-Info` instead of the
+    /// computed one) and `handleSVC` (true: the login and logout pages of an MVPD with `requiresSVC` are sent with
+    /// `useSVC: true`, other MVPDs' with false); the keys are `Options.stringKeys` and `Options.boolKeys`, other
+    /// keys are ignored. Applies to the next request. Never queued.
     func setOptions(_ options: JSONObject)
 
     /// Fetches the requestor's configuration from every service provider (default: the backend URL) concurrently
@@ -69,6 +71,7 @@ public protocol AccessEnabler: Sendable {
 
     /// Runs the login flow: returns at once when authenticated (unless `forceAuthn`), else shows the picker
     /// (displayProviderDialog) and returns when the flow ends (handleExternalURL, second-screen poll, cancel).
+    /// A requestor without MVPDs ends it at once with "Provider not Available Error" and no picker.
     /// `data` is sent as the promotional TempPass identity (`AP-TempPass-Identity`); `filter` narrows the
     /// platform's picker (partner SSO) only, never the provider dialog.
     func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus

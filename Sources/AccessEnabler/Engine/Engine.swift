@@ -111,7 +111,7 @@ public actor Engine {
         }
         let urls = (serviceProviders ?? [configuration.backendURL]).filter(BackendURL.isAllowed)
         let providers = urls.map { client(for: $0, statement: statement) }
-        let endpoint = RESTV2.configuration(requestorID)
+        let endpoint = RESTV2.configuration(requestorID, profile: shared.withLock { $0.options.applicationProfile })
         var requestor: Requestor?
         var firstFailure: APIResult?
         var skew: [AdvancedStatus] = []

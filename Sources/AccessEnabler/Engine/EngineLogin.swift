@@ -70,8 +70,9 @@ extension Engine {
                     .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
                 waiter.resume(returning: outcome)
             case .refused(let waiter, cancelled: false):
+                // No MVPD to pick from (Adobe's "iOS/tvOS API Reference", errors: no providers are available).
                 waiter.resume(
-                    returning: report(.failed(SDKErrorCode.genericAuthentication), requestor: requestor, profile: nil, cached: false))
+                    returning: report(.failed(SDKErrorCode.providerNotAvailable), requestor: requestor, profile: nil, cached: false))
             }
             endTurn(turn, waitsOnHost: true)
         }
@@ -183,7 +184,7 @@ extension Engine {
             guard let code = session.code, let url = session.url else { break }
             if configuration.webView {
                 _ = machine.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))
-                let useSVC = shared.withLock { $0.options.handleSVC }
+                let useSVC = shared.withLock { $0.options.useSVC(for: mvpd) }
                 delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
             } else {
                 let notAfter = session.notAfter ?? clock.nowMillis() + 1_800_000

@@ -14,6 +14,7 @@ extension Engine {
                 status: loggedOut.status, errorCode: loggedOut.errorCode, statuses: machine.reasons([], ofLogin: false))
         }
         var logoutURL: String?
+        var logoutMVPD: MVPD?
         var partner = false
         let stored: [Profile]
         do {
@@ -28,6 +29,7 @@ extension Engine {
             if profile.isPartner || entry?.actionName == "partner_logout" { partner = true }
             if let entry, entry.actionName == "logout", let url = entry.url, logoutURL == nil {
                 logoutURL = client.absolute(url)
+                logoutMVPD = requestor.mvpd(profile.mvpd)
             }
             do {
                 try await deleteProfile(profile.mvpd, requestor)
@@ -63,7 +65,7 @@ extension Engine {
                 let flow = machine.logoutStarted(continuation, partner: partner)
                 awaited.id = flow
                 startLogoutTimer(flow: flow)
-                delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.handleSVC })
+                delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.useSVC(for: logoutMVPD) })
             }
         } onCancel: {
             after(.zero) { engine in

@@ -226,7 +226,8 @@ struct EngineMachine<Requestor, Call, Waiter> {
     enum LoginRequest {
         /// The login in progress took the waiter.
         case joined
-        /// End this request at once: closed (`cancelled`) or no providers.
+        /// End this request at once: closed (`cancelled`: "Provider not Selected Error"), or the requestor has no
+        /// MVPD (not cancelled: "Provider not Available Error").
         case refused(Waiter, cancelled: Bool)
         /// A new login `flow`: show the provider dialog.
         case showProviderDialog(flow: Int)

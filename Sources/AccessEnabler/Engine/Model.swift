@@ -40,11 +40,16 @@ public struct MVPD: Sendable, Equatable {
     public var displayInPlatformPicker: Bool
     public var platformMappingId: String?
     public var isTempPass: Bool
+    /// The MVPD's login and logout pages must open in a Safari View Controller (Adobe's "SFSafariViewController
+    /// support on iOS SDK 3.2+": decided by the server's configuration). REST API V2's MVPD object has no such
+    /// field, so this is PassBridge's own `requiresSVC` member of the configuration answer (`pass-emulator` sends
+    /// it; Adobe's backend does not, and its MVPDs read false).
+    public var requiresSVC: Bool
 
     public init(
         ID: String, displayName: String, logoURL: String? = nil, enablePlatformServices: Bool = false,
         boardingStatus: String? = nil, displayInPlatformPicker: Bool = false, platformMappingId: String? = nil,
-        isTempPass: Bool = false
+        isTempPass: Bool = false, requiresSVC: Bool = false
     ) {
         self.ID = ID
         self.displayName = displayName
@@ -54,6 +59,7 @@ public struct MVPD: Sendable, Equatable {
         self.displayInPlatformPicker = displayInPlatformPicker
         self.platformMappingId = platformMappingId
         self.isTempPass = isTempPass
+        self.requiresSVC = requiresSVC
     }
 }
 

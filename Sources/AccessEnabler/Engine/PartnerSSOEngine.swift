@@ -100,7 +100,10 @@ extension Engine {
     }
 
     /// setRequestor's part (cookbook step 2): the background check, then, when the user has no valid profile and
-    /// every condition holds, a silent exchange. No callback here; the status (if any) follows setRequestorComplete.
+    /// every condition holds, a silent exchange. No callback here; the status (if any) follows setRequestorComplete:
+    /// the check's VSA403, VSA404 or APPL_ERROR, or, when the exchange's own host call failed (the SAML request, or
+    /// an answer without a SAML response), APPL_ERROR (VSA403 for a refused access). A backend that refuses PS1 or
+    /// PS2 raises none: that is no error between the device and the platform.
     /// - Throws: a store failure (the stored profiles are then left as they were).
     func partnerSetRequestor(_ requestor: Requestor) async throws -> AdvancedStatus? {
         guard partnerApplies(requestor) else {
@@ -112,16 +115,27 @@ extension Engine {
         guard let account = check.account, account.isSignedIn(now: clock.nowMillis()), try await currentProfile(requestor) == nil else {
             return check.status
         }
-        if case .profile(let profile) = await partnerExchange(requestor, account: account, interactive: false) {
+        switch await partnerExchange(requestor, account: account, interactive: false) {
+        case .profile(let profile):
             try await saveProfile(profile, requestor)
             select(requestor.mvpd(profile.mvpd), requestor)
+        case .failed(let status?):
+            return check.status ?? status
+        case .failed(nil), .fallback:
+            break
         }
         return check.status
     }
 
     /// checkAuthentication's part (cookbook step 3) when there is no profile or a partner one: whether a partner
-    /// profile still stands, and the status replacing N000 (VSA403, VSA404, APPL_ERROR), if any.
+    /// profile still stands, and the status replacing N000 (VSA403, VSA404, APPL_ERROR), if any. A partner profile
+    /// of an MVPD whose configuration no longer has platform services (single sign-on disabled for it) does not
+    /// stand, whatever the platform's account says.
     func partnerAuthenticationCheck(_ requestor: Requestor, profile: Profile?) async -> (valid: Bool, status: AdvancedStatus?) {
+        if let profile, profile.isPartner, requestor.mvpd(profile.mvpd)?.enablePlatformServices != true {
+            guard partnerApplies(requestor) else { return (false, nil) }
+            return (false, await partnerBackgroundCheck(requestor).status)
+        }
         guard partnerApplies(requestor) else { return (profile != nil, nil) }
         let check = await partnerBackgroundCheck(requestor)
         guard let profile else { return (false, check.status) }
@@ -180,7 +194,8 @@ extension Engine {
             return .failed(Self.partnerStatus(error, interactive: interactive))
         case .success(let metadata):
             guard let response = metadata.samlAttributeQueryResponse, !response.isEmpty else {
-                return .failed(Self.vsa503("The platform gave no SAML response"))
+                let message = "The platform gave no SAML response"
+                return .failed(interactive ? Self.vsa503(message) : Self.applError(details: message))
             }
             saml = response
         }
@@ -212,9 +227,13 @@ extension Engine {
 
     /// A host error as a status. In the background (steps 2, 3) everything but a refused access is APPL_ERROR;
     /// in getAuthentication (step 4) a service problem is VSA503 and a cancel N005.
+    /// APPL_ERROR: the platform's account request failed, `details` saying how.
+    static func applError(details: String?) -> AdvancedStatus {
+        AdvancedStatus(id: "APPL_ERROR", level: "error", message: "The platform's account request failed", details: details)
+    }
+
     static func partnerStatus(_ error: PartnerSSOError, interactive: Bool) -> AdvancedStatus {
-        let appl = AdvancedStatus(
-            id: "APPL_ERROR", level: "error", message: "The platform's account request failed", details: error.message)
+        let appl = applError(details: error.message)
         switch error.reason {
         case .accessNotGranted:
             return accessStatus(.denied)!

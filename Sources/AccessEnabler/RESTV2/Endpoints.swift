@@ -16,9 +16,13 @@ enum RESTV2 {
 
     // MARK: configuration
 
-    /// `GET /api/v2/{requestor}/configuration` ("Retrieve configuration for specific service provider").
-    static func configuration(_ requestor: String) -> Endpoint<ConfigurationAnswer> {
-        Endpoint(method: "GET", path: api(requestor, "/configuration"), decode: ConfigurationAnswer.init)
+    /// `GET /api/v2/{requestor}/configuration` ("Retrieve configuration for specific service provider"), with the
+    /// optional query parameter `profile` (setOptions' `applicationProfile`: the backend may answer a configuration
+    /// made for it) when one is given.
+    static func configuration(_ requestor: String, profile: String? = nil) -> Endpoint<ConfigurationAnswer> {
+        Endpoint(
+            method: "GET", path: api(requestor, "/configuration"), query: profile.flatMap { $0.isEmpty ? nil : [("profile", $0)] } ?? [],
+            decode: ConfigurationAnswer.init)
     }
 
     // MARK: sessions

@@ -40,7 +40,8 @@ extension MVPD {
             enablePlatformServices: item["enablePlatformServices"]?.boolValue ?? false,
             boardingStatus: item["boardingStatus"]?.stringValue,
             displayInPlatformPicker: item["displayInPlatformPicker"]?.boolValue ?? false,
-            platformMappingId: item["platformMappingId"]?.stringValue, isTempPass: item["isTempPass"]?.boolValue ?? false)
+            platformMappingId: item["platformMappingId"]?.stringValue, isTempPass: item["isTempPass"]?.boolValue ?? false,
+            requiresSVC: item["requiresSVC"]?.boolValue ?? false)
     }
 }
 

@@ -70,13 +70,17 @@ enum LifecycleMethods {
         return true
     }
 
-    /// `setOptions {applicationProfile?, visitorID?, device_info?, handleSVC?}` → `{}`; never queued.
+    /// `setOptions {applicationProfile?, visitorID?, device_info?, handleSVC?}` → `{}`; never queued. The keys are
+    /// `Options.stringKeys` and `Options.boolKeys`; any other name was refused with -32602 before this runs
+    /// (`ParamNames`).
     static let setOptions = MethodSpec(name: "setOptions", needsRequestor: false) { instance, params throws(ErrorObject) in
         var options = JSONObject()
-        for name in ["applicationProfile", "visitorID", "device_info"] {
+        for name in Options.stringKeys {
             if let value = try params.string(name) { options[name] = .string(value) }
         }
-        if let handleSVC = try params.bool("handleSVC") { options["handleSVC"] = .bool(handleSVC) }
+        for name in Options.boolKeys {
+            if let value = try params.bool(name) { options[name] = .bool(value) }
+        }
         instance.engine().setOptions(options)
         return .now(.object([:]))
     }
