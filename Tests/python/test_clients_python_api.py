@@ -9,6 +9,7 @@ import asyncio
 import logging
 import pathlib
 import subprocess
+import sys
 import threading
 import time
 from typing import Any, List, Optional
@@ -197,3 +198,28 @@ def test_set_requestor_failure_raises_requestor_failed_with_its_reason(bin_dir, 
     failed, later = asyncio.run(main())
     assert failed.reasons == ["R400 No software statement"]
     assert (later.error_code, later.reasons) == (passbridge.GENERIC_AUTHORIZATION_ERROR, ["R400 No software statement"])
+
+
+def test_the_tv_app_example_logs_in_on_a_second_screen_plays_ch1_and_is_refused_ch2(bin_dir, tmp_path) -> None:
+    example = pathlib.Path(__file__).resolve().parents[2] / "Clients" / "python" / "examples" / "tv_app.py"
+    assert len(example.read_text().splitlines()) < 60
+    env = {"PATH": "/usr/bin:/bin", "PASSBRIDGE": str(bin_dir / "passbridge"),
+           "PYTHONPATH": str(example.parents[1]), "XDG_STATE_HOME": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, str(example), "--state-dir", str(tmp_path / "state")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        words = first.split()
+        assert words[:4] == ["On", "your", "phone,", "open"] and words[5:7] == ["and", "enter"], first
+        phone(passbridge.RegistrationCode(words[7], words[4], words[4], None, None))
+        out = first + proc.stdout.read()
+        assert proc.wait(60) == 0, out
+    finally:
+        proc.kill()
+        proc.wait()
+    lines = out.splitlines()
+    assert lines[1].startswith("  (code valid for ")
+    assert any(line.startswith("ch1: playing (media token ") for line in lines), out
+    assert f"ch2: not in your package: {DENIED}" in lines, out
+    assert lines[-1] == "Logged out"
