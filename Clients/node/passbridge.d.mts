@@ -82,7 +82,7 @@ export interface Methods {
   checkPreauthorizedResources: { params: { resources: string[]; cache?: boolean }; result: { resources: string[] } };
   checkAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
   /** A login the user cancelled ends with that login's AuthenticationStatus. */
-  getAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult | AuthenticationStatus };
+  getAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
   logout: { params: {}; result: AuthenticationStatus };
   getSelectedProvider: { params: {}; result: { mvpd: MVPD | null } };
   getMetadata: { params: { opCode: OpCode; resource?: string; userMetaKey?: string }; result: MetadataResult };

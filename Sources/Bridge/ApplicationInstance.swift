@@ -25,6 +25,9 @@ final class ApplicationInstance: RPCHandler {
         var requestorSent = false
         /// After close nothing starts: a call still arriving is answered -32003.
         var closed = false
+        /// The engine calls not yet ended, by request id (the latest one for an id sent twice), for
+        /// `$/cancelRequest`.
+        var calls: [RequestID: Answer] = [:]
     }
     private let state = Mutex(State())
 
@@ -86,17 +89,18 @@ final class ApplicationInstance: RPCHandler {
         case .nowEncoded(let bytes):
             if let id { outbound.respond(to: id, encodedResult: bytes) }
         case .engine(let run):
-            start(id: id) { engine, answer in
+            start(method, id: id) { engine, answer in
                 do throws(ErrorObject) { answer(.success(try await run(engine))) } catch { answer(.failure(error)) }
             }
         case .engineAnsweringEarly(let run):
-            start(id: id) { engine, answer in await run(engine) { answer(.success($0)) } }
+            start(method, id: id) { engine, answer in await run(engine) { answer(.success($0)) } }
         }
     }
 
-    /// Runs one engine call; `answer` responds to `id` (the first time it is called).
+    /// Runs one engine call; `answer` responds to `id` (the first time it is called), with -32800 instead once
+    /// the call was cancelled (`cancel(request:)`).
     private func start(
-        id: RequestID?,
+        _ method: String, id: RequestID?,
         _ body: @escaping @Sendable (any AccessEnabler, _ answer: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) async -> Void
     ) {
         let engine = self.engine()
@@ -105,7 +109,7 @@ final class ApplicationInstance: RPCHandler {
             return
         }
         statistics.callsInFlight.add(1, ordering: .relaxed)
-        let answer = Answer { [outbound, statistics] result in
+        let answer = Answer(method: method) { [outbound, statistics] result in
             statistics.callsInFlight.subtract(1, ordering: .relaxed)
             guard let id else { return }
             switch result {
@@ -113,11 +117,21 @@ final class ApplicationInstance: RPCHandler {
             case .failure(let error): outbound.respond(to: id, error: error)
             }
         }
+        if let id { state.withLock { $0.calls[id] = answer } }
         // The whole call runs on the connection's loop: the engine's jobs, and the bridge's code around them.
-        Task.immediate(executorPreference: (outbound as? Connection)?.taskExecutor) {
+        let task = Task.immediate(executorPreference: (outbound as? Connection)?.taskExecutor) { [weak self] in
             await body(engine) { answer.send($0) }
             answer.send(.failure(ErrorObject(code: .internalError, message: "Internal error: the call ended without an answer")))
+            if let id { self?.state.withLock { if $0.calls[id] === answer { $0.calls[id] = nil } } }
         }
+        answer.run(in: task)
+    }
+
+    /// `$/cancelRequest {id}`: the engine call answering request `id` is cancelled (its task, which the engine
+    /// reads as the user's cancel wherever the call waits on the host) and answered -32800 when it ends. An id
+    /// that is not a call of this connection still running is ignored (Protocol/README.md, "Cancelling a request").
+    func cancel(request id: RequestID) {
+        state.withLock { $0.calls[id] }?.cancel()
     }
 
     // MARK: engine instance
@@ -207,15 +221,40 @@ struct HostedDevice: Sendable {
 }
 
 /// The response of one engine call, sent once: by the engine's own hook (setRequestor's `answered`) or when
-/// the call ends; later sends do nothing.
+/// the call ends; later sends do nothing. Once cancelled, the response is -32800, whatever the call ends with.
 final class Answer: Sendable {
+    private let method: String
     private let respond: @Sendable (Result<JSON, ErrorObject>) -> Void
     private let sent = Atomic<Bool>(false)
+    private let cancelled = Atomic<Bool>(false)
+    /// The task running the call (set right after it starts), for `cancel`.
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(_ respond: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) { self.respond = respond }
+    init(method: String, _ respond: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) {
+        self.method = method
+        self.respond = respond
+    }
+
+    func run(in task: Task<Void, Never>) {
+        let cancelNow = self.task.withLock { current in
+            current = task
+            return cancelled.load(ordering: .acquiring)
+        }
+        if cancelNow { task.cancel() }
+    }
 
     func send(_ result: Result<JSON, ErrorObject>) {
         guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        respond(result)
+        respond(cancelled.load(ordering: .acquiring) ? .failure(.requestCancelled(method: method)) : result)
+    }
+
+    /// The host cancelled the call: an answer not yet sent becomes -32800, and the call's task is cancelled.
+    func cancel() {
+        guard !sent.load(ordering: .acquiring) else { return }
+        let task = self.task.withLock { current in
+            cancelled.store(true, ordering: .releasing)
+            return current
+        }
+        task?.cancel()
     }
 }

@@ -29,7 +29,7 @@ struct MethodSpec: Sendable {
 enum MethodTable {
     static let all: [MethodSpec] =
         LifecycleMethods.all + AuthenticationMethods.all + AuthorizationMethods.all + MetadataMethods.all
-        + [DiscoveryMethod.spec, StatisticsMethod.spec]
+        + [DiscoveryMethod.spec, StatisticsMethod.spec, CancelRequestMethod.spec]
 
     static let byName: [String: MethodSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
 

@@ -49,8 +49,6 @@ enum Wire {
             ]
             if !statuses.isEmpty { object["statuses"] = .array(statuses.map { Wire.status($0) }) }
             return .object(object)
-        case .loginCancelled(let status):
-            return authentication(status)
         }
     }
 

@@ -38,6 +38,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// -32005: a socket peer that may not use the daemon (sent once, with `id` null, before the close).
     public static let accessDenied = ErrorCode(rawValue: -32005)
 
+    /// -32800: the request was cancelled by the peer's `$/cancelRequest` (the code the Language Server Protocol
+    /// gives RequestCancelled, which JSON-RPC host libraries know).
+    public static let requestCancelled = ErrorCode(rawValue: -32800)
+
     public var description: String { String(rawValue) }
 }
 
@@ -125,6 +129,13 @@ public struct ErrorObject: Error, Sendable, Hashable, CustomStringConvertible {
     /// -32003: the daemon is shutting down.
     public static func shuttingDown() -> ErrorObject {
         ErrorObject(code: .shuttingDown, message: "Shutting down", data: ["reason": "the daemon is shutting down"])
+    }
+
+    /// -32800: the host cancelled this request (`$/cancelRequest`); `data` names the method.
+    public static func requestCancelled(method: String) -> ErrorObject {
+        ErrorObject(
+            code: .requestCancelled, message: "Request cancelled",
+            data: ["reason": "cancelled by $/cancelRequest", "method": .string(method)])
     }
 
     /// -32004: too many requests in flight; `data` gives the limit.

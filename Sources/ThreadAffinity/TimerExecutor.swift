@@ -56,3 +56,15 @@ public struct TimerQueue: Sendable {
         return Int32(clamping: (next - now + 999_999) / 1_000_000)
     }
 }
+
+/// Suspends the calling task for `delay`: as a timer of `executor` when it has timers, else in a sleeping task
+/// of its own. Unlike `Task.sleep` in the caller's task it is not cut short when that task is cancelled, so a
+/// pause that spaces requests to a backend (a `Retry-After`, a retry's delay) keeps its length even for a call
+/// the host has given up on (`$/cancelRequest`, Protocol/README.md).
+public func uncancelledSleep(for delay: Duration, on executor: any SerialExecutor) async {
+    if let timers = executor as? any TimerExecutor {
+        await withCheckedContinuation { continuation in timers.run(after: delay) { continuation.resume() } }
+    } else {
+        await Task { try? await Task.sleep(for: delay) }.value
+    }
+}

@@ -92,8 +92,9 @@ final class AuthorizationTests: EmulatorTestCase {
         try assertTokenVerifies(token, resource: "ch1")
     }
 
-    /// As the SDK: the login's setAuthenticationStatus(0, …) ends it; no tokenRequestFailed, no authorization tracking.
-    func testGetAuthorizationWhoseLoginIsCancelledEndsWithTheLoginsStatus() async throws {
+    /// The reference: any failure of getAuthorization ends with tokenRequestFailed, also the user's cancel of the
+    /// login it started (after that login's setAuthenticationStatus(0, "Provider not Selected Error")).
+    func testGetAuthorizationWhoseLoginIsCancelledEndsWithTokenRequestFailed() async throws {
         let client = try makeClient()
         await ready(client)
         let play = Task { await client.engine.getAuthorization("ch1", data: nil) }
@@ -102,10 +103,54 @@ final class AuthorizationTests: EmulatorTestCase {
         _ = client.delegate.take()
         _ = await client.engine.setSelectedProvider(nil)
         let outcome = await play.value
-        XCTAssertEqual(outcome, .loginCancelled(AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error")))
+        XCTAssertEqual(outcome, .failed(resource: "ch1", errorCode: "Provider not Selected Error", errorDescription: ""))
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Provider not Selected Error"))
-        XCTAssertFalse(callbacks.contains { if case .tokenRequestFailed = $0 { true } else { false } }, "\(callbacks)")
+        let failed = callbacks.firstIndex {
+            if case .tokenRequestFailed("ch1", "Provider not Selected Error", "") = $0 { true } else { false }
+        }
+        XCTAssertNotNil(failed, "\(callbacks)")
+    }
+
+    /// Cancelling the task of a getAuthorization waiting at the provider dialog (the bridge's `$/cancelRequest`)
+    /// is the user's cancel: the dialog's login ends with N005, then tokenRequestFailed; a later login starts afresh.
+    func testCancellingTheTaskOfAGetAuthorizationAtTheDialogCancelsItsLogin() async throws {
+        let client = try makeClient()
+        await ready(client)
+        let play = Task { await client.engine.getAuthorization("ch1", data: nil) }
+        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shown)
+        _ = client.delegate.take()
+        play.cancel()
+        let outcome = await play.value
+        XCTAssertEqual(outcome, .failed(resource: "ch1", errorCode: "Provider not Selected Error", errorDescription: ""))
+        let callbacks = client.delegate.take()
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Provider not Selected Error"))
+        XCTAssertTrue(callbacks.contains { if case .status(let s) = $0 { s.id == "N005" } else { false } }, "\(callbacks)")
+        XCTAssertTrue(
+            callbacks.contains { if case .tokenRequestFailed("ch1", "Provider not Selected Error", "") = $0 { true } else { false } })
+        // The next login shows its own dialog: the cancelled one is over.
+        let again = Task { await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil) }
+        let shownAgain = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
+        XCTAssertTrue(shownAgain)
+        _ = await client.engine.setSelectedProvider(nil)
+        _ = await again.value
+    }
+
+    /// A task cancelled before its call asked for a login ends alone with the cancel outcome: no dialog.
+    func testACallCancelledBeforeItsLoginShowsNoDialog() async throws {
+        let client = try makeClient()
+        await ready(client)
+        _ = client.delegate.take()
+        let play = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await client.engine.getAuthentication(forceAuthn: false, data: nil, filter: nil)
+        }
+        let outcome = await play.value
+        XCTAssertEqual(outcome.errorCode, "Provider not Selected Error")
+        let callbacks = client.delegate.take()
+        XCTAssertFalse(callbacks.contains { if case .displayProviderDialog = $0 { true } else { false } }, "\(callbacks)")
+        XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Provider not Selected Error"))
     }
 
     func testMRSSResourcesReachSetTokenByteExact() async throws {

@@ -192,19 +192,23 @@ def test_promotional_temp_pass_without_data_is_refused(app):
     assert app.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
 
 
-def test_get_authorization_cancelled_at_the_picker_ends_with_the_logins_status_only(app):
+def test_get_authorization_cancelled_at_the_picker_ends_with_token_request_failed(app):
+    """The reference: any failure of getAuthorization ends with tokenRequestFailed, the user's cancel of the login
+    it started included; the response has the authorization shape (not the login's)."""
     ready(app)
     start = app.mark()
     authz_id = app.send("getAuthorization", {"resource": "ch1"})
     app.notification("displayProviderDialog", start)
     app.call("setSelectedProvider", {"mvpdId": None})
     index, answer = app.response(authz_id, start)
-    assert answer["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert answer["result"] == {"resource": "ch1", "errorCode": NOT_SELECTED, "errorDescription": ""}
     names = notifications_named(app.received[start:index])
     assert names[:2] == ["displayProviderDialog", "setAuthenticationStatus"]
-    assert "tokenRequestFailed" not in names
-    tracking = [m["params"]["eventType"] for m in app.received[start:index] if m.get("method") == "sendTrackingData"]
-    assert 1 not in tracking  # no authorization tracking event
+    failed = [m["params"] for m in app.received[start:index] if m.get("method") == "tokenRequestFailed"]
+    assert failed == [{"resource": "ch1", "errorCode": NOT_SELECTED, "errorDescription": ""}]
+    assert names.index("setAuthenticationStatus") < names.index("tokenRequestFailed")
+    tracking = [m["params"] for m in app.received[start:index] if m.get("method") == "sendTrackingData"]
+    assert [t["data"][0] for t in tracking if t["eventType"] == 1] == ["false"]  # one failed authorization event
 
 
 def test_a_throttled_call_waits_for_retry_after_and_succeeds(app, emulator):

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import JSON
+import ThreadAffinity
 
 extension Engine {
     // MARK: checkAuthorization / getAuthorization
@@ -30,7 +31,8 @@ extension Engine {
                 return authorizationFailed(
                     resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: nil, status: storeFailure(error))
             }
-            if login.errorCode == SDKErrorCode.providerNotSelected { return .loginCancelled(login) }
+            // Any failed login, the user's cancel included ("Provider not Selected Error"), ends the call with
+            // tokenRequestFailed after the login's own setAuthenticationStatus.
             guard login.status == AccessEnablerStatus.success, current != nil else {
                 let code = login.errorCode.isEmpty ? SDKErrorCode.userNotAuthenticated : login.errorCode
                 return authorizationFailed(resource, code, "", requestor: requestor, profile: nil, raised: login.statuses)
@@ -48,7 +50,7 @@ extension Engine {
         // Item-level errors whose action is `retry` get at most two more tries (Adobe's "Enhanced error codes": client handling).
         for _ in 0..<2 {
             guard answer.value?.decision(for: resource)?.error?.action == "retry" else { break }
-            try? await Task.sleep(for: .milliseconds(300))
+            await uncancelledSleep(for: .milliseconds(300), on: executor)
             answer = await call(endpoint, with: requestor.client(for: profile.mvpd))
             if answer.clockSkewed { skew = [Self.cfg100] }
         }
@@ -132,7 +134,8 @@ extension Engine {
         let details = error?.details ?? ""
         let message = error?.message
         if error?.meansProfileGone == true {
-            // The profile is gone at the backend: forget it here too.
+            // The profile is gone at the backend: forget it here too, and tell the host its user is logged out
+            // (setAuthenticationStatus is among checkAuthorization's callbacks) before tokenRequestFailed.
             do {
                 try await deleteProfile(profile.mvpd, requestor)
             } catch {
@@ -140,6 +143,7 @@ extension Engine {
                     resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile,
                     status: storeFailure(error), raised: raised)
             }
+            delegate.setAuthenticationStatus(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
             let status =
                 error?.meansTempPassOver == true
                 ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)

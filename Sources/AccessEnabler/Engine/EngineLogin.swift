@@ -1,5 +1,7 @@
 import FoundationEssentials
 import JSON
+import Synchronization
+import ThreadAffinity
 
 extension Engine {
     // MARK: getAuthentication
@@ -33,9 +35,28 @@ extension Engine {
     /// Starts (or joins) the login flow and waits for its end; the call's `turn` ends once the machine has taken
     /// the login (started, joined or refused), since what follows waits on the host.
     /// `filter` narrows the platform's picker only; the provider dialog lists every MVPD (as the SDK does).
+    ///
+    /// The calling task's cancellation (the host's `$/cancelRequest`) is the user's cancel: while the login waits
+    /// on the host it ends as `setSelectedProvider(nil)` ends it, for every call it answers; a call cancelled
+    /// before it asked for a login ends alone with that outcome, without starting or joining one.
     func login(_ requestor: Requestor, filter: ProviderFilter?, turn: Turn) async -> AuthenticationStatus {
+        if Task.isCancelled {
+            return report(.failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
+        }
         let partner = partnerApplies(requestor)
-        return await withCheckedContinuation { continuation in
+        let awaited = AwaitedFlow()
+        return await withTaskCancellationHandler {
+            await waitForLogin(requestor, filter: filter, turn: turn, partner: partner, awaited: awaited)
+        } onCancel: {
+            after(.zero) { engine in engine.cancelLogin(flow: awaited.id) }
+        }
+    }
+
+    private func waitForLogin(
+        _ requestor: Requestor, filter: ProviderFilter?, turn: Turn, partner: Bool, awaited: AwaitedFlow
+    ) async -> AuthenticationStatus {
+        await withCheckedContinuation { continuation in
+            defer { awaited.id = machine.login?.id }
             switch machine.loginRequested(requestor, continuation, partner: partner, hasProviders: !requestor.mvpds.isEmpty) {
             case .joined:
                 break
@@ -56,6 +77,14 @@ extension Engine {
     }
 
     static var n005: AdvancedStatus { AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled") }
+
+    /// A call waiting on login `flow` was cancelled: the login ends with the cancel outcome when it is still the
+    /// current one and waits on the host (not when it is being completed at the backend, which ends it anyway).
+    func cancelLogin(flow: Int?) {
+        checkThread()
+        guard let flow, let requestor = machine.cancellableLogin(flow: flow) else { return }
+        _ = loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.n005)
+    }
 
     /// Ends the login flow: callbacks first, then every waiter gets the outcome, with the reasons raised in the
     /// flow and `status`. Returns that outcome.
@@ -255,7 +284,7 @@ extension Engine {
             if let stale = machine.staleOutcome(of: flowID) { return stale }
             guard case .ok = answer.result else { return loginFailure(answer.result, requestor) }
             if let profile = answer.value?.first(preferring: mvpd) { return await loginSucceeded(profile, requestor) }
-            if attempt < 3 { try? await Task.sleep(for: .milliseconds(500)) }
+            if attempt < 3 { await uncancelledSleep(for: .milliseconds(500), on: executor) }
         }
         return loginFailed(SDKErrorCode.genericAuthentication, requestor)
     }
@@ -389,4 +418,15 @@ struct SecondScreenPoll {
     let flowID: Int
     let requestor: Requestor
     var reachable = true
+}
+
+/// The flow a call waits on, read by its cancellation handler: written and read on the engine's executor only
+/// (the lock is there because the handler's closure must be `Sendable`).
+final class AwaitedFlow: Sendable {
+    private let flow = Mutex<Int?>(nil)
+
+    var id: Int? {
+        get { flow.withLock { $0 } }
+        set { flow.withLock { $0 = newValue } }
+    }
 }

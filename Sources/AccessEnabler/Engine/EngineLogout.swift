@@ -47,7 +47,8 @@ extension Engine {
             return logoutFailed(error)
         }
         select(nil, requestor)
-        guard configuration.webView, let logoutURL, !machine.closed else {
+        // A logout whose task was cancelled (`$/cancelRequest`) does not wait for its page either.
+        guard configuration.webView, let logoutURL, !machine.closed, !Task.isCancelled else {
             delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
             if partner { delegate.status(Self.vsa203) }
             return loggedOut
@@ -55,9 +56,19 @@ extension Engine {
         if machine.logout != nil { _ = finishLogout() }
         // Waiting on the host (the logout page): the next call may go on.
         endTurn(turn, waitsOnHost: true)
-        return await withCheckedContinuation { continuation in
-            startLogoutTimer(flow: machine.logoutStarted(continuation, partner: partner))
-            delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.handleSVC })
+        // Cancelling the call (`$/cancelRequest`) ends the page's wait as its timer would.
+        let awaited = AwaitedFlow()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let flow = machine.logoutStarted(continuation, partner: partner)
+                awaited.id = flow
+                startLogoutTimer(flow: flow)
+                delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.handleSVC })
+            }
+        } onCancel: {
+            after(.zero) { engine in
+                if let flow = awaited.id { engine.endLogout(flow: flow) }
+            }
         }
     }
 

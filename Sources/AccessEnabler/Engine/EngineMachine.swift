@@ -413,9 +413,15 @@ struct EngineMachine<Requestor, Call, Waiter> {
     /// The host went away.
     mutating func cancel() -> Cancel {
         closed = true
-        var cancelLogin: Requestor?
-        if let current = login, current.step != .completing { cancelLogin = current.requestor }
-        return Cancel(run: nextCall(), cancelLogin: cancelLogin, endLogout: logout != nil)
+        return Cancel(run: nextCall(), cancelLogin: login.flatMap { cancellableLogin(flow: $0.id) }, endLogout: logout != nil)
+    }
+
+    /// The requestor of login `flow` while it is the current one and waits on the host (every step but
+    /// `completing`, which the backend ends anyway), so that a cancel ends it (the engine sends `loginEnded`); nil
+    /// otherwise. Used by `cancel` and by the cancel of one call working for the login (`$/cancelRequest`).
+    func cancellableLogin(flow id: Int) -> Requestor? {
+        guard let login, login.id == id, login.step != .completing else { return nil }
+        return login.requestor
     }
 }
 

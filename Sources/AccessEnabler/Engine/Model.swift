@@ -96,10 +96,6 @@ public enum AuthorizationOutcome: Sendable, Equatable {
     /// `errorDescription` is the decision error's `details`, else ""; `statuses` are the warning and error
     /// statuses that explain the failure (as in `AuthenticationStatus.statuses`).
     case failed(resource: String, errorCode: String, errorDescription: String, statuses: [AdvancedStatus] = [])
-    /// getAuthorization only: the user cancelled the login it started (setSelectedProvider null at the picker).
-    /// As in the SDK, that login's setAuthenticationStatus(0, "Provider not Selected Error") ended it: no
-    /// tokenRequestFailed, no authorization tracking.
-    case loginCancelled(AuthenticationStatus)
 }
 
 /// What setSelectedProvider did.

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import JSON
+import ThreadAffinity
 
 /// What a REST V2 call ended with.
 enum APIResult: Sendable {
@@ -167,7 +168,7 @@ actor RestClient {
                 attempt += 1
                 if attempt > maxThrottleRetries { return .throttled }
                 let retryAfter = headers["retry-after"].flatMap(Double.init) ?? 1
-                try? await Task.sleep(for: .seconds(max(1, min(retryAfter, 10))))
+                await uncancelledSleep(for: .seconds(max(1, min(retryAfter, 10))), on: executor)
                 continue
             }
             if (300..<400).contains(status) {
@@ -274,7 +275,7 @@ actor RestClient {
             let stored = try await store.accessToken(scope)
             if let token = usable(stored, refusing: refused) { return token }
             if try await store.claimTokenRefresh(scope, seen: stored?.token ?? "", now: now, until: now + 10_000) { return nil }
-            try? await Task.sleep(for: .milliseconds(100))
+            await uncancelledSleep(for: .milliseconds(100), on: executor)
         }
         return nil
     }
