@@ -6,6 +6,7 @@ the web view), `login_second_screen` (a phone completing the activation page), `
 delegate's `client`, and the cancellation of a login by its task or its timeout (`$/cancelRequest`).
 """
 import asyncio
+import json
 import logging
 import pathlib
 import subprocess
@@ -223,3 +224,134 @@ def test_the_tv_app_example_logs_in_on_a_second_screen_plays_ch1_and_is_refused_
     assert any(line.startswith("ch1: playing (media token ") for line in lines), out
     assert f"ch2: not in your package: {DENIED}" in lines, out
     assert lines[-1] == "Logged out"
+
+
+class Wire(logging.Handler):
+    """The messages the client sent (``-->``) and received (``<--``), parsed, from the ``passbridge.wire`` log."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: List[Any] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if text[:4] in ("--> ", "<-- "):
+            self.messages.append((text[:3], json.loads(text[4:])))
+
+    def __enter__(self) -> "Wire":
+        logger = logging.getLogger("passbridge.wire")
+        self.level_before = logger.level
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        logger = logging.getLogger("passbridge.wire")
+        logger.removeHandler(self)
+        logger.setLevel(self.level_before)
+
+    def sent(self, method: str) -> List[Any]:
+        return [m for d, m in self.messages if d == "-->" and m.get("method") == method]
+
+    def answer(self, id: Any) -> Any:
+        return next(m for d, m in self.messages if d == "<--" and "method" not in m and m.get("id") == id)
+
+
+def pending_tasks() -> List[str]:
+    """The tasks of the running loop still waiting, but the current one and the client's own reader and pumps."""
+    own = ("StderrTail.pump", "AsyncConnection._read_loop", "Process.wait")
+    return [t.get_coro().__qualname__ for t in asyncio.all_tasks()
+            if t is not asyncio.current_task() and not t.done() and t.get_coro().__qualname__ not in own]
+
+
+def test_cancelling_a_second_screen_login_task_sends_cancel_request_and_leaves_nothing_waiting(
+        bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        with Wire() as wire:
+            async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+                await ae.init(webView=False)
+                await ae.set_requestor("REF")
+                threads = set(threading.enumerate())
+                shown = asyncio.Event()
+                events = ae.events("setAuthenticationStatus", "status")
+                login = asyncio.ensure_future(ae.login_second_screen(lambda code: shown.set(), mvpd=MVPD))
+                await asyncio.wait_for(shown.wait(), 30)
+                login.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await login
+                left = (set(threading.enumerate()) - threads, pending_tasks())
+                ended = [await events.next(timeout=5) for _ in range(3)]
+                state = await ae.check_authentication()
+                # A new login after the cancel shows a code again (and is cancelled by its timeout).
+                codes: List[passbridge.RegistrationCode] = []
+                with pytest.raises(passbridge.Timeout):
+                    await ae.login_second_screen(codes.append, mvpd=MVPD, timeout=3)
+                after_timeout = pending_tasks()
+            return wire, left, ended, state, codes, after_timeout
+
+    wire, (threads, tasks), ended, state, codes, after_timeout = asyncio.run(main())
+    login_id = wire.sent("getAuthentication")[0]["id"]
+    first_cancel = wire.sent("$/cancelRequest")[0]
+    assert first_cancel == {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": login_id}}
+    answer = wire.answer(login_id)
+    assert answer["error"]["code"] == passbridge.REQUEST_CANCELLED and "result" not in answer
+    assert threads == set() and tasks == []
+    assert [e.name for e in ended] == ["status", "setAuthenticationStatus", "status"]
+    assert ended[0]["id"] == "REGCODE"
+    assert (ended[1]["status"], ended[1]["errorCode"]) == (0, passbridge.PROVIDER_NOT_SELECTED_ERROR)
+    assert ended[2]["id"] == "N005"
+    assert state.authenticated is False
+    assert len(codes) >= 1 and codes[0].code
+    second_id = wire.sent("getAuthentication")[1]["id"]
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id, second_id]
+    assert wire.answer(second_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert after_timeout == []
+
+
+def test_authorize_with_login_cancelled_at_the_picker_and_a_page_that_fails(bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        with Wire() as wire:
+            async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+                await ae.set_requestor("REF")
+                picker = ae.events("displayProviderDialog")
+                failed = ae.events("tokenRequestFailed")
+                authorizing = asyncio.ensure_future(ae.authorize("ch1", login=True))
+                await picker.next(timeout=30)
+                authorizing.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await authorizing
+                refused = await failed.next(timeout=5)
+
+                def broken_web_view(url: str) -> Optional[str]:
+                    raise OSError("the web view crashed")
+
+                with pytest.raises(OSError, match="the web view crashed"):
+                    await ae.login_web(broken_web_view, mvpd=MVPD, timeout=30)
+                tasks = pending_tasks()
+                state = await ae.check_authentication()
+            return wire, refused, tasks, state
+
+    wire, refused, tasks, state = asyncio.run(main())
+    authorization_id = wire.sent("getAuthorization")[0]["id"]
+    login_id = wire.sent("getAuthentication")[0]["id"]
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [authorization_id, login_id]
+    assert wire.answer(authorization_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert wire.answer(login_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert (refused["resource"], refused["errorCode"]) == ("ch1", passbridge.PROVIDER_NOT_SELECTED_ERROR)
+    assert tasks == [] and state.authenticated is False
+
+
+def test_blocking_login_timeout_cancels_it_and_leaves_no_thread(bin_dir, emulator_url, tmp_path) -> None:
+    with Wire() as wire, passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                                        stderr=subprocess.DEVNULL) as ae:
+        ae.init(webView=False)
+        ae.set_requestor("REF")
+        threads = set(threading.enumerate())
+        with pytest.raises(passbridge.Timeout):
+            ae.login_second_screen(lambda code: None, mvpd=MVPD, timeout=3)
+        left = set(threading.enumerate()) - threads
+        assert ae.check_authentication().authenticated is False
+    login_id = wire.sent("getAuthentication")[0]["id"]
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id]
+    assert wire.answer(login_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert left == set()
