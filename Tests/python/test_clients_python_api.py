@@ -355,3 +355,22 @@ def test_blocking_login_timeout_cancels_it_and_leaves_no_thread(bin_dir, emulato
     assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id]
     assert wire.answer(login_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
     assert left == set()
+
+
+def test_blocking_ctrl_c_in_show_code_cancels_the_login_before_it_is_raised(bin_dir, emulator_url, tmp_path) -> None:
+    def interrupted(code: passbridge.RegistrationCode) -> None:
+        raise KeyboardInterrupt
+
+    with Wire() as wire, passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                                        stderr=subprocess.DEVNULL) as ae:
+        ae.init(webView=False)
+        ae.set_requestor("REF")
+        threads = set(threading.enumerate())
+        with pytest.raises(KeyboardInterrupt):
+            ae.login_second_screen(interrupted, mvpd=MVPD)
+        login_id = wire.sent("getAuthentication")[0]["id"]
+        # Raised only once the daemon had answered the cancelled login.
+        assert wire.answer(login_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+        assert set(threading.enumerate()) - threads == set()
+        assert ae.check_authentication().authenticated is False  # the client goes on
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id]

@@ -185,8 +185,11 @@ class AccessEnabler:
             _, fn, params, fut = item
             try:
                 fut.set_result(fn(params))
-            except BaseException as e:  # handed to the loop, which answers with the error
+            except Exception as e:  # handed to the loop, which answers with the error
                 fut.set_exception(e)
+            except BaseException:  # Ctrl-C or exit on your thread: the call being waited on is cancelled (_wait)
+                fut.cancel()
+                raise
         elif kind == "done":
             self._done[item[1]] = (item[2], item[3])
 
