@@ -135,12 +135,14 @@ def test_blocking_second_screen_login_shows_the_code_on_the_calling_thread(bin_d
         def __init__(self) -> None:
             self.client = "kept"  # a delegate that set its client itself keeps it
 
+    watcher = Watcher()
     with passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
-                                        stderr=subprocess.DEVNULL) as ae, \
+                                        stderr=subprocess.DEVNULL, delegate=watcher) as ae, \
             passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path / "other"),
                                            executable=str(bin_dir / "passbridge"), stderr=subprocess.DEVNULL,
                                            delegate=OldStyle()) as other:
         assert other.delegate is not None and other.delegate.client == "kept"
+        assert watcher.client is ae
         ae.init(webView=False)
         ae.set_requestor("REF")
         now = time.time() * 1000
@@ -159,6 +161,7 @@ def test_blocking_second_screen_login_shows_the_code_on_the_calling_thread(bin_d
     assert first.seconds_left is not None and 0 < first.seconds_left <= (first.not_after - now) / 1000 + 1
     assert all(t is threading.current_thread() and c.code == first.code and c.update for t, c in shown[1:])
     assert denied.value.mvpd_message == DENIED and token
+    assert watcher.steps == []  # the helper answered the provider dialog, not the delegate
     assert logout.statuses == ()
 
 

@@ -10,7 +10,12 @@ when the spawned daemon failed); no answer in time raises ``Timeout``.
 
 Timeouts: calls that do not wait on the user get the client's ``timeout`` (default 30 s; ``None`` waits for
 ever). ``getAuthentication``, ``getAuthorization`` and ``logout`` may wait on the user (provider dialog, login
-page, second screen, logout page) and have no timeout unless you pass ``timeout=`` to ``call``.
+page, second screen, logout page) and have no timeout unless you pass ``timeout=`` to ``call``; when one of them
+times out or its task is cancelled, the client first cancels it in the daemon (``$/cancelRequest``) and waits
+for the answer.
+
+The Pythonic methods at the end (``set_requestor``, ``authorize``, ``login_web``, ``login_second_screen``,
+``log_out`` …) return the typed outcomes of ``passbridge.outcomes`` and raise ``EntitlementError``s.
 """
 import asyncio
 import inspect

@@ -123,7 +123,7 @@ class EntitlementDelegate:
 
     def status(self, status: Status) -> Any:
         """Advanced status (``N000``, ``Z100``, ``REGCODE``…): ``{id, level, message?, details?, resource?}``;
-        REGCODE adds ``code``, ``url`` and ``notAfter`` (epoch ms)."""
+        REGCODE adds ``code``, ``url`` and ``notAfter`` (epoch ms), REG100 (countdown) ``secondsLeft``."""
 
     def onNotification(self, name: str, params: Dict[str, Any]) -> Any:
         """Any notification this class has no method for (forward compatibility)."""
