@@ -377,3 +377,44 @@ def test_blocking_ctrl_c_in_show_code_cancels_the_login_before_it_is_raised(bin_
         assert set(threading.enumerate()) - threads == set()
         assert ae.check_authentication().authenticated is False  # the client goes on
     assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id]
+
+
+def test_login_web_waits_for_the_app_to_hand_the_redirect_over_itself(bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            await ae.set_requestor("REF")
+            handed: List[Any] = []
+
+            async def app_scheme_handler(url: str) -> None:
+                """Where an app's custom URL scheme lands: it hands the redirect over itself."""
+                reached = await asyncio.to_thread(web_view, url)
+                assert reached is not None
+                handed.append(await ae.handleExternalURL(reached))
+
+            def open_browser(url: str) -> None:
+                asyncio.ensure_future(app_scheme_handler(url))  # opens the page and returns at once
+
+            login = await ae.login_web(open_browser, mvpd=MVPD, timeout=60)
+            return login, handed
+
+    login, handed = asyncio.run(main())
+    assert login.authenticated
+    assert handed == [{"status": 1, "errorCode": ""}]
+
+
+def test_log_out_of_a_partner_sso_login_says_to_sign_out_of_the_platform(bin_dir, emulator_url, tmp_path) -> None:
+    from passbridge.partner_sso import TVProviderAccount
+
+    async def main() -> Any:
+        account = TVProviderAccount.write(tmp_path / "account.json", accessStatus="granted", providerId="MockSSO",
+                                          expiresInSeconds=86400, username=USER, password=PASSWORD)
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            ae.register_partner_sso(TVProviderAccount(account, emulator_url=emulator_url))
+            await ae.init(partnerSSO="Apple")
+            await ae.set_requestor("REF")
+            logged_in = await ae.check_authentication()
+            return logged_in, await ae.log_out(timeout=30)
+
+    logged_in, logout = asyncio.run(main())
+    assert logged_in.authenticated
+    assert logout.sign_out_of_platform is True
