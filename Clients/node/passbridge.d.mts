@@ -238,6 +238,30 @@ export interface AuthorizeOptions extends CallOptions {
   data?: Record<string, unknown>;
 }
 
+/** The second screen's code, as loginSecondScreen's showCode gets it. */
+export interface RegistrationCode {
+  code: string;
+  /** The page to open on the other device: the REGCODE's authenticateUrl when sent, else its url. */
+  url: string;
+  activationUrl: string;
+  /** When the code expires, epoch ms. */
+  notAfter: number | null;
+  /** Seconds until then (from REG100 when sent). */
+  secondsLeft: number | null;
+  /** false for the first call, true for each countdown update (REG100). */
+  update: boolean;
+}
+
+export interface LoginOptions {
+  /** Answers the provider dialog: an MVPD ID, or a function of the offered MVPDs (null cancels); left out, your own listener answers. */
+  mvpd?: string | ((mvpds: MVPD[]) => string | null | Promise<string | null>);
+  /** Seconds; null (default) waits as long as the user takes. */
+  timeout?: number | null;
+  /** Aborting cancels the login in the daemon ($/cancelRequest). */
+  signal?: AbortSignal;
+  forceAuthn?: boolean;
+}
+
 type Listener<P> = (params: P) => void;
 
 export declare class PassBridge {
@@ -270,6 +294,10 @@ export declare class PassBridge {
   preauthorize(resources: string[], options?: CallOptions): Promise<Preauthorization>;
   /** getMetadata, typed; `key` is the user attribute for op code 3. */
   metadata(opCode: OpCode, options?: CallOptions & { resource?: string; key?: string }): Promise<Metadata>;
+  /** Logs in on a web-view host: `openUrl` gets the login page, resolves to the redirect URL reached (or null). */
+  loginWeb(openUrl: (url: string) => string | null | Promise<string | null>, options?: LoginOptions): Promise<Authentication>;
+  /** Logs in on a second-screen host: `showCode` gets the code, then each countdown update. */
+  loginSecondScreen(showCode: (code: RegistrationCode) => void | Promise<void>, options?: LoginOptions): Promise<Authentication>;
   /** logout to its end. */
   logOut(options?: CallOptions): Promise<Logout>;
 

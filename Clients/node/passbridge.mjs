@@ -313,6 +313,82 @@ export class PassBridge extends EventEmitter {
     return { key: result.key, value: result.metadata, encrypted: result.encrypted, arguments: result.arguments };
   }
 
+  /**
+   * Logs in on a web-view host (getAuthentication): `openUrl(url)` gets the login page and resolves to the
+   * redirect URL the page reached (handed to handleExternalURL) or null when the app hands it over itself.
+   * `mvpd` answers the provider dialog (an ID, or a function of the offered MVPDs resolving to an ID or null to
+   * cancel); left out, the app's own 'displayProviderDialog' listener answers. Resolves with {authenticated,
+   * errorCode, statuses} once the login ended; rejects with NotAuthenticated / LoginCancelled (Adobe's reason), with
+   * Timeout after `timeout` seconds, with what `openUrl` threw, or with the signal's reason; in each of those cases
+   * the login is first cancelled in the daemon ($/cancelRequest).
+   */
+  loginWeb(openUrl, options = {}) {
+    return this.#login(openUrl, null, options);
+  }
+
+  /**
+   * Logs in on a second-screen host (init {webView: false}): `showCode(code)` gets {code, url (the REGCODE's
+   * authenticateUrl when sent, else its url), activationUrl, notAfter (epoch ms), secondsLeft, update: false}, and
+   * again with update: true and a fresh secondsLeft for each REG100 countdown status. Resolves once the other
+   * device completed the page; `mvpd`, `timeout`, `signal` and rejections as in loginWeb.
+   */
+  loginSecondScreen(showCode, options = {}) {
+    return this.#login(null, showCode, options);
+  }
+
+  async #login(openUrl, showCode, { mvpd, signal, timeout = null, forceAuthn = false } = {}) {
+    if (signal?.aborted) throw signal.reason;
+    const inner = new AbortController();
+    const fail = (e) => inner.abort(e);
+    const onOuterAbort = () => inner.abort(signal.reason);
+    let code = null;
+    const onPicker = async ({ mvpds }) => {
+      try {
+        const choice = typeof mvpd === 'function' ? await mvpd(mvpds) : mvpd;
+        await this.call('setSelectedProvider', { mvpdId: choice ?? null });
+      } catch (e) {
+        fail(e);
+      }
+    };
+    const onPage = async ({ url }) => {
+      try {
+        if (!openUrl) throw new PassBridgeError(`the daemon opened a login page (${url.split('?')[0]}) and nothing shows it (a second-screen host sends init {webView: false})`);
+        const reached = await openUrl(url);
+        if (reached != null) await this.call('handleExternalURL', { url: reached });
+      } catch (e) {
+        fail(e);
+      }
+    };
+    const onStatus = async (s) => {
+      if (!showCode || (s.id !== 'REGCODE' && s.id !== 'REG100')) return;
+      const left = (notAfter) => (typeof notAfter === 'number' ? Math.max(0, Math.floor((notAfter - Date.now()) / 1000)) : null);
+      if (s.id === 'REGCODE' || code === null) {
+        code = { code: s.code, url: s.authenticateUrl ?? s.url ?? '', activationUrl: s.activationUrl ?? s.url ?? '', notAfter: s.notAfter ?? null, secondsLeft: left(s.notAfter), update: false };
+      }
+      if (s.id === 'REG100') code = { ...code, notAfter: s.notAfter ?? code.notAfter, secondsLeft: s.secondsLeft ?? left(s.notAfter), update: true };
+      try {
+        await showCode({ ...code });
+      } catch (e) {
+        fail(e);
+      }
+    };
+    signal?.addEventListener('abort', onOuterAbort, { once: true });
+    if (mvpd !== undefined) this.on('displayProviderDialog', onPicker);
+    this.on('navigateToUrl', onPage).on('status', onStatus);
+    try {
+      const result = await this.call('getAuthentication', forceAuthn ? { forceAuthn: true } : {}, { signal: inner.signal, timeout });
+      const outcome = authenticationOutcome(result);
+      if (!outcome.authenticated) {
+        const Kind = outcome.errorCode === PROVIDER_NOT_SELECTED ? LoginCancelled : NotAuthenticated;
+        throw new Kind(outcome.errorCode || USER_NOT_AUTHENTICATED, outcome.statuses);
+      }
+      return outcome;
+    } finally {
+      signal?.removeEventListener('abort', onOuterAbort);
+      this.off('displayProviderDialog', onPicker).off('navigateToUrl', onPage).off('status', onStatus);
+    }
+  }
+
   /** logout to its end, as {statuses}. */
   async logOut(options = {}) {
     const result = await this.call('logout', {}, options);

@@ -108,3 +108,62 @@ def test_node_typed_helpers_and_abort_signal_cancel_request(bin_dir, emulator_ur
     assert "tokenRequestFailed Provider not Selected Error" in out["abortedAuthorize"]["seenBefore"]
     assert out["requestor"]["name"] == "RequestorFailed" and out["requestor"]["reasons"] == ["R400 No software statement"]
     assert out["requestorIsRequestorFailed"]
+
+
+LOGIN = r"""
+import { PassBridge, LoginCancelled, Timeout } from 'PACKAGE';
+const [exe, emulator, statement, state] = process.argv.slice(2);
+const out = {};
+const flags = ['--backend', emulator, '--state-dir', state, '--software-statement', statement, '--activation-url', emulator + '/activate'];
+const ae = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
+const seen = [];
+ae.on('status', (s) => seen.push(`status ${s.id}`));
+ae.on('setAuthenticationStatus', (s) => seen.push(`setAuthenticationStatus ${s.status} ${s.errorCode}`));
+await ae.call('init', { webView: false });
+await ae.setRequestorOrThrow('REF');
+
+// Aborted from showCode: the login is cancelled in the daemon before the rejection.
+const controller = new AbortController();
+out.aborted = await ae.loginSecondScreen(() => controller.abort(new Error('user left')), { mvpd: 'MockMVPD', signal: controller.signal })
+  .then((v) => ({ ok: v }), (e) => ({ rejected: e.message, seenBefore: [...seen] }));
+// A showCode that throws, and a timeout.
+out.thrown = await ae.loginSecondScreen(() => { throw new Error('no screen'); }, { mvpd: 'MockMVPD' }).catch((e) => e.message);
+out.timeout = await ae.loginSecondScreen(() => {}, { mvpd: 'MockMVPD', timeout: 2 }).catch((e) => e instanceof Timeout);
+out.cancelled = await ae.loginSecondScreen(() => {}, { mvpd: () => null }).catch((e) => [e instanceof LoginCancelled, e.errorCode]);
+// The real login: the phone (the test) completes the code printed here.
+const codes = [];
+out.login = await ae.loginSecondScreen((code) => { codes.push(code); if (!code.update) console.log(JSON.stringify(code)); }, { mvpd: 'MockMVPD', timeout: 90 });
+out.first = codes[0];
+out.listeners = ['displayProviderDialog', 'navigateToUrl', 'status'].map((n) => ae.listenerCount(n));
+await ae.close();
+console.log(JSON.stringify(out));
+"""
+
+
+def test_node_second_screen_login_helper_abort_throw_timeout_and_success(bin_dir, emulator_url, tmp_path):
+    script = tmp_path / "login.mjs"
+    script.write_text(LOGIN.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    proc = subprocess.Popen(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(),
+                             str(tmp_path / "state")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()
+        assert line.startswith("{"), line + proc.stderr.read()
+        shown = json.loads(line)
+        phone(passbridge.RegistrationCode(shown["code"], shown["url"], shown["activationUrl"], None, None))
+        rest, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, rest + err
+    finally:
+        proc.kill()
+        proc.wait()
+    out = json.loads(rest.strip().splitlines()[-1])
+    assert out["aborted"]["rejected"] == "user left"
+    assert out["aborted"]["seenBefore"][-2:] == ["setAuthenticationStatus 0 Provider not Selected Error", "status N005"]
+    assert out["thrown"] == "no screen"
+    assert out["timeout"] is True
+    assert out["cancelled"] == [True, passbridge.PROVIDER_NOT_SELECTED_ERROR]
+    assert out["login"] == {"authenticated": True, "errorCode": "", "statuses": []}
+    first = out["first"]
+    assert first["url"].startswith(emulator_url + "/activate") and first["update"] is False
+    assert 0 < first["secondsLeft"] <= 1800 and first["notAfter"] > 0
+    assert out["listeners"] == [0, 0, 1]  # only the test's own status listener is left
