@@ -6,6 +6,7 @@ import json
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -167,3 +168,35 @@ def test_node_second_screen_login_helper_abort_throw_timeout_and_success(bin_dir
     assert first["url"].startswith(emulator_url + "/activate") and first["update"] is False
     assert 0 < first["secondsLeft"] <= 1800 and first["notAfter"] > 0
     assert out["listeners"] == [0, 0, 1]  # only the test's own status listener is left
+
+
+WEB = r"""
+import { execFileSync } from 'node:child_process';
+import { PassBridge } from 'PACKAGE';
+const [exe, emulator, statement, state, python, browser] = process.argv.slice(2);
+const ae = await PassBridge.spawn(exe, ['--backend', emulator, '--state-dir', state, '--software-statement', statement], { stderr: 'ignore' });
+await ae.setRequestorOrThrow('REF');
+const pages = [];
+// The web view: the scripted browser logs in as demo/demo and prints the redirect URL it stopped at.
+const view = async (url) => {
+  pages.push(url.split('?')[0]);
+  return execFileSync(python, [browser, url, '--field', 'username=demo', '--field', 'password=demo'], { encoding: 'utf8' }).trim();
+};
+const login = await ae.loginWeb(view, { mvpd: (mvpds) => mvpds.find((m) => m.ID === 'MockMVPD').ID, timeout: 60 });
+const token = await ae.authorize('ch1');
+await ae.close();
+console.log(JSON.stringify({ login, pages, token: typeof token }));
+"""
+
+
+def test_node_web_login_helper_hands_the_redirect_over(bin_dir, emulator_url, tmp_path):
+    script = tmp_path / "web.mjs"
+    script.write_text(WEB.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(), str(tmp_path / "state"),
+                          sys.executable, str(ROOT / "Clients" / "python" / "examples" / "browser.py")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["login"] == {"authenticated": True, "errorCode": "", "statuses": []}
+    assert len(out["pages"]) == 1 and out["pages"][0].startswith(emulator_url)
+    assert out["token"] == "string"
