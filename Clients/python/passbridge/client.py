@@ -146,7 +146,10 @@ class AsyncAccessEnabler:
         # The user steps the running Pythonic helpers answer themselves (not the delegate's, see flows.run_flow).
         self._helper_steps: List[Set[str]] = []
         if delegate is not None and getattr(delegate, "client", None) is None:
-            delegate.client = self
+            try:
+                delegate.client = self
+            except AttributeError:  # a delegate with __slots__ or a read-only ``client``: left as it is
+                pass
 
     # ---- lifecycle ------------------------------------------------------------------------------------------
     @classmethod

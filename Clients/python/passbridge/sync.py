@@ -64,7 +64,10 @@ class AccessEnabler:
         self._aae: Optional[AsyncAccessEnabler] = None
         self._close_code: Optional[int] = None
         if delegate is not None and getattr(delegate, "client", None) is None:
-            delegate.client = self
+            try:
+                delegate.client = self
+            except AttributeError:  # a delegate with __slots__ or a read-only ``client``: left as it is
+                pass
 
     @classmethod
     def spawn(cls, *args: str, executable: Optional[str] = None, delegate: Optional[EntitlementDelegate] = None,
