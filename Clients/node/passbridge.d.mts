@@ -87,7 +87,7 @@ export interface Methods {
   getAuthenticationToken: { params: {}; result: AuthenticationStatus };
   checkPreauthorizedResources: { params: { resources: string[]; cache?: boolean }; result: { resources: string[] } };
   checkAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
-  /** A login the user cancelled ends with that login's AuthenticationStatus. */
+  /** A login that failed or was cancelled ends with a TokenFailure carrying that login's errorCode. */
   getAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
   logout: { params: {}; result: AuthenticationStatus };
   getSelectedProvider: { params: {}; result: { mvpd: MVPD | null } };

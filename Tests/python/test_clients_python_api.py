@@ -418,3 +418,21 @@ def test_log_out_of_a_partner_sso_login_says_to_sign_out_of_the_platform(bin_dir
     logged_in, logout = asyncio.run(main())
     assert logged_in.authenticated
     assert logout.sign_out_of_platform is True
+
+
+def test_authorize_with_login_raises_login_cancelled_when_the_delegate_cancels_the_picker(bin_dir, emulator_url,
+                                                                                            tmp_path) -> None:
+    class Cancels(passbridge.EntitlementDelegate):
+        async def displayProviderDialog(self, mvpds: Any) -> None:
+            await self.client.setSelectedProvider(None)  # the client set by spawn(), no global
+
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path, Cancels()) as ae:
+            await ae.set_requestor("REF")
+            with pytest.raises(passbridge.LoginCancelled) as cancelled:
+                await ae.authorize("ch1", login=True)
+            return cancelled.value
+
+    cancelled = asyncio.run(main())
+    assert (cancelled.error_code, cancelled.resource) == (passbridge.PROVIDER_NOT_SELECTED_ERROR, "ch1")
+    assert isinstance(cancelled, passbridge.NotAuthenticated)

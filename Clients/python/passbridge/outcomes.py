@@ -75,7 +75,8 @@ Authorization = Union[MediaToken, AuthorizationFailure]
 
 def authorization_from_result(resource: str, result: Mapping[str, Any]) -> Authorization:
     """The ``Authorization`` of a ``checkAuthorization``/``getAuthorization`` result; a getAuthorization whose
-    login failed (``{status: 0, errorCode}``) is an ``AuthorizationFailure`` with that login's code."""
+    login failed is an ``AuthorizationFailure`` with that login's code (also from a daemon that answered it in the
+    login's ``{status: 0, errorCode}`` shape)."""
     if result.get("token"):
         return MediaToken(str(result.get("resource", resource)), str(result["token"]), _statuses(result))
     return AuthorizationFailure(str(result.get("resource", resource)), str(result.get("errorCode", "")),

@@ -54,7 +54,8 @@ class AuthenticationStatus(_AuthenticationRequired, total=False):
 class AuthorizationResult(TypedDict, total=False):
     """``checkAuthorization`` / ``getAuthorization``: ``{token, resource}`` (the short media token) when granted,
     else ``{resource, errorCode, errorDescription (the MVPD's message or ""), statuses? (Z100…)}``; a
-    ``getAuthorization`` whose login the user cancelled ends with that login's ``{status: 0, errorCode}``."""
+    ``getAuthorization`` whose login failed or was cancelled ends in the failure shape with that login's
+    ``errorCode`` (e.g. "Provider not Selected Error") and an empty ``errorDescription``."""
 
     token: str
     resource: str
