@@ -285,10 +285,20 @@ def test_cancelling_a_second_screen_login_task_sends_cancel_request_and_leaves_n
                 left = (set(threading.enumerate()) - threads, pending_tasks())
                 ended = [await events.next(timeout=5) for _ in range(3)]
                 state = await ae.check_authentication()
-                # A new login after the cancel shows a code again (and is cancelled by its timeout).
+                # A new login after the cancel shows a code again; this one ends by its timeout.
                 codes: List[passbridge.RegistrationCode] = []
+                shown_again = asyncio.Event()
+
+                def show_again(code: passbridge.RegistrationCode) -> None:
+                    codes.append(code)
+                    shown_again.set()
+
+                again = asyncio.ensure_future(ae.login_second_screen(show_again, mvpd=MVPD, timeout=30))
+                await asyncio.wait_for(shown_again.wait(), 30)
                 with pytest.raises(passbridge.Timeout):
-                    await ae.login_second_screen(codes.append, mvpd=MVPD, timeout=3)
+                    await ae.login_second_screen(lambda code: None, mvpd=MVPD, timeout=0.5)  # joins the login
+                with pytest.raises(passbridge.LoginCancelled):
+                    await again  # that login was cancelled with the one that joined it
                 after_timeout = pending_tasks()
             return wire, left, ended, state, codes, after_timeout
 
@@ -304,10 +314,11 @@ def test_cancelling_a_second_screen_login_task_sends_cancel_request_and_leaves_n
     assert (ended[1]["status"], ended[1]["errorCode"]) == (0, passbridge.PROVIDER_NOT_SELECTED_ERROR)
     assert ended[2]["id"] == "N005"
     assert state.authenticated is False
-    assert len(codes) >= 1 and codes[0].code
-    second_id = wire.sent("getAuthentication")[1]["id"]
-    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id, second_id]
-    assert wire.answer(second_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert len(codes) == 1 and codes[0].code
+    second_id, joined_id = (m["id"] for m in wire.sent("getAuthentication")[1:])
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id, joined_id]
+    assert wire.answer(joined_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert wire.answer(second_id)["result"]["errorCode"] == passbridge.PROVIDER_NOT_SELECTED_ERROR
     assert after_timeout == []
 
 

@@ -75,6 +75,15 @@ async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any]
     getter: "Optional[asyncio.Future[Event]]" = None
     page: "Optional[asyncio.Future[None]]" = None
     code: Optional[RegistrationCode] = None
+
+    async def within(step: Awaitable[Any]) -> Any:
+        """``step`` (answering the dialog, showing the code), still bounded by the flow's deadline."""
+        left = None if deadline is None else max(0.0, deadline - loop.time())
+        try:
+            return await asyncio.wait_for(step, left)
+        except asyncio.TimeoutError:
+            raise Timeout(f"{method}: the user did not finish within {timeout} s") from None
+
     try:
         while True:
             if getter is None:
@@ -91,8 +100,8 @@ async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any]
                 event, getter = getter.result(), None
                 if event.name == "displayProviderDialog" and not picker_to_delegate:
                     mvpds: List[MVPD] = list(event["mvpds"] or [])
-                    choice = mvpd if isinstance(mvpd, str) or mvpd is None else await _settle(mvpd(mvpds))
-                    await ae.setSelectedProvider(choice)
+                    choice = mvpd if isinstance(mvpd, str) or mvpd is None else await within(_settle(mvpd(mvpds)))
+                    await within(ae.setSelectedProvider(choice))
                 elif event.name == "navigateToUrl" and not page_elsewhere:
                     if open_url is None:
                         raise Error(f"{method}: the daemon opened a page ({str(event['url']).split('?')[0]}) and "
@@ -110,7 +119,7 @@ async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any]
                                 code = code.updated(event.params)
                         else:
                             code = code.updated(event.params)
-                        await _settle(show_code(code))
+                        await within(_settle(show_code(code)))
                 continue  # notifications first: the response that ends the flow comes after them
             if request in done:
                 if page is not None and not page.done():
