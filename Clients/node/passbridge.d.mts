@@ -17,6 +17,12 @@ export interface Status {
   code?: string;
   /** REGCODE: the activation page. */
   url?: string;
+  /** REGCODE: the page that takes the code directly, when the daemon sends one. */
+  authenticateUrl?: string;
+  /** REGCODE: the activation page, when the daemon sends it apart from `url`. */
+  activationUrl?: string;
+  /** REG100: seconds until the code expires. */
+  secondsLeft?: number;
   /** REGCODE: when the code expires, epoch milliseconds. */
   notAfter?: number;
 }
@@ -82,7 +88,7 @@ export interface Methods {
   getAuthenticationToken: { params: {}; result: AuthenticationStatus };
   checkPreauthorizedResources: { params: { resources: string[]; cache?: boolean }; result: { resources: string[] } };
   checkAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
-  /** A login the user cancelled ends with that login's AuthenticationStatus. */
+  /** A login that failed or was cancelled ends with a TokenFailure carrying that login's errorCode. */
   getAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
   logout: { params: {}; result: AuthenticationStatus };
   getSelectedProvider: { params: {}; result: { mvpd: MVPD | null } };
@@ -110,7 +116,8 @@ export interface Notifications {
 export interface CallOptions {
   /** Seconds; null waits for ever. Default: the client's timeout, or none for WAITS_ON_USER methods. */
   timeout?: number | null;
-  /** Rejects the call with the signal's reason when it aborts. */
+  /** When it aborts: `$/cancelRequest` for the call, then the call rejects with the signal's reason once the
+   * daemon answered (-32800) or CANCEL_GRACE seconds passed. */
   signal?: AbortSignal;
 }
 
@@ -147,6 +154,115 @@ export declare class DaemonNotFound extends PassBridgeError {
   readonly looked: string;
 }
 
+/** The JSON-RPC error code of a request cancelled by `$/cancelRequest`. */
+export declare const REQUEST_CANCELLED: -32800;
+/** Seconds an aborted or timed-out call waits for the daemon's answer to its `$/cancelRequest`. */
+export declare const CANCEL_GRACE: number;
+
+/** A failed outcome, thrown by the typed helpers only (never by `call`). */
+export declare class EntitlementError extends PassBridgeError {
+  /** Adobe's error code ("User not Authorized Error", "User Not Authenticated Error", …; "" for setRequestor). */
+  readonly errorCode: string;
+  /** The outcome's reasons (Protocol/README.md "Failure reasons"); empty when there is none. */
+  readonly statuses: Status[];
+  /** Each status as "ID message". */
+  readonly reasons: string[];
+  /** The resource of an authorization outcome. */
+  resource: string | undefined;
+}
+/** setRequestor failed; `statuses` says why. */
+export declare class RequestorFailed extends EntitlementError {}
+/** No valid login; `errorCode` is Adobe's reason. */
+export declare class NotAuthenticated extends EntitlementError {}
+/** The login was cancelled ("Provider not Selected Error"). */
+export declare class LoginCancelled extends NotAuthenticated {}
+declare class AuthorizationError extends EntitlementError {
+  resource: string;
+  /** The outcome's errorDescription (the MVPD's message or ""). */
+  readonly description: string;
+}
+/** The MVPD denied the resource (Z100). */
+export declare class NotAuthorized extends AuthorizationError {
+  /** What the MVPD said: the Z100 status's details, else the errorDescription. */
+  readonly mvpdMessage: string;
+}
+/** Any other authorization failure (Generic / Internal Authorization Error…). */
+export declare class AuthorizationFailed extends AuthorizationError {}
+
+/** The login state, typed. */
+export interface Authentication {
+  authenticated: boolean;
+  /** "" when authenticated, else Adobe's reason. */
+  errorCode: string;
+  statuses: Status[];
+}
+/** Authorization granted: the short media token (base64 text). */
+export interface MediaToken {
+  kind: 'token';
+  resource: string;
+  token: string;
+  /** Advisory statuses (Z011 TempPass, Z010 degradation). */
+  statuses: Status[];
+}
+/** Authorization refused or failed. */
+export interface AuthorizationFailure {
+  kind: 'failure';
+  resource: string;
+  errorCode: string;
+  /** The errorDescription: the MVPD's message or "". */
+  description: string;
+  statuses: Status[];
+}
+export type Authorization = MediaToken | AuthorizationFailure;
+export interface Preauthorization {
+  authorized: string[];
+  denied: string[];
+}
+export interface Metadata {
+  /** The op code's number: 0 authentication expiry, 1 authorization expiry (epoch ms), 2 device id, 3 user attribute. */
+  key: number;
+  value: unknown;
+  encrypted: boolean;
+  arguments: Record<string, unknown>;
+}
+export interface Logout {
+  statuses: Status[];
+}
+
+export declare function authorizationOutcome(resource: string, result: AuthorizationResult): Authorization;
+export declare function authorizationError(failure: AuthorizationFailure): NotAuthorized | NotAuthenticated | AuthorizationFailed;
+export declare function authenticationOutcome(result: AuthenticationStatus): Authentication;
+
+export interface AuthorizeOptions extends CallOptions {
+  /** true: getAuthorization (logs in first when needed; no timeout unless given); false (default): checkAuthorization. */
+  login?: boolean;
+  data?: Record<string, unknown>;
+}
+
+/** The second screen's code, as loginSecondScreen's showCode gets it. */
+export interface RegistrationCode {
+  code: string;
+  /** The page to open on the other device: the REGCODE's authenticateUrl when sent, else its url. */
+  url: string;
+  activationUrl: string;
+  /** When the code expires, epoch ms. */
+  notAfter: number | null;
+  /** Seconds until then (from REG100 when sent). */
+  secondsLeft: number | null;
+  /** false for the first call, true for each countdown update (REG100). */
+  update: boolean;
+}
+
+export interface LoginOptions {
+  /** Answers the provider dialog: an MVPD ID, or a function of the offered MVPDs (null cancels); left out, your own listener answers. */
+  mvpd?: string | ((mvpds: MVPD[]) => string | null | Promise<string | null>);
+  /** Seconds; null (default) waits as long as the user takes. */
+  timeout?: number | null;
+  /** Aborting cancels the login in the daemon ($/cancelRequest). */
+  signal?: AbortSignal;
+  forceAuthn?: boolean;
+}
+
 type Listener<P> = (params: P) => void;
 
 export declare class PassBridge {
@@ -166,6 +282,25 @@ export declare class PassBridge {
 
   call<M extends keyof Methods>(method: M, params?: Methods[M]['params'], options?: CallOptions): Promise<Methods[M]['result']>;
   call(method: string, params?: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
+
+  /** setRequestor; rejects with RequestorFailed when it failed. */
+  setRequestorOrThrow(requestorID: string, options?: CallOptions): Promise<void>;
+  /** checkAuthentication, typed. */
+  checkAuthentication(options?: CallOptions): Promise<Authentication>;
+  /** checkAuthorization, typed (never rejects for a denial). */
+  checkAuthorization(resource: string, options?: CallOptions): Promise<Authorization>;
+  /** The media token for `resource`; rejects with NotAuthorized, NotAuthenticated / LoginCancelled, AuthorizationFailed. */
+  authorize(resource: string, options?: AuthorizeOptions): Promise<string>;
+  /** checkPreauthorizedResources, typed. */
+  preauthorize(resources: string[], options?: CallOptions): Promise<Preauthorization>;
+  /** getMetadata, typed; `key` is the user attribute for op code 3. */
+  metadata(opCode: OpCode, options?: CallOptions & { resource?: string; key?: string }): Promise<Metadata>;
+  /** Logs in on a web-view host: `openUrl` gets the login page, resolves to the redirect URL reached (or null). */
+  loginWeb(openUrl: (url: string) => string | null | Promise<string | null>, options?: LoginOptions): Promise<Authentication>;
+  /** Logs in on a second-screen host: `showCode` gets the code, then each countdown update. */
+  loginSecondScreen(showCode: (code: RegistrationCode) => void | Promise<void>, options?: LoginOptions): Promise<Authentication>;
+  /** logout to its end. */
+  logOut(options?: CallOptions): Promise<Logout>;
 
   /** Answers daemon->host requests (partnerSSO/*); throw an object with `reason` to refuse. */
   handle(method: string, fn: (params: Record<string, unknown>) => unknown): void;

@@ -9,7 +9,9 @@
 // `call` resolves with the response's `result` (sent when the operation ends, after its notifications; a failed
 // outcome carries `statuses`, the reasons) and rejects with an RPCError (`code`, `data`) for a JSON-RPC error,
 // ConnectionClosed (DaemonExited when a spawned daemon failed) once the connection is closed, Timeout after the
-// call's timeout, or the signal's reason when its AbortSignal fires.
+// call's timeout, or the signal's reason when its AbortSignal fires (the request is then cancelled in the daemon
+// with `$/cancelRequest`). The typed helpers (authorize, checkAuthentication, …) resolve with objects and reject
+// with an EntitlementError (NotAuthorized, NotAuthenticated, LoginCancelled, AuthorizationFailed, RequestorFailed).
 import { spawn as spawnChild } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
@@ -63,6 +65,78 @@ export class DaemonNotFound extends PassBridgeError {
     );
     this.looked = looked;
   }
+}
+
+/** The JSON-RPC error code of a request cancelled by `$/cancelRequest` (Protocol/README.md "Cancelling a request"). */
+export const REQUEST_CANCELLED = -32800;
+/** Seconds an aborted or timed-out call waits for the daemon's answer to its `$/cancelRequest`. */
+export const CANCEL_GRACE = 5;
+
+const USER_NOT_AUTHENTICATED = 'User Not Authenticated Error';
+const PROVIDER_NOT_SELECTED = 'Provider not Selected Error';
+const USER_NOT_AUTHORIZED = 'User not Authorized Error';
+
+/**
+ * A failed AccessEnabler outcome, thrown only by the typed helpers (setRequestorOrThrow, authorize): `errorCode`
+ * is Adobe's, `statuses` the outcome's reasons ({id, level, message?, details?, resource?}), `reasons` each as
+ * "ID message". The `call` API never throws it: it resolves with the outcome.
+ */
+export class EntitlementError extends PassBridgeError {
+  constructor(errorCode, statuses = [], message = errorCode) {
+    const reasons = statuses.map((s) => [s.id, s.message].filter(Boolean).join(' '));
+    super(reasons.length ? `${message} (${reasons.join('; ')})` : message);
+    this.errorCode = errorCode;
+    this.statuses = statuses;
+    this.reasons = reasons;
+    this.resource = undefined;
+  }
+}
+/** setRequestor failed: `statuses` says why (R400, CFG400, CFG404…); `errorCode` is "". */
+export class RequestorFailed extends EntitlementError {}
+/** No valid login: `errorCode` is Adobe's reason ("User Not Authenticated Error", N130 profile gone…). */
+export class NotAuthenticated extends EntitlementError {}
+/** The login was cancelled ("Provider not Selected Error"): at the dialog, by $/cancelRequest, or an unknown MVPD (PB404). */
+export class LoginCancelled extends NotAuthenticated {}
+/** An authorization that failed for `resource`; `description` is the outcome's errorDescription. */
+class AuthorizationError extends EntitlementError {
+  constructor(resource, errorCode, description = '', statuses = []) {
+    super(errorCode, statuses, `${resource}: ${errorCode}${description ? `: ${description}` : ''}`);
+    this.resource = resource;
+    this.description = description;
+  }
+}
+/** The MVPD denied `resource` ("User not Authorized Error", Z100): `mvpdMessage` is what the MVPD said. */
+export class NotAuthorized extends AuthorizationError {
+  get mvpdMessage() {
+    const deny = this.statuses.find((s) => ['Z100', 'Z169', 'Z130'].includes(s.id) && s.details);
+    return deny?.details ?? this.description;
+  }
+}
+/** Any other authorization failure (Generic / Internal Authorization Error, Z500…). */
+export class AuthorizationFailed extends AuthorizationError {}
+
+/** The typed outcome of a checkAuthorization/getAuthorization result. */
+export function authorizationOutcome(resource, result) {
+  const statuses = result.statuses ?? [];
+  if (result.token) return { kind: 'token', resource: result.resource ?? resource, token: result.token, statuses };
+  return { kind: 'failure', resource: result.resource ?? resource, errorCode: result.errorCode ?? '', description: result.errorDescription ?? '', statuses };
+}
+
+/** The typed error of an authorization failure (see authorizationOutcome). */
+export function authorizationError(failure) {
+  const { resource, errorCode, description, statuses } = failure;
+  if (errorCode === USER_NOT_AUTHORIZED) return new NotAuthorized(resource, errorCode, description, statuses);
+  if (errorCode === USER_NOT_AUTHENTICATED || errorCode === PROVIDER_NOT_SELECTED || errorCode.includes('Authentication')) {
+    const error = errorCode === PROVIDER_NOT_SELECTED ? new LoginCancelled(errorCode, statuses) : new NotAuthenticated(errorCode, statuses);
+    error.resource = resource;
+    return error;
+  }
+  return new AuthorizationFailed(resource, errorCode, description, statuses);
+}
+
+/** The typed outcome of an AuthenticationStatus result. */
+export function authenticationOutcome(result) {
+  return { authenticated: result.status === 1, errorCode: result.errorCode ?? '', statuses: result.statuses ?? [] };
 }
 
 /** Children still running when this process exits. */
@@ -144,29 +218,181 @@ export class PassBridge extends EventEmitter {
 
   /**
    * Sends a request; resolves with its result. `timeout` (seconds, null for none) defaults to the client's for
-   * methods that do not wait on the user; `signal` aborts the wait (the request may still complete).
+   * methods that do not wait on the user. When `signal` aborts, the request is cancelled in the daemon
+   * (`$/cancelRequest {id}`: a login or logout waiting on the user ends as a cancel at the dialog does) and the
+   * call rejects with the signal's reason once the daemon has answered (-32800) or CANCEL_GRACE seconds passed.
+   * A timeout of a WAITS_ON_USER method cancels it the same way before rejecting with Timeout.
    */
   call(method, params, { timeout, signal } = {}) {
     if (this.#closed) return Promise.reject(this.#ended ?? new ConnectionClosed('connection closed'));
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const seconds = timeout !== undefined ? timeout : WAITS_ON_USER.includes(method) ? null : this.timeout;
+    const waitsOnUser = WAITS_ON_USER.includes(method);
+    const seconds = timeout !== undefined ? timeout : waitsOnUser ? null : this.timeout;
     const id = this.#nextId++;
     const msg = { jsonrpc: '2.0', id, method };
     if (params !== undefined) msg.params = params;
     return new Promise((resolve, reject) => {
       let timer;
-      const onAbort = () => finish(reject, signal.reason);
+      let cancelling = null;
       const finish = (settle, value) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         this.#pending.delete(id);
         settle(value);
       };
-      this.#pending.set(id, { resolve: (v) => finish(resolve, v), reject: (e) => finish(reject, e) });
-      if (seconds != null) timer = setTimeout(() => finish(reject, new Timeout(`${method}: no answer within ${seconds} s`)), seconds * 1000);
+      // Gives the request up in the daemon, then rejects with `error` once it answered (or after the grace).
+      const cancel = (error) => {
+        if (cancelling) return;
+        cancelling = error;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (this.#closed) return finish(reject, error);
+        this.#out.write(JSON.stringify({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id } }) + '\n');
+        timer = setTimeout(() => finish(reject, error), CANCEL_GRACE * 1000);
+      };
+      const onAbort = () => cancel(signal.reason);
+      this.#pending.set(id, {
+        resolve: (v) => finish(cancelling ? reject : resolve, cancelling ?? v),
+        reject: (e) => finish(reject, cancelling ?? e),
+      });
+      if (seconds != null) {
+        timer = setTimeout(() => {
+          const error = new Timeout(`${method}: no answer within ${seconds} s`);
+          if (waitsOnUser) cancel(error);
+          else finish(reject, error);
+        }, seconds * 1000);
+      }
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#out.write(JSON.stringify(msg) + '\n');
     });
+  }
+
+  // ---- typed helpers: outcomes as objects, failures as EntitlementError (see passbridge.d.mts) ----------------
+
+  /** setRequestor; rejects with RequestorFailed (`statuses`: R400, CFG400, CFG404…) when it failed. */
+  async setRequestorOrThrow(requestorID, options = {}) {
+    const result = await this.call('setRequestor', { requestorID }, options);
+    if (result.status !== 1) throw new RequestorFailed('', result.statuses ?? [], 'setRequestor failed');
+  }
+
+  /** checkAuthentication as {authenticated, errorCode, statuses}. */
+  async checkAuthentication(options = {}) {
+    return authenticationOutcome(await this.call('checkAuthentication', {}, options));
+  }
+
+  /** checkAuthorization as {kind: 'token', resource, token, statuses} or {kind: 'failure', resource, errorCode, description, statuses}. */
+  async checkAuthorization(resource, options = {}) {
+    return authorizationOutcome(resource, await this.call('checkAuthorization', { resource }, options));
+  }
+
+  /**
+   * The short media token for `resource`. `login: false` (default) sends checkAuthorization (no login, the
+   * client's timeout); `login: true` sends getAuthorization (logs in first when needed; no timeout unless given;
+   * `signal` cancels it). Rejects with NotAuthorized (`mvpdMessage`), NotAuthenticated / LoginCancelled
+   * (`errorCode`: Adobe's reason), AuthorizationFailed, or as `call` does.
+   */
+  async authorize(resource, { login = false, data, ...options } = {}) {
+    const params = data === undefined ? { resource } : { resource, data };
+    const outcome = authorizationOutcome(resource, await this.call(login ? 'getAuthorization' : 'checkAuthorization', params, options));
+    if (outcome.kind === 'token') return outcome.token;
+    throw authorizationError(outcome);
+  }
+
+  /** checkPreauthorizedResources as {authorized, denied}. */
+  async preauthorize(resources, options = {}) {
+    const { resources: authorized } = await this.call('checkPreauthorizedResources', { resources }, options);
+    return { authorized, denied: resources.filter((r) => !authorized.includes(r)) };
+  }
+
+  /** getMetadata as {key, value, encrypted, arguments}; `key` of the options is the user attribute (op code 3). */
+  async metadata(opCode, { resource, key, ...options } = {}) {
+    const params = { opCode };
+    if (resource !== undefined) params.resource = resource;
+    if (key !== undefined) params.userMetaKey = key;
+    const result = await this.call('getMetadata', params, options);
+    return { key: result.key, value: result.metadata, encrypted: result.encrypted, arguments: result.arguments };
+  }
+
+  /**
+   * Logs in on a web-view host (getAuthentication): `openUrl(url)` gets the login page and resolves to the
+   * redirect URL the page reached (handed to handleExternalURL) or null when the app hands it over itself.
+   * `mvpd` answers the provider dialog (an ID, or a function of the offered MVPDs resolving to an ID or null to
+   * cancel); left out, the app's own 'displayProviderDialog' listener answers. Resolves with {authenticated,
+   * errorCode, statuses} once the login ended; rejects with NotAuthenticated / LoginCancelled (Adobe's reason), with
+   * Timeout after `timeout` seconds, with what `openUrl` threw, or with the signal's reason; in each of those cases
+   * the login is first cancelled in the daemon ($/cancelRequest).
+   */
+  loginWeb(openUrl, options = {}) {
+    return this.#login(openUrl, null, options);
+  }
+
+  /**
+   * Logs in on a second-screen host (init {webView: false}): `showCode(code)` gets {code, url (the REGCODE's
+   * authenticateUrl when sent, else its url), activationUrl, notAfter (epoch ms), secondsLeft, update: false}, and
+   * again with update: true and a fresh secondsLeft for each REG100 countdown status. Resolves once the other
+   * device completed the page; `mvpd`, `timeout`, `signal` and rejections as in loginWeb.
+   */
+  loginSecondScreen(showCode, options = {}) {
+    return this.#login(null, showCode, options);
+  }
+
+  async #login(openUrl, showCode, { mvpd, signal, timeout = null, forceAuthn = false } = {}) {
+    if (signal?.aborted) throw signal.reason;
+    const inner = new AbortController();
+    const fail = (e) => inner.abort(e);
+    const onOuterAbort = () => inner.abort(signal.reason);
+    let code = null;
+    const onPicker = async ({ mvpds }) => {
+      try {
+        const choice = typeof mvpd === 'function' ? await mvpd(mvpds) : mvpd;
+        await this.call('setSelectedProvider', { mvpdId: choice ?? null });
+      } catch (e) {
+        fail(e);
+      }
+    };
+    const onPage = async ({ url }) => {
+      try {
+        if (!openUrl) throw new PassBridgeError(`the daemon opened a login page (${url.split('?')[0]}) and nothing shows it (a second-screen host sends init {webView: false})`);
+        const reached = await openUrl(url);
+        if (reached != null) await this.call('handleExternalURL', { url: reached });
+      } catch (e) {
+        fail(e);
+      }
+    };
+    const onStatus = async (s) => {
+      if (!showCode || (s.id !== 'REGCODE' && s.id !== 'REG100')) return;
+      const left = (notAfter) => (typeof notAfter === 'number' ? Math.max(0, Math.floor((notAfter - Date.now()) / 1000)) : null);
+      if (s.id === 'REGCODE' || code === null) {
+        code = { code: s.code, url: s.authenticateUrl ?? s.url ?? '', activationUrl: s.activationUrl ?? s.url ?? '', notAfter: s.notAfter ?? null, secondsLeft: left(s.notAfter), update: false };
+      }
+      if (s.id === 'REG100') code = { ...code, notAfter: s.notAfter ?? code.notAfter, secondsLeft: s.secondsLeft ?? left(s.notAfter), update: true };
+      try {
+        await showCode({ ...code });
+      } catch (e) {
+        fail(e);
+      }
+    };
+    signal?.addEventListener('abort', onOuterAbort, { once: true });
+    if (mvpd !== undefined) this.on('displayProviderDialog', onPicker);
+    this.on('navigateToUrl', onPage).on('status', onStatus);
+    try {
+      const result = await this.call('getAuthentication', forceAuthn ? { forceAuthn: true } : {}, { signal: inner.signal, timeout });
+      const outcome = authenticationOutcome(result);
+      if (!outcome.authenticated) {
+        const Kind = outcome.errorCode === PROVIDER_NOT_SELECTED ? LoginCancelled : NotAuthenticated;
+        throw new Kind(outcome.errorCode || USER_NOT_AUTHENTICATED, outcome.statuses);
+      }
+      return outcome;
+    } finally {
+      signal?.removeEventListener('abort', onOuterAbort);
+      this.off('displayProviderDialog', onPicker).off('navigateToUrl', onPage).off('status', onStatus);
+    }
+  }
+
+  /** logout to its end, as {statuses}. */
+  async logOut(options = {}) {
+    const result = await this.call('logout', {}, options);
+    return { statuses: result.statuses ?? [] };
   }
 
   /** Answers daemon->host requests named `method` with `await fn(params)`; throw {reason} to refuse. */

@@ -203,8 +203,7 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
         flags += ["--activation-url", emulator.url + "/activate"]
     daemon_log = open(work / "passbridge.log", "w")
     ae = await passbridge.AsyncAccessEnabler.spawn(*flags, executable=str(bins / "passbridge"), delegate=app,
-                                                   stderr=daemon_log)
-    app.client = ae
+                                                   stderr=daemon_log)  # sets app.client
     ae.add_listener(app.onEvent)
     if args.partner_sso:  # the platform's TV-provider account: signed in with MockSSO as demo/demo
         account = TVProviderAccount.write(work / "tv-provider-account.json", accessStatus="granted", providerId="MockSSO",

@@ -10,7 +10,12 @@ when the spawned daemon failed); no answer in time raises ``Timeout``.
 
 Timeouts: calls that do not wait on the user get the client's ``timeout`` (default 30 s; ``None`` waits for
 ever). ``getAuthentication``, ``getAuthorization`` and ``logout`` may wait on the user (provider dialog, login
-page, second screen, logout page) and have no timeout unless you pass ``timeout=`` to ``call``.
+page, second screen, logout page) and have no timeout unless you pass ``timeout=`` to ``call``; when one of them
+times out or its task is cancelled, the client first cancels it in the daemon (``$/cancelRequest``) and waits
+for the answer.
+
+The Pythonic methods at the end (``set_requestor``, ``authorize``, ``login_web``, ``login_second_screen``,
+``log_out`` …) return the typed outcomes of ``passbridge.outcomes`` and raise ``EntitlementError``s.
 """
 import asyncio
 import inspect
@@ -21,6 +26,9 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set
 from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
 from .errors import ConnectionClosed, Timeout
 from .locate import find_daemon
+from .flows import ChooseMVPD, OpenURL, ShowCode, run_flow
+from .outcomes import (Authentication, Authorization, Logout, MediaToken, Metadata, Preauthorization,
+                       authorization_from_result, requestor_outcome)
 from .results import (AuthenticationStatus, AuthorizationResult, Empty, MetadataResult, PreauthorizedResult,
                       SelectedProviderResult, SelectionResult, SetRequestorResult)
 from .rpc import AsyncConnection, AsyncWriter, StderrTail, _ProcessWriter, connect_unix
@@ -135,6 +143,13 @@ class AsyncAccessEnabler:
         # getAuthentication/getAuthorization calls not yet answered: a login page nobody can show is then theirs.
         self._logins_in_flight = 0
         self._tasks: "Set[asyncio.Future[Any]]" = set()
+        # The user steps the running Pythonic helpers answer themselves (not the delegate's, see flows.run_flow).
+        self._helper_steps: List[Set[str]] = []
+        if delegate is not None and getattr(delegate, "client", None) is None:
+            try:
+                delegate.client = self
+            except AttributeError:  # a delegate with __slots__ or a read-only ``client``: left as it is
+                pass
 
     # ---- lifecycle ------------------------------------------------------------------------------------------
     @classmethod
@@ -265,8 +280,13 @@ class AsyncAccessEnabler:
             log.warning("%s arrived but nothing handles it (give the client a delegate with a %s method, or read "
                         "ae.events())", method, method)
             self.abandon_login(method)
-        if self.delegate is not None:
+        if self.delegate is not None and not self.helper_answers(method):
             self._run_callback(self.delegate, event)
+
+    def helper_answers(self, step: str) -> bool:
+        """Whether a running Pythonic helper (``login_web``…) answers the user step ``step`` itself, so that the
+        delegate's method for it is not called."""
+        return any(step in steps for steps in self._helper_steps)
 
     def abandon_login(self, step: str) -> None:
         """Cancels the login waiting at ``step`` (``displayProviderDialog`` or a login's ``navigateToUrl``) that
@@ -302,7 +322,10 @@ class AsyncAccessEnabler:
         """Sends any request (``rpc.discover``, or a method newer than this client) and returns its result.
 
         ``timeout`` (seconds, ``None`` for none) defaults to the client's for methods that do not wait on the
-        user and to none for those that may. Raises ``RPCError``, ``ConnectionClosed`` or ``Timeout``."""
+        user and to none for those that may. Raises ``RPCError``, ``ConnectionClosed`` or ``Timeout``. A call of
+        ``WAITS_ON_USER`` that times out, or whose task is cancelled, is cancelled in the daemon too
+        (``$/cancelRequest``; its flow ends as a cancel at the dialog does) before ``Timeout`` or the
+        ``CancelledError`` is raised."""
         if self._conn is None:
             raise ConnectionClosed("not connected")
         if timeout is _DEFAULT:
@@ -310,7 +333,7 @@ class AsyncAccessEnabler:
         login = method in ("getAuthentication", "getAuthorization")
         self._logins_in_flight += login
         try:
-            return await self._conn.call(method, params, timeout=timeout)
+            return await self._conn.call(method, params, timeout=timeout, cancellable=method in WAITS_ON_USER)
         finally:
             self._logins_in_flight -= login
 
@@ -403,3 +426,88 @@ class AsyncAccessEnabler:
     async def discover(self) -> Dict[str, Any]:
         """Returns the daemon's OpenRPC document (``rpc.discover``)."""
         return cast(Dict[str, Any], await self.call("rpc.discover"))
+
+    # ---- the Pythonic API: typed outcomes, exceptions, whole flows (passbridge.outcomes, passbridge.flows) -----
+    async def set_requestor(self, requestor_id: str, service_providers: Optional[List[str]] = None) -> None:
+        """``setRequestor``; raises ``RequestorFailed`` (``statuses``: R400, CFG400, CFG404…) when it failed."""
+        requestor_outcome(await self.setRequestor(requestor_id, service_providers))
+
+    async def check_authentication(self) -> Authentication:
+        """The login state from the stored profile (``checkAuthentication``), never a login."""
+        return Authentication.from_result(await self.checkAuthentication())
+
+    async def check_authorization(self, resource: str, data: Optional[Dict[str, Any]] = None) -> Authorization:
+        """``checkAuthorization`` as a ``MediaToken`` or an ``AuthorizationFailure`` (never raises for a denial)."""
+        return authorization_from_result(resource, await self.checkAuthorization(resource, data))
+
+    async def authorize(self, resource: str, *, login: bool = False, data: Optional[Dict[str, Any]] = None,
+                        timeout: Optional[float] = _DEFAULT) -> str:
+        """The short media token (base64 text) for ``resource``, or an exception saying why not.
+
+        ``login=False`` (default) sends ``checkAuthorization``: no login is started, and the client's timeout
+        applies. ``login=True`` sends ``getAuthorization``, which logs in first when needed (the delegate answers
+        the dialog and page) and has no timeout unless given; cancelling the task cancels it (``$/cancelRequest``).
+        Raises ``NotAuthorized`` (the MVPD's deny: ``mvpd_message``, Z100), ``NotAuthenticated`` (no valid login:
+        ``error_code`` "User Not Authenticated Error", N130 profile gone; ``LoginCancelled`` for a cancelled
+        login), ``AuthorizationFailed`` (Generic/Internal Authorization Error, Z500…), and as every call
+        ``Timeout``, ``RPCError``, ``ConnectionClosed``."""
+        method = "getAuthorization" if login else "checkAuthorization"
+        params = {k: v for k, v in {"resource": resource, "data": data}.items() if v is not None}
+        outcome = authorization_from_result(resource, await self.call(method, params, timeout=timeout))
+        if isinstance(outcome, MediaToken):
+            return outcome.token
+        raise outcome.error()
+
+    async def preauthorize(self, resources: List[str], cache: Optional[bool] = None) -> Preauthorization:
+        """``checkPreauthorizedResources``: which of ``resources`` the user may watch (UI decoration only)."""
+        return Preauthorization.from_result(resources, await self.checkPreauthorizedResources(resources, cache))
+
+    async def metadata(self, op_code: Union[str, int], resource: Optional[str] = None,
+                       key: Optional[str] = None) -> Metadata:
+        """``getMetadata``: ``op_code`` a ``METADATA_*`` name or 0–3; ``key`` the user attribute for op code 3."""
+        return Metadata.from_result(await self.getMetadata(op_code, resource, key))
+
+    async def log_out(self, open_url: Optional[OpenURL] = None, timeout: Optional[float] = None) -> Logout:
+        """``logout`` to its end. On a web-view host the daemon opens the logout page: ``open_url(url)`` gets it
+        (as in ``login_web``); without ``open_url`` the page is left to the delegate's ``navigateToUrl``, and if nothing
+        opens it the daemon answers 10 s later. Raises ``Timeout`` (the logout
+        is then cancelled, its profiles already deleted)."""
+        seen: List[Event] = []
+        result = await run_flow(self, "logout", {}, open_url=open_url, timeout=timeout, seen=seen)
+        return Logout(tuple(result.get("statuses") or ()), any(e["id"] == "VSA203" for e in seen))
+
+    async def login_web(self, open_url: OpenURL, *, mvpd: ChooseMVPD = None, force: bool = False,
+                        timeout: Optional[float] = None) -> Authentication:
+        """Logs in on a web-view host (``getAuthentication``) and returns the ``Authentication`` once it ended.
+
+        ``mvpd`` answers the provider dialog (an ``ID``, or a function of the offered ``MVPD`` list, plain or
+        async, returning an ``ID`` or ``None`` to cancel); ``None`` leaves it to the delegate's
+        ``displayProviderDialog`` (cancelled when there is none). ``open_url(url)`` gets the login page's URL and
+        returns (or resolves to) the redirect URL the page reached, which the helper hands to
+        ``handleExternalURL``; or ``None`` when the app calls ``handleExternalURL`` itself. ``force`` sends
+        ``forceAuthn``. Raises ``NotAuthenticated`` (``LoginCancelled`` for a cancel) with Adobe's reason and
+        ``statuses``; ``Timeout`` after ``timeout`` seconds; what ``open_url`` raised. On a timeout, an exception or
+        the task's cancellation the login is first cancelled in the daemon (``$/cancelRequest``, answered before
+        this returns)."""
+        return await self._login(open_url=open_url, show_code=None, mvpd=mvpd, force=force, timeout=timeout)
+
+    async def login_second_screen(self, show_code: ShowCode, *, mvpd: ChooseMVPD = None, force: bool = False,
+                                  timeout: Optional[float] = None) -> Authentication:
+        """Logs in on a second-screen host (``init(webView=False)``): ``show_code(code)`` gets a
+        ``RegistrationCode`` (``code``, ``url`` to open on the other device, ``not_after`` epoch ms,
+        ``seconds_left``) when the REGCODE status arrives, and again (``update=True``) for each REG100 countdown
+        update; plain or async. Ends when the other device completed the activation page (polled by the
+        daemon). ``mvpd``, ``force``, ``timeout``, errors and cancellation as in ``login_web``; the code
+        running out ends it with ``NotAuthenticated`` (N130)."""
+        return await self._login(open_url=None, show_code=show_code, mvpd=mvpd, force=force, timeout=timeout)
+
+    async def _login(self, *, open_url: Optional[OpenURL], show_code: Optional[ShowCode], mvpd: ChooseMVPD,
+                     force: bool, timeout: Optional[float]) -> Authentication:
+        params: Dict[str, Any] = {"forceAuthn": True} if force else {}
+        result = await run_flow(self, "getAuthentication", params, open_url=open_url, show_code=show_code, mvpd=mvpd,
+                                timeout=timeout)
+        outcome = Authentication.from_result(result)
+        if not outcome.authenticated:
+            raise outcome.error()
+        return outcome
+

@@ -70,7 +70,16 @@ class EntitlementDelegate:
     ``displayProviderDialog``). With the blocking ``AccessEnabler`` every method runs on the thread that is
     waiting in a client call, and may call the client again.
     A notification with no method here goes to ``onNotification(name, params)``.
+
+    ``client`` is the client this delegate was given to: ``spawn``/``connect`` set it (the ``AsyncAccessEnabler``
+    or the blocking ``AccessEnabler``) unless it already holds a value, so callbacks can call
+    ``self.client.setSelectedProvider(...)`` with no global. While a Pythonic helper (``login_web``,
+    ``login_second_screen``, ``log_out`` with ``open_url``) answers the provider dialog or the page itself, the
+    delegate's ``displayProviderDialog`` / ``navigateToUrl`` are not called.
     """
+
+    #: The client this delegate belongs to (set by the client; ``Any``: async or blocking).
+    client: Any = None
 
     def setRequestorComplete(self, status: int) -> Any:
         """``setRequestor`` ended: 1 success, 0 failure."""
@@ -114,7 +123,7 @@ class EntitlementDelegate:
 
     def status(self, status: Status) -> Any:
         """Advanced status (``N000``, ``Z100``, ``REGCODE``…): ``{id, level, message?, details?, resource?}``;
-        REGCODE adds ``code``, ``url`` and ``notAfter`` (epoch ms)."""
+        REGCODE adds ``code``, ``url`` and ``notAfter`` (epoch ms), REG100 (countdown) ``secondsLeft``."""
 
     def onNotification(self, name: str, params: Dict[str, Any]) -> Any:
         """Any notification this class has no method for (forward compatibility)."""

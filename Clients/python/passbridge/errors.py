@@ -6,13 +6,19 @@
   ``DaemonExited`` says the spawned daemon ended with a non-zero exit status and carries its last stderr lines.
 * ``Timeout`` — no answer within the call's timeout.
 * ``DaemonNotFound`` — ``spawn()`` found no daemon to start; the message lists where it looked and what to install.
+* ``EntitlementError`` — raised only by the Pythonic helpers (``authorize``, ``login_web``,
+  ``login_second_screen``, ``set_requestor``) when the outcome failed; it carries Adobe's ``error_code`` and the
+  outcome's ``statuses`` (the reasons). ``NotAuthorized`` (the MVPD said no), ``NotAuthenticated`` (no valid
+  login; ``LoginCancelled`` when the login was cancelled), ``AuthorizationFailed`` (any other authorization
+  failure) and ``RequestorFailed`` (setRequestor failed) derive from it. The SDK-named methods never raise them:
+  they return the outcome as a dict.
 
 ``ConnectionClosed`` is also a ``ConnectionError`` and ``Timeout`` a ``TimeoutError``, so code written for the
 builtin exceptions keeps working; catching ``ConnectionClosed`` does not catch ``ConnectionRefusedError``.
 ``DaemonNotFound`` is also a ``FileNotFoundError``, what ``spawn()`` raised before it existed.
 """
 import json
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 
 class Error(Exception):
@@ -91,4 +97,75 @@ class Timeout(Error, TimeoutError):
     """No answer within the call's timeout (the request may still complete in the daemon)."""
 
 
-__all__ = ["ConnectionClosed", "DaemonExited", "DaemonNotFound", "Error", "HostError", "RPCError", "Timeout"]
+#: The JSON-RPC error code of a request cancelled by ``$/cancelRequest`` (Protocol/README.md).
+REQUEST_CANCELLED = -32800
+
+
+class EntitlementError(Error):
+    """A failed outcome, raised by the Pythonic helpers: ``error_code`` is Adobe's (``"User not Authorized
+    Error"``, ``"User Not Authenticated Error"``, ``"Provider not Selected Error"``…), ``statuses`` the outcome's
+    reasons (``status`` dicts ``{id, level, message?, details?, resource?}``, Protocol/README.md "Failure
+    reasons"; empty when there is none, e.g. N000 not logged in)."""
+
+    #: The resource of an authorization outcome (``None`` for a login or setRequestor).
+    resource: Optional[str] = None
+
+    def __init__(self, error_code: str, statuses: Sequence[Any] = (), message: Optional[str] = None) -> None:
+        self.error_code = error_code
+        self.statuses: List[Any] = list(statuses)
+        text = message or error_code
+        if self.reasons:
+            text += f" ({'; '.join(self.reasons)})"
+        super().__init__(text)
+
+    @property
+    def reasons(self) -> List[str]:
+        """Each status as ``"ID message"`` (``"Z100 Channel 2 is not in your package"``)."""
+        return [" ".join(str(part) for part in (s.get("id"), s.get("message")) if part) for s in self.statuses]
+
+
+class RequestorFailed(EntitlementError):
+    """``setRequestor`` failed (``error_code`` is ``""``): ``statuses`` says why (R400 no software statement,
+    CFG400 unknown requestor, CFG404 backend not reachable…)."""
+
+
+class NotAuthenticated(EntitlementError):
+    """No valid login: ``error_code`` is Adobe's reason (``"User Not Authenticated Error"`` not logged in or the
+    profile expired (N130), ``"Generic Authentication Error"``, ``"Provider not Available Error"``…)."""
+
+
+class LoginCancelled(NotAuthenticated):
+    """The login was cancelled (``"Provider not Selected Error"``): at the provider dialog, by the page, by
+    ``$/cancelRequest``, or with an MVPD id the dialog did not offer (status PB404)."""
+
+
+class AuthorizationError(EntitlementError):
+    """An authorization that failed for ``resource``; ``description`` is the ``errorDescription`` of the
+    outcome (the MVPD's message, or ``""``)."""
+
+    def __init__(self, resource: str, error_code: str, description: str = "", statuses: Sequence[Any] = ()) -> None:
+        self.resource = resource
+        self.description = description
+        super().__init__(error_code, statuses, f"{resource}: {error_code}" + (f": {description}" if description else ""))
+
+
+class NotAuthorized(AuthorizationError):
+    """The MVPD denied ``resource`` (``"User not Authorized Error"``, status Z100, or Z169 degradation, Z130 bad
+    resource): ``mvpd_message`` is what the MVPD said (the Z100 ``details``, else ``errorDescription``)."""
+
+    @property
+    def mvpd_message(self) -> str:
+        for s in self.statuses:
+            if s.get("id") in ("Z100", "Z169", "Z130") and s.get("details"):
+                return str(s["details"])
+        return self.description
+
+
+class AuthorizationFailed(AuthorizationError):
+    """Any other authorization failure (``"Generic Authorization Error"``, ``"Internal Authorization Error"``;
+    statuses Z500, Z100 too many requests, STORE500…)."""
+
+
+__all__ = ["AuthorizationError", "AuthorizationFailed", "ConnectionClosed", "DaemonExited", "DaemonNotFound",
+           "EntitlementError", "Error", "HostError", "LoginCancelled", "NotAuthenticated", "NotAuthorized",
+           "REQUEST_CANCELLED", "RPCError", "RequestorFailed", "Timeout"]

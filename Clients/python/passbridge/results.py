@@ -14,7 +14,9 @@ class _StatusRequired(TypedDict):
 class Status(_StatusRequired, total=False):
     """A ``status`` notification: ``id`` (N000, Z100, R400, CFG400, REGCODE, PB404…), ``level`` (info, warning,
     error), and whichever of ``message``, ``details``, ``resource`` the status has; REGCODE adds ``code``, ``url``
-    (the activation page) and ``notAfter`` (epoch milliseconds)."""
+    (the activation page), ``notAfter`` (epoch milliseconds) and, from daemons that send them, ``authenticateUrl``
+    (a page that takes the code directly) and ``activationUrl``; the countdown status REG100 has ``code``,
+    ``notAfter`` and ``secondsLeft``."""
 
     message: str
     details: str
@@ -22,6 +24,9 @@ class Status(_StatusRequired, total=False):
     code: str
     url: str
     notAfter: int
+    authenticateUrl: str
+    activationUrl: str
+    secondsLeft: int
 
 
 class _SetRequestorRequired(TypedDict):
@@ -49,7 +54,8 @@ class AuthenticationStatus(_AuthenticationRequired, total=False):
 class AuthorizationResult(TypedDict, total=False):
     """``checkAuthorization`` / ``getAuthorization``: ``{token, resource}`` (the short media token) when granted,
     else ``{resource, errorCode, errorDescription (the MVPD's message or ""), statuses? (Z100…)}``; a
-    ``getAuthorization`` whose login the user cancelled ends with that login's ``{status: 0, errorCode}``."""
+    ``getAuthorization`` whose login failed or was cancelled ends in the failure shape with that login's
+    ``errorCode`` (e.g. "Provider not Selected Error") and an empty ``errorDescription``."""
 
     token: str
     resource: str

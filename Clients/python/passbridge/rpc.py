@@ -37,6 +37,8 @@ __all__ = ["RPCError", "Framer", "Connection", "AsyncConnection", "NDJSON", "CON
 NDJSON = "ndjson"
 CONTENT_LENGTH = "content-length"
 DEFAULT_COMMAND = ("passbridge", "--stdio")
+#: Seconds a cancelled call waits for the daemon's answer to its ``$/cancelRequest``.
+CANCEL_GRACE = 10.0
 
 wire_log = logging.getLogger("passbridge.wire")
 
@@ -426,8 +428,14 @@ class AsyncConnection(_Dispatch):
     def closed(self) -> bool:
         return self._closed or self._closing
 
-    async def call(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
-        """Sends a request and awaits its result (raises ``RPCError``, ``ConnectionClosed``, ``Timeout``)."""
+    async def call(self, method: str, params: Any = None, *, timeout: Optional[float] = None,
+                   cancellable: bool = False) -> Any:
+        """Sends a request and awaits its result (raises ``RPCError``, ``ConnectionClosed``, ``Timeout``).
+
+        With ``cancellable``, a timeout or the cancellation of the awaiting task sends the notification
+        ``$/cancelRequest {id}`` and waits (at most ``CANCEL_GRACE`` seconds) for the request's answer, -32800 when
+        the daemon cancelled it, so nothing is left waiting; then ``Timeout`` is raised (or the result returned, if
+        the request ended first) or the ``CancelledError`` goes on."""
         if self.closed:
             raise self._ended or ConnectionClosed("connection closed")
         id = next(self._ids)
@@ -435,11 +443,37 @@ class AsyncConnection(_Dispatch):
         self._pending[id] = future
         try:
             await self._send(self._request(method, params, id))
-            return await asyncio.wait_for(future, timeout)
+            if not cancellable:
+                return await asyncio.wait_for(future, timeout)
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), timeout)
+            except asyncio.TimeoutError:
+                if await self._cancel(id, future):
+                    return future.result()
+                raise
+            except asyncio.CancelledError:
+                await self._cancel(id, future)
+                raise
         except asyncio.TimeoutError:
             raise Timeout(f"{method}: no answer within {timeout} s") from None
         finally:
             self._pending.pop(id, None)
+
+    async def _cancel(self, id: int, future: "asyncio.Future[Any]") -> bool:
+        """Sends ``$/cancelRequest {id}`` unless ``future`` is done, and waits for it; True when the request was
+        answered with a result (not cancelled)."""
+        if not future.done() and not self.closed:
+            try:
+                await self.notify("$/cancelRequest", {"id": id})
+                await asyncio.wait_for(asyncio.shield(future), CANCEL_GRACE)
+            except asyncio.TimeoutError:
+                wire_log.warning("request %s: no answer within %s s after $/cancelRequest", id, CANCEL_GRACE)
+            except Exception:  # noqa: BLE001 - the answer (-32800) or a closed connection: the request is over
+                pass
+        if future.done() and not future.cancelled():
+            return future.exception() is None
+        future.cancel()
+        return False
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Sends a notification (no answer)."""

@@ -25,6 +25,8 @@ from typing import Any, Callable, Coroutine, Dict, List, Optional, Tuple, Union,
 from .client import _DEFAULT, DEFAULT_TIMEOUT, AsyncAccessEnabler
 from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
 from .errors import ConnectionClosed
+from .flows import ChooseMVPD, OpenURL, ShowCode
+from .outcomes import Authentication, Authorization, Logout, Metadata, Preauthorization
 from .results import (AuthenticationStatus, AuthorizationResult, Empty, MetadataResult, PreauthorizedResult,
                       SelectedProviderResult, SelectionResult, SetRequestorResult)
 
@@ -61,6 +63,11 @@ class AccessEnabler:
         self._thread.start()
         self._aae: Optional[AsyncAccessEnabler] = None
         self._close_code: Optional[int] = None
+        if delegate is not None and getattr(delegate, "client", None) is None:
+            try:
+                delegate.client = self
+            except AttributeError:  # a delegate with __slots__ or a read-only ``client``: left as it is
+                pass
 
     @classmethod
     def spawn(cls, *args: str, executable: Optional[str] = None, delegate: Optional[EntitlementDelegate] = None,
@@ -162,6 +169,8 @@ class AccessEnabler:
         kind = item[0]
         if kind == "event":
             event: Event = item[1]
+            if self._aae is not None and self._aae.helper_answers(event.name):
+                return  # a Pythonic helper answers this step itself
             if event.name in USER_STEPS and not handles(self.delegate, event.name):
                 log.warning("%s arrived but the delegate has no %s method", event.name, event.name)
                 self._abandon_login(event.name)
@@ -179,8 +188,11 @@ class AccessEnabler:
             _, fn, params, fut = item
             try:
                 fut.set_result(fn(params))
-            except BaseException as e:  # handed to the loop, which answers with the error
+            except Exception as e:  # handed to the loop, which answers with the error
                 fut.set_exception(e)
+            except BaseException:  # Ctrl-C or exit on your thread: the call being waited on is cancelled (_wait)
+                fut.cancel()
+                raise
         elif kind == "done":
             self._done[item[1]] = (item[2], item[3])
 
@@ -195,25 +207,51 @@ class AccessEnabler:
         """Sends any request and blocks until its response, delivering callbacks meanwhile.
 
         ``timeout`` as in ``AsyncAccessEnabler.call``. Raises ``RPCError``, ``ConnectionClosed`` or ``Timeout``."""
+        aae = self._client()
+        return self._wait(aae.call(method, params, timeout=timeout))
+
+    def _client(self) -> AsyncAccessEnabler:
         if self._close_code is not None or self._aae is None:
             raise ConnectionClosed("connection closed")
+        return self._aae
+
+    def _wait(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Runs ``coro`` on the I/O loop and blocks until it ends, delivering callbacks meanwhile. An exception
+        raised here meanwhile (``KeyboardInterrupt`` from Ctrl-C, or one a callback let through) cancels it — a
+        call waiting on the user with ``$/cancelRequest`` — and is raised once it has ended."""
         token = next(self._ids)
-        aae = self._aae
 
         async def run() -> None:
             try:
-                result = await aae.call(method, params, timeout=timeout)
+                result = await coro
                 self._inbox.put(("done", token, result, None))
             except BaseException as e:
                 self._inbox.put(("done", token, None, e))
 
-        asyncio.run_coroutine_threadsafe(run(), self._loop)
-        while token not in self._done:
-            self._deliver(self._inbox.get())
+        running = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        try:
+            while token not in self._done:
+                self._deliver(self._inbox.get())
+        except BaseException:
+            running.cancel()
+            while token not in self._done:
+                self._deliver(self._inbox.get())
+            self._done.pop(token)
+            raise
         result, error = self._done.pop(token)
         if error is not None:
             raise error
         return result
+
+    def _on_my_thread(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` as an async function of the I/O loop that runs it on the thread waiting in a call."""
+
+        async def relayed(*args: Any) -> Any:
+            fut: "Future[Any]" = Future()
+            self._inbox.put(("request", lambda _: fn(*args), None, fut))
+            return await asyncio.wrap_future(fut)
+
+        return relayed
 
     def _call(self, method: str, **params: Any) -> Any:
         return self.call(method, {k: v for k, v in params.items() if v is not None})
@@ -283,3 +321,49 @@ class AccessEnabler:
     def discover(self) -> Dict[str, Any]:
         """Returns the daemon's OpenRPC document (``rpc.discover``)."""
         return cast(Dict[str, Any], self.call("rpc.discover"))
+
+    # ---- the Pythonic API (see AsyncAccessEnabler): callbacks you pass run on your thread ----------------------
+    def set_requestor(self, requestor_id: str, service_providers: Optional[List[str]] = None) -> None:
+        """``setRequestor``; raises ``RequestorFailed`` (``statuses`` say why) when it failed."""
+        self._wait(self._client().set_requestor(requestor_id, service_providers))
+
+    def check_authentication(self) -> Authentication:
+        """The login state from the stored profile, never a login."""
+        return cast(Authentication, self._wait(self._client().check_authentication()))
+
+    def check_authorization(self, resource: str, data: Optional[Dict[str, Any]] = None) -> Authorization:
+        """A ``MediaToken`` or an ``AuthorizationFailure`` (``checkAuthorization``)."""
+        return cast(Authorization, self._wait(self._client().check_authorization(resource, data)))
+
+    def authorize(self, resource: str, *, login: bool = False, data: Optional[Dict[str, Any]] = None,
+                  timeout: Optional[float] = _DEFAULT) -> str:
+        """The media token for ``resource``; raises ``NotAuthorized``, ``NotAuthenticated``,
+        ``AuthorizationFailed`` (see ``AsyncAccessEnabler.authorize``)."""
+        return cast(str, self._wait(self._client().authorize(resource, login=login, data=data, timeout=timeout)))
+
+    def preauthorize(self, resources: List[str], cache: Optional[bool] = None) -> Preauthorization:
+        """Which of ``resources`` the user may watch."""
+        return cast(Preauthorization, self._wait(self._client().preauthorize(resources, cache)))
+
+    def metadata(self, op_code: Union[str, int], resource: Optional[str] = None, key: Optional[str] = None) -> Metadata:
+        """``getMetadata`` as a ``Metadata``."""
+        return cast(Metadata, self._wait(self._client().metadata(op_code, resource, key)))
+
+    def log_out(self, open_url: Optional[OpenURL] = None, timeout: Optional[float] = None) -> Logout:
+        """``logout`` to its end (``open_url`` gets the logout page, on your thread)."""
+        relayed = self._on_my_thread(open_url) if open_url is not None else None
+        return cast(Logout, self._wait(self._client().log_out(relayed, timeout)))
+
+    def login_web(self, open_url: OpenURL, *, mvpd: ChooseMVPD = None, force: bool = False,
+                  timeout: Optional[float] = None) -> Authentication:
+        """``AsyncAccessEnabler.login_web``, ``open_url`` (and a function ``mvpd``) running on your thread."""
+        choose = self._on_my_thread(mvpd) if callable(mvpd) else mvpd
+        return cast(Authentication, self._wait(self._client().login_web(
+            self._on_my_thread(open_url), mvpd=choose, force=force, timeout=timeout)))
+
+    def login_second_screen(self, show_code: ShowCode, *, mvpd: ChooseMVPD = None, force: bool = False,
+                            timeout: Optional[float] = None) -> Authentication:
+        """``AsyncAccessEnabler.login_second_screen``, ``show_code`` running on your thread."""
+        choose = self._on_my_thread(mvpd) if callable(mvpd) else mvpd
+        return cast(Authentication, self._wait(self._client().login_second_screen(
+            self._on_my_thread(show_code), mvpd=choose, force=force, timeout=timeout)))

@@ -1,0 +1,202 @@
+"""The Node client's typed helpers and AbortSignal cancellation (Clients/node/passbridge.mjs), end to end: the real
+daemon against the emulator's default configuration, a second-screen login completed by a "phone" on the Python
+side, `authorize` rejecting with NotAuthorized (the MVPD's message) and NotAuthenticated, and an aborted login
+or getAuthorization cancelled in the daemon with `$/cancelRequest` (its notifications before the rejection)."""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from clients_support import ROOT, emulator_url, statement  # noqa: F401  (fixture)
+from test_clients_python_api import DENIED, phone
+
+import passbridge  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+
+SCRIPT = r"""
+import { PassBridge, EntitlementError, NotAuthorized, NotAuthenticated, LoginCancelled, RequestorFailed, PassBridgeError } from 'PACKAGE';
+const [exe, emulator, statement, state] = process.argv.slice(2);
+const out = {};
+const why = (e) => ({ name: e.constructor.name, base: e instanceof EntitlementError && e instanceof PassBridgeError,
+  errorCode: e.errorCode, resource: e.resource, reasons: e.reasons, mvpdMessage: e.mvpdMessage, message: e.message });
+const flags = ['--backend', emulator, '--state-dir', state, '--software-statement', statement, '--activation-url', emulator + '/activate'];
+const ae = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
+const seen = [];
+ae.on('status', (s) => seen.push(`status ${s.id}`));
+ae.on('setAuthenticationStatus', (s) => seen.push(`setAuthenticationStatus ${s.status} ${s.errorCode}`));
+ae.on('tokenRequestFailed', (s) => seen.push(`tokenRequestFailed ${s.errorCode}`));
+await ae.call('init', { webView: false });
+await ae.setRequestorOrThrow('REF');
+out.before = await ae.checkAuthentication();
+out.unauthenticated = await ae.authorize('ch1').catch(why);
+
+// An aborted login: cancelled in the daemon, rejected with the signal's reason after the flow's end.
+const controller = new AbortController();
+ae.once('displayProviderDialog', () => ae.call('setSelectedProvider', { mvpdId: 'MockMVPD' }));
+const leave = (s) => { if (s.id === 'REGCODE') { ae.off('status', leave); controller.abort(new Error('user left')); } };
+ae.on('status', leave);
+out.aborted = await ae.call('getAuthentication', {}, { signal: controller.signal }).then((v) => ({ ok: v }), (e) => ({ rejected: e.message, seenBefore: [...seen] }));
+out.afterAbort = await ae.checkAuthentication();
+
+// The real login: the phone (the test) completes the code printed here.
+seen.length = 0;
+ae.once('displayProviderDialog', () => ae.call('setSelectedProvider', { mvpdId: 'MockMVPD' }));
+const regcode = (s) => { if (s.id === 'REGCODE') { console.log(JSON.stringify({ code: s.code, url: s.url })); ae.off('status', regcode); } };
+ae.on('status', regcode);
+out.login = await ae.call('getAuthentication');
+out.token = typeof (await ae.authorize('ch1'));
+out.denied = await ae.authorize('ch2').catch(why);
+out.deniedIsNotAuthorized = (await ae.authorize('ch2').catch((e) => e)) instanceof NotAuthorized;
+out.check = await ae.checkAuthorization('ch2');
+out.pre = await ae.preauthorize(['ch1', 'ch2']);
+out.zip = await ae.metadata('METADATA_USER_META', { key: 'zip' });
+out.logout = await ae.logOut();
+
+// getAuthorization that must log in, aborted at the provider dialog.
+seen.length = 0;
+const again = new AbortController();
+ae.once('displayProviderDialog', () => again.abort(new Error('back button')));
+out.abortedAuthorize = await ae.authorize('ch1', { login: true, signal: again.signal }).then((v) => ({ ok: v }), (e) => ({ rejected: e.message, seenBefore: [...seen] }));
+await ae.close();
+
+const bare = await PassBridge.spawn(exe, ['--backend', emulator, '--state-dir', state + '-bare'], { stderr: 'ignore' });
+out.requestor = await bare.setRequestorOrThrow('REF').then(() => 'ok', why);
+out.requestorIsRequestorFailed = (await bare.setRequestorOrThrow('REF').catch((e) => e)) instanceof RequestorFailed;
+await bare.close();
+console.log(JSON.stringify(out));
+"""
+
+
+def test_node_typed_helpers_and_abort_signal_cancel_request(bin_dir, emulator_url, tmp_path):
+    script = tmp_path / "api.mjs"
+    script.write_text(SCRIPT.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    proc = subprocess.Popen(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(),
+                             str(tmp_path / "state")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()
+        assert line.startswith("{"), line + proc.stderr.read()
+        shown = json.loads(line)
+        phone(passbridge.RegistrationCode(shown["code"], shown["url"], shown["url"], None, None))
+        rest, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, rest + err
+    finally:
+        proc.kill()
+        proc.wait()
+    out = json.loads(rest.strip().splitlines()[-1])
+    assert out["before"] == {"authenticated": False, "errorCode": passbridge.USER_NOT_AUTHENTICATED_ERROR, "statuses": []}
+    assert out["unauthenticated"]["name"] == "NotAuthenticated" and out["unauthenticated"]["base"]
+    assert (out["unauthenticated"]["errorCode"], out["unauthenticated"]["resource"]) == (passbridge.USER_NOT_AUTHENTICATED_ERROR, "ch1")
+    # The abort waited for the daemon's end of the flow: its notifications came before the rejection.
+    assert out["aborted"]["rejected"] == "user left"
+    assert "setAuthenticationStatus 0 Provider not Selected Error" in out["aborted"]["seenBefore"]
+    assert "status N005" in out["aborted"]["seenBefore"]
+    assert out["afterAbort"]["authenticated"] is False
+    assert out["login"] == {"status": 1, "errorCode": ""}
+    assert out["token"] == "string"
+    assert out["denied"]["name"] == "NotAuthorized" and out["deniedIsNotAuthorized"]
+    assert (out["denied"]["errorCode"], out["denied"]["mvpdMessage"]) == (passbridge.USER_NOT_AUTHORIZED_ERROR, DENIED)
+    assert out["denied"]["reasons"][0].startswith("Z100 ")
+    assert out["check"]["kind"] == "failure" and out["check"]["description"] == DENIED
+    assert out["pre"] == {"authorized": ["ch1"], "denied": ["ch2"]}
+    assert out["zip"]["key"] == 3 and out["zip"]["encrypted"] is True
+    assert out["logout"] == {"statuses": []}
+    assert out["abortedAuthorize"]["rejected"] == "back button"
+    assert "tokenRequestFailed Provider not Selected Error" in out["abortedAuthorize"]["seenBefore"]
+    assert out["requestor"]["name"] == "RequestorFailed" and out["requestor"]["reasons"] == ["R400 No software statement"]
+    assert out["requestorIsRequestorFailed"]
+
+
+LOGIN = r"""
+import { PassBridge, LoginCancelled, Timeout } from 'PACKAGE';
+const [exe, emulator, statement, state] = process.argv.slice(2);
+const out = {};
+const flags = ['--backend', emulator, '--state-dir', state, '--software-statement', statement, '--activation-url', emulator + '/activate'];
+const ae = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
+const seen = [];
+ae.on('status', (s) => seen.push(`status ${s.id}`));
+ae.on('setAuthenticationStatus', (s) => seen.push(`setAuthenticationStatus ${s.status} ${s.errorCode}`));
+await ae.call('init', { webView: false });
+await ae.setRequestorOrThrow('REF');
+
+// Aborted from showCode: the login is cancelled in the daemon before the rejection.
+const controller = new AbortController();
+out.aborted = await ae.loginSecondScreen(() => controller.abort(new Error('user left')), { mvpd: 'MockMVPD', signal: controller.signal })
+  .then((v) => ({ ok: v }), (e) => ({ rejected: e.message, seenBefore: [...seen] }));
+// A showCode that throws, and a timeout.
+out.thrown = await ae.loginSecondScreen(() => { throw new Error('no screen'); }, { mvpd: 'MockMVPD' }).catch((e) => e.message);
+out.timeout = await ae.loginSecondScreen(() => {}, { mvpd: 'MockMVPD', timeout: 2 }).catch((e) => e instanceof Timeout);
+out.cancelled = await ae.loginSecondScreen(() => {}, { mvpd: () => null }).catch((e) => [e instanceof LoginCancelled, e.errorCode]);
+// The real login: the phone (the test) completes the code printed here.
+const codes = [];
+out.login = await ae.loginSecondScreen((code) => { codes.push(code); if (!code.update) console.log(JSON.stringify(code)); }, { mvpd: 'MockMVPD', timeout: 90 });
+out.first = codes[0];
+out.listeners = ['displayProviderDialog', 'navigateToUrl', 'status'].map((n) => ae.listenerCount(n));
+await ae.close();
+console.log(JSON.stringify(out));
+"""
+
+
+def test_node_second_screen_login_helper_abort_throw_timeout_and_success(bin_dir, emulator_url, tmp_path):
+    script = tmp_path / "login.mjs"
+    script.write_text(LOGIN.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    proc = subprocess.Popen(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(),
+                             str(tmp_path / "state")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()
+        assert line.startswith("{"), line + proc.stderr.read()
+        shown = json.loads(line)
+        phone(passbridge.RegistrationCode(shown["code"], shown["url"], shown["activationUrl"], None, None))
+        rest, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, rest + err
+    finally:
+        proc.kill()
+        proc.wait()
+    out = json.loads(rest.strip().splitlines()[-1])
+    assert out["aborted"]["rejected"] == "user left"
+    assert out["aborted"]["seenBefore"][-2:] == ["setAuthenticationStatus 0 Provider not Selected Error", "status N005"]
+    assert out["thrown"] == "no screen"
+    assert out["timeout"] is True
+    assert out["cancelled"] == [True, passbridge.PROVIDER_NOT_SELECTED_ERROR]
+    assert out["login"] == {"authenticated": True, "errorCode": "", "statuses": []}
+    first = out["first"]
+    assert first["url"].startswith(emulator_url + "/activate") and first["update"] is False
+    assert 0 < first["secondsLeft"] <= 1800 and first["notAfter"] > 0
+    assert out["listeners"] == [0, 0, 1]  # only the test's own status listener is left
+
+
+WEB = r"""
+import { execFileSync } from 'node:child_process';
+import { PassBridge } from 'PACKAGE';
+const [exe, emulator, statement, state, python, browser] = process.argv.slice(2);
+const ae = await PassBridge.spawn(exe, ['--backend', emulator, '--state-dir', state, '--software-statement', statement], { stderr: 'ignore' });
+await ae.setRequestorOrThrow('REF');
+const pages = [];
+// The web view: the scripted browser logs in as demo/demo and prints the redirect URL it stopped at.
+const view = async (url) => {
+  pages.push(url.split('?')[0]);
+  return execFileSync(python, [browser, url, '--field', 'username=demo', '--field', 'password=demo'], { encoding: 'utf8' }).trim();
+};
+const login = await ae.loginWeb(view, { mvpd: (mvpds) => mvpds.find((m) => m.ID === 'MockMVPD').ID, timeout: 60 });
+const token = await ae.authorize('ch1');
+await ae.close();
+console.log(JSON.stringify({ login, pages, token: typeof token }));
+"""
+
+
+def test_node_web_login_helper_hands_the_redirect_over(bin_dir, emulator_url, tmp_path):
+    script = tmp_path / "web.mjs"
+    script.write_text(WEB.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(), str(tmp_path / "state"),
+                          sys.executable, str(ROOT / "Clients" / "python" / "examples" / "browser.py")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["login"] == {"authenticated": True, "errorCode": "", "statuses": []}
+    assert len(out["pages"]) == 1 and out["pages"][0].startswith(emulator_url)
+    assert out["token"] == "string"

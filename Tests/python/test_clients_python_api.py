@@ -1,0 +1,449 @@
+"""The Python client's Pythonic API end to end: the real daemon over stdio against the emulator's default
+configuration (Sources/PassEmulator/DefaultConfig.swift: ch1 permitted, ch2 denied with the MVPD's message).
+
+Typed outcomes, `authorize` and its exceptions, `login_web` (the scripted browser of Clients/python/examples as
+the web view), `login_second_screen` (a phone completing the activation page), `log_out`, `set_requestor`, the
+delegate's `client`, and the cancellation of a login by its task or its timeout (`$/cancelRequest`).
+"""
+import asyncio
+import json
+import logging
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, List, Optional
+
+import pytest
+
+from clients_support import emulator_url, statement  # noqa: F401  (fixture)
+
+import passbridge  # noqa: E402
+from browser import Browser  # noqa: E402
+
+MVPD, USER, PASSWORD = "MockMVPD", "demo", "demo"
+DENIED = 'Your subscription does not include "Channel 2".'
+
+
+def flags(emulator_url: str, tmp_path: pathlib.Path, *extra: str) -> List[str]:
+    return ["--backend", emulator_url, "--state-dir", str(tmp_path / "state"), "--software-statement", statement(),
+            "--activation-url", emulator_url + "/activate", *extra]
+
+
+async def spawn(bin_dir: pathlib.Path, emulator_url: str, tmp_path: pathlib.Path,
+                delegate: Optional[passbridge.EntitlementDelegate] = None) -> passbridge.AsyncAccessEnabler:
+    return await passbridge.AsyncAccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                                     stderr=subprocess.DEVNULL, delegate=delegate)
+
+
+def web_view(url: str) -> Optional[str]:
+    """The login or logout page, filled as demo/demo; the redirect URL it reached."""
+    return Browser(log=lambda line: None).run(url, {"username": USER, "password": PASSWORD}.get,
+                                               passbridge.ADOBEPASS_REDIRECT_URL)
+
+
+def phone(code: passbridge.RegistrationCode) -> None:
+    """The other device: opens the code's page and completes it."""
+    def fill(name: str) -> Optional[str]:
+        n = name.lower()
+        if "code" in n:
+            return code.code
+        if "mvpd" in n or "provider" in n or n == "idp":
+            return MVPD
+        return USER if "user" in n else PASSWORD if "pass" in n else None
+
+    Browser(log=lambda line: None).run(code.url, fill)
+
+
+class Watcher(passbridge.EntitlementDelegate):
+    """A delegate that only records; its picker and page methods must not run while a helper answers them."""
+
+    def __init__(self) -> None:
+        self.steps: List[str] = []
+
+    def displayProviderDialog(self, mvpds: Any) -> None:
+        self.steps.append("displayProviderDialog")
+
+    def navigateToUrl(self, url: str, useSVC: Any) -> None:
+        self.steps.append("navigateToUrl")
+
+
+def test_web_session_with_typed_outcomes_and_exceptions(bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        watcher = Watcher()
+        async with await spawn(bin_dir, emulator_url, tmp_path, watcher) as ae:
+            assert watcher.client is ae
+            await ae.set_requestor("REF")
+            before = await ae.check_authentication()
+            login = await ae.login_web(lambda url: asyncio.to_thread(web_view, url), mvpd=MVPD, timeout=60)
+            token = await ae.authorize("ch1")
+            with pytest.raises(passbridge.NotAuthorized) as denied:
+                await ae.authorize("ch2")
+            failure = await ae.check_authorization("ch2")
+            granted = await ae.check_authorization("ch1")
+            pre = await ae.preauthorize(["ch1", "ch2"])
+            expiry = await ae.metadata(passbridge.METADATA_AUTHENTICATION)
+            zip_code = await ae.metadata(passbridge.METADATA_USER_META, key="zip")
+            pages: List[str] = []
+
+            async def logout_page(url: str) -> Optional[str]:
+                pages.append(url)
+                return await asyncio.to_thread(web_view, url)
+
+            logout = await ae.log_out(logout_page, timeout=60)
+            with pytest.raises(passbridge.NotAuthenticated) as unauthenticated:
+                await ae.authorize("ch1")
+            after = await ae.check_authentication()
+            return (watcher, before, login, token, denied.value, failure, granted, pre, expiry, zip_code, pages, logout,
+                    unauthenticated.value, after)
+
+    (watcher, before, login, token, denied, failure, granted, pre, expiry, zip_code, pages, logout, unauthenticated,
+     after) = asyncio.run(main())
+    assert before == passbridge.Authentication(False, passbridge.USER_NOT_AUTHENTICATED_ERROR)
+    assert login == passbridge.Authentication(True, "")
+    assert watcher.steps == []  # the helper answered the picker and the pages
+    assert isinstance(token, str) and len(token) > 100
+    assert isinstance(denied, passbridge.EntitlementError) and not isinstance(denied, passbridge.NotAuthenticated)
+    assert (denied.resource, denied.error_code, denied.mvpd_message) == ("ch2", passbridge.USER_NOT_AUTHORIZED_ERROR, DENIED)
+    assert [s["id"] for s in denied.statuses] == ["Z100"] and denied.statuses[0]["details"] == DENIED
+    assert denied.reasons[0].startswith("Z100 The MVPD has returned a \"Deny\" decision")
+    assert failure == passbridge.AuthorizationFailure("ch2", passbridge.USER_NOT_AUTHORIZED_ERROR, DENIED,
+                                                      tuple(denied.statuses))
+    assert isinstance(granted, passbridge.MediaToken) and granted.resource == "ch1"
+    assert (pre.authorized, pre.denied) == (("ch1",), ("ch2",))
+    assert expiry.key == 0 and expiry.value > time.time() * 1000
+    assert (zip_code.key, zip_code.encrypted, zip_code.arguments["userMetaKey"]) == (3, True, "zip")
+    assert len(pages) == 1 and pages[0].startswith(emulator_url)
+    assert logout == passbridge.Logout()
+    assert type(unauthenticated) is passbridge.NotAuthenticated
+    assert (unauthenticated.error_code, unauthenticated.resource) == (passbridge.USER_NOT_AUTHENTICATED_ERROR, "ch1")
+    assert after.authenticated is False
+
+
+def test_blocking_second_screen_login_shows_the_code_on_the_calling_thread(bin_dir, emulator_url, tmp_path) -> None:
+    shown: List[Any] = []
+    phones: List[threading.Thread] = []
+
+    def show_code(code: passbridge.RegistrationCode) -> None:
+        shown.append((threading.current_thread(), code))
+        if not code.update:
+            phones.append(threading.Thread(target=phone, args=(code,)))
+            phones[-1].start()
+
+    class OldStyle(passbridge.EntitlementDelegate):
+        def __init__(self) -> None:
+            self.client = "kept"  # a delegate that set its client itself keeps it
+
+    watcher = Watcher()
+    with passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                        stderr=subprocess.DEVNULL, delegate=watcher) as ae, \
+            passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path / "other"),
+                                           executable=str(bin_dir / "passbridge"), stderr=subprocess.DEVNULL,
+                                           delegate=OldStyle()) as other:
+        assert other.delegate is not None and other.delegate.client == "kept"
+        assert watcher.client is ae
+        ae.init(webView=False)
+        ae.set_requestor("REF")
+        now = time.time() * 1000
+        login = ae.login_second_screen(show_code, mvpd=MVPD, timeout=90)
+        with pytest.raises(passbridge.NotAuthorized) as denied:
+            ae.authorize("ch2")
+        token = ae.authorize("ch1")
+        logout = ae.log_out()
+    for t in phones:
+        t.join(30)
+    assert login.authenticated
+    thread, first = shown[0]
+    assert thread is threading.current_thread() and first.update is False
+    assert first.url.startswith(emulator_url + "/activate") and len(first.code) >= 6
+    assert first.not_after is not None and first.not_after > now
+    assert first.seconds_left is not None and 0 < first.seconds_left <= (first.not_after - now) / 1000 + 1
+    assert all(t is threading.current_thread() and c.code == first.code and c.update for t, c in shown[1:])
+    assert denied.value.mvpd_message == DENIED and token
+    assert watcher.steps == []  # the helper answered the provider dialog, not the delegate
+    assert logout.statuses == ()
+
+
+def test_login_cancelled_at_the_picker_or_with_an_unknown_mvpd(bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            await ae.set_requestor("REF")
+            offered: List[List[str]] = []
+
+            async def nobody(mvpds: List[passbridge.MVPD]) -> Optional[str]:
+                offered.append([m["ID"] for m in mvpds])
+                return None
+
+            with pytest.raises(passbridge.LoginCancelled) as cancelled:
+                await ae.login_web(web_view, mvpd=nobody, timeout=30)
+            with pytest.raises(passbridge.LoginCancelled) as unknown:
+                await ae.login_web(web_view, mvpd="MockMvpd", timeout=30)
+            return offered, cancelled.value, unknown.value
+
+    offered, cancelled, unknown = asyncio.run(main())
+    assert offered and offered[0][0] == MVPD
+    assert cancelled.error_code == passbridge.PROVIDER_NOT_SELECTED_ERROR and cancelled.statuses == []
+    assert isinstance(unknown, passbridge.NotAuthenticated)
+    assert [s["id"] for s in unknown.statuses] == ["PB404"] and "did you mean 'MockMVPD'" in unknown.reasons[0]
+
+
+def test_set_requestor_failure_raises_requestor_failed_with_its_reason(bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        async with await passbridge.AsyncAccessEnabler.spawn(
+                "--backend", emulator_url, "--state-dir", str(tmp_path / "state"), executable=str(bin_dir / "passbridge"),
+                stderr=subprocess.DEVNULL) as ae:
+            with pytest.raises(passbridge.RequestorFailed) as failed:
+                await ae.set_requestor("REF")
+            with pytest.raises(passbridge.AuthorizationFailed) as later:
+                await ae.authorize("ch1")
+            return failed.value, later.value
+
+    failed, later = asyncio.run(main())
+    assert failed.reasons == ["R400 No software statement"]
+    assert (later.error_code, later.reasons) == (passbridge.GENERIC_AUTHORIZATION_ERROR, ["R400 No software statement"])
+
+
+def test_the_tv_app_example_logs_in_on_a_second_screen_plays_ch1_and_is_refused_ch2(bin_dir, tmp_path) -> None:
+    example = pathlib.Path(__file__).resolve().parents[2] / "Clients" / "python" / "examples" / "tv_app.py"
+    assert len(example.read_text().splitlines()) < 60
+    env = {"PATH": "/usr/bin:/bin", "PASSBRIDGE": str(bin_dir / "passbridge"),
+           "PYTHONPATH": str(example.parents[1]), "XDG_STATE_HOME": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, str(example), "--state-dir", str(tmp_path / "state")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        words = first.split()
+        assert words[:4] == ["On", "your", "phone,", "open"] and words[5:7] == ["and", "enter"], first
+        phone(passbridge.RegistrationCode(words[7], words[4], words[4], None, None))
+        out = first + proc.stdout.read()
+        assert proc.wait(60) == 0, out
+    finally:
+        proc.kill()
+        proc.wait()
+    lines = out.splitlines()
+    assert lines[1].startswith("  (code valid for ")
+    assert any(line.startswith("ch1: playing (media token ") for line in lines), out
+    assert f"ch2: not in your package: {DENIED}" in lines, out
+    assert lines[-1] == "Logged out"
+
+
+class Wire(logging.Handler):
+    """The messages the client sent (``-->``) and received (``<--``), parsed, from the ``passbridge.wire`` log."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: List[Any] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if text[:4] in ("--> ", "<-- "):
+            self.messages.append((text[:3], json.loads(text[4:])))
+
+    def __enter__(self) -> "Wire":
+        logger = logging.getLogger("passbridge.wire")
+        self.level_before = logger.level
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        logger = logging.getLogger("passbridge.wire")
+        logger.removeHandler(self)
+        logger.setLevel(self.level_before)
+
+    def sent(self, method: str) -> List[Any]:
+        return [m for d, m in self.messages if d == "-->" and m.get("method") == method]
+
+    def answer(self, id: Any) -> Any:
+        return next(m for d, m in self.messages if d == "<--" and "method" not in m and m.get("id") == id)
+
+
+def pending_tasks() -> List[str]:
+    """The tasks of the running loop still waiting, but the current one and the client's own reader and pumps."""
+    own = ("StderrTail.pump", "AsyncConnection._read_loop", "Process.wait")
+    return [t.get_coro().__qualname__ for t in asyncio.all_tasks()
+            if t is not asyncio.current_task() and not t.done() and t.get_coro().__qualname__ not in own]
+
+
+def test_cancelling_a_second_screen_login_task_sends_cancel_request_and_leaves_nothing_waiting(
+        bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        with Wire() as wire:
+            async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+                await ae.init(webView=False)
+                await ae.set_requestor("REF")
+                threads = set(threading.enumerate())
+                shown = asyncio.Event()
+                events = ae.events("setAuthenticationStatus", "status")
+                login = asyncio.ensure_future(ae.login_second_screen(lambda code: shown.set(), mvpd=MVPD))
+                await asyncio.wait_for(shown.wait(), 30)
+                login.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await login
+                left = (set(threading.enumerate()) - threads, pending_tasks())
+                ended = [await events.next(timeout=5) for _ in range(3)]
+                state = await ae.check_authentication()
+                # A new login after the cancel shows a code again; this one ends by its timeout.
+                codes: List[passbridge.RegistrationCode] = []
+                shown_again = asyncio.Event()
+
+                def show_again(code: passbridge.RegistrationCode) -> None:
+                    codes.append(code)
+                    shown_again.set()
+
+                again = asyncio.ensure_future(ae.login_second_screen(show_again, mvpd=MVPD, timeout=30))
+                await asyncio.wait_for(shown_again.wait(), 30)
+                with pytest.raises(passbridge.Timeout):
+                    await ae.login_second_screen(lambda code: None, mvpd=MVPD, timeout=0.5)  # joins the login
+                with pytest.raises(passbridge.LoginCancelled):
+                    await again  # that login was cancelled with the one that joined it
+                after_timeout = pending_tasks()
+            return wire, left, ended, state, codes, after_timeout
+
+    wire, (threads, tasks), ended, state, codes, after_timeout = asyncio.run(main())
+    login_id = wire.sent("getAuthentication")[0]["id"]
+    first_cancel = wire.sent("$/cancelRequest")[0]
+    assert first_cancel == {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": login_id}}
+    answer = wire.answer(login_id)
+    assert answer["error"]["code"] == passbridge.REQUEST_CANCELLED and "result" not in answer
+    assert threads == set() and tasks == []
+    assert [e.name for e in ended] == ["status", "setAuthenticationStatus", "status"]
+    assert ended[0]["id"] == "REGCODE"
+    assert (ended[1]["status"], ended[1]["errorCode"]) == (0, passbridge.PROVIDER_NOT_SELECTED_ERROR)
+    assert ended[2]["id"] == "N005"
+    assert state.authenticated is False
+    assert len(codes) == 1 and codes[0].code
+    second_id, joined_id = (m["id"] for m in wire.sent("getAuthentication")[1:])
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id, joined_id]
+    assert wire.answer(joined_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert wire.answer(second_id)["result"]["errorCode"] == passbridge.PROVIDER_NOT_SELECTED_ERROR
+    assert after_timeout == []
+
+
+def test_authorize_with_login_cancelled_at_the_picker_and_a_page_that_fails(bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        with Wire() as wire:
+            async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+                await ae.set_requestor("REF")
+                picker = ae.events("displayProviderDialog")
+                failed = ae.events("tokenRequestFailed")
+                authorizing = asyncio.ensure_future(ae.authorize("ch1", login=True))
+                await picker.next(timeout=30)
+                authorizing.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await authorizing
+                refused = await failed.next(timeout=5)
+
+                def broken_web_view(url: str) -> Optional[str]:
+                    raise OSError("the web view crashed")
+
+                with pytest.raises(OSError, match="the web view crashed"):
+                    await ae.login_web(broken_web_view, mvpd=MVPD, timeout=30)
+                tasks = pending_tasks()
+                state = await ae.check_authentication()
+            return wire, refused, tasks, state
+
+    wire, refused, tasks, state = asyncio.run(main())
+    authorization_id = wire.sent("getAuthorization")[0]["id"]
+    login_id = wire.sent("getAuthentication")[0]["id"]
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [authorization_id, login_id]
+    assert wire.answer(authorization_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert wire.answer(login_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert (refused["resource"], refused["errorCode"]) == ("ch1", passbridge.PROVIDER_NOT_SELECTED_ERROR)
+    assert tasks == [] and state.authenticated is False
+
+
+def test_blocking_login_timeout_cancels_it_and_leaves_no_thread(bin_dir, emulator_url, tmp_path) -> None:
+    with Wire() as wire, passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                                        stderr=subprocess.DEVNULL) as ae:
+        ae.init(webView=False)
+        ae.set_requestor("REF")
+        threads = set(threading.enumerate())
+        with pytest.raises(passbridge.Timeout):
+            ae.login_second_screen(lambda code: None, mvpd=MVPD, timeout=3)
+        left = set(threading.enumerate()) - threads
+        assert ae.check_authentication().authenticated is False
+    login_id = wire.sent("getAuthentication")[0]["id"]
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id]
+    assert wire.answer(login_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+    assert left == set()
+
+
+def test_blocking_ctrl_c_in_show_code_cancels_the_login_before_it_is_raised(bin_dir, emulator_url, tmp_path) -> None:
+    def interrupted(code: passbridge.RegistrationCode) -> None:
+        raise KeyboardInterrupt
+
+    with Wire() as wire, passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                                        stderr=subprocess.DEVNULL) as ae:
+        ae.init(webView=False)
+        ae.set_requestor("REF")
+        threads = set(threading.enumerate())
+        with pytest.raises(KeyboardInterrupt):
+            ae.login_second_screen(interrupted, mvpd=MVPD)
+        login_id = wire.sent("getAuthentication")[0]["id"]
+        # Raised only once the daemon had answered the cancelled login.
+        assert wire.answer(login_id)["error"]["code"] == passbridge.REQUEST_CANCELLED
+        assert set(threading.enumerate()) - threads == set()
+        assert ae.check_authentication().authenticated is False  # the client goes on
+    assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id]
+
+
+def test_login_web_waits_for_the_app_to_hand_the_redirect_over_itself(bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            await ae.set_requestor("REF")
+            handed: List[Any] = []
+
+            async def app_scheme_handler(url: str) -> None:
+                """Where an app's custom URL scheme lands: it hands the redirect over itself."""
+                reached = await asyncio.to_thread(web_view, url)
+                assert reached is not None
+                handed.append(await ae.handleExternalURL(reached))
+
+            def open_browser(url: str) -> None:
+                asyncio.ensure_future(app_scheme_handler(url))  # opens the page and returns at once
+
+            login = await ae.login_web(open_browser, mvpd=MVPD, timeout=60)
+            return login, handed
+
+    login, handed = asyncio.run(main())
+    assert login.authenticated
+    assert handed == [{"status": 1, "errorCode": ""}]
+
+
+def test_log_out_of_a_partner_sso_login_says_to_sign_out_of_the_platform(bin_dir, emulator_url, tmp_path) -> None:
+    from passbridge.partner_sso import TVProviderAccount
+
+    async def main() -> Any:
+        account = TVProviderAccount.write(tmp_path / "account.json", accessStatus="granted", providerId="MockSSO",
+                                          expiresInSeconds=86400, username=USER, password=PASSWORD)
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            ae.register_partner_sso(TVProviderAccount(account, emulator_url=emulator_url))
+            await ae.init(partnerSSO="Apple")
+            await ae.set_requestor("REF")
+            logged_in = await ae.check_authentication()
+            return logged_in, await ae.log_out(timeout=30)
+
+    logged_in, logout = asyncio.run(main())
+    assert logged_in.authenticated
+    assert logout.sign_out_of_platform is True
+
+
+def test_authorize_with_login_raises_login_cancelled_when_the_delegate_cancels_the_picker(bin_dir, emulator_url,
+                                                                                            tmp_path) -> None:
+    class Cancels(passbridge.EntitlementDelegate):
+        async def displayProviderDialog(self, mvpds: Any) -> None:
+            await self.client.setSelectedProvider(None)  # the client set by spawn(), no global
+
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path, Cancels()) as ae:
+            await ae.set_requestor("REF")
+            with pytest.raises(passbridge.LoginCancelled) as cancelled:
+                await ae.authorize("ch1", login=True)
+            return cancelled.value
+
+    cancelled = asyncio.run(main())
+    assert (cancelled.error_code, cancelled.resource) == (passbridge.PROVIDER_NOT_SELECTED_ERROR, "ch1")
+    assert isinstance(cancelled, passbridge.NotAuthenticated)
