@@ -28,6 +28,7 @@ struct Backend {
         let stateDirectory = temporary ? try StoreSetup.emulatorStateDirectory() : try StateDirectory.resolve(options.stateDir)
         var emulator: EmulatorChild?
         let backendURL: URL
+        var activationURL = options.activationURL
         if options.backend == "emulator" {
             let child: EmulatorChild
             do {
@@ -39,6 +40,9 @@ struct Backend {
             emulator = child
             backendURL = child.baseURL
             softwareStatement = softwareStatement ?? EmulatorChild.developmentSoftwareStatement
+            // The emulator serves its own second-screen page, which takes the code as `?code=`.
+            let base = child.baseURL.absoluteString
+            activationURL = activationURL ?? (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/activate"
         } else {
             backendURL = try checkBackendURL(options.backend)
         }
@@ -52,7 +56,7 @@ struct Backend {
         }
         let engine = AccessEnablerConfiguration(
             backendURL: backendURL, softwareStatement: softwareStatement,
-            redirectURL: options.redirectURL, activationURL: options.activationURL,
+            redirectURL: options.redirectURL, activationURL: activationURL,
             requestTimeout: options.requestTimeout,
             log: Logger.sink(label: "engine"))
         return Backend(
