@@ -85,13 +85,22 @@ def test_backend_emulator_works_without_a_software_statement(bin_dir, tmp_path):
     assert daemon.call("checkAuthentication") == {"status": 0, "errorCode": "User Not Authenticated Error"}
     assert daemon.stop() == 0
     log = daemon.log()
-    assert "pass-emulator started at http://127.0.0.1:" in log
+    # An app that spawns the daemon shares its stderr: at the default level nothing about the child shows there.
+    assert log == "", log
     assert "/api/v2/REF/configuration" not in log, "the emulator's request log shows only at --log-level debug"
+
+
+def test_backend_emulator_says_where_its_emulator_runs_at_debug_level(bin_dir, tmp_path):
+    daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"), "--log-level", "debug")
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.stop() == 0
+    started = [line for line in daemon.log().splitlines() if "pass-emulator started at http://127.0.0.1:" in line]
+    assert len(started) == 1 and " debug emulator: " in started[0], daemon.log()
 
 
 def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
     daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"),
-                         "--software-statement", SOFTWARE_STATEMENT)
+                         "--software-statement", SOFTWARE_STATEMENT, "--log-level", "debug")
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     start = daemon.mark()
     daemon.send("getAuthentication")
@@ -184,7 +193,8 @@ def test_second_screen_cancel_stops_the_wait(bin_dir, emulator, tmp_path):
 
 
 def test_the_emulator_child_stops_when_passbridge_is_killed(bin_dir, tmp_path):
-    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--backend", "emulator", "--state-dir", str(tmp_path / "s")],
+    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--backend", "emulator", "--state-dir", str(tmp_path / "s"),
+                               "--log-level", "debug"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = daemon.stderr.readline().decode()
     while "pass-emulator started at" not in line:
