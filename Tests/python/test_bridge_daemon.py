@@ -217,3 +217,20 @@ def test_a_state_path_that_is_a_file_is_refused_and_left_alone(bin_dir, tmp_path
     assert result.returncode == 1
     assert result.stderr.strip() == f"passbridge: cannot open the state directory {path}: {path} is not a directory"
     assert stat.S_IMODE(path.stat().st_mode) == 0o644 and path.read_text() == "keep me"
+
+
+def test_an_empty_statement_file_serves_and_r400_says_where_the_statement_goes(bin_dir, emulator, tmp_path):
+    """The packaged unit before a statement is installed: its credential is empty (SetCredential='s default)."""
+    empty = tmp_path / "software-statement"
+    empty.write_text("")
+    daemon = StdioDaemon(bin_dir, "--backend", emulator.base, "--state-dir", str(tmp_path / "state"),
+                         "--software-statement", f"@{empty}")
+    notes, response = daemon.exchange("setRequestor", {"requestorID": "REF"})
+    r400 = [n["params"] for n in notes if n["method"] == "status"]
+    assert response["result"] == {"status": 0, "statuses": r400}
+    assert [(s["id"], s["message"]) for s in r400] == [("R400", "No software statement")]
+    assert r400[0]["details"].startswith(f"{empty} is empty: ")
+    assert "/etc/passbridge/software-statement" in r400[0]["details"]
+    assert daemon.stop() == 0
+    warned = [line for line in daemon.log().splitlines() if " warning passbridge: no software statement: " in line]
+    assert len(warned) == 1 and "/etc/passbridge/software-statement" in warned[0], daemon.log()

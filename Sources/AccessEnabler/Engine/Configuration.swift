@@ -6,6 +6,9 @@ public struct AccessEnablerConfiguration: Sendable {
     public var backendURL: URL
     /// The DCR software statement (a JWT). nil: setRequestor ends at once with status 0 and R400, no network.
     public var softwareStatement: String?
+    /// What to do about a missing software statement, sent as the `details` of that R400 (the daemon sets it when
+    /// its statement file is empty, as the packaged unit's is before one is installed); nil: no details.
+    public var missingStatementHelp: String?
     /// The registered redirect URL handleExternalURL accepts (default `adobepass://ios.app`).
     public var redirectURL: String
     /// false: a second-screen host (REGCODE + polling, no navigateToUrl), like tvOS.

@@ -99,7 +99,9 @@ public actor Engine {
     /// setRequestor's work, up to its callbacks: the outcome and the requestor configured (nil when it failed).
     private func configure(_ requestorID: String, serviceProviders: [URL]?) async -> (RequestorStatus, Requestor?) {
         guard let statement = configuration.softwareStatement else {
-            return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "R400", level: "error", message: "No software statement"))
+            let r400 = AdvancedStatus(
+                id: "R400", level: "error", message: "No software statement", details: configuration.missingStatementHelp)
+            return finishSetRequestor(nil, failureStatus: r400)
         }
         do {
             _ = try await resolveDeviceID()
