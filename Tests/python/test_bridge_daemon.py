@@ -220,17 +220,30 @@ def test_a_state_path_that_is_a_file_is_refused_and_left_alone(bin_dir, tmp_path
 
 
 def test_an_empty_statement_file_serves_and_r400_says_where_the_statement_goes(bin_dir, emulator, tmp_path):
-    """The packaged unit before a statement is installed: its credential is empty (SetCredential='s default)."""
+    """The packaged unit before a statement is installed: its credential is SetCredential='s default, a comment."""
     empty = tmp_path / "software-statement"
-    empty.write_text("")
+    service = (pathlib.Path(__file__).resolve().parents[2] / "Clients/systemd/passbridge.service").read_text()
+    default = next(line for line in service.splitlines() if line.startswith("SetCredential=software-statement:"))
+    empty.write_text(default.split(":", 1)[1])
     daemon = StdioDaemon(bin_dir, "--backend", emulator.base, "--state-dir", str(tmp_path / "state"),
                          "--software-statement", f"@{empty}")
     notes, response = daemon.exchange("setRequestor", {"requestorID": "REF"})
     r400 = [n["params"] for n in notes if n["method"] == "status"]
     assert response["result"] == {"status": 0, "statuses": r400}
     assert [(s["id"], s["message"]) for s in r400] == [("R400", "No software statement")]
-    assert r400[0]["details"].startswith(f"{empty} is empty: ")
+    assert r400[0]["details"].startswith(f"{empty} holds no software statement: ")
     assert "/etc/passbridge/software-statement" in r400[0]["details"]
     assert daemon.stop() == 0
     warned = [line for line in daemon.log().splitlines() if " warning passbridge: no software statement: " in line]
     assert len(warned) == 1 and "/etc/passbridge/software-statement" in warned[0], daemon.log()
+
+
+def test_an_unknown_requestor_lists_the_known_ones_and_names_the_near_one(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    notes, response = daemon.exchange("setRequestor", {"requestorID": "ref"})
+    cfg400 = [n["params"] for n in notes if n["method"] == "status"]
+    assert response["result"] == {"status": 0, "statuses": cfg400}
+    assert cfg400 == [{"id": "CFG400", "level": "error",
+                       "message": "The backend does not know the requestor id 'ref' (ids are case-sensitive); did you mean 'REF'?",
+                       "details": "The service provider parameter value is missing or invalid. Known service providers: REF, REF2"}]
+    assert daemon.stop() == 0
