@@ -3,8 +3,8 @@ import XCTest
 
 @testable import Bridge
 
-/// `--software-statement @FILE` (Backend.readSoftwareStatement): the file's trimmed text; an empty file (the packaged
-/// unit's credential before a statement is installed) is no statement, with help saying where it goes; a file that
+/// `--software-statement @FILE` (Backend.readSoftwareStatement): the file's trimmed text; an empty or `#` comment file (the
+/// packaged unit's credential before a statement is installed) is no statement, with help saying where it goes; a file that
 /// cannot be read is a start-up failure.
 final class SoftwareStatementFileTests: XCTestCase {
     private func file(_ text: String) throws -> String {
@@ -20,11 +20,12 @@ final class SoftwareStatementFileTests: XCTestCase {
         XCTAssertNil(try Backend.readSoftwareStatement(nil))
     }
 
-    func testAnEmptyFileIsNoStatementAndTheHelpSaysWhereItGoes() throws {
+    func testAnEmptyOrCommentFileIsNoStatementAndTheHelpSaysWhereItGoes() throws {
         let path = try file(" \n")
         XCTAssertNil(try Backend.readSoftwareStatement("@" + path))
+        XCTAssertNil(try Backend.readSoftwareStatement("@" + file("# no software statement yet: put it in …\n")))
         let help = Backend.emptyStatementHelp(file: path)
-        XCTAssertTrue(help.hasPrefix("\(path) is empty: "), help)
+        XCTAssertTrue(help.hasPrefix("\(path) holds no software statement: "), help)
         XCTAssertTrue(help.contains("/etc/passbridge/software-statement"), help)
         XCTAssertTrue(help.contains("systemctl restart passbridge.service"), help)
         XCTAssertTrue(help.contains("--software-statement"), help)

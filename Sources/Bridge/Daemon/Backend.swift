@@ -71,8 +71,9 @@ struct Backend {
     }
 
     /// A JWT as given, or the trimmed content of FILE for `@FILE`; nil when the flag is absent or FILE holds only
-    /// whitespace (the packaged unit's credential before a statement is installed: `SetCredential=` gives an
-    /// empty one; the daemon then serves, and setRequestor fails with R400 saying where the statement goes).
+    /// whitespace or a `#` comment (the packaged unit's credential before a statement is installed: its
+    /// `SetCredential=` default is such a comment; the daemon then serves, and setRequestor fails with R400 saying
+    /// where the statement goes).
     /// - Throws: `CommandLineError.failure` when FILE cannot be read.
     static func readSoftwareStatement(_ value: String?) throws(CommandLineError) -> String? {
         guard let value else { return nil }
@@ -82,12 +83,12 @@ struct Backend {
             throw .failure("cannot read the software statement file \(path)")
         }
         let statement = text.trimmingWhitespace()
-        return statement.isEmpty ? nil : statement
+        return statement.isEmpty || statement.hasPrefix("#") ? nil : statement
     }
 
     /// Where a missing statement goes, for the R400 `details` and the start-up warning (Clients/systemd/README.md).
     static func emptyStatementHelp(file: String) -> String {
-        "\(file) is empty: put the software statement Adobe issued for the application in "
+        "\(file) holds no software statement: put the one Adobe issued for the application in "
             + "/etc/passbridge/software-statement (mode 0600) when the daemon runs from the passbridge .deb or "
             + "systemd units, then systemctl restart passbridge.service; else pass --software-statement JWT|@FILE, or "
             + "softwareStatement in init"
