@@ -174,3 +174,24 @@ def test_resume_session_supplies_missing_parameters(emulator, token):
     assert (retry["actionName"], retry["missingParameters"], retry["code"]) == ("retry", ["redirectUrl"], code)
     ready = emulator.v2("POST", f"/REF/sessions/{code}", token, device=None, form={"redirectUrl": REDIRECT}).json()
     assert (ready["actionName"], ready["actionType"], ready["url"]) == ("authenticate", "interactive", f"/api/v2/authenticate/REF/{code}")
+
+
+def test_a_session_without_redirect_url_ends_the_browser_on_the_done_page(emulator, token):
+    """What a second-screen TV creates (its own scheme is no page for a phone): `resume`, lacking only redirectUrl;
+    the authenticate URL opened as is leads to the login, and after it to the emulator's done page."""
+    session = emulator.v2("POST", "/REF/sessions", token, form={"mvpd": "MockMVPD", "domainName": "adobe.com"}).json()
+    code = session["code"]
+    assert (session["actionName"], session["missingParameters"]) == ("resume", ["redirectUrl"])
+    browser = Browser(emulator.base)
+    page, url = browser.go(f"/api/v2/authenticate/REF/{code}")
+    assert page is not None and page.status == 200 and "/mock-mvpd/MockMVPD/login" in url
+    done, done_url = browser.submit(page, url, username="demo", password="demo")
+    assert done is not None and done.status == 200 and done_url == f"{emulator.base}/activate/done"
+    profiles = emulator.v2("GET", f"/REF/profiles/code/{code}", token, device=None).json()["profiles"]
+    assert profiles["MockMVPD"]["type"] == "regular"
+
+
+def test_a_session_without_mvpd_is_still_refused_by_the_authenticate_page(emulator, token):
+    code = emulator.v2("POST", "/REF/sessions", token, form={"domainName": "adobe.com"}).json()["code"]
+    page = emulator.call("GET", f"/api/v2/authenticate/REF/{code}")
+    assert page.status == 400 and page.headers["content-type"].startswith("text/html")
