@@ -97,7 +97,7 @@ def main():
         show("Errors", errors, 0)
         errors.stop()
 
-        screen = StdioDaemon(bin_dir, *daemon_args(emulator.base, tempfile.mkdtemp()))
+        screen = StdioDaemon(bin_dir, *daemon_args(emulator.base, tempfile.mkdtemp(), "--activation-url", emulator.base + "/activate"))
         screen.call("init", {"webView": False})
         screen.call("setRequestor", {"requestorID": "REF"})
         start = screen.mark()

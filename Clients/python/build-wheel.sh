@@ -5,7 +5,9 @@
 #
 # * passbridge-VERSION-py3-none-linux_ARCH.whl: the client package of Clients/python with the static, stripped
 #   daemon (`swift build -c release --static-swift-stdlib -Xlinker --strip-all --product passbridge`) as
-#   passbridge/_bin/passbridge, which AccessEnabler.spawn() uses when no executable is given.
+#   passbridge/_bin/passbridge, which AccessEnabler.spawn() uses when no executable is given, and the relay beside
+#   it; the commands passbridge (passbridge state list), passbridge-relay and passbridge-call (Clients/shell) on
+#   the environment's PATH, and the examples' scripted browser as passbridge.browser (make_wheel.py).
 # * passbridge_emulator-VERSION-py3-none-linux_ARCH.whl (unless --no-emulator): the static pass-emulator, installed
 #   beside that daemon so `spawn("--backend", "emulator")` works offline; `pip install 'passbridge[emulator]'`
 #   pulls it in. A wheel of its own because it is four times the daemon's size (it links Foundation and ICU)
@@ -45,6 +47,7 @@ cd "$repo"
 if [ "$build" = 1 ]; then
     static=(-c release --static-swift-stdlib -Xlinker --strip-all)
     swift build "${static[@]}" --product passbridge
+    swift build "${static[@]}" --product passbridge-relay
     [ "$emulator" = 0 ] || swift build "${static[@]}" --product pass-emulator
 fi
 bin=$(swift build -c release --show-bin-path)
@@ -52,7 +55,7 @@ version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["info
 client_version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' Clients/python/passbridge/__init__.py)
 [ "$client_version" = "$version" ] ||
     { echo "build-wheel.sh: passbridge.__version__ is '$client_version', Protocol/openrpc.json says $version" >&2; exit 1; }
-for binary in passbridge $([ "$emulator" = 0 ] || echo pass-emulator); do
+for binary in passbridge passbridge-relay $([ "$emulator" = 0 ] || echo pass-emulator); do
     [ "$("$bin/$binary" --version)" = "$binary $version" ] ||
         { echo "build-wheel.sh: $bin/$binary --version is not $binary $version (build again)" >&2; exit 1; }
 done
@@ -60,4 +63,4 @@ done
 tag="py3-none-linux_$(uname -m)"
 emulator_args=()
 [ "$emulator" = 0 ] || emulator_args=(--emulator "$bin/pass-emulator")
-python3 "$here/make_wheel.py" --version "$version" --tag "$tag" --out "$out" --daemon "$bin/passbridge" "${emulator_args[@]}"
+python3 "$here/make_wheel.py" --version "$version" --tag "$tag" --out "$out" --daemon "$bin/passbridge" --relay "$bin/passbridge-relay" "${emulator_args[@]}"

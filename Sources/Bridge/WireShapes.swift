@@ -67,7 +67,8 @@ enum Wire {
     }
 
     /// The advanced status dictionary: `{id, level}` plus whichever of message, details, resource, code, url,
-    /// notAfter (epoch ms) the engine set.
+    /// authenticateUrl, activationUrl, notAfter (epoch ms), secondsLeft the engine set (Protocol/README.md,
+    /// "Values").
     static func status(_ status: AdvancedStatus) -> JSON {
         var object: JSONObject = ["id": .string(status.id), "level": .string(status.level)]
         if let message = status.message { object["message"] = .string(message) }
@@ -75,7 +76,10 @@ enum Wire {
         if let resource = status.resource { object["resource"] = .string(resource) }
         if let code = status.code { object["code"] = .string(code) }
         if let url = status.url { object["url"] = .string(url) }
+        if let authenticate = status.authenticateURL { object["authenticateUrl"] = .string(authenticate) }
+        if let activation = status.activationURL { object["activationUrl"] = .string(activation) }
         if let notAfter = status.notAfter { object["notAfter"] = .integer(notAfter) }
+        if let secondsLeft = status.secondsLeft { object["secondsLeft"] = .integer(secondsLeft) }
         return .object(object)
     }
 

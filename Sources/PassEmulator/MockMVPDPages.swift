@@ -10,11 +10,18 @@ extension Emulator {
     }
 
     /// `GET /api/v2/authenticate/{sp}/{code}`: 302 to the MVPD's login form, or 400 `text/html` when the code
-    /// is unknown, expired, or its session still lacks a parameter.
+    /// is unknown, expired, or its session still lacks the MVPD or the domain. A session without `redirectUrl` (a
+    /// second-screen device sends none: its own scheme is no page for a phone) gets the emulator's done page
+    /// (`/activate/done`), as the activation page gives it: the page a programmer's second-screen page would name.
     func authenticatePage(serviceProvider sp: String, code: String) -> HTTPResponse {
         let now = clock.nowMillis()
-        guard let session = try? liveSession(code, sp: sp, now: now) else {
+        guard var session = try? liveSession(code, sp: sp, now: now) else {
             return .html(400, page(title: "Bad Request", body: "<h1>Bad Request</h1><p>The authentication code is unknown or expired.</p>"))
+        }
+        if session.redirectURL == nil, session.mvpd != nil, session.domainName != nil {
+            session.redirectURL = "\(baseURL)/activate/done"
+            let completed = session
+            state.withLock { $0.sessions[code] = completed }
         }
         guard session.missingParameters.isEmpty, let mvpdID = session.mvpd,
             let mvpd = config.serviceProvider(sp)?.mvpd(mvpdID), !mvpd.isTempPass

@@ -29,7 +29,14 @@ extension Emulator {
         guard let token = state.withLock({ $0.tokens[value] }), token.expiresAt > now else {
             throw Failure("invalid_access_token_client_application")
         }
-        guard let configured = config.serviceProvider(sp) else { throw Failure("invalid_parameter_service_provider") }
+        guard let configured = config.serviceProvider(sp) else {
+            // The ids this caller's software statement may use, so that a client can say which one was meant.
+            let known = config.serviceProviders.filter {
+                $0.softwareStatements.isEmpty || $0.softwareStatements.contains(token.softwareStatement)
+            }
+            throw Failure(
+                "invalid_parameter_service_provider", details: "Known service providers: " + known.map(\.id).joined(separator: ", "))
+        }
         let provider = state.withLock { $0.rules.apply(to: configured) }
         if !provider.softwareStatements.isEmpty, !provider.softwareStatements.contains(token.softwareStatement) {
             throw Failure("invalid_access_token_service_provider")

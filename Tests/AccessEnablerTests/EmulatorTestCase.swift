@@ -33,15 +33,16 @@ class EmulatorTestCase: XCTestCase {
 
     func makeClient(
         webView: Bool = true, directory: URL? = nil, logoutTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(5),
-        serviceProviders: [URL]? = nil, backend: URL? = nil, httpClient: (any HTTPClient)? = nil,
-        singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
+        serviceProviders: [URL]? = nil, backend: URL? = nil, httpClient: (any HTTPClient)? = nil, activationURL: String? = nil,
+        redirectURL: String = "adobepass://ios.app", singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
     ) throws -> Client {
         let directory = directory ?? temporaryDirectory()
         let store = try TokenStore(directory: directory)
         let delegate = RecordingDelegate()
         var configuration = AccessEnablerConfiguration(
-            backendURL: backend ?? emulator.baseURL, softwareStatement: Self.softwareStatement, webView: webView,
-            requestTimeout: requestTimeout, logoutTimeout: logoutTimeout, pollInterval: .milliseconds(300), maxThrottleRetries: 2)
+            backendURL: backend ?? emulator.baseURL, softwareStatement: Self.softwareStatement, redirectURL: redirectURL,
+            webView: webView, activationURL: activationURL, requestTimeout: requestTimeout, logoutTimeout: logoutTimeout,
+            pollInterval: .milliseconds(300), maxThrottleRetries: 2)
         if let httpClient { configuration.httpClient = httpClient }
         configuration.singleSignOn = singleSignOn
         return Client(

@@ -43,7 +43,9 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
     }
 
     func testSecondScreenLoginCompletedOnTheActivationPage() async throws {
-        let client = try makeClient(webView: false)
+        let base = emulator.baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        let activation = base + "/activate"
+        let client = try makeClient(webView: false, activationURL: activation)
         await ready(client)
         let flow = await startLoginAtPicker(client)
         let outcome = await client.engine.setSelectedProvider("MockMVPD")
@@ -54,13 +56,15 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
         guard case .status(let regcode)? = callbacks[safe: 1] else { return XCTFail("no REGCODE: \(callbacks)") }
         XCTAssertEqual(regcode.id, "REGCODE")
         let code = try XCTUnwrap(regcode.code)
-        let activation = emulator.baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/activate"
-        XCTAssertEqual(regcode.url, activation)
+        XCTAssertEqual(regcode.url, activation + "?code=" + code, "the configured page, with the code filled in")
+        XCTAssertEqual(regcode.activationURL, activation)
+        XCTAssertEqual(regcode.authenticateURL, base + "/api/v2/authenticate/REF/" + code)
         let notAfter = try XCTUnwrap(regcode.notAfter)
         let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
         XCTAssertEqual(Double(notAfter - nowMillis), 1_800_000, accuracy: 60_000, "code TTL 30 min, epoch ms")
 
-        let end = try await Browser().open(activation, fields: ["code": code, "mvpd": "MockMVPD", "username": "demo", "password": "demo"])
+        let end = try await Browser().open(
+            try XCTUnwrap(regcode.url), fields: ["mvpd": "MockMVPD", "username": "demo", "password": "demo"])
         if case .page(let status, _) = end { XCTAssertEqual(status, 200) }
         let result = await flow.value
         XCTAssertEqual(result, AuthenticationStatus(status: 1, errorCode: ""))
@@ -150,5 +154,73 @@ extension TimeAndSecondScreenTests {
             callbacks.filter { if case .setAuthenticationStatus = $0 { true } else { false } },
             [.setAuthenticationStatus(0, "User Not Authenticated Error")])
         XCTAssertTrue(callbacks.contains { if case .status(let status) = $0 { status.id == "N130" } else { false } })
+    }
+
+    /// No activation page configured: REGCODE's `url` is the authenticate URL, and a phone that opens it, and
+    /// nothing else, logs in and ends on an http(s) page of the backend, not on the TV app's `adobepass://` scheme.
+    func testSecondScreenLoginThroughTheAuthenticateURLAloneEndsOnAWebPage() async throws {
+        let client = try makeClient(webView: false)
+        await ready(client)
+        let flow = await startLoginAtPicker(client)
+        let started = await client.engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(started, .started)
+        let callbacks = client.delegate.take()
+        guard case .status(let regcode)? = callbacks[safe: 1] else { return XCTFail("no REGCODE: \(callbacks)") }
+        let code = try XCTUnwrap(regcode.code)
+        let base = emulator.baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        XCTAssertEqual(regcode.authenticateURL, base + "/api/v2/authenticate/REF/" + code)
+        XCTAssertEqual(regcode.url, regcode.authenticateURL)
+        XCTAssertNil(regcode.activationURL)
+        XCTAssertFalse(regcode.url?.hasSuffix("/activate") ?? true, "no invented activation page")
+
+        let end = try await Browser(redirectURL: "adobepass://").open(
+            try XCTUnwrap(regcode.authenticateURL), fields: ["username": "demo", "password": "demo"])
+        guard case .page(200, let body) = end else { return XCTFail("the phone did not end on a web page: \(end)") }
+        XCTAssertTrue(body.contains("You are signed in"), body)
+        let result = await flow.value
+        XCTAssertEqual(result, AuthenticationStatus(status: 1, errorCode: ""))
+    }
+
+    /// A second-screen host with an http(s) redirect URL sends it with the session, and the phone ends there.
+    func testSecondScreenSessionKeepsAnHTTPSRedirectURL() async throws {
+        let client = try makeClient(webView: false, redirectURL: "https://tv.example/signed-in")
+        await ready(client)
+        let flow = await startLoginAtPicker(client)
+        let started = await client.engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(started, .started)
+        guard case .status(let regcode)? = client.delegate.take()[safe: 1] else { return XCTFail("no REGCODE") }
+        let end = try await Browser(redirectURL: "https://tv.example/").open(
+            try XCTUnwrap(regcode.authenticateURL), fields: ["username": "demo", "password": "demo"])
+        XCTAssertEqual(end, .redirected("https://tv.example/signed-in"))
+        let result = await flow.value
+        XCTAssertEqual(result, AuthenticationStatus(status: 1, errorCode: ""))
+    }
+
+    /// REG100 comes on a poll once 30 s have passed by the engine's clock (moved by the backend's `Date`, here the
+    /// emulator's clock 40 s ahead), with the code, its expiry and the seconds left; never as a reason.
+    func testSecondScreenCountdownEveryThirtySecondsOfTheEnginesClock() async throws {
+        let client = try makeClient(webView: false)
+        await ready(client)
+        let flow = await startLoginAtPicker(client)
+        let started = await client.engine.setSelectedProvider("MockMVPD")
+        XCTAssertEqual(started, .started)
+        guard case .status(let regcode)? = client.delegate.take()[safe: 1] else { return XCTFail("no REGCODE") }
+        let notAfter = try XCTUnwrap(regcode.notAfter)
+        // Two polls (300 ms apart) with the clock where it was: no countdown yet.
+        let quiet = await client.delegate.wait(timeout: 0.7) { if case .status(let s) = $0 { s.id == "REG100" } else { false } }
+        XCTAssertFalse(quiet, "REG100 before 30 s had passed")
+        try await emulator.advanceClock(seconds: 40)
+        await client.delegate.arrived { if case .status(let s) = $0 { s.id == "REG100" } else { false } }
+        let statuses = client.delegate.take().compactMap { if case .status(let s) = $0, s.id == "REG100" { s } else { nil } }
+        XCTAssertEqual(statuses.count, 1, "at most one per 30 s")
+        let countdown = try XCTUnwrap(statuses.first)
+        XCTAssertEqual(countdown.level, "info")
+        XCTAssertEqual(countdown.code, regcode.code)
+        XCTAssertEqual(countdown.notAfter, notAfter)
+        let left = try XCTUnwrap(countdown.secondsLeft)
+        XCTAssertEqual(Double(left), 1800 - 40, accuracy: 5)
+        _ = await client.engine.setSelectedProvider(nil)
+        let result = await flow.value
+        XCTAssertFalse(result.statuses.contains { $0.id == "REG100" })
     }
 }

@@ -85,13 +85,22 @@ def test_backend_emulator_works_without_a_software_statement(bin_dir, tmp_path):
     assert daemon.call("checkAuthentication") == {"status": 0, "errorCode": "User Not Authenticated Error"}
     assert daemon.stop() == 0
     log = daemon.log()
-    assert "pass-emulator started at http://127.0.0.1:" in log
+    # An app that spawns the daemon shares its stderr: at the default level nothing about the child shows there.
+    assert log == "", log
     assert "/api/v2/REF/configuration" not in log, "the emulator's request log shows only at --log-level debug"
+
+
+def test_backend_emulator_says_where_its_emulator_runs_at_debug_level(bin_dir, tmp_path):
+    daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"), "--log-level", "debug")
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.stop() == 0
+    started = [line for line in daemon.log().splitlines() if "pass-emulator started at http://127.0.0.1:" in line]
+    assert len(started) == 1 and " debug emulator: " in started[0], daemon.log()
 
 
 def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
     daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"),
-                         "--software-statement", SOFTWARE_STATEMENT)
+                         "--software-statement", SOFTWARE_STATEMENT, "--log-level", "debug")
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     start = daemon.mark()
     daemon.send("getAuthentication")
@@ -184,7 +193,8 @@ def test_second_screen_cancel_stops_the_wait(bin_dir, emulator, tmp_path):
 
 
 def test_the_emulator_child_stops_when_passbridge_is_killed(bin_dir, tmp_path):
-    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--backend", "emulator", "--state-dir", str(tmp_path / "s")],
+    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--backend", "emulator", "--state-dir", str(tmp_path / "s"),
+                               "--log-level", "debug"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = daemon.stderr.readline().decode()
     while "pass-emulator started at" not in line:
@@ -207,3 +217,33 @@ def test_a_state_path_that_is_a_file_is_refused_and_left_alone(bin_dir, tmp_path
     assert result.returncode == 1
     assert result.stderr.strip() == f"passbridge: cannot open the state directory {path}: {path} is not a directory"
     assert stat.S_IMODE(path.stat().st_mode) == 0o644 and path.read_text() == "keep me"
+
+
+def test_an_empty_statement_file_serves_and_r400_says_where_the_statement_goes(bin_dir, emulator, tmp_path):
+    """The packaged unit before a statement is installed: its credential is SetCredential='s default, a comment."""
+    empty = tmp_path / "software-statement"
+    service = (pathlib.Path(__file__).resolve().parents[2] / "Clients/systemd/passbridge.service").read_text()
+    default = next(line for line in service.splitlines() if line.startswith("SetCredential=software-statement:"))
+    empty.write_text(default.split(":", 1)[1])
+    daemon = StdioDaemon(bin_dir, "--backend", emulator.base, "--state-dir", str(tmp_path / "state"),
+                         "--software-statement", f"@{empty}")
+    notes, response = daemon.exchange("setRequestor", {"requestorID": "REF"})
+    r400 = [n["params"] for n in notes if n["method"] == "status"]
+    assert response["result"] == {"status": 0, "statuses": r400}
+    assert [(s["id"], s["message"]) for s in r400] == [("R400", "No software statement")]
+    assert r400[0]["details"].startswith(f"{empty} holds no software statement: ")
+    assert "/etc/passbridge/software-statement" in r400[0]["details"]
+    assert daemon.stop() == 0
+    warned = [line for line in daemon.log().splitlines() if " warning passbridge: no software statement: " in line]
+    assert len(warned) == 1 and "/etc/passbridge/software-statement" in warned[0], daemon.log()
+
+
+def test_an_unknown_requestor_lists_the_known_ones_and_names_the_near_one(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    notes, response = daemon.exchange("setRequestor", {"requestorID": "ref"})
+    cfg400 = [n["params"] for n in notes if n["method"] == "status"]
+    assert response["result"] == {"status": 0, "statuses": cfg400}
+    assert cfg400 == [{"id": "CFG400", "level": "error",
+                       "message": "The backend does not know the requestor id 'ref' (ids are case-sensitive); did you mean 'REF'?",
+                       "details": "The service provider parameter value is missing or invalid. Known service providers: REF, REF2"}]
+    assert daemon.stop() == 0

@@ -48,7 +48,9 @@ def test_unknown_requestor_says_cfg400(bin_dir, emulator_url, tmp_path):
         assert [s["id"] for s in result["statuses"]] == ["CFG400"]
         # Named as a requestor the backend does not know, with the backend's own words beside.
         assert result["statuses"][0]["message"] == "The backend does not know the requestor id 'NOPE' (ids are case-sensitive)"
-        assert result["statuses"][0]["details"] == "The service provider parameter value is missing or invalid."
+        # The emulator lists the requestors it knows (Sources/PassEmulator/README.md); the status carries the list.
+        assert result["statuses"][0]["details"] == ("The service provider parameter value is missing or invalid. "
+                                                    "Known service providers: REF, REF2")
     assert "setRequestor NOPE failed: CFG400" in log.read_text()
 
 

@@ -111,7 +111,7 @@ def test_dev_for_a_phone_shows_the_activation_page_at_the_network_address(bin_di
             assert proc.stderr is not None
             line = next(line for line in proc.stderr if "on another device, open " in line)
             url, code = line.split("open ", 1)[1].split(" and enter the code ")
-            assert url == f"{public}/activate", url
+            assert url == f"{public}/activate?code={code.split(';')[0]}", url
             phone = RecordingBrowser()
             phone.run(url, {"code": code.split(";")[0], "username": "demo", "password": "demo"}.get)
             out, err = proc.communicate(timeout=60)

@@ -67,7 +67,7 @@ def test_get_authentication_without_web_view_shows_the_code_and_ends_when_the_ph
         line = read_until(proc, "on another device, open ")[-1]
         url, code = line.split("open ", 1)[1].split(" and enter the code ")
         code = code.split(";")[0]
-        assert url == f"{emulator_url}/activate" and code.isalnum()
+        assert url == f"{emulator_url}/activate?code={code}" and code.isalnum()
         time.sleep(0.3)
         assert proc.poll() is None
         fill = {"code": code, "mvpd": "MockMVPD", "username": "demo", "password": "demo"}.get
@@ -149,3 +149,48 @@ def test_a_session_wait_for_a_notification_that_never_comes_names_it(env):
                          capture_output=True, text=True, timeout=30)
     assert run.returncode == 2
     assert run.stderr.splitlines()[-1] == "passbridge-call: no setTokn notification from the daemon within 1s"
+
+
+def test_a_web_login_with_stdin_closed_says_what_to_do(env):
+    """Before, the redirect URL went back unasked and the login ended with a bare "Generic Authentication Error"."""
+    run = subprocess.run([CALL, "--requestor", "REF", "--mvpd", "MockMVPD", "getAuthentication"], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run.stderr
+    assert json.loads(run.stdout)["errorCode"] == "Provider not Selected Error"
+    assert "Generic Authentication Error" not in run.stderr
+    told = [line for line in run.stderr.splitlines() if "stdin is closed" in line]
+    assert len(told) == 1 and "cancelling the login" in told[0] and "--no-web-view" in told[0], run.stderr
+
+
+def test_a_provider_dialog_with_stdin_closed_asks_for_mvpd(env):
+    run = subprocess.run([CALL, "--requestor", "REF", "getAuthentication"], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert "passbridge-call: stdin is closed, so nobody can choose: pass --mvpd ID" in run.stderr.splitlines(), run.stderr
+
+
+def path_without_qrencode() -> str:
+    return os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if not (pathlib.Path(d) / "qrencode").exists())
+
+
+@pytest.mark.parametrize("installed", [True, False], ids=["with-qrencode", "without-qrencode"])
+def test_the_page_to_open_is_also_a_qr_code_when_qrencode_is_installed(env, tmp_path, installed):
+    path = path_without_qrencode()
+    if installed:
+        fake = tmp_path / "fake-bin"
+        fake.mkdir()
+        (fake / "qrencode").write_text('#!/bin/sh\necho "QR $*"\n')
+        (fake / "qrencode").chmod(0o755)
+        path = f"{fake}{os.pathsep}{path}"
+    proc = start(dict(env, PATH=path), "--requestor", "REF", "--no-web-view", "--mvpd", "MockMVPD", "getAuthentication")
+    try:
+        line = read_until(proc, "on another device, open ")[-1]
+        url, code = line.split("open ", 1)[1].split(" and enter the code ")
+        Browser().run(url, {"code": code.split(";")[0], "username": "demo", "password": "demo"}.get)  # the phone
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out) == (0, '{"status":1,"errorCode":""}\n'), err
+    shown = [line for line in err.splitlines() if line.startswith("QR ")]
+    # stderr is a pipe here, not a terminal: the plain UTF-8 blocks, without colour codes.
+    assert shown == ([f"QR -t UTF8 {url}"] if installed else []), err

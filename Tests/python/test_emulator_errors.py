@@ -49,7 +49,8 @@ def test_malformed_device_info_is_400(emulator, token):
 
 
 def test_unknown_service_provider_is_400(emulator, token):
-    error_of(emulator.v2("GET", "/NOPE/configuration", token), 400, "invalid_parameter_service_provider", "none")
+    unknown = error_of(emulator.v2("GET", "/NOPE/configuration", token), 400, "invalid_parameter_service_provider", "none")
+    assert unknown["details"] == "Known service providers: REF, REF2"
     error_of(emulator.v2("POST", "/NOPE/sessions", token, form=SESSION_FORM), 400, "invalid_parameter_service_provider")
 
 

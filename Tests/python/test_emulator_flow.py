@@ -186,3 +186,24 @@ def test_the_request_log_keeps_method_path_and_decoded_query_but_no_admin_call(e
     assert not any(r["path"].startswith("/__admin/") for r in log)
     assert emulator.admin("POST", "reset").status == 200
     assert emulator.admin("GET", "requests").json() == {"requests": []}
+
+
+def test_a_session_without_redirect_url_ends_the_browser_on_the_done_page(emulator, token):
+    """What a second-screen TV creates (its own scheme is no page for a phone): `resume`, lacking only redirectUrl;
+    the authenticate URL opened as is leads to the login, and after it to the emulator's done page."""
+    session = emulator.v2("POST", "/REF/sessions", token, form={"mvpd": "MockMVPD", "domainName": "adobe.com"}).json()
+    code = session["code"]
+    assert (session["actionName"], session["missingParameters"]) == ("resume", ["redirectUrl"])
+    browser = Browser(emulator.base)
+    page, url = browser.go(f"/api/v2/authenticate/REF/{code}")
+    assert page is not None and page.status == 200 and "/mock-mvpd/MockMVPD/login" in url
+    done, done_url = browser.submit(page, url, username="demo", password="demo")
+    assert done is not None and done.status == 200 and done_url == f"{emulator.base}/activate/done"
+    profiles = emulator.v2("GET", f"/REF/profiles/code/{code}", token, device=None).json()["profiles"]
+    assert profiles["MockMVPD"]["type"] == "regular"
+
+
+def test_a_session_without_mvpd_is_still_refused_by_the_authenticate_page(emulator, token):
+    code = emulator.v2("POST", "/REF/sessions", token, form={"domainName": "adobe.com"}).json()["code"]
+    page = emulator.call("GET", f"/api/v2/authenticate/REF/{code}")
+    assert page.status == 400 and page.headers["content-type"].startswith("text/html")

@@ -120,7 +120,7 @@ def test_on_every_interface_a_phone_logs_in_through_the_network_address_alone(em
 
     daemon = StdioDaemon(bin_dir, *daemon_args(local, tmp_path / "state", "--activation-url", public + "/activate"))
     login, status = registration_code(daemon)
-    assert status["url"] == public + "/activate"
+    assert status["activationUrl"] == public + "/activate" and status["url"] == f"{public}/activate?code={status['code']}"
     phone = RecordingBrowser()
     fill = {"code": status["code"], "mvpd": "MockMVPD", "username": "demo", "password": "demo"}.get
     phone.run(status["url"], fill)

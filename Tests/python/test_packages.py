@@ -245,7 +245,9 @@ def test_installed_deb_daemon_is_socket_activated_and_logs_in_and_authorizes(ins
 # ---- the wheels -------------------------------------------------------------------------------------------------
 
 def test_wheels_are_well_formed(packages):
-    for wheel, executables in ((packages["wheel"], {"passbridge/_bin/passbridge"}),
+    client_executables = {"passbridge/_bin/passbridge", "passbridge/_bin/passbridge-relay",
+                          f"passbridge-{VERSION}.data/scripts/passbridge-call"}
+    for wheel, executables in ((packages["wheel"], client_executables),
                                (packages["emulator_wheel"], {"passbridge/_bin/pass-emulator"})):
         with zipfile.ZipFile(wheel) as archive:
             names = archive.namelist()
@@ -264,7 +266,16 @@ def test_wheels_are_well_formed(packages):
             assert "Root-Is-Purelib: false" in wheel_file
             assert f"Tag: py3-none-linux_{os.uname().machine}" in wheel_file
     with zipfile.ZipFile(packages["wheel"]) as archive:
-        assert {"passbridge/__init__.py", "passbridge/locate.py", "passbridge/py.typed"} <= set(archive.namelist())
+        assert {"passbridge/__init__.py", "passbridge/locate.py", "passbridge/py.typed", "passbridge/browser.py",
+                "passbridge/_commands.py"} <= set(archive.namelist())
+        assert archive.read("passbridge/browser.py") == (ROOT / "Clients/python/examples/browser.py").read_bytes()
+        assert archive.read(f"passbridge-{VERSION}.data/scripts/passbridge-call") == \
+            (ROOT / "Clients/shell/passbridge-call").read_bytes()
+        assert archive.read(f"passbridge-{VERSION}.dist-info/entry_points.txt").decode() == (
+            "[console_scripts]\npassbridge = passbridge._commands:daemon\npassbridge-relay = passbridge._commands:relay\n")
+    with zipfile.ZipFile(packages["emulator_wheel"]) as archive:
+        assert archive.read(f"passbridge_emulator-{VERSION}.dist-info/entry_points.txt").decode() == (
+            "[console_scripts]\npass-emulator = passbridge._commands:emulator\n")
 
 
 @pytest.fixture(scope="session")
@@ -325,6 +336,34 @@ def test_wheel_spawns_its_bundled_daemon_with_the_emulator_and_nothing_on_path(v
     assert report["result"]["resource"] == "ch1" and report["result"]["token"], report
     assert report["exit"] == 0
     print(f"\nwheel: first answer {report['first'] * 1000:.0f} ms after the app started")
+
+
+def test_the_wheel_puts_passbridge_state_passbridge_call_and_the_browser_on_the_venvs_path(venv, tmp_path):
+    """What a new user reached for after `pip install`: `passbridge state list`, `passbridge-call` (one-shot over
+    stdio, and `dev` with a call over its socket through the relay) and the scripted browser, with nothing of the
+    repository's build on PATH."""
+    env = clean_env(tmp_path)
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"  # bash and coreutils, and the venv's commands
+    env["XDG_STATE_HOME"] = str(tmp_path / "xdg")
+    listed = run([str(venv / "bin/passbridge"), "state", "list", "--state-dir", str(tmp_path / "state")], env=env)
+    assert listed.stdout.startswith("no logins"), listed.stdout
+    version = run(["passbridge-relay", "--version"], env=env)
+    assert version.stdout.strip() == f"passbridge-relay {VERSION}"
+    one_shot = subprocess.run(["passbridge-call", "--requestor", "REF", "checkAuthentication"], capture_output=True,
+                              text=True, timeout=120, env=dict(env, PASSBRIDGE_ARGS="--backend emulator"))
+    assert one_shot.returncode == 1, one_shot.stderr
+    assert json.loads(one_shot.stdout) == {"status": 0, "errorCode": "User Not Authenticated Error"}
+    dev = tmp_path / "dev"
+    started = run(["passbridge-call", "dev", "--state-dir", str(dev)], env=env, timeout=120)
+    try:
+        socket_path = started.stdout.strip().split("=", 1)[1]
+        over_socket = subprocess.run(["passbridge-call", "--socket", socket_path, "--requestor", "REF", "checkAuthentication"],
+                                     capture_output=True, text=True, timeout=120, env=env)
+        assert json.loads(over_socket.stdout) == {"status": 0, "errorCode": "User Not Authenticated Error"}, over_socket.stderr
+    finally:
+        run(["passbridge-call", "dev", "stop", "--state-dir", str(dev)], env=env, timeout=60)
+    helped = run([str(venv / "bin/python"), "-m", "passbridge.browser", "--help"], env=env)
+    assert "redirect URL" in helped.stdout
 
 
 def test_without_any_daemon_spawn_raises_daemon_not_found_saying_where_it_looked(packages, tmp_path):

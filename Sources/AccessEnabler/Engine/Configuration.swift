@@ -6,11 +6,15 @@ public struct AccessEnablerConfiguration: Sendable {
     public var backendURL: URL
     /// The DCR software statement (a JWT). nil: setRequestor ends at once with status 0 and R400, no network.
     public var softwareStatement: String?
+    /// What to do about a missing software statement, sent as the `details` of that R400 (the daemon sets it when
+    /// its statement file is empty, as the packaged unit's is before one is installed); nil: no details.
+    public var missingStatementHelp: String?
     /// The registered redirect URL handleExternalURL accepts (default `adobepass://ios.app`).
     public var redirectURL: String
     /// false: a second-screen host (REGCODE + polling, no navigateToUrl), like tvOS.
     public var webView: Bool
-    /// The activation page reported in the REGCODE status; nil → backend URL + `/activate`.
+    /// The programmer's second-screen page (`--activation-url`), reported in the REGCODE status as
+    /// `activationUrl` and, with `?code=` added, as its `url`; nil: REGCODE's `url` is the authenticate URL.
     public var activationURL: String?
     /// Timeout of each HTTP request.
     public var requestTimeout: Duration
@@ -35,6 +39,9 @@ public struct AccessEnablerConfiguration: Sendable {
     public var partnerSSOTimeout: Duration
     /// Interval between polls of `profiles/code/{code}` (3–5 s in production; shorter in tests).
     public var pollInterval: Duration
+    /// The least time between two REG100 countdown statuses of one second-screen login, by the engine's clock
+    /// (default 30 s; checked at each poll, so REG100 comes on a poll).
+    public var countdownInterval: Duration = .seconds(30)
     /// Attempts of one request when the backend answers 429 (waiting ≥ 1 s between them).
     public var maxThrottleRetries: Int
     /// Receives log lines with their level: one per backend exchange at `.debug` (method, path with codes
@@ -75,9 +82,17 @@ public struct AccessEnablerConfiguration: Sendable {
         self.log = log
     }
 
-    /// The activation URL REGCODE reports.
-    var effectiveActivationURL: String {
-        activationURL ?? backendURL.absoluteString.trimmingSuffix("/") + "/activate"
+    /// The activation page with the code filled in (`?code=`, or `&code=` when the page has a query already), as
+    /// the emulator's `/activate` takes it; nil when no activation page is configured.
+    func activationPage(code: String) -> String? {
+        guard var base = activationURL else { return nil }
+        var fragment = ""
+        if let hash = base.firstIndex(of: "#") {
+            fragment = String(base[hash...])
+            base = String(base[..<hash])
+        }
+        let joiner = !base.contains("?") ? "?" : (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&")
+        return base + joiner + "code=" + FormEncoding.escape(code) + fragment
     }
 }
 

@@ -2,23 +2,33 @@ import JSON
 
 /// The advanced status dictionary of the `status` callback (Adobe's "Error Reporting", advanced status codes; Protocol/README.md).
 public struct AdvancedStatus: Sendable, Equatable {
-    /// e.g. N000, N005, N011, N111, N130, Z100, Z130, P100, R400, R401, CFG100, REG500, REGCODE.
+    /// e.g. N000, N005, N011, N111, N130, Z100, Z130, P100, R400, R401, CFG100, REG100, REG500, REGCODE.
     public var id: String
     /// "info", "warning" or "error".
     public var level: String
     public var message: String?
     public var details: String?
     public var resource: String?
-    /// REGCODE only: the authentication code to type on the second screen.
+    /// REGCODE and REG100: the authentication code to type on the second screen.
     public var code: String?
-    /// REGCODE only: the activation page.
+    /// REGCODE only: what the host shows the user: the configured activation page with `?code=` (`activationURL`
+    /// plus the code), else `authenticateURL`.
     public var url: String?
-    /// REGCODE only: the code's expiry in epoch **milliseconds**.
+    /// REGCODE only: `{backend}/api/v2/authenticate/{serviceProvider}/{code}` (REST API V2's "Perform
+    /// authentication in user agent"), percent-encoded: a browser that opens it goes straight to the MVPD login.
+    public var authenticateURL: String?
+    /// REGCODE only: the activation page the application configured (`--activation-url`), as configured; nil
+    /// when none is.
+    public var activationURL: String?
+    /// REGCODE and REG100: the code's expiry in epoch **milliseconds**.
     public var notAfter: Int64?
+    /// REG100 only: whole **seconds** until `notAfter`, by the engine's clock.
+    public var secondsLeft: Int64?
 
     public init(
         id: String, level: String, message: String? = nil, details: String? = nil, resource: String? = nil,
-        code: String? = nil, url: String? = nil, notAfter: Int64? = nil
+        code: String? = nil, url: String? = nil, authenticateURL: String? = nil, activationURL: String? = nil,
+        notAfter: Int64? = nil, secondsLeft: Int64? = nil
     ) {
         self.id = id
         self.level = level
@@ -27,7 +37,10 @@ public struct AdvancedStatus: Sendable, Equatable {
         self.resource = resource
         self.code = code
         self.url = url
+        self.authenticateURL = authenticateURL
+        self.activationURL = activationURL
         self.notAfter = notAfter
+        self.secondsLeft = secondsLeft
     }
 
     /// A warning or an error: the levels a failed outcome carries as its reasons (Protocol/README.md "Failure

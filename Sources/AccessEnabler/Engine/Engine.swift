@@ -102,7 +102,9 @@ public actor Engine {
     /// setRequestor's work, up to its callbacks: the outcome and the requestor configured (nil when it failed).
     private func configure(_ requestorID: String, serviceProviders: [URL]?) async -> (RequestorStatus, Requestor?) {
         guard let statement = configuration.softwareStatement else {
-            return finishSetRequestor(nil, failureStatus: AdvancedStatus(id: "R400", level: "error", message: "No software statement"))
+            let r400 = AdvancedStatus(
+                id: "R400", level: "error", message: "No software statement", details: configuration.missingStatementHelp)
+            return finishSetRequestor(nil, failureStatus: r400)
         }
         do {
             _ = try await resolveDeviceID()
@@ -192,6 +194,21 @@ public actor Engine {
 
     /// The status reported with setRequestorComplete(0) (Adobe's "Error Reporting": advanced status codes).
     /// An unknown requestor (`invalid_parameter_service_provider`) is named as such, the backend's text in `details`.
+    /// CFG400 for a requestor id the backend does not know: the backend's message and `details` in `details`; when
+    /// those details list the known ids (`Known service providers: A, B`, as the emulator writes them:
+    /// Sources/PassEmulator/README.md), the message names the one near the id given (`Text.near`), if any.
+    static func unknownRequestorStatus(_ error: EnhancedError?, requestorID: String) -> AdvancedStatus {
+        var message = "The backend does not know the requestor id '\(Text.excerpt(requestorID))' (ids are case-sensitive)"
+        let backendDetails = error?.details ?? ""
+        let prefix = "Known service providers: "
+        if backendDetails.hasPrefix(prefix) {
+            let known = backendDetails.dropFirst(prefix.count).split(separator: ",").map { String($0).trimmingWhitespace() }
+            if let near = Text.near(requestorID, in: known.filter { !$0.isEmpty }) { message += "; did you mean '\(near)'?" }
+        }
+        let details = [error?.message, backendDetails.isEmpty ? nil : backendDetails].compactMap { $0 }.joined(separator: " ")
+        return AdvancedStatus(id: "CFG400", level: "error", message: message, details: details.isEmpty ? nil : details)
+    }
+
     static func configurationFailureStatus(_ result: APIResult?, requestorID: String = "") -> AdvancedStatus {
         switch result {
         case .registration(.invalidSoftwareStatement):
@@ -203,10 +220,7 @@ public actor Engine {
         case .httpError(let status, let error) where status >= 500:
             return AdvancedStatus(id: "CFG\(status)", level: "error", message: EnhancedError(error)?.message)
         case .httpError(_, let error) where EnhancedError(error)?.code == "invalid_parameter_service_provider":
-            return AdvancedStatus(
-                id: "CFG400", level: "error",
-                message: "The backend does not know the requestor id '\(Text.excerpt(requestorID))' (ids are case-sensitive)",
-                details: EnhancedError(error)?.message)
+            return unknownRequestorStatus(EnhancedError(error), requestorID: requestorID)
         case .httpError(_, let error):
             return AdvancedStatus(id: "CFG400", level: "error", message: EnhancedError(error)?.message ?? "Invalid requestor")
         case .throttled:

@@ -180,23 +180,23 @@ extension Engine {
         switch session.action {
         case .authorize:
             return .ended(await fetchProfile(mvpd.ID, requestor))
-        case .authenticate:
+        case .authenticate where configuration.webView:
             guard let code = session.code, let url = session.url else { break }
-            if configuration.webView {
-                _ = machine.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))
-                let useSVC = shared.withLock { $0.options.useSVC(for: mvpd) }
-                delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
-            } else {
-                let notAfter = session.notAfter ?? clock.nowMillis() + 1_800_000
-                let polls = machine.sessionOpened(flow: flowID, .secondScreen(code: code, mvpd: mvpd.ID))
-                delegate.status(
-                    AdvancedStatus(
-                        id: "REGCODE", level: "info", message: "Enter the code on the activation page",
-                        code: code, url: configuration.effectiveActivationURL, notAfter: notAfter))
-                if polls { startPolling(code: code, mvpd: mvpd.ID, notAfter: notAfter, flowID: flowID, requestor: requestor) }
-            }
+            _ = machine.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))
+            let useSVC = shared.withLock { $0.options.useSVC(for: mvpd) }
+            delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
             return .started
-        case .partnerProfile, .other:
+        case .authenticate,
+            .other("resume") where !configuration.webView:
+            // A second screen: `resume` is the answer to a session created without a redirect URL (the
+            // second-screen page or the authenticate page supplies the rest); either way the code is what counts.
+            guard let code = session.code else { break }
+            let notAfter = session.notAfter ?? clock.nowMillis() + 1_800_000
+            let polls = machine.sessionOpened(flow: flowID, .secondScreen(code: code, mvpd: mvpd.ID))
+            delegate.status(regcode(code: code, notAfter: notAfter, requestor: requestor, client: client))
+            if polls { startPolling(code: code, mvpd: mvpd.ID, notAfter: notAfter, flowID: flowID, requestor: requestor) }
+            return .started
+        case .authenticate, .partnerProfile, .other:
             break
         }
         return .ended(loginFailure(.garbage, requestor, secondScreen: !configuration.webView))
@@ -214,9 +214,33 @@ extension Engine {
         return await fetchProfile(mvpd.ID, requestor)
     }
 
-    /// `POST sessions` for `mvpdID`, with the TempPass identity of the login.
+    /// `POST sessions` for `mvpdID`, with the TempPass identity of the login. A second-screen host sends its
+    /// redirect URL only when it is an http(s) page: the browser that ends there is the phone's, which cannot open
+    /// the TV app's scheme (`adobepass://…`). Without one, REST API V2 answers `resume` (the session lacks
+    /// `redirectUrl`), and the page that sends the phone to the authenticate URL completes it (Protocol/README.md,
+    /// "Second screen").
     private func createSession(_ mvpdID: String, _ requestor: Requestor) -> Endpoint<SessionAnswer> {
-        RESTV2.createSession(requestor.id, mvpd: mvpdID, redirectURL: configuration.redirectURL, identity: identityHeaders)
+        RESTV2.createSession(requestor.id, mvpd: mvpdID, redirectURL: sessionRedirectURL, identity: identityHeaders)
+    }
+
+    /// The `redirectUrl` of the login's session: the host's redirect URL, except a custom scheme on a second-screen host.
+    private var sessionRedirectURL: String? {
+        let redirect = configuration.redirectURL
+        if configuration.webView { return redirect }
+        let scheme = redirect.prefix { $0 != ":" }.lowercased()
+        return scheme == "http" || scheme == "https" ? redirect : nil
+    }
+
+    /// The REGCODE status of second-screen code `code` (Protocol/README.md, "Second screen"): `authenticateUrl` on
+    /// the MVPD's backend, `activationUrl` when the application configured one, and `url`, the one to show.
+    private func regcode(code: String, notAfter: Int64, requestor: Requestor, client: RestClient) -> AdvancedStatus {
+        let authenticate = client.absolute(RESTV2.authenticatePath(requestor.id, code: code))
+        let shown = configuration.activationPage(code: code) ?? authenticate
+        return AdvancedStatus(
+            id: "REGCODE", level: "info",
+            message: configuration.activationURL == nil
+                ? "Open the URL on another device to sign in" : "Enter the code on the activation page",
+            code: code, url: shown, authenticateURL: authenticate, activationURL: configuration.activationURL, notAfter: notAfter)
     }
 
     /// `GET profiles/{mvpd}` after the backend said a profile exists; ends the flow.
@@ -296,7 +320,8 @@ extension Engine {
     private func startPolling(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) {
         pollGenerations += 1
         poll = SecondScreenPoll(
-            generation: pollGenerations, code: code, mvpd: mvpd, notAfter: notAfter, flowID: flowID, requestor: requestor)
+            generation: pollGenerations, code: code, mvpd: mvpd, notAfter: notAfter, flowID: flowID, requestor: requestor,
+            lastCountdown: clock.nowMillis())
         armPoll(pollGenerations)
     }
 
@@ -316,7 +341,30 @@ extension Engine {
             reachable: &reachable)
         guard poll?.generation == generation else { return }
         poll?.reachable = reachable
-        if more { armPoll(generation) } else { poll = nil }
+        if more {
+            countdown()
+            armPoll(generation)
+        } else {
+            poll = nil
+        }
+    }
+
+    /// Status REG100 (info) for the second screen being polled, once `countdownInterval` has passed by the engine's
+    /// clock since its REGCODE or its last REG100: `{code, notAfter, secondsLeft}`, so the host can show the time
+    /// left. Never a reason of the outcome.
+    private func countdown() {
+        guard var current = poll else { return }
+        let now = clock.nowMillis()
+        let interval = configuration.countdownInterval.components
+        let intervalMillis = interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000
+        guard now - current.lastCountdown >= intervalMillis, now < current.notAfter else { return }
+        current.lastCountdown = now
+        poll = current
+        let left = (current.notAfter - now) / 1000
+        delegate.status(
+            AdvancedStatus(
+                id: "REG100", level: "info", message: "Waiting for the sign-in on the other device: \(left) s left",
+                code: current.code, notAfter: current.notAfter, secondsLeft: left))
     }
 
     /// One poll; false when polling is over. `reachable`: whether the last poll reached the backend (a poll that
@@ -420,6 +468,8 @@ struct SecondScreenPoll {
     let flowID: Int
     let requestor: Requestor
     var reachable = true
+    /// When the REGCODE or the last REG100 was sent, epoch ms by the engine's clock.
+    var lastCountdown: Int64
 }
 
 /// The flow a call waits on, read by its cancellation handler: written and read on the engine's executor only

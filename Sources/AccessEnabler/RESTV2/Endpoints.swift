@@ -28,14 +28,22 @@ enum RESTV2 {
     // MARK: sessions
 
     /// `POST /api/v2/{requestor}/sessions` ("Create authentication session"): form `mvpd`, `domainName`,
-    /// `redirectUrl`; `identity` is the `AP-TempPass-Identity` header, if any.
+    /// `redirectUrl` (left out when nil: the OpenAPI document makes every parameter optional, and a session that
+    /// lacks one answers `resume` with `missingParameters`); `identity` is the `AP-TempPass-Identity` header, if any.
     static func createSession(
-        _ requestor: String, mvpd: String, redirectURL: String, identity: [(String, String)]
+        _ requestor: String, mvpd: String, redirectURL: String?, identity: [(String, String)]
     ) -> Endpoint<SessionAnswer> {
-        Endpoint(
-            method: "POST", path: api(requestor, "/sessions"), headers: identity,
-            body: .form([("mvpd", mvpd), ("domainName", domainName), ("redirectUrl", redirectURL)]), decode: SessionAnswer.init
+        var form = [("mvpd", mvpd), ("domainName", domainName)]
+        if let redirectURL { form.append(("redirectUrl", redirectURL)) }
+        return Endpoint(
+            method: "POST", path: api(requestor, "/sessions"), headers: identity, body: .form(form), decode: SessionAnswer.init
         ).withSingleSignOn()
+    }
+
+    /// `/api/v2/authenticate/{requestor}/{code}` ("Perform authentication in user agent"): the page a browser opens
+    /// to log in for a session; no bearer, opened by the user's browser, never by the engine.
+    static func authenticatePath(_ requestor: String, code: String) -> String {
+        "/api/v2/authenticate/\(segment(requestor))/\(segment(code))"
     }
 
     // MARK: profiles

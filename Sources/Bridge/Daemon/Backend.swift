@@ -24,10 +24,16 @@ struct Backend {
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
     static func start(_ options: DaemonOptions) throws(CommandLineError) -> Backend {
         var softwareStatement = try readSoftwareStatement(options.softwareStatement)
+        var missingStatementHelp: String?
+        if let value = options.softwareStatement, value.hasPrefix("@"), softwareStatement == nil {
+            missingStatementHelp = Self.emptyStatementHelp(file: String(value.dropFirst()))
+            Logger(label: "passbridge").warning("no software statement: \(missingStatementHelp ?? "")")
+        }
         let temporary = options.backend == "emulator" && options.stateDir == nil && options.store == nil
         let stateDirectory = temporary ? try StoreSetup.emulatorStateDirectory() : try StateDirectory.resolve(options.stateDir)
         var emulator: EmulatorChild?
         let backendURL: URL
+        var activationURL = options.activationURL
         if options.backend == "emulator" {
             let child: EmulatorChild
             do {
@@ -39,6 +45,9 @@ struct Backend {
             emulator = child
             backendURL = child.baseURL
             softwareStatement = softwareStatement ?? EmulatorChild.developmentSoftwareStatement
+            // The emulator serves its own second-screen page, which takes the code as `?code=`.
+            let base = child.baseURL.absoluteString
+            activationURL = activationURL ?? (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/activate"
         } else {
             backendURL = try checkBackendURL(options.backend)
         }
@@ -50,17 +59,22 @@ struct Backend {
             if temporary { try? FileManager.default.removeItem(atPath: stateDirectory) }
             throw error
         }
-        let engine = AccessEnablerConfiguration(
+        var engine = AccessEnablerConfiguration(
             backendURL: backendURL, softwareStatement: softwareStatement,
-            redirectURL: options.redirectURL, activationURL: options.activationURL,
+            redirectURL: options.redirectURL, activationURL: activationURL,
             requestTimeout: options.requestTimeout,
             log: Logger.sink(label: "engine"))
+        engine.missingStatementHelp = missingStatementHelp
         return Backend(
             configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator,
             temporaryStateDirectory: temporary ? stateDirectory : nil)
     }
 
-    /// A JWT as given, or the trimmed content of FILE for `@FILE`; nil when the flag is absent.
+    /// A JWT as given, or the trimmed content of FILE for `@FILE`; nil when the flag is absent or FILE holds only
+    /// whitespace or a `#` comment (the packaged unit's credential before a statement is installed: its
+    /// `SetCredential=` default is such a comment; the daemon then serves, and setRequestor fails with R400 saying
+    /// where the statement goes).
+    /// - Throws: `CommandLineError.failure` when FILE cannot be read.
     static func readSoftwareStatement(_ value: String?) throws(CommandLineError) -> String? {
         guard let value else { return nil }
         guard value.hasPrefix("@") else { return value }
@@ -69,8 +83,15 @@ struct Backend {
             throw .failure("cannot read the software statement file \(path)")
         }
         let statement = text.trimmingWhitespace()
-        if statement.isEmpty { throw .failure("the software statement file \(path) is empty") }
-        return statement
+        return statement.isEmpty || statement.hasPrefix("#") ? nil : statement
+    }
+
+    /// Where a missing statement goes, for the R400 `details` and the start-up warning (Clients/systemd/README.md).
+    static func emptyStatementHelp(file: String) -> String {
+        "\(file) holds no software statement: put the one Adobe issued for the application in "
+            + "/etc/passbridge/software-statement (mode 0600) when the daemon runs from the passbridge .deb or "
+            + "systemd units, then systemctl restart passbridge.service; else pass --software-statement JWT|@FILE, or "
+            + "softwareStatement in init"
     }
 
     /// An absolute https URL, or http whose host is loopback (127.0.0.0/8, ::1, localhost).

@@ -152,7 +152,11 @@ extension DaemonOptions {
                     .option(
                         "--redirect-url", "URL", help: "Redirect URL registered for the application.", default: { $0.redirectURL }
                     ) { options, url in options.redirectURL = url },
-                    .option("--activation-url", "URL", help: "Second-screen activation URL reported with REGCODE.") { options, url in
+                    .option(
+                        "--activation-url", "URL",
+                        help:
+                            "The second-screen page the app hosts, reported with REGCODE (activationUrl, and url with ?code=); without it url is the authenticate URL (--backend emulator: the emulator's /activate)."
+                    ) { options, url in
                         options.activationURL = url
                     },
                 ]),

@@ -55,7 +55,9 @@ final class EmulatorChild: Sendable {
             close(lifeline[1])
             throw .failure("--backend emulator: pass-emulator did not print its base URL")
         }
-        Logger(label: "emulator").info("pass-emulator started at \(line) (pid \(pid))")
+        // Debug, not info: an app that spawns `--backend emulator` shares the daemon's stderr, and a line for
+        // what it asked for, going as asked, is noise there (`--log-level debug` shows it, with the child's log).
+        Logger(label: "emulator").debug("pass-emulator started at \(line) (pid \(pid))")
         return EmulatorChild(pid: pid, baseURL: url, output: output[0], lifeline: lifeline[1])
     }
 

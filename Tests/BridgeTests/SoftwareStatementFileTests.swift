@@ -1,0 +1,40 @@
+import Foundation
+import XCTest
+
+@testable import Bridge
+
+/// `--software-statement @FILE` (Backend.readSoftwareStatement): the file's trimmed text; an empty or `#` comment file (the
+/// packaged unit's credential before a statement is installed) is no statement, with help saying where it goes; a file that
+/// cannot be read is a start-up failure.
+final class SoftwareStatementFileTests: XCTestCase {
+    private func file(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("statement-\(UUID().uuidString)").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    func testAFileGivesItsTrimmedText() throws {
+        XCTAssertEqual(try Backend.readSoftwareStatement("@" + file("  a.b.c\n")), "a.b.c")
+        XCTAssertEqual(try Backend.readSoftwareStatement("x.y.z"), "x.y.z")
+        XCTAssertNil(try Backend.readSoftwareStatement(nil))
+    }
+
+    func testAnEmptyOrCommentFileIsNoStatementAndTheHelpSaysWhereItGoes() throws {
+        let path = try file(" \n")
+        XCTAssertNil(try Backend.readSoftwareStatement("@" + path))
+        XCTAssertNil(try Backend.readSoftwareStatement("@" + file("# no software statement yet: put it in …\n")))
+        let help = Backend.emptyStatementHelp(file: path)
+        XCTAssertTrue(help.hasPrefix("\(path) holds no software statement: "), help)
+        XCTAssertTrue(help.contains("/etc/passbridge/software-statement"), help)
+        XCTAssertTrue(help.contains("systemctl restart passbridge.service"), help)
+        XCTAssertTrue(help.contains("--software-statement"), help)
+    }
+
+    func testAFileThatCannotBeReadFailsTheStart() {
+        XCTAssertThrowsError(try Backend.readSoftwareStatement("@/nonexistent/statement")) { error in
+            guard case .failure(let line)? = error as? CommandLineError else { return XCTFail("not a failure: \(error)") }
+            XCTAssertEqual(line, "cannot read the software statement file /nonexistent/statement")
+        }
+    }
+}
