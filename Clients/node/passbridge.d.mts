@@ -242,9 +242,12 @@ export interface AuthorizeOptions extends CallOptions {
 /** The second screen's code, as loginSecondScreen's showCode gets it. */
 export interface RegistrationCode {
   code: string;
-  /** The page to open on the other device: the REGCODE's authenticateUrl when sent, else its url. */
+  /** The page to show for the other device: the REGCODE's url (the configured activation page with the code, else the direct authenticate URL). */
   url: string;
-  activationUrl: string;
+  /** The direct `…/api/v2/authenticate/{serviceProvider}/{code}`, which a phone opens as is. */
+  authenticateUrl: string;
+  /** The configured activation page; null when none is configured. */
+  activationUrl: string | null;
   /** When the code expires, epoch ms. */
   notAfter: number | null;
   /** Seconds until then (from REG100 when sent). */

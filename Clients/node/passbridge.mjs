@@ -328,7 +328,8 @@ export class PassBridge extends EventEmitter {
 
   /**
    * Logs in on a second-screen host (init {webView: false}): `showCode(code)` gets {code, url (the REGCODE's
-   * authenticateUrl when sent, else its url), activationUrl, notAfter (epoch ms), secondsLeft, update: false}, and
+   * url: the configured activation page with the code, else the direct authenticate URL), authenticateUrl (the
+   * direct URL), activationUrl (null when none is configured), notAfter (epoch ms), secondsLeft, update: false}, and
    * again with update: true and a fresh secondsLeft for each REG100 countdown status. Resolves once the other
    * device completed the page; `mvpd`, `timeout`, `signal` and rejections as in loginWeb.
    */
@@ -363,7 +364,7 @@ export class PassBridge extends EventEmitter {
       if (!showCode || (s.id !== 'REGCODE' && s.id !== 'REG100')) return;
       const left = (notAfter) => (typeof notAfter === 'number' ? Math.max(0, Math.floor((notAfter - Date.now()) / 1000)) : null);
       if (s.id === 'REGCODE' || code === null) {
-        code = { code: s.code, url: s.authenticateUrl ?? s.url ?? '', activationUrl: s.activationUrl ?? s.url ?? '', notAfter: s.notAfter ?? null, secondsLeft: left(s.notAfter), update: false };
+        code = { code: s.code, url: s.url ?? s.authenticateUrl ?? '', authenticateUrl: s.authenticateUrl ?? s.url ?? '', activationUrl: s.activationUrl ?? null, notAfter: s.notAfter ?? null, secondsLeft: left(s.notAfter), update: false };
       }
       if (s.id === 'REG100') code = { ...code, notAfter: s.notAfter ?? code.notAfter, secondsLeft: s.secondsLeft ?? left(s.notAfter), update: true };
       try {

@@ -165,7 +165,9 @@ def test_node_second_screen_login_helper_abort_throw_timeout_and_success(bin_dir
     assert out["cancelled"] == [True, passbridge.PROVIDER_NOT_SELECTED_ERROR]
     assert out["login"] == {"authenticated": True, "errorCode": "", "statuses": []}
     first = out["first"]
-    assert first["url"].startswith(emulator_url + "/activate") and first["update"] is False
+    # `url` is what the daemon says to show: the configured activation page, with the code filled in.
+    assert first["url"].startswith(emulator_url + "/activate?code=") and first["update"] is False
+    assert first["authenticateUrl"].startswith(emulator_url + "/api/v2/authenticate/REF/")
     assert 0 < first["secondsLeft"] <= 1800 and first["notAfter"] > 0
     assert out["listeners"] == [0, 0, 1]  # only the test's own status listener is left
 

@@ -31,8 +31,9 @@ FAKE = textwrap.dedent(
             pending[rid] = meth
             note("displayProviderDialog", mvpds=[{"ID": "MockMVPD", "displayName": "Mock Cable"}])
         elif meth == "setSelectedProvider":
-            note("status", id="REGCODE", level="info", code="ABC1234", url="http://act/activate",
-                 authenticateUrl="http://act/authenticate?code=ABC1234", notAfter=4102444800000)
+            note("status", id="REGCODE", level="info", code="ABC1234", url="http://act/activate?code=ABC1234",
+                 authenticateUrl="http://act/api/v2/authenticate/REF/ABC1234", activationUrl="http://act/activate",
+                 notAfter=4102444800000)
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
             note("status", id="REG100", level="info", code="ABC1234", notAfter=4102444800000, secondsLeft=42)
         elif meth == "$/cancelRequest":
@@ -93,8 +94,10 @@ def test_cancelling_the_task_sends_cancel_request_and_waits_for_its_answer(fake)
     assert received(log)[2]["params"] == {"id": login_id} and "id" not in received(log)[2]
     assert (ended["status"], ended["errorCode"]) == (0, passbridge.PROVIDER_NOT_SELECTED_ERROR)
     first, update = shown
-    assert (first.code, first.url, first.activation_url, first.update) == (
-        "ABC1234", "http://act/authenticate?code=ABC1234", "http://act/activate", False)
+    # `url` is the page the daemon says to show; the direct URL and the activation page come beside it.
+    assert (first.code, first.url, first.authenticate_url, first.activation_url, first.update) == (
+        "ABC1234", "http://act/activate?code=ABC1234", "http://act/api/v2/authenticate/REF/ABC1234", "http://act/activate",
+        False)
     assert (update.seconds_left, update.update, update.url) == (42, True, first.url)
     assert leftover == []
     assert threads == set()

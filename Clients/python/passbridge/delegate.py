@@ -4,7 +4,7 @@ Every daemon notification (Protocol/README.md) is one callback. The client calls
 with the notification's params as positional arguments in the SDK's order (table ``CALLBACKS``); a param the
 daemon left out arrives as ``None``, and params this version does not know are ignored. ``status`` receives the
 whole status dictionary (``{id, level, message?, details?, resource?}``; for second screen
-``{id: "REGCODE", level, code, url, notAfter}``).
+``{id: "REGCODE", level, code, url, authenticateUrl, activationUrl?, notAfter}``).
 """
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
@@ -123,7 +123,8 @@ class EntitlementDelegate:
 
     def status(self, status: Status) -> Any:
         """Advanced status (``N000``, ``Z100``, ``REGCODE``…): ``{id, level, message?, details?, resource?}``;
-        REGCODE adds ``code``, ``url`` and ``notAfter`` (epoch ms), REG100 (countdown) ``secondsLeft``."""
+        REGCODE adds ``code``, ``url``, ``authenticateUrl``, ``activationUrl`` (when configured) and ``notAfter``
+        (epoch ms), REG100 (countdown) ``code``, ``notAfter`` and ``secondsLeft``."""
 
     def onNotification(self, name: str, params: Dict[str, Any]) -> Any:
         """Any notification this class has no method for (forward compatibility)."""

@@ -130,34 +130,39 @@ class Logout:
 class RegistrationCode:
     """The second screen's code (status REGCODE, then REG100 countdown updates): show ``code`` and ``url``.
 
-    ``url`` is the page to open on the other device: the REGCODE's ``authenticateUrl`` when the daemon sends one,
-    else its ``url`` (the activation page); ``activation_url`` is the REGCODE's ``activationUrl`` or ``url``.
-    ``not_after`` is the code's expiry in epoch ms; ``seconds_left`` the seconds until then (from the REG100
-    update, else computed from ``not_after`` when the REGCODE arrived); ``update`` is False for the first call
-    and True for each countdown update."""
+    ``url`` is the page the daemon says to show on the other device (the REGCODE's ``url``: the configured
+    activation page with the code filled in, else the direct authenticate URL); ``authenticate_url`` is the direct
+    ``…/api/v2/authenticate/{serviceProvider}/{code}`` a phone can open as is (Protocol/README.md, "Second
+    screen"), ``activation_url`` the configured activation page (None when there is none). ``not_after`` is the
+    code's expiry in epoch ms; ``seconds_left`` the seconds until then (from the REG100 update, else computed from
+    ``not_after`` when the REGCODE arrived); ``update`` is False for the first call and True for each countdown
+    update."""
 
     code: str
     url: str
-    activation_url: str
+    authenticate_url: str
     not_after: Optional[int]
     seconds_left: Optional[int]
     update: bool = False
+    activation_url: Optional[str] = None
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any], now_ms: float) -> "RegistrationCode":
-        url = str(status.get("authenticateUrl") or status.get("url") or "")
+        url = str(status.get("url") or status.get("authenticateUrl") or "")
         not_after = status.get("notAfter")
         left = max(0, int((not_after - now_ms) // 1000)) if isinstance(not_after, (int, float)) else None
-        return cls(str(status.get("code", "")), url, str(status.get("activationUrl") or status.get("url") or ""),
-                   int(not_after) if isinstance(not_after, (int, float)) else None, left)
+        activation = status.get("activationUrl")
+        return cls(str(status.get("code", "")), url, str(status.get("authenticateUrl") or url),
+                   int(not_after) if isinstance(not_after, (int, float)) else None, left,
+                   activation_url=str(activation) if activation else None)
 
     def updated(self, status: Mapping[str, Any]) -> "RegistrationCode":
         """This code with a REG100 update's ``notAfter`` and ``secondsLeft``."""
         not_after = status.get("notAfter", self.not_after)
         left = status.get("secondsLeft", self.seconds_left)
-        return RegistrationCode(str(status.get("code") or self.code), self.url, self.activation_url,
+        return RegistrationCode(str(status.get("code") or self.code), self.url, self.authenticate_url,
                                 int(not_after) if isinstance(not_after, (int, float)) else None,
-                                int(left) if isinstance(left, (int, float)) else None, True)
+                                int(left) if isinstance(left, (int, float)) else None, True, self.activation_url)
 
 
 def requestor_outcome(result: Mapping[str, Any]) -> None:
