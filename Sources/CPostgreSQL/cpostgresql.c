@@ -20,6 +20,10 @@ static struct {
     int (*getlength)(const PGresult *, int, int);
     char *(*getvalue)(const PGresult *, int, int);
     void (*clear)(PGresult *);
+    int (*consumeInput)(PGconn *);
+    PGnotify *(*notifies)(PGconn *);
+    void (*freemem)(void *);
+    int (*backendPID)(const PGconn *);
 } pq;
 
 static char load_error[512];
@@ -51,6 +55,10 @@ static void load(void) {
     BIND(getlength)
     BIND(getvalue)
     BIND(clear)
+    BIND(consumeInput)
+    BIND(notifies)
+    BIND(freemem)
+    BIND(backendPID)
 #undef BIND
 }
 
@@ -77,3 +85,7 @@ int cpq_getisnull(const PGresult *result, int row, int column) { return pq.getis
 int cpq_getlength(const PGresult *result, int row, int column) { return pq.getlength(result, row, column); }
 char *cpq_getvalue(const PGresult *result, int row, int column) { return pq.getvalue(result, row, column); }
 void cpq_clear(PGresult *result) { pq.clear(result); }
+int cpq_consumeInput(PGconn *connection) { return pq.consumeInput(connection); }
+PGnotify *cpq_notifies(PGconn *connection) { return pq.notifies(connection); }
+void cpq_freemem(void *pointer) { pq.freemem(pointer); }
+int cpq_backendPID(const PGconn *connection) { return pq.backendPID(connection); }

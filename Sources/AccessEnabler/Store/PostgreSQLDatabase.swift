@@ -19,6 +19,10 @@ final class PostgreSQLDatabase {
     private var inTransaction = false
     /// The current attempt sent something that may have committed: a COMMIT, or a statement outside a transaction.
     private var mayHaveCommitted = false
+    /// The channel this session listens on (`listen(_:)`), again after each reconnect.
+    private var channel: String?
+    /// A reconnect happened since `notifications()` last ran: notifications sent meanwhile are lost.
+    private var reconnectedSinceNotifications = false
 
     /// Loads libpq, then connects to `url` (a libpq connection URI). `log` receives the reconnects.
     init(url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil) throws(TokenStoreError) {
@@ -81,6 +85,41 @@ final class PostgreSQLDatabase {
     /// The session's settings, again after each reconnect (a new session starts with the server's defaults).
     private func prepareSession() {
         _ = try? execute("SET client_min_messages = warning")
+        if let channel {
+            _ = try? execute("LISTEN \(channel)")
+            reconnectedSinceNotifications = true
+        }
+    }
+
+    /// Listens on `channel` (an SQL identifier of ours), or stops listening (nil); kept across reconnects.
+    func listen(_ channel: String?) throws(TokenStoreError) {
+        guard channel != self.channel else { return }
+        if let current = self.channel { try execute("UNLISTEN \(current)") }
+        if let channel { try execute("LISTEN \(channel)") }
+        self.channel = channel
+    }
+
+    /// What other sessions sent on the channel since the last call (their payloads; this session's own are left
+    /// out), or nil when notifications may have been lost: the connection was reset since the last call. Reads
+    /// what the server has sent without waiting for more.
+    /// - Throws: `.postgreSQL` when the connection is gone (the next operation reconnects).
+    func notifications() throws(TokenStoreError) -> [String]? {
+        thread.check("PostgreSQL connection")
+        if lost || cpq_status(connection) != CONNECTION_OK { try reconnect() }
+        if cpq_consumeInput(connection) == 0 {
+            lost = cpq_status(connection) == CONNECTION_BAD
+            throw .postgreSQL(operation: "read notifications", message: Self.message(connection))
+        }
+        let own = cpq_backendPID(connection)
+        var payloads: [String] = []
+        while let notification = cpq_notifies(connection) {
+            if notification.pointee.be_pid != own, let extra = notification.pointee.extra {
+                payloads.append(String(cString: extra))
+            }
+            cpq_freemem(notification)
+        }
+        defer { reconnectedSinceNotifications = false }
+        return reconnectedSinceNotifications ? nil : payloads
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) {

@@ -14,6 +14,8 @@ import ThreadAffinity
 final class PostgreSQLStore: StoreDatabase {
     let database: PostgreSQLDatabase
     var thread: ThreadAffinity { database.thread }
+    /// Whether this session listens for the other daemons' login changes (`externalChanges`).
+    private var listening = false
 
     /// `log` receives the reconnects (``PostgreSQLDatabase``).
     init(url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil) throws(TokenStoreError) {
@@ -152,22 +154,55 @@ final class PostgreSQLStore: StoreDatabase {
         return result
     }
 
+    /// With a notification of the change to the other daemons (`LoginNotification`), sent by the same commit.
     func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) throws {
-        _ = try rows(
-            """
-            INSERT INTO profiles(backend, statement_sha256, device_id, requestor, mvpd, not_after_ms, profile) VALUES ($1, $2, $3, $4, $5, $6, $7)
-            ON CONFLICT (backend, statement_sha256, device_id, requestor, mvpd)
-            DO UPDATE SET not_after_ms = excluded.not_after_ms, profile = excluded.profile
-            """, SQLiteStore.values(key) + [.integer(profile.notAfter), .text(profile.json)])
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) in
+            try database.transaction { () throws(TokenStoreError) in
+                try database.execute(
+                    """
+                    INSERT INTO profiles(backend, statement_sha256, device_id, requestor, mvpd, not_after_ms, profile) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                    ON CONFLICT (backend, statement_sha256, device_id, requestor, mvpd)
+                    DO UPDATE SET not_after_ms = excluded.not_after_ms, profile = excluded.profile
+                    """, SQLiteStore.values(key) + [.integer(profile.notAfter), .text(profile.json)])
+                try notify(.login(key.login))
+            }
+        }
     }
 
+    /// With a notification of the change to the other daemons, sent by the same commit.
     func deleteProfile(_ key: ProfileKey) throws {
         let condition = "backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4 AND mvpd = $5"
         try database.withReconnect(.idempotent) { () throws(TokenStoreError) in
             try database.transaction { () throws(TokenStoreError) in
                 try database.execute("DELETE FROM profiles WHERE " + condition, SQLiteStore.values(key))
                 try database.execute("DELETE FROM authorization_expiries WHERE " + condition, SQLiteStore.values(key))
+                try notify(.login(key.login))
             }
+        }
+    }
+
+    /// Queues `change` on the channel; PostgreSQL delivers it to the listening sessions when the transaction
+    /// commits, and not at all when it rolls back.
+    private func notify(_ change: LoginChange) throws(TokenStoreError) {
+        try database.execute(
+            "SELECT pg_notify('\(LoginNotification.channel)', convert_from($1, 'UTF8'))", [.text(LoginNotification.payload(change))])
+    }
+
+    /// Listens while `watching` (from the first call that watches; stops on the first that does not), and
+    /// returns what other daemons changed since the last call: `.unknown` when listening has just started or the
+    /// connection was reset meanwhile (notifications of that time are lost).
+    func externalChanges(watching: Bool) throws -> ExternalChanges {
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) -> ExternalChanges in
+            guard watching else {
+                try database.listen(nil)
+                return .none
+            }
+            let starting = !listening
+            try database.listen(LoginNotification.channel)
+            listening = true
+            guard let payloads = try database.notifications(), !starting else { return .unknown }
+            let changes = Set(payloads.map(LoginNotification.change))
+            return changes.isEmpty ? .none : .some(changes)
         }
     }
 
@@ -230,6 +265,7 @@ final class PostgreSQLStore: StoreDatabase {
                 let deleted = try database.query("DELETE FROM profiles" + condition + " RETURNING 1", arguments).count
                 try database.execute("DELETE FROM selected_providers" + condition, arguments)
                 try database.execute("DELETE FROM authorization_expiries" + condition, arguments)
+                try notify(requestor.map { .requestor($0) } ?? .everything)
                 return deleted
             }
         }
@@ -244,5 +280,59 @@ final class PostgreSQLStore: StoreDatabase {
                 try database.execute(sql, arguments)
             }
         }
+    }
+}
+
+/// The fleet's notifications of login changes: channel `passbridge_logins`, payload one `LoginChange` as ASCII
+/// (`L` and the login's backend, statement hash, device and requestor, each as hex of its UTF-8, separated by
+/// `.`; `R` and a requestor likewise; `*` for everything). A payload that would pass PostgreSQL's 8,000-byte limit
+/// is sent as its requestor's, and one that cannot be read counts as everything: a watcher then reads more than
+/// it needs, never less.
+enum LoginNotification {
+    static let channel = "passbridge_logins"
+
+    static func payload(_ change: LoginChange) -> String {
+        switch change {
+        case .login(let key):
+            let text = "L" + [key.scope.backend, key.scope.statementSHA256, key.device, key.requestor].map(hex).joined(separator: ".")
+            return text.utf8.count < 8000 ? text : payload(.requestor(key.requestor))
+        case .requestor(let requestor):
+            let text = "R" + hex(requestor)
+            return text.utf8.count < 8000 ? text : "*"
+        case .everything:
+            return "*"
+        }
+    }
+
+    static func change(_ payload: String) -> LoginChange {
+        let fields = payload.dropFirst().split(separator: ".", omittingEmptySubsequences: false).map { unhex(String($0)) }
+        switch payload.first {
+        case "L" where fields.count == 4:
+            if let backend = fields[0], let hash = fields[1], let device = fields[2], let requestor = fields[3] {
+                return .login(LoginKey(scope: StoreScope(backend: backend, statementSHA256: hash), device: device, requestor: requestor))
+            }
+        case "R" where fields.count == 1:
+            if let requestor = fields[0] { return .requestor(requestor) }
+        default:
+            break
+        }
+        return .everything
+    }
+
+    private static func hex(_ text: String) -> String {
+        text.utf8.map { byte in String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined()
+    }
+
+    private static func unhex(_ text: String) -> String? {
+        guard text.utf8.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2)
+            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return String(validating: bytes, as: UTF8.self)
     }
 }

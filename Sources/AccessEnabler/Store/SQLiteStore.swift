@@ -18,6 +18,25 @@ final class SQLiteStore: StoreDatabase {
         if try database.text("PRAGMA journal_mode=WAL") != "wal" { throw .sqlite(operation: "journal_mode=WAL", code: SQLITE_ERROR) }
         try database.execute("PRAGMA synchronous=FULL")
         try SQLiteMigrations.upgrade(database)
+        dataVersion = try Self.dataVersion(database)
+    }
+
+    /// `PRAGMA data_version` when last read: it moves when another connection (another process) commits, and
+    /// never for this connection's own commits (SQLite's "PRAGMA data_version").
+    private var dataVersion: Int64
+
+    private static func dataVersion(_ database: SQLiteDatabase) throws(TokenStoreError) -> Int64 {
+        var version: Int64 = 0
+        try database.query("PRAGMA data_version", []) { row in version = row.integer(0) }
+        return version
+    }
+
+    /// `.unknown` when another process committed since the last call (SQLite does not say what), else `.none`.
+    /// One read of the WAL index: no disk I/O while nothing changed.
+    func externalChanges(watching: Bool) throws -> ExternalChanges {
+        let current = try Self.dataVersion(database)
+        defer { dataVersion = current }
+        return current != dataVersion ? .unknown : .none
     }
 
     func deviceIdentity(proposed: String) throws -> String {

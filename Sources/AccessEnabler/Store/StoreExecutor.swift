@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import Synchronization
+import ThreadAffinity
 
 /// The dedicated thread that runs the store's I/O, so that neither the daemon's event loop nor Swift's cooperative
 /// pool ever waits on a disk, a lock or a database server. Jobs run one at a time, in the order they were
@@ -19,10 +20,18 @@ final class StoreExecutor: Sendable {
         var finished = false
     }
 
+    /// Work the worker does between jobs: once `interval` has passed without a job, while `wanted` says so.
+    struct IdleWork: Sendable {
+        let interval: Duration
+        let wanted: @Sendable () -> Bool
+        let run: @Sendable (any StoreDatabase) -> Void
+    }
+
     private let name: String
     private let open: @Sendable () throws -> any StoreDatabase
     private let queue = Mutex(Queue())
     private let condition = ThreadCondition()
+    private let idle = Mutex<IdleWork?>(nil)
 
     /// - Parameter open: makes the database, on the worker thread, before the first job (again after a failure).
     init(name: String, open: @escaping @Sendable () throws -> any StoreDatabase) {
@@ -57,6 +66,16 @@ final class StoreExecutor: Sendable {
         if start { startThread(name: name) { [self] in self.work() } }
     }
 
+    /// Sets the work done between jobs (`TokenStore`: looking for other processes' login changes).
+    func setIdleWork(_ work: IdleWork) { idle.withLock { $0 = work } }
+
+    /// Wakes the worker so that it asks `IdleWork.wanted` again (a watch started).
+    func wake() {
+        condition.lock()
+        condition.signal()
+        condition.unlock()
+    }
+
     /// Lets the worker finish what is queued, then end (closing its database); with `wait`, returns once it has.
     func close(wait: Bool = false) {
         condition.lock()
@@ -77,15 +96,35 @@ final class StoreExecutor: Sendable {
 
     private func run() {
         var database: (any StoreDatabase)?
+        var lastIdle = TimerQueue.now()
         while true {
+            // The idle work runs at its interval also while jobs keep coming, so that a busy store still learns
+            // of other processes' changes.
+            let work = database == nil ? nil : idle.withLock({ $0 }).flatMap { $0.wanted() ? $0 : nil }
+            let due = work.map { lastIdle &+ Self.nanoseconds($0.interval) }
+            if let work, let database, let due, TimerQueue.now() >= due {
+                work.run(database)
+                lastIdle = TimerQueue.now()
+                continue
+            }
             condition.lock()
             var job: Job?
             var closed = false
-            while job == nil, !closed {
+            var timedOut = false
+            while job == nil, !closed, !timedOut {
                 (job, closed) = queue.withLock { queue in queue.jobs.isEmpty ? (nil, queue.closed) : (queue.jobs.removeFirst(), false) }
-                if job == nil, !closed { condition.wait() }
+                guard job == nil, !closed else { break }
+                if let due {
+                    condition.wait(until: due)
+                    timedOut = TimerQueue.now() >= due
+                } else {
+                    condition.wait()
+                    // A watch may have started: the idle work is asked again.
+                    timedOut = database != nil && idle.withLock({ $0 })?.wanted() == true
+                }
             }
             condition.unlock()
+            if job == nil, !closed { continue }
             guard let job else { return }
             if database == nil {
                 do {
@@ -99,5 +138,9 @@ final class StoreExecutor: Sendable {
             }
             job(.success(database!))
         }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(max(0, duration.components.seconds)) &* 1_000_000_000 &+ UInt64(max(0, duration.components.attoseconds) / 1_000_000_000)
     }
 }

@@ -90,4 +90,7 @@ protocol StoreDatabase: AnyObject {
     /// Deletes every profile, selection and authorization expiry (of `requestor` only, when given); returns
     /// how many profiles were deleted (durable).
     func reset(requestor: String?) throws -> Int
+    /// What other processes changed in the profiles since the last call (`LoginFeed`); `watching` says whether
+    /// anyone in this process still cares (PostgreSQL listens only then).
+    func externalChanges(watching: Bool) throws -> ExternalChanges
 }

@@ -12,6 +12,10 @@ import JSON
 /// write (login, logout, credentials) is on disk when its call returns. Values never reach a log.
 public final class TokenStore: Sendable {
     let executor: StoreExecutor
+    /// The watched logins' profiles in memory, and their watchers (`watch`).
+    let feed = LoginFeed()
+    /// How often the store's worker looks for other processes' login changes while logins are watched.
+    public static let externalChangeInterval = Duration.milliseconds(200)
     /// Where the store lives, for messages: the database file, or the PostgreSQL URL without its password.
     public let location: String
 
@@ -37,6 +41,7 @@ public final class TokenStore: Sendable {
             try StoreFileRule.verify(path)
             return database
         }
+        startLooking()
     }
 
     /// Connects to the fleet's PostgreSQL database (a libpq URI, `postgresql://user@host/db` or
@@ -49,7 +54,43 @@ public final class TokenStore: Sendable {
         let database = OpenedDatabase(try PostgreSQLStore(url: url, log: log))
         location = PostgreSQLURL.redacted(url)
         executor = StoreExecutor(name: "passbridge-store") { database.database }
+        startLooking()
     }
+
+    /// The worker's idle work: while logins are watched, every `externalChangeInterval`, what other processes
+    /// changed is read again into memory and told to the watchers (`LoginFeed.refresh`).
+    private func startLooking() {
+        let feed = self.feed
+        executor.setIdleWork(
+            StoreExecutor.IdleWork(
+                interval: Self.externalChangeInterval, wanted: { feed.wantsLook },
+                run: { database in
+                    let watching = feed.looking()
+                    // A failure (the database is away) is tried again at the next look; `.unknown` then makes
+                    // up for what was missed.
+                    guard let changes = try? database.externalChanges(watching: watching) else { return }
+                    switch changes {
+                    case .none: break
+                    case .some(let changes): _ = try? feed.refresh(changes, read: database.profiles)
+                    case .unknown: _ = try? feed.refresh([.everything], read: database.profiles)
+                    }
+                }))
+    }
+
+    /// Watches `logins`: `deliver` gets the ones among them whose profiles changed — written by this process
+    /// (through any instance), by another process on the same SQLite file (seen within
+    /// `externalChangeInterval`), or by another daemon of the fleet (PostgreSQL's `LISTEN`/`NOTIFY`, likewise; all
+    /// of them after a reconnect) — and reads of watched logins are served from memory meanwhile. `deliver` runs
+    /// on the store's worker thread and must not block: hop to your own executor. Keep the watch as long as you
+    /// care; it ends when freed or cancelled.
+    public func watch(_ logins: Set<LoginKey>, deliver: @escaping @Sendable (Set<LoginKey>) -> Void) -> LoginWatch {
+        let watch = feed.add(logins, deliver)
+        executor.wake()
+        return watch
+    }
+
+    /// Reads of profiles served from memory and reads that went to the store, since start (`rpc.stats`).
+    public var profileReads: (memory: Int, store: Int) { feed.readCounts }
 
     deinit { executor.close() }
 
@@ -94,9 +135,21 @@ public final class TokenStore: Sendable {
         try await executor.run(isolation: isolation) { try $0.claimTokenRefresh(scope, seen: seen, now: now, until: until) }
     }
 
-    /// The profiles stored under `keys`, in their order (keys without a profile are left out).
+    /// The profiles stored under `keys`, in their order (keys without a profile are left out): from memory, with
+    /// no store call, when every login among them is watched and in memory (`watch`).
     func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey]) async throws -> [(ProfileKey, StoredProfile)] {
-        try await executor.run(isolation: isolation) { database in try Self.read(keys, database).map { ($0.0, $0.1) } }
+        let logins = Set(keys.map(\.login))
+        if let known = feed.cached(logins) { return Self.pick(keys, known) }
+        return try await executor.run(isolation: isolation) { [feed] database in
+            var byLogin: [LoginKey: [String: StoredProfile]] = [:]
+            for login in logins { byLogin[login] = try database.profiles(login) }
+            feed.read(byLogin)
+            return Self.pick(keys, byLogin)
+        }
+    }
+
+    private static func pick(_ keys: [ProfileKey], _ byLogin: [LoginKey: [String: StoredProfile]]) -> [(ProfileKey, StoredProfile)] {
+        keys.compactMap { key in byLogin[key.login]?[key.mvpd].map { (key, $0) } }
     }
 
     /// As `profiles(_:)`, each with its authorization expiry for `resource` (nil when none or no resource).
@@ -114,15 +167,23 @@ public final class TokenStore: Sendable {
     private static func read(_ keys: [ProfileKey], _ database: any StoreDatabase) throws -> [(ProfileKey, StoredProfile)] {
         var byLogin: [LoginKey: [String: StoredProfile]] = [:]
         for login in Set(keys.map(\.login)) { byLogin[login] = try database.profiles(login) }
-        return keys.compactMap { key in byLogin[key.login]?[key.mvpd].map { (key, $0) } }
+        return pick(keys, byLogin)
     }
 
+    /// Durable; memory and the login's watchers follow once it is written.
     func saveProfile(isolation: isolated (any Actor)? = #isolation, _ profile: StoredProfile, _ key: ProfileKey) async throws {
-        try await executor.run(isolation: isolation) { try $0.saveProfile(profile, key) }
+        try await executor.run(isolation: isolation) { [feed] database in
+            try database.saveProfile(profile, key)
+            feed.wrote(profile, key)
+        }
     }
 
+    /// Durable; memory and the login's watchers follow once it is deleted.
     func deleteProfile(isolation: isolated (any Actor)? = #isolation, _ key: ProfileKey) async throws {
-        try await executor.run(isolation: isolation) { try $0.deleteProfile(key) }
+        try await executor.run(isolation: isolation) { [feed] database in
+            try database.deleteProfile(key)
+            feed.wrote(nil, key)
+        }
     }
 
     func selectedProvider(isolation: isolated (any Actor)? = #isolation, _ key: LoginKey) async throws -> String? {
@@ -161,7 +222,11 @@ public final class TokenStore: Sendable {
     /// Deletes every login, selection and authorization expiry, or only `requestor`'s; returns the number of
     /// logins deleted. DCR credentials and the device identifier stay.
     public func reset(isolation: isolated (any Actor)? = #isolation, requestor: String?) async throws -> Int {
-        try await executor.run(isolation: isolation) { try $0.reset(requestor: requestor) }
+        try await executor.run(isolation: isolation) { [feed] database in
+            let deleted = try database.reset(requestor: requestor)
+            feed.forget(requestor.map { .requestor($0) } ?? .everything)
+            return deleted
+        }
     }
 }
 

@@ -27,5 +27,9 @@ int cpq_getisnull(const PGresult *result, int row, int column);
 int cpq_getlength(const PGresult *result, int row, int column);
 char *cpq_getvalue(const PGresult *result, int row, int column);
 void cpq_clear(PGresult *result);
+int cpq_consumeInput(PGconn *connection);
+PGnotify *cpq_notifies(PGconn *connection);
+void cpq_freemem(void *pointer);
+int cpq_backendPID(const PGconn *connection);
 
 #endif

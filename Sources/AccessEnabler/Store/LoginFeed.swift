@@ -1,0 +1,178 @@
+import Synchronization
+
+/// What changed who is logged in, as the store learns it: one login (scope, device, requestor), every login of a
+/// requestor, or every login (`passbridge state reset`, a resynchronisation whose cause is unknown).
+public enum LoginChange: Sendable, Hashable {
+    case login(LoginKey)
+    case requestor(String)
+    case everything
+
+    func covers(_ key: LoginKey) -> Bool {
+        switch self {
+        case .login(let login): login == key
+        case .requestor(let requestor): key.requestor == requestor
+        case .everything: true
+        }
+    }
+}
+
+/// What a store database learned of writes made by others (another process on the same SQLite file, another
+/// daemon of the fleet) since it was last asked (`StoreDatabase.externalChanges()`).
+enum ExternalChanges: Sendable, Equatable {
+    case none
+    /// These logins changed (PostgreSQL's notifications).
+    case some(Set<LoginChange>)
+    /// Something changed, and what is not known (SQLite's `data_version` moved; PostgreSQL reconnected, so that
+    /// notifications may have been missed): every watched login is read again.
+    case unknown
+}
+
+/// A subscription to the changes of some logins (`TokenStore.watch`); cancelled by `cancel()` or when freed.
+public final class LoginWatch: Sendable {
+    let id: Int
+    private weak let feed: LoginFeed?
+
+    init(id: Int, feed: LoginFeed) {
+        self.id = id
+        self.feed = feed
+    }
+
+    /// Stops the deliveries (a delivery already under way may still arrive).
+    public func cancel() { feed?.remove(id) }
+
+    deinit { feed?.remove(id) }
+}
+
+/// The live logins of one `TokenStore`: the profiles of every watched login, kept in memory and true, and the
+/// watchers to tell when one changes. Reads of a watched login come from memory (no store call); the store's
+/// worker updates the memory after each profile write of this process, and reads a watched login again when it
+/// learns that another process changed it (`refresh`). Only watched logins are kept, so memory follows the live
+/// instances, not the store's size. Every change of the memory happens on the store's worker thread, in the order
+/// of its jobs, so a read that started before a write cannot put back what the write replaced.
+final class LoginFeed: Sendable {
+    private struct Watcher {
+        let logins: Set<LoginKey>
+        let deliver: @Sendable (Set<LoginKey>) -> Void
+    }
+
+    private struct State {
+        var watchers: [Int: Watcher] = [:]
+        var nextID = 0
+        /// The profiles of watched logins, by MVPD, as stored; a login absent here is read from the store.
+        var profiles: [LoginKey: [String: StoredProfile]] = [:]
+        /// Reads served from memory, and reads that waited on the store (`rpc.stats`).
+        var memoryReads = 0
+        var storeReads = 0
+        /// A look for other processes' changes is owed: logins were watched since the last look that found none
+        /// watched (PostgreSQL then stops listening).
+        var lookOwed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Whether any login is watched.
+    var isWatching: Bool { state.withLock { !$0.watchers.isEmpty } }
+
+    /// Whether the store's worker should look for other processes' changes: while a login is watched, and once
+    /// more after the last watch ended.
+    var wantsLook: Bool { state.withLock { !$0.watchers.isEmpty || $0.lookOwed } }
+
+    /// The worker is about to look: returns whether anything is watched, and pays the look owed when nothing is.
+    func looking() -> Bool {
+        state.withLock { state in
+            if state.watchers.isEmpty { state.lookOwed = false }
+            return !state.watchers.isEmpty
+        }
+    }
+
+    func add(_ logins: Set<LoginKey>, _ deliver: @escaping @Sendable (Set<LoginKey>) -> Void) -> LoginWatch {
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.watchers[state.nextID] = Watcher(logins: logins, deliver: deliver)
+            state.lookOwed = true
+            return state.nextID
+        }
+        return LoginWatch(id: id, feed: self)
+    }
+
+    func remove(_ id: Int) {
+        state.withLock { state in
+            guard state.watchers.removeValue(forKey: id) != nil else { return }
+            let watched = Set(state.watchers.values.flatMap(\.logins))
+            state.profiles = state.profiles.filter { watched.contains($0.key) }
+        }
+    }
+
+    /// The profiles of `logins` when every one is in memory (counted as a memory read), else nil.
+    func cached(_ logins: Set<LoginKey>) -> [LoginKey: [String: StoredProfile]]? {
+        state.withLock { state in
+            var found: [LoginKey: [String: StoredProfile]] = [:]
+            for login in logins {
+                guard let profiles = state.profiles[login] else { return nil }
+                found[login] = profiles
+            }
+            state.memoryReads += 1
+            return found
+        }
+    }
+
+    /// Worker thread: `logins` were just read from the store; the watched ones are kept.
+    func read(_ profiles: [LoginKey: [String: StoredProfile]]) {
+        state.withLock { state in
+            state.storeReads += 1
+            let watched = Set(state.watchers.values.flatMap(\.logins))
+            for (login, stored) in profiles where watched.contains(login) { state.profiles[login] = stored }
+        }
+    }
+
+    /// Worker thread: this process wrote `profile` (nil: deleted) under `key`: memory follows, and the login's
+    /// watchers are told.
+    func wrote(_ profile: StoredProfile?, _ key: ProfileKey) {
+        let deliveries = state.withLock { state -> [(Watcher, Set<LoginKey>)] in
+            if state.profiles[key.login] != nil { state.profiles[key.login]?[key.mvpd] = profile }
+            return Self.affected(state, [.login(key.login)])
+        }
+        for (watcher, logins) in deliveries { watcher.deliver(logins) }
+    }
+
+    /// Worker thread: what `changes` cover may be different in the store now: read each watched login among them
+    /// again with `read`, keep it, and tell the watchers of those that differ from memory (all of them when memory
+    /// had none). Returns how many logins were read.
+    @discardableResult
+    func refresh(_ changes: Set<LoginChange>, read: (LoginKey) throws -> [String: StoredProfile]) rethrows -> Int {
+        let watched = state.withLock { state in Set(state.watchers.values.flatMap(\.logins)) }
+        let stale = watched.filter { login in changes.contains { $0.covers(login) } }
+        var changed = Set<LoginKey>()
+        for login in stale {
+            let stored = try read(login)
+            state.withLock { state in
+                if state.profiles[login] != stored { changed.insert(login) }
+                state.profiles[login] = stored
+            }
+        }
+        guard !changed.isEmpty else { return stale.count }
+        let deliveries = state.withLock { state in Self.affected(state, Set(changed.map { .login($0) })) }
+        for (watcher, logins) in deliveries { watcher.deliver(logins) }
+        return stale.count
+    }
+
+    /// Worker thread: this process changed logins without knowing which profiles (`reset`): memory forgets them
+    /// and their watchers are told.
+    func forget(_ change: LoginChange) {
+        let deliveries = state.withLock { state -> [(Watcher, Set<LoginKey>)] in
+            state.profiles = state.profiles.filter { !change.covers($0.key) }
+            return Self.affected(state, [change])
+        }
+        for (watcher, logins) in deliveries { watcher.deliver(logins) }
+    }
+
+    /// (memory reads, store reads) since start.
+    var readCounts: (memory: Int, store: Int) { state.withLock { ($0.memoryReads, $0.storeReads) } }
+
+    private static func affected(_ state: State, _ changes: Set<LoginChange>) -> [(Watcher, Set<LoginKey>)] {
+        state.watchers.values.compactMap { watcher in
+            let hit = watcher.logins.filter { login in changes.contains { $0.covers(login) } }
+            return hit.isEmpty ? nil : (watcher, hit)
+        }
+    }
+}

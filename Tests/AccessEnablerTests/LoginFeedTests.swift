@@ -1,0 +1,178 @@
+import Foundation
+import Synchronization
+import XCTest
+
+@testable import AccessEnabler
+
+/// The store's live logins (`TokenStore.watch`, `LoginFeed`): watched logins are read from memory, and a change of
+/// who is logged in reaches the watchers whether this store, another store on the same SQLite file (another
+/// process), or another daemon of the fleet (PostgreSQL, also across a lost connection) made it.
+final class LoginFeedTests: XCTestCase {
+    private let profile = StoredProfile(json: #"{"mvpd":"MockMVPD"}"#, notAfter: 4_102_444_800_000)
+
+    /// Collects deliveries; `next` waits (up to 5 s) for the next one.
+    final class Deliveries: Sendable {
+        private let received = Mutex<[Set<LoginKey>]>([])
+        private let arrived = DispatchSemaphore(value: 0)
+
+        var deliver: @Sendable (Set<LoginKey>) -> Void {
+            { [self] logins in
+                received.withLock { $0.append(logins) }
+                arrived.signal()
+            }
+        }
+
+        func next(timeout: TimeInterval = 5) -> Set<LoginKey>? {
+            guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
+            return received.withLock { $0.removeFirst() }
+        }
+
+        var count: Int { received.withLock { $0.count } }
+    }
+
+    private func directory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("pb-feed-\(UUID().uuidString)")
+    }
+
+    func testAWatchedLoginIsReadFromMemoryAndItsWritesAreDelivered() async throws {
+        let store = try TokenStore(directory: directory())
+        let key = TokenStoreTests.key()
+        let deliveries = Deliveries()
+        let watch = store.watch([key.login], deliver: deliveries.deliver)
+        let first = try await store.profiles([key])
+        XCTAssertTrue(first.isEmpty)
+        let afterFirst = store.profileReads
+        let second = try await store.profiles([key])
+        XCTAssertTrue(second.isEmpty)
+        XCTAssertEqual(store.profileReads.store, afterFirst.store, "the second read is served from memory")
+        XCTAssertEqual(store.profileReads.memory, afterFirst.memory + 1)
+
+        try await store.saveProfile(profile, key)
+        XCTAssertEqual(deliveries.next(), [key.login])
+        let written = try await store.profiles([key])
+        XCTAssertEqual(written.map(\.1), [profile])
+        XCTAssertEqual(store.profileReads.store, afterFirst.store, "memory follows this store's writes")
+
+        try await store.deleteProfile(key)
+        XCTAssertEqual(deliveries.next(), [key.login])
+        let deleted = try await store.profiles([key])
+        XCTAssertTrue(deleted.isEmpty)
+        _ = try await store.reset(requestor: "REF")
+        XCTAssertEqual(deliveries.next(), [key.login])
+        watch.cancel()
+    }
+
+    func testAnotherLoginIsNotDeliveredAndAnUnwatchedLoginIsNotKept() async throws {
+        let store = try TokenStore(directory: directory())
+        let watched = TokenStoreTests.key()
+        let other = TokenStoreTests.key("REF2")
+        let deliveries = Deliveries()
+        let watch = store.watch([watched.login], deliver: deliveries.deliver)
+        try await store.saveProfile(profile, other)
+        _ = try await store.profiles([other])
+        let reads = store.profileReads.store
+        _ = try await store.profiles([other])
+        XCTAssertEqual(store.profileReads.store, reads + 1, "an unwatched login is read from the store every time")
+        try await store.saveProfile(profile, watched)
+        XCTAssertEqual(deliveries.next(), [watched.login], "only the watched login's change is delivered")
+        XCTAssertEqual(deliveries.count, 0)
+        withExtendedLifetime(watch) {}
+    }
+
+    /// Two stores on one SQLite file stand for two processes: each has its own connection, so only
+    /// `PRAGMA data_version` tells one of the other's commits.
+    func testAnotherProcessOnTheSameFileIsSeenWithinTheLookInterval() async throws {
+        let shared = directory()
+        let watching = try TokenStore(directory: shared)
+        let writing = try TokenStore(directory: shared)
+        let key = TokenStoreTests.key()
+        let deliveries = Deliveries()
+        let watch = watching.watch([key.login], deliver: deliveries.deliver)
+        let before = try await watching.profiles([key])
+        XCTAssertTrue(before.isEmpty)
+
+        let started = Date()
+        try await writing.saveProfile(profile, key)
+        XCTAssertEqual(deliveries.next(), [key.login])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1.0)
+        let reads = watching.profileReads.store
+        let seen = try await watching.profiles([key])
+        XCTAssertEqual(seen.map(\.1), [profile], "memory holds what the other process wrote")
+        XCTAssertEqual(watching.profileReads.store, reads)
+
+        try await writing.deleteProfile(key)
+        XCTAssertEqual(deliveries.next(), [key.login])
+        let after = try await watching.profiles([key])
+        XCTAssertTrue(after.isEmpty)
+        withExtendedLifetime(watch) {}
+    }
+
+    func testNotificationPayloadsRoundTripAndUnreadableOnesMeanEverything() {
+        let key = LoginKey(scope: TokenStoreTests.scope, device: "dévice\u{0}.1", requestor: "R.E.F")
+        for change in [LoginChange.login(key), .requestor("R.E.F"), .everything] {
+            XCTAssertEqual(LoginNotification.change(LoginNotification.payload(change)), change)
+        }
+        XCTAssertEqual(LoginNotification.change("Lzz"), .everything)
+        XCTAssertEqual(LoginNotification.change(""), .everything)
+        let huge = LoginKey(scope: TokenStoreTests.scope, device: String(repeating: "d", count: 5000), requestor: "REF")
+        XCTAssertEqual(LoginNotification.change(LoginNotification.payload(.login(huge))), .requestor("REF"))
+    }
+}
+
+/// The fleet's live logins: two stores on one PostgreSQL database stand for two daemons (each its own session), in
+/// a database of its own on the cluster of PASSBRIDGE_TEST_POSTGRES_URL; skipped without it.
+final class PostgreSQLLoginFeedTests: XCTestCase {
+    private var admin: PostgreSQLDatabase!
+    private var url = ""
+    private var databaseName = ""
+    private let profile = StoredProfile(json: #"{"mvpd":"MockMVPD"}"#, notAfter: 4_102_444_800_000)
+
+    override func setUpWithError() throws {
+        guard let shared = ProcessInfo.processInfo.environment["PASSBRIDGE_TEST_POSTGRES_URL"] else {
+            throw XCTSkip("no PostgreSQL cluster: PASSBRIDGE_TEST_POSTGRES_URL is not set (Tests/postgres-cluster.sh start)")
+        }
+        admin = try PostgreSQLDatabase(url: shared)
+        databaseName = "pb_xctest_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        try admin.execute("CREATE DATABASE \(databaseName)")
+        var components = try XCTUnwrap(URLComponents(string: shared))
+        components.path = "/" + databaseName
+        url = try XCTUnwrap(components.string)
+    }
+
+    override func tearDownWithError() throws {
+        if let admin, !databaseName.isEmpty { try admin.execute("DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)") }
+    }
+
+    /// Ends every session of the test's database but `admin`'s, as a restart or a failover does.
+    private func cutEverySession() throws {
+        try admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = convert_from($1, 'UTF8') AND pid <> pg_backend_pid()",
+            [.text(databaseName)])
+    }
+
+    func testAnotherDaemonsWritesAreDeliveredAlsoAcrossALostConnection() async throws {
+        let watching = try TokenStore(postgreSQL: url)
+        let writing = try TokenStore(postgreSQL: url)
+        let key = TokenStoreTests.key()
+        let deliveries = LoginFeedTests.Deliveries()
+        let watch = watching.watch([key.login], deliver: deliveries.deliver)
+        let before = try await watching.profiles([key])
+        XCTAssertTrue(before.isEmpty)
+
+        let started = Date()
+        try await writing.saveProfile(profile, key)
+        XCTAssertEqual(deliveries.next(), [key.login])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1.0)
+        let seen = try await watching.profiles([key])
+        XCTAssertEqual(seen.map(\.1), [profile])
+
+        // The watcher's session is cut, and the logout is written while it is away: its notification is lost,
+        // and the look after the reconnect reads the login again.
+        try cutEverySession()
+        try await writing.deleteProfile(key)
+        XCTAssertEqual(deliveries.next(), [key.login])
+        let after = try await watching.profiles([key])
+        XCTAssertTrue(after.isEmpty)
+        withExtendedLifetime(watch) {}
+    }
+}
