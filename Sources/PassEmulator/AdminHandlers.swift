@@ -62,10 +62,54 @@ extension Emulator {
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-pem-file")], body: Array(key.publicKeyPEM.utf8))
         case ("POST", ["partner-saml"]):
             return try partnerSAML(try adminBody(request))
+        case ("POST", ["profiles"]), ("DELETE", ["profiles"]):
+            return try outOfBandProfiles(request.method == "POST", try adminBody(request))
         default:
             if let answer = try routeRules(request, parts, body: { () throws(Failure) in try adminBody(request) }) { return answer }
             return .json(404, ["error": "unknown admin call"])
         }
+    }
+
+    /// `POST /__admin/profiles {serviceProvider, mvpd, device, username?}` logs `device` in at `mvpd` out of band,
+    /// as a login made elsewhere for the same device would (a regular profile of `username`, else of the MVPD's first
+    /// user, for every registered client); `DELETE` with `{serviceProvider, device, mvpd?}` logs it out (of every
+    /// MVPD without `mvpd`). `device` is the device identifier as the client sends it inside
+    /// `AP-Device-Identifier: fingerprint <base64>`, before the base64. Answers `{profiles: n}`, the profiles
+    /// written or removed.
+    private func outOfBandProfiles(_ create: Bool, _ body: JSON) throws(Failure) -> HTTPResponse {
+        guard let spID = body["serviceProvider"]?.stringValue, let device = body["device"]?.stringValue, !device.isEmpty else {
+            return .json(400, ["error": "expected {serviceProvider, device, mvpd, username?}"])
+        }
+        guard let sp = config.serviceProvider(spID) else { return .json(404, ["error": "no such service provider"]) }
+        let mvpdID = body["mvpd"]?.stringValue
+        let deviceID = Base64.encode(device)
+        let clients = state.withLock { Array($0.clients.keys) }
+        guard create else {
+            let removed = state.withLock { state in
+                var count = 0
+                for client in clients {
+                    let key = IssuedProfileKey(clientID: client, serviceProvider: sp.id, deviceID: deviceID)
+                    if let mvpdID {
+                        if state.profiles[key]?.removeValue(forKey: mvpdID) != nil { count += 1 }
+                    } else {
+                        count += state.profiles.removeValue(forKey: key)?.count ?? 0
+                    }
+                }
+                return count
+            }
+            return .json(200, ["profiles": .integer(Int64(removed))])
+        }
+        guard let mvpdID, sp.mvpd(mvpdID) != nil else { return .json(404, ["error": "no such MVPD of that service provider"]) }
+        let named = body["username"]?.stringValue
+        guard let user = named.map({ config.user(named: $0) }) ?? config.users.first(where: { $0.mvpds.contains(mvpdID) }) else {
+            return .json(404, ["error": "no such user of that MVPD"])
+        }
+        for client in clients {
+            saveProfile(
+                key: IssuedProfileKey(clientID: client, serviceProvider: sp.id, deviceID: deviceID), mvpd: mvpdID, user: user,
+                type: "regular", issuer: mvpdID, now: clock.nowMillis(), ttlSeconds: sp.profileTTLSeconds)
+        }
+        return .json(201, ["profiles": .integer(Int64(clients.count))])
     }
 
     private func adminBody(_ request: HTTPRequest) throws(Failure) -> JSON {

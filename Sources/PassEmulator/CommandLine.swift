@@ -111,6 +111,8 @@ public enum PassEmulatorCommand {
               POST   /__admin/item-errors    {resource, code, count?}: the next decisions for it carry that error
               POST   /__admin/platform-services  {serviceProvider, mvpd, enablePlatformServices} switches an
                                              MVPD's single sign-on off (false) or back as configured (true)
+              POST   /__admin/profiles       {serviceProvider, mvpd, device, username?}: logs device in out of band
+              DELETE /__admin/profiles       {serviceProvider, device, mvpd?}: logs it out out of band
               GET    /__admin/requests       {requests: [{method, path, query, resources?}]}: the REST V2 and DCR
                                              calls received since the last reset (the latest 10,000), oldest first
 

@@ -142,6 +142,8 @@ final class ScriptedHTTP: HTTPClient {
         var holds: [String] = []
         var held: [String: CheckedContinuation<Void, Never>] = [:]
         var arrivals: [(String, CheckedContinuation<Void, Never>)] = []
+        /// A login page came back (a profile was read by its code): the device has a profile from then on.
+        var loggedIn = false
     }
     private let state = Mutex(State())
 
@@ -183,19 +185,25 @@ final class ScriptedHTTP: HTTPClient {
             }
         }
         if let backend { return await backend.perform(isolation: isolation, request, timeout: timeout) }
-        let body = Self.answer(request.method, path)
+        let loggedIn = state.withLock { state in
+            if path.contains("/profiles/code/") { state.loggedIn = true }
+            return state.loggedIn
+        }
+        let body = Self.answer(request.method, path, loggedIn: loggedIn)
         return .response(status: 200, headers: ["content-type": "application/json"], body: Data(body.serialized()))
     }
 
     static let profile: JSON = ["notAfter": 4_102_444_800_000, "issuer": "MockMVPD", "type": "regular", "attributes": [:]]
 
-    private static func answer(_ method: String, _ path: String) -> JSON {
+    private static func answer(_ method: String, _ path: String, loggedIn: Bool) -> JSON {
         if path.hasSuffix("/o/client/register") { return ["client_id": "client", "client_secret": "secret"] }
         if path.hasSuffix("/o/client/token") { return ["access_token": "token", "expires_in": 86_400] }
         if path.hasSuffix("/configuration") { return ["requestor": ["mvpds": [["id": "MockMVPD", "displayName": "Mock Cable"]]]] }
         if method == "POST", path.hasSuffix("/sessions") {
             return ["actionName": "authenticate", "code": "CODE1", "url": "/api/v2/authenticate/REF/CODE1"]
         }
+        // Every profile of the device (setRequestor's re-sync): none before the first login.
+        if path.hasSuffix("/profiles") { return ["profiles": loggedIn ? ["MockMVPD": profile] : [:]] }
         if path.contains("/profiles") { return ["profiles": ["MockMVPD": profile]] }
         return [:]
     }

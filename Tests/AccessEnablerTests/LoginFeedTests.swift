@@ -122,35 +122,23 @@ final class LoginFeedTests: XCTestCase {
 /// The fleet's live logins: two stores on one PostgreSQL database stand for two daemons (each its own session), in
 /// a database of its own on the cluster of PASSBRIDGE_TEST_POSTGRES_URL; skipped without it.
 final class PostgreSQLLoginFeedTests: XCTestCase {
-    private var admin: PostgreSQLDatabase!
-    private var url = ""
-    private var databaseName = ""
+    private var database: PostgreSQLTestDatabase?
     private let profile = StoredProfile(json: #"{"mvpd":"MockMVPD"}"#, notAfter: 4_102_444_800_000)
 
-    override func setUpWithError() throws {
-        guard let shared = ProcessInfo.processInfo.environment["PASSBRIDGE_TEST_POSTGRES_URL"] else {
-            throw XCTSkip("no PostgreSQL cluster: PASSBRIDGE_TEST_POSTGRES_URL is not set (Tests/postgres-cluster.sh start)")
-        }
-        admin = try PostgreSQLDatabase(url: shared)
-        databaseName = "pb_xctest_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
-        try admin.execute("CREATE DATABASE \(databaseName)")
-        var components = try XCTUnwrap(URLComponents(string: shared))
-        components.path = "/" + databaseName
-        url = try XCTUnwrap(components.string)
-    }
+    override func setUpWithError() throws { database = try PostgreSQLTestDatabase() }
 
-    override func tearDownWithError() throws {
-        if let admin, !databaseName.isEmpty { try admin.execute("DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)") }
-    }
+    override func tearDownWithError() throws { try database?.drop() }
 
     /// Ends every session of the test's database but `admin`'s, as a restart or a failover does.
     private func cutEverySession() throws {
-        try admin.execute(
+        let database = try XCTUnwrap(database)
+        try database.admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = convert_from($1, 'UTF8') AND pid <> pg_backend_pid()",
-            [.text(databaseName)])
+            [.text(database.name)])
     }
 
     func testAnotherDaemonsWritesAreDeliveredAlsoAcrossALostConnection() async throws {
+        let url = try XCTUnwrap(database).url
         let watching = try TokenStore(postgreSQL: url)
         let writing = try TokenStore(postgreSQL: url)
         let key = TokenStoreTests.key()

@@ -8,26 +8,14 @@ import XCTest
 /// of PASSBRIDGE_TEST_POSTGRES_URL (`.ci/run` and `Tests/postgres-cluster.sh start` export it), each test in a
 /// database of its own; skipped without it.
 final class PostgreSQLReconnectTests: XCTestCase {
-    private var admin: PostgreSQLDatabase!
-    private var url = ""
-    private var databaseName = ""
+    private var database: PostgreSQLTestDatabase?
+    private var admin: PostgreSQLDatabase { database!.admin }
+    private var url: String { database!.url }
     private let lines = LogLines()
 
-    override func setUpWithError() throws {
-        guard let shared = ProcessInfo.processInfo.environment["PASSBRIDGE_TEST_POSTGRES_URL"] else {
-            throw XCTSkip("no PostgreSQL cluster: PASSBRIDGE_TEST_POSTGRES_URL is not set (Tests/postgres-cluster.sh start)")
-        }
-        admin = try PostgreSQLDatabase(url: shared)
-        databaseName = "pb_xctest_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
-        try admin.execute("CREATE DATABASE \(databaseName)")
-        var components = try XCTUnwrap(URLComponents(string: shared))
-        components.path = "/" + databaseName
-        url = try XCTUnwrap(components.string)
-    }
+    override func setUpWithError() throws { database = try PostgreSQLTestDatabase() }
 
-    override func tearDownWithError() throws {
-        if let admin, !databaseName.isEmpty { try admin.execute("DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)") }
-    }
+    override func tearDownWithError() throws { try database?.drop() }
 
     private func store() throws -> PostgreSQLStore {
         try PostgreSQLStore(url: url) { [lines] _, line in lines.append(line) }

@@ -177,7 +177,8 @@ final class OptionsOnTheWireTests: XCTestCase {
         engine.setOptions(["visitorID": "ECID-7", "device_info": "eyJtb2RlbCI6IlRWIn0=", "applicationProfile": "p"])
         let status = await engine.setRequestor("REF", serviceProviders: nil)
         XCTAssertEqual(status.status, 1)
-        let call = try XCTUnwrap(server.requests.last)
+        // The configuration request (setRequestor's re-sync, GET profiles, follows it).
+        let call = try XCTUnwrap(server.requests.first { $0.path.hasPrefix("/api/v2/REF/configuration") })
         XCTAssertEqual(call.path, "/api/v2/REF/configuration?profile=p")
         XCTAssertEqual(call.headers["ap-visitor-identifier"], "ECID-7")
         XCTAssertEqual(call.headers["x-device-info"], "eyJtb2RlbCI6IlRWIn0=")
@@ -210,7 +211,7 @@ final class ApplicationProfileTests: XCTestCase {
         if let options { engine.setOptions(options) }
         let status = await engine.setRequestor("REF", serviceProviders: nil)
         XCTAssertEqual(status.status, 1)
-        return server.requests.last?.path
+        return server.requests.first { $0.path.hasPrefix("/api/v2/REF/configuration") }?.path
     }
 
     func testTheProfileIsSentPercentEncodedOnTheConfigurationRequest() async throws {

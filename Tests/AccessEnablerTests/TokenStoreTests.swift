@@ -63,7 +63,7 @@ final class TokenStoreTests: XCTestCase {
         XCTAssertEqual(
             scalar(
                 store.location, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)"),
-            "access_tokens authorization_expiries client_credentials device_identity profiles selected_providers")
+            "access_tokens authorization_expiries client_credentials device_identity login_changes profiles selected_providers")
     }
 
     /// The database is opened by the first call, which fails on a newer schema (and so does the next one: each

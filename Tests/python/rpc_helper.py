@@ -507,3 +507,26 @@ def check_against_openrpc(transcript: list[tuple[str, dict]], document: dict) ->
             jsonschema.Draft7Validator(_schema(entry["result"]["schema"], document)).validate(message["result"])
             checked += 1
     return checked
+
+
+def web_login(client, mvpd: str = "MockMVPD"):
+    """A web-view login through the emulator's page: getAuthentication, `mvpd` at the dialog, the page walked to
+    the redirect URL, handleExternalURL; both calls end with status 1."""
+    start = client.mark()
+    get = client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": mvpd})
+    url = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
+    assert client.call("handleExternalURL", {"url": follow_to_redirect_url(url)})["status"] == 1
+    assert client.response(get, start)[1]["result"]["status"] == 1
+
+
+def pipes_or_socket(request, bin_dir, emulator, tmp_path):
+    """For a fixture with `params=["pipes", "socket"]`: a connection to a daemon against `emulator`, over real pipes
+    (a daemon of its own) or a real Unix socket (the `daemon` fixture's), and the check that ends it (True when the
+    daemon or the connection ended cleanly)."""
+    if request.param == "pipes":
+        connection = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+        return connection, lambda: connection.stop() == 0
+    connection = request.getfixturevalue("daemon").client()
+    return connection, lambda: connection.close() or True

@@ -6,8 +6,7 @@ the backend sends setAuthenticationStatus(0) before tokenRequestFailed. Each cas
 socket, against the emulator."""
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, NOT_SELECTED, StdioDaemon, daemon_args, follow_to_redirect_url,
-                        notifications_named)
+from rpc_helper import NOT_AUTHENTICATED, NOT_SELECTED, notifications_named, pipes_or_socket
 from test_bridge_flows import login
 
 CANCELLED = -32800
@@ -16,13 +15,7 @@ CANCELLED = -32800
 @pytest.fixture(params=["pipes", "socket"])
 def client(request, bin_dir, emulator, tmp_path):
     """A web-view instance with REF set, over stdio or a Unix socket."""
-    if request.param == "pipes":
-        connection = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
-        finish = lambda: connection.stop() == 0  # noqa: E731
-    else:
-        daemon = request.getfixturevalue("daemon")
-        connection = daemon.client()
-        finish = lambda: connection.close() or True  # noqa: E731
+    connection, finish = pipes_or_socket(request, bin_dir, emulator, tmp_path)
     assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     yield connection
     assert finish()

@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from rpc_helper import NOT_AUTHORIZED, REDIRECT_URL, check_against_openrpc, follow_to_redirect_url
+from rpc_helper import NOT_AUTHORIZED, REDIRECT_URL, check_against_openrpc, web_login
 
 DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 
@@ -28,13 +28,7 @@ def client(daemon):
 
 
 def login(client):
-    start = client.mark()
-    get = client.send("getAuthentication")
-    client.notification("displayProviderDialog", start)
-    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
-    url = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
-    assert client.call("handleExternalURL", {"url": follow_to_redirect_url(url)})["status"] == 1
-    assert client.response(get, start)[1]["result"]["status"] == 1
+    web_login(client)
 
 
 def test_an_authorization_under_an_authorize_all_rule_is_granted_and_says_z010(client, emulator):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rpc_helper import StdioDaemon, daemon_args
+from rpc_helper import pipes_or_socket
 
 NOT_AUTHENTICATED = "User Not Authenticated Error"
 
@@ -18,13 +18,7 @@ NOT_AUTHENTICATED = "User Not Authenticated Error"
 @pytest.fixture(params=["pipes", "socket"])
 def client(request, bin_dir, emulator, tmp_path):
     """A second-screen instance (`init {webView: false}`) with REF set, over stdio or a Unix socket."""
-    if request.param == "pipes":
-        connection = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
-        finish = lambda: connection.stop() == 0  # noqa: E731
-    else:
-        daemon = request.getfixturevalue("daemon")
-        connection = daemon.client()
-        finish = lambda: connection.close() or True  # noqa: E731
+    connection, finish = pipes_or_socket(request, bin_dir, emulator, tmp_path)
     assert connection.call("init", {"webView": False}) == {}
     assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     yield connection

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from rpc_helper import REDIRECT_URL, follow_to_redirect_url
+from rpc_helper import REDIRECT_URL, web_login
 
 PREAUTHORIZE = "/api/v2/REF/decisions/preauthorize/MockMVPD"
 
@@ -35,13 +35,7 @@ def client(daemon):
     connection = daemon.client()
     assert connection.call("init", {"redirectUrl": REDIRECT_URL}) == {}
     assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
-    start = connection.mark()
-    login = connection.send("getAuthentication")
-    connection.notification("displayProviderDialog", start)
-    notes, _ = connection.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
-    url = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
-    assert connection.call("handleExternalURL", {"url": follow_to_redirect_url(url)})["status"] == 1
-    assert connection.response(login, start)[1]["result"]["status"] == 1
+    web_login(connection)
     yield connection
     connection.close()
 

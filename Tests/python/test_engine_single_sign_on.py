@@ -11,7 +11,7 @@ import pathlib
 
 import pytest
 
-from rpc_helper import NOT_AUTHENTICATED, REDIRECT_URL, SocketDaemon, check_against_openrpc, daemon_args, follow_to_redirect_url
+from rpc_helper import NOT_AUTHENTICATED, REDIRECT_URL, SocketDaemon, check_against_openrpc, daemon_args, web_login
 
 DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 
@@ -44,13 +44,7 @@ def app(bin_dir, emulator, tmp_path, short_tmp):
 
 
 def login_on_the_page(client):
-    start = client.mark()
-    get = client.send("getAuthentication")
-    client.notification("displayProviderDialog", start)
-    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
-    url = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
-    assert client.call("handleExternalURL", {"url": follow_to_redirect_url(url)})["status"] == 1
-    assert client.response(get, start)[1]["result"]["status"] == 1
+    web_login(client)
 
 
 def token_source(client) -> str:

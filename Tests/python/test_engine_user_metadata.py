@@ -4,20 +4,14 @@ one attribute as before."""
 import json
 import pathlib
 
-from rpc_helper import REDIRECT_URL, check_against_openrpc, follow_to_redirect_url
+from rpc_helper import REDIRECT_URL, check_against_openrpc, web_login
 
 DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 PROFILE_TTL_MS = 86_400_000  # the emulator's default profileTTLSeconds
 
 
 def login(client):
-    start = client.mark()
-    get = client.send("getAuthentication")
-    client.notification("displayProviderDialog", start)
-    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
-    url = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
-    assert client.call("handleExternalURL", {"url": follow_to_redirect_url(url)})["status"] == 1
-    assert client.response(get, start)[1]["result"]["status"] == 1
+    web_login(client)
 
 
 def test_user_metadata_without_a_key_is_the_whole_object(daemon):

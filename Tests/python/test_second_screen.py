@@ -10,6 +10,7 @@ import urllib.parse
 
 from emulator_fixtures import Browser
 from rpc_helper import StdioDaemon, daemon_args
+from test_engine_outcome_reasons import start_second_screen_login as start_login
 
 
 def second_screen(bin_dir, emulator, tmp_path, *extra) -> StdioDaemon:
@@ -17,18 +18,6 @@ def second_screen(bin_dir, emulator, tmp_path, *extra) -> StdioDaemon:
     assert daemon.call("init", {"webView": False}) == {}
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     return daemon
-
-
-def start_login(daemon) -> tuple[int, int, dict]:
-    """getAuthentication, then MockMVPD at the dialog: (mark, getAuthentication's id, the REGCODE params)."""
-    start = daemon.mark()
-    login = daemon.send("getAuthentication")
-    daemon.notification("displayProviderDialog", start)
-    notes, response = daemon.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
-    assert response["result"] == {}
-    regcode = next(n["params"] for n in notes if n["method"] == "status")
-    assert regcode["id"] == "REGCODE", regcode
-    return start, login, regcode
 
 
 def phone_logs_in(emulator, url: str) -> tuple[str, str]:

@@ -92,7 +92,7 @@ def test_a_key_value_store_is_upgraded_in_place_and_keeps_its_login(bin_dir, emu
     assert "token" in upgraded.call("getAuthorization", {"resource": "ch1"})
     assert upgraded.stop() == 0
     with sqlite3.connect(store_file(state)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
         assert db.execute("SELECT count(*) FROM client_credentials").fetchone()[0] == 1
         assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'kv'").fetchone()[0] == 0
 

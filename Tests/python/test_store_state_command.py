@@ -49,10 +49,13 @@ def test_state_list_shows_logins_without_secrets_and_reset_forgets_them(bin_dir,
     assert state(bin_dir, "list", "--state-dir", str(directory)).stdout == f"no logins in {store}\n"
     assert state(bin_dir, "list", "--state-dir", str(directory), "--requestor", "REF").stdout == f"no logins for requestor REF in {store}\n"
 
+    # The reset is local: the login Adobe still has for this device is found again by the next setRequestor's
+    # re-sync (Protocol/README.md, "Live logins"), and stored again.
     again = StdioDaemon(bin_dir, *daemon_args(emulator.base, directory))
     ready(again)
-    assert again.call("checkAuthentication")["status"] == 0
+    assert again.call("checkAuthentication")["status"] == 1
     assert again.stop() == 0
+    assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2
 
 
 def test_state_usage_errors_exit_2(bin_dir):

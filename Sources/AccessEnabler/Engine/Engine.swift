@@ -41,6 +41,8 @@ public actor Engine {
     var identityHeaders: [(String, String)] = []
     /// The platform account as the host last described it (partner SSO).
     var partnerAccount: PartnerAccount?
+    /// The watch of the requestor's logins, and what the host was last told of them (`EngineLiveLogin.swift`).
+    var liveLogin = LiveLogin()
 
     public init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
         self.configuration = configuration
@@ -96,6 +98,7 @@ public actor Engine {
         let (outcome, requestor) = await configure(requestorID, serviceProviders: serviceProviders)
         answered(outcome)
         machine.setRequestorEnded(number, requestor, reasons: outcome.statuses)?.resume()
+        checkPendingLoginChange()
         return outcome
     }
 
@@ -142,6 +145,7 @@ public actor Engine {
         var partnerStatus: AdvancedStatus?
         var selected: MVPD?
         if let requestor {
+            watchLogins(requestor)
             do {
                 partnerStatus = try await partnerSetRequestor(requestor)
                 selected = try await store.selectedProvider(selectionKey(requestor)).flatMap { requestor.mvpd($0) }
@@ -150,29 +154,6 @@ public actor Engine {
             }
         }
         return finishSetRequestor(requestor, selected: selected, failureStatus: failureStatus, partnerStatus: partnerStatus, raised: skew)
-    }
-
-    /// Brings each stored profile in line with the backend (`GET profiles/{mvpd}`): a profile the backend no
-    /// longer has (logout elsewhere, expiry, lost credentials) is dropped, a present one refreshed (new metadata).
-    /// Answers that say nothing certain (errors, TempPass over) leave the stored profile alone. Every call is made
-    /// with this store's device identifier, the one the profiles are stored under.
-    /// A partner profile is checked only with the platform's current status for its MVPD (else left alone).
-    func synchronizeProfiles(_ requestor: Requestor) async throws {
-        for profile in try await storedProfiles(requestor) {
-            var headers: [(String, String)] = []
-            if profile.isPartner {
-                guard let header = partnerHeader(for: profile.mvpd) else { continue }
-                headers = [header]
-            }
-            let answer = await call(
-                RESTV2.profile(requestor.id, mvpd: profile.mvpd, headers: headers), with: requestor.client(for: profile.mvpd))
-            guard let profiles = answer.value else { continue }
-            if let fresh = profiles.first(preferring: profile.mvpd), fresh.mvpd == profile.mvpd {
-                if fresh.json != profile.json { try await saveProfile(fresh, requestor) }
-            } else if !profile.isTemporary {
-                try await deleteProfile(profile.mvpd, requestor)
-            }
-        }
     }
 
     /// `partnerStatus`: VSA403, VSA404 or APPL_ERROR of the partner check, reported after setRequestorComplete(1).
@@ -260,7 +241,10 @@ public actor Engine {
         if waitsOnHost {
             machine.turnEnded()?.resume()
         } else {
-            after(.zero) { $0.machine.turnEnded()?.resume() }
+            after(.zero) { engine in
+                engine.machine.turnEnded()?.resume()
+                engine.checkPendingLoginChange()
+            }
         }
     }
 
@@ -334,16 +318,23 @@ public actor Engine {
     }
 
     /// Profiles stored for the requestor's MVPDs, expired ones included.
-    func storedProfiles(_ requestor: Requestor) async throws -> [Profile] {
+    /// `fresh`: read in the store even when the daemon's memory has them (`TokenStore.profiles`), for the calls
+    /// that state the login (checkAuthentication, getAuthentication, logout, setRequestor's re-sync); the others
+    /// (authorizations, metadata) take memory, which the live-login feed keeps true.
+    func storedProfiles(_ requestor: Requestor, fresh: Bool = false) async throws -> [Profile] {
         let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
-        return try await store.profiles(keys).compactMap { key, stored in
+        return try await store.profiles(keys, fresh: fresh).compactMap { key, stored in
             (try? JSON.parse(stored.json)).map { Profile(mvpd: key.mvpd, json: $0) }
         }
     }
 
     /// The profile the user is authenticated with: the selected MVPD's when valid, else the longest valid one.
-    func currentProfile(_ requestor: Requestor) async throws -> Profile? {
-        currentProfile(in: try await storedProfiles(requestor))
+    /// Without `fresh`, a login found in memory is trusted (the backend judges it at the decision), and a missing
+    /// one is asked of the store: memory may not yet have seen a login made elsewhere (at most one look ago), and a
+    /// call must not open a provider dialog for a user who is logged in.
+    func currentProfile(_ requestor: Requestor, fresh: Bool = false) async throws -> Profile? {
+        if let found = currentProfile(in: try await storedProfiles(requestor, fresh: fresh)) { return found }
+        return fresh ? nil : currentProfile(in: try await storedProfiles(requestor, fresh: true))
     }
 
     /// The current profile among `stored` (one store read serves both, so that calls released together from
@@ -396,7 +387,7 @@ public actor Engine {
         var current: Profile?
         let stored: [Profile]
         do {
-            stored = try await storedProfiles(requestor)
+            stored = try await storedProfiles(requestor, fresh: true)
             current = currentProfile(in: stored)
             if current == nil { current = try await singleSignOnProfile(requestor) }
         } catch {
@@ -444,7 +435,7 @@ public actor Engine {
         _ outcome: AuthenticationStatus, requestor: Requestor?, profile: Profile?, cached: Bool, status: AdvancedStatus? = nil,
         ofLogin: Bool = false
     ) -> AuthenticationStatus {
-        delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
+        announce(outcome.status, errorCode: outcome.errorCode)
         if let requestor {
             let success = outcome.status == AccessEnablerStatus.success
             let head: [String?] =

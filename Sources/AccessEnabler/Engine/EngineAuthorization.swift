@@ -143,7 +143,7 @@ extension Engine {
                     resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile,
                     status: storeFailure(error), raised: raised)
             }
-            delegate.setAuthenticationStatus(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
+            announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
             let status =
                 error?.meansTempPassOver == true
                 ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)

@@ -18,7 +18,7 @@ extension Engine {
         if machine.login != nil { return await login(requestor, filter: filter, turn: turn) }
         var current: Profile?
         do {
-            current = try await currentProfile(requestor)
+            current = try await currentProfile(requestor, fresh: true)
             if current == nil, !forceAuthn { current = try await singleSignOnProfile(requestor) }
         } catch {
             return report(
@@ -99,6 +99,7 @@ extension Engine {
         let end = machine.loginEnded(explained)
         if end.stopPolling { stopPolling() }
         for waiter in end.resume { waiter.resume(returning: explained) }
+        if end.stopPolling { checkPendingLoginChange() }
         return explained
     }
 
@@ -297,7 +298,7 @@ extension Engine {
                 .failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false, status: storeFailure(error))
         }
         let outcome: AuthenticationStatus = current != nil ? .authenticated : .failed(SDKErrorCode.userNotAuthenticated)
-        delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
+        announce(outcome.status, errorCode: outcome.errorCode)
         return outcome
     }
 
@@ -451,9 +452,10 @@ extension Engine {
     func endLogout(flow: Int?) {
         checkThread()
         guard let end = machine.logoutEnded(flow: flow) else { return }
-        delegate.setAuthenticationStatus(end.outcome.status, errorCode: end.outcome.errorCode)
+        announce(end.outcome.status, errorCode: end.outcome.errorCode)
         if end.partner { delegate.status(Self.vsa203) }
         for waiter in end.resume { waiter.resume(returning: end.outcome) }
+        checkPendingLoginChange()
     }
 }
 

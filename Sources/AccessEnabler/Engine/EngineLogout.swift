@@ -9,7 +9,7 @@ extension Engine {
         let turn = await ready(.logout)
         defer { endTurn(turn) }
         guard let requestor = turn.requestor else {
-            delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
+            announce(loggedOut.status, errorCode: loggedOut.errorCode)
             return AuthenticationStatus(
                 status: loggedOut.status, errorCode: loggedOut.errorCode, statuses: machine.reasons([], ofLogin: false))
         }
@@ -18,7 +18,7 @@ extension Engine {
         var partner = false
         let stored: [Profile]
         do {
-            stored = try await storedProfiles(requestor)
+            stored = try await storedProfiles(requestor, fresh: true)
         } catch {
             return logoutFailed(error)
         }
@@ -51,7 +51,7 @@ extension Engine {
         select(nil, requestor)
         // A logout whose task was cancelled (`$/cancelRequest`) does not wait for its page either.
         guard configuration.webView, let logoutURL, !machine.closed, !Task.isCancelled else {
-            delegate.setAuthenticationStatus(loggedOut.status, errorCode: loggedOut.errorCode)
+            announce(loggedOut.status, errorCode: loggedOut.errorCode)
             if partner { delegate.status(Self.vsa203) }
             return loggedOut
         }
@@ -80,7 +80,7 @@ extension Engine {
         let status = storeFailure(error)
         let outcome = AuthenticationStatus(
             status: AccessEnablerStatus.error, errorCode: SDKErrorCode.genericAuthentication, statuses: [status])
-        delegate.setAuthenticationStatus(outcome.status, errorCode: outcome.errorCode)
+        announce(outcome.status, errorCode: outcome.errorCode)
         delegate.status(status)
         return outcome
     }

@@ -116,13 +116,20 @@ final class LoginFeed: Sendable {
         }
     }
 
-    /// Worker thread: `logins` were just read from the store; the watched ones are kept.
+    /// Worker thread: `logins` were just read from the store; the watched ones are kept, and a watched login that
+    /// memory held otherwise (changed elsewhere, not yet seen by a look) is told to its watchers.
     func read(_ profiles: [LoginKey: [String: StoredProfile]]) {
-        state.withLock { state in
+        let deliveries = state.withLock { state -> [(Watcher, Set<LoginKey>)] in
             state.storeReads += 1
             let watched = Set(state.watchers.values.flatMap(\.logins))
-            for (login, stored) in profiles where watched.contains(login) { state.profiles[login] = stored }
+            var changed: Set<LoginChange> = []
+            for (login, stored) in profiles where watched.contains(login) {
+                if let known = state.profiles[login], known != stored { changed.insert(.login(login)) }
+                state.profiles[login] = stored
+            }
+            return changed.isEmpty ? [] : Self.affected(state, changed)
         }
+        for (watcher, logins) in deliveries { watcher.deliver(logins) }
     }
 
     /// Worker thread: this process wrote `profile` (nil: deleted) under `key`: memory follows, and the login's
@@ -146,6 +153,7 @@ final class LoginFeed: Sendable {
         for login in stale {
             let stored = try read(login)
             state.withLock { state in
+                state.storeReads += 1
                 if state.profiles[login] != stored { changed.insert(login) }
                 state.profiles[login] = stored
             }

@@ -6,13 +6,14 @@ import JSON
 /// is the number of the last one applied. Never edit a released migration: add the next one.
 enum SQLiteMigrations {
     /// The schema this build writes.
-    static let latest: Int32 = 2
+    static let latest: Int32 = 3
 
     /// Applies migration `number`.
     static func apply(_ number: Int32, _ database: SQLiteDatabase) throws(TokenStoreError) {
         switch number {
         case 1: try createKeyValue(database)
         case 2: try createEntityTables(database)
+        case 3: try createLoginChanges(database)
         default: throw .newerSchema(number)
         }
     }
@@ -42,6 +43,13 @@ enum SQLiteMigrations {
     static func createKeyValue(_ database: SQLiteDatabase) throws(TokenStoreError) {
         try database.execute(
             "CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key))")
+    }
+
+    /// 3: a counter every write of a login bumps in its own transaction (`SQLiteStore.externalChanges`), so that a
+    /// process learns that another one changed who is logged in, and not only that it wrote something.
+    static func createLoginChanges(_ database: SQLiteDatabase) throws(TokenStoreError) {
+        try database.execute("CREATE TABLE login_changes (slot INTEGER PRIMARY KEY CHECK (slot = 1), counter INTEGER NOT NULL)")
+        try database.execute("INSERT INTO login_changes(slot, counter) VALUES (1, 0)")
     }
 
     /// 2: one table per entity, with the key-value rows moved in. Preauthorization decisions are dropped (never

@@ -18,26 +18,48 @@ final class SQLiteStore: StoreDatabase {
         if try database.text("PRAGMA journal_mode=WAL") != "wal" { throw .sqlite(operation: "journal_mode=WAL", code: SQLITE_ERROR) }
         try database.execute("PRAGMA synchronous=FULL")
         try SQLiteMigrations.upgrade(database)
-        dataVersion = try Self.dataVersion(database)
+        dataVersion = try Self.integer(database, "PRAGMA data_version")
+        loginChanges = try Self.integer(database, "SELECT counter FROM login_changes WHERE slot = 1")
     }
 
     /// `PRAGMA data_version` when last read: it moves when another connection (another process) commits, and
     /// never for this connection's own commits (SQLite's "PRAGMA data_version").
     private var dataVersion: Int64
+    /// `login_changes.counter` when last read: every write of a login bumps it (`bumpLoginChanges`).
+    private var loginChanges: Int64
 
-    private static func dataVersion(_ database: SQLiteDatabase) throws(TokenStoreError) -> Int64 {
-        var version: Int64 = 0
-        try database.query("PRAGMA data_version", []) { row in version = row.integer(0) }
-        return version
+    private static func integer(_ database: SQLiteDatabase, _ sql: String) throws(TokenStoreError) -> Int64 {
+        var value: Int64 = 0
+        try database.query(sql, []) { row in value = row.integer(0) }
+        return value
     }
 
-    /// `.unknown` when another process committed since the last call (SQLite does not say what), else `.none`.
-    /// One read of the WAL index: no disk I/O while nothing changed.
+    /// `.unknown` when another process changed a login since the last call (SQLite does not say which), else
+    /// `.none`. While nothing was committed elsewhere this is one read of the WAL index (no disk I/O); after
+    /// another process's commit, one read of the counter tells a change of logins from a cache write.
     func externalChanges(watching: Bool) throws -> ExternalChanges {
-        let current = try Self.dataVersion(database)
-        defer { dataVersion = current }
-        return current != dataVersion ? .unknown : .none
+        let version = try Self.integer(database, "PRAGMA data_version")
+        let seen = otherChangeSeen
+        otherChangeSeen = false
+        guard version != dataVersion else { return seen ? .unknown : .none }
+        dataVersion = version
+        let changes = try Self.integer(database, "SELECT counter FROM login_changes WHERE slot = 1")
+        defer { loginChanges = changes }
+        return changes != loginChanges || seen ? .unknown : .none
     }
+
+    /// Inside a login's write transaction (after its first write, so that the counter read is the latest): tells
+    /// the other processes (`externalChanges`). This process's own count follows, since its memory is already
+    /// right; a change of another process found on the way is kept for the next `externalChanges`.
+    private func bumpLoginChanges() throws(TokenStoreError) {
+        try database.execute("UPDATE login_changes SET counter = counter + 1 WHERE slot = 1")
+        let counter = try Self.integer(database, "SELECT counter FROM login_changes WHERE slot = 1")
+        if counter != loginChanges + 1 { otherChangeSeen = true }
+        loginChanges = counter
+    }
+
+    /// Another process's change of a login was found while this one wrote its own.
+    private var otherChangeSeen = false
 
     func deviceIdentity(proposed: String) throws -> String {
         if let stored = try database.text("SELECT device_id FROM device_identity WHERE slot = 1") { return stored }
@@ -121,6 +143,7 @@ final class SQLiteStore: StoreDatabase {
                 ON CONFLICT(backend, statement_sha256, device_id, requestor, mvpd)
                 DO UPDATE SET not_after_ms = excluded.not_after_ms, profile = excluded.profile
                 """, Self.values(key) + [.integer(profile.notAfter), .text(profile.json)])
+            try bumpLoginChanges()
         }
     }
 
@@ -129,6 +152,7 @@ final class SQLiteStore: StoreDatabase {
         try database.transaction { () throws(TokenStoreError) in
             try database.execute("DELETE FROM profiles WHERE " + condition, Self.values(key))
             try database.execute("DELETE FROM authorization_expiries WHERE " + condition, Self.values(key))
+            try bumpLoginChanges()
         }
     }
 
@@ -194,6 +218,7 @@ final class SQLiteStore: StoreDatabase {
             let deleted = database.changes
             try database.execute("DELETE FROM selected_providers" + condition, arguments)
             try database.execute("DELETE FROM authorization_expiries" + condition, arguments)
+            try bumpLoginChanges()
             return deleted
         }
     }

@@ -136,10 +136,13 @@ public final class TokenStore: Sendable {
     }
 
     /// The profiles stored under `keys`, in their order (keys without a profile are left out): from memory, with
-    /// no store call, when every login among them is watched and in memory (`watch`).
-    func profiles(isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey]) async throws -> [(ProfileKey, StoredProfile)] {
+    /// no store call, when every login among them is watched and in memory (`watch`) and not `fresh`; else read in
+    /// the store, and what differs from memory then is told to the watchers at once.
+    func profiles(
+        isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], fresh: Bool = false
+    ) async throws -> [(ProfileKey, StoredProfile)] {
         let logins = Set(keys.map(\.login))
-        if let known = feed.cached(logins) { return Self.pick(keys, known) }
+        if !fresh, let known = feed.cached(logins) { return Self.pick(keys, known) }
         return try await executor.run(isolation: isolation) { [feed] database in
             var byLogin: [LoginKey: [String: StoredProfile]] = [:]
             for login in logins { byLogin[login] = try database.profiles(login) }

@@ -1,0 +1,150 @@
+import FoundationEssentials
+import JSON
+import Synchronization
+
+// A live login (Protocol/README.md, "Live logins"): every instance watches its requestor's logins in the store
+// (`TokenStore.watch`), so that a login or logout made by another instance, another process or another daemon of
+// the fleet reaches it as it happens, and its reads of the profiles come from memory meanwhile. setRequestor
+// brings the store in line with the backend (`GET profiles`), as the SDK's foreground re-sync did.
+extension Engine {
+    /// What this instance told its host of the login, and what it watches.
+    struct LiveLogin {
+        var watch: LoginWatch?
+        /// The status of the last setAuthenticationStatus sent (nil: none yet, nothing to keep true).
+        var announced: Int32?
+        /// A change arrived while a flow or a call was running: the check runs once that ends.
+        var checkPending = false
+        /// The expiry timer in force (an earlier timer finds another generation).
+        var expiryGeneration = 0
+    }
+
+    /// Sends setAuthenticationStatus, and remembers what the host now believes (`LiveLogin.announced`).
+    func announce(_ status: Int32, errorCode: String) {
+        liveLogin.announced = status
+        delegate.setAuthenticationStatus(status, errorCode: errorCode)
+    }
+
+    /// Watches the logins of `requestor` (after a setRequestor that configured it), replacing the watch of an
+    /// earlier requestor. A change is handled on the engine's executor (`loginsChanged`).
+    func watchLogins(_ requestor: Requestor) {
+        let logins = Set(requestor.mvpds.map { profileKey(requestor, $0.ID).login })
+        liveLogin.watch = store.watch(logins) { [weak self] _ in self?.after(.zero) { $0.loginsChanged() } }
+    }
+
+    /// The watched logins changed (any instance, process or daemon): once no flow or call is running, the
+    /// current login is read again (from memory) and, when it is not what the host was last told, one unsolicited
+    /// setAuthenticationStatus says so. The SDK delivered the same callback after its re-sync; hosts already drive
+    /// their login UI from it.
+    func loginsChanged() {
+        checkThread()
+        guard machine.readyRequestor != nil, machine.login == nil, machine.logout == nil, !machine.calls.running,
+            machine.calls.queued.isEmpty
+        else {
+            liveLogin.checkPending = true
+            return
+        }
+        liveLogin.checkPending = false
+        Task { await self.checkLogin() }
+    }
+
+    /// A flow or a call ended: a change that arrived meanwhile is handled now.
+    func checkPendingLoginChange() {
+        guard liveLogin.checkPending else { return }
+        after(.zero) { $0.loginsChanged() }
+    }
+
+    private func checkLogin() async {
+        guard let requestor = machine.readyRequestor, let announced = liveLogin.announced else { return }
+        let current: Profile?
+        do {
+            current = try await currentProfile(requestor)
+        } catch {
+            return
+        }
+        // A flow or a call may have started during a read from the store: it reports the state itself.
+        guard machine.login == nil, machine.logout == nil, !machine.calls.running else {
+            liveLogin.checkPending = true
+            return
+        }
+        for mvpd in requestor.mvpds { preauthorized[profileKey(requestor, mvpd.ID)] = nil }
+        armExpiry(current)
+        let now = current == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success
+        guard now != announced else { return }
+        if let current { select(requestor.mvpd(current.mvpd), requestor) }
+        announce(now, errorCode: current == nil ? SDKErrorCode.userNotAuthenticated : "")
+    }
+
+    /// The current login's end is a change too (nobody writes it): checked when its `notAfter` passes.
+    func armExpiry(_ profile: Profile?) {
+        liveLogin.expiryGeneration += 1
+        guard let profile else { return }
+        let generation = liveLogin.expiryGeneration
+        let delay = max(0, profile.notAfter - clock.nowMillis())
+        after(.milliseconds(delay + 1)) { engine in
+            guard engine.liveLogin.expiryGeneration == generation else { return }
+            engine.loginsChanged()
+        }
+    }
+
+    // MARK: foreground re-sync
+
+    /// Brings the stored profiles in line with the backend at setRequestor: one `GET profiles` per service
+    /// provider of the requestor ("Retrieve profiles", every MVPD of the device at once) adds the logins the
+    /// backend has for this device and this store has not (a login made elsewhere), refreshes the changed ones
+    /// (new metadata) and drops the ones the backend no longer has (logout elsewhere, expiry). None is sent while
+    /// another instance of this process asks for the same device (`ProfileRequests`): its answer reaches this one
+    /// through the store. Never more than one per service provider and setRequestor, within Adobe's rate limit of
+    /// one per second per device (a burst of 10). Answers that say nothing certain (errors) leave the store alone;
+    /// TempPass and degraded profiles (the all-MVPD call does not list them) are left alone too. A partner
+    /// profile is checked alone, with the platform's current status for its MVPD (else left alone). Nothing is sent
+    /// after the host went away.
+    func synchronizeProfiles(_ requestor: Requestor) async throws {
+        // The host went away (`cancel`, sticky): nothing more is asked of the backend for it.
+        guard !machine.closed else { return }
+        let stored = try await storedProfiles(requestor, fresh: true)
+        for profile in stored where profile.isPartner {
+            guard let header = partnerHeader(for: profile.mvpd) else { continue }
+            let answer = await call(
+                RESTV2.profile(requestor.id, mvpd: profile.mvpd, headers: [header]), with: requestor.client(for: profile.mvpd))
+            guard let profiles = answer.value else { continue }
+            if let fresh = profiles.first(preferring: profile.mvpd), fresh.mvpd == profile.mvpd {
+                if fresh.json != profile.json { try await saveProfile(fresh, requestor) }
+            } else {
+                try await deleteProfile(profile.mvpd, requestor)
+            }
+        }
+        var clients: [ObjectIdentifier: RestClient] = [:]
+        for mvpd in requestor.mvpds {
+            let client = requestor.client(for: mvpd.ID)
+            clients[ObjectIdentifier(client)] = client
+        }
+        let now = clock.nowMillis()
+        for client in clients.values {
+            let flight = "\(client.scope.backend)\u{1F}\(client.scope.statementSHA256)\u{1F}\(deviceID ?? "")"
+            guard ProfileRequests.begin(flight) else { continue }
+            let answer = await call(RESTV2.profiles(requestor.id), with: client)
+            ProfileRequests.end(flight)
+            guard let found = answer.value?.profiles else { continue }
+            for mvpd in requestor.mvpds where requestor.client(for: mvpd.ID) === client {
+                let mine = stored.first { $0.mvpd == mvpd.ID }
+                if let json = found[mvpd.ID], json.objectValue != nil {
+                    let fresh = Profile(mvpd: mvpd.ID, json: json)
+                    if fresh.notAfter > now, !fresh.isPartner, fresh.json != mine?.json { try await saveProfile(fresh, requestor) }
+                } else if let mine, !mine.isPartner, !mine.isTemporary, !mine.isDegraded {
+                    try await deleteProfile(mvpd.ID, requestor)
+                }
+            }
+        }
+    }
+}
+
+/// The `GET profiles` requests in flight in this process, by service provider scope and device: an instance does
+/// not send one while another instance asks for the same device (Adobe's rate limit is per device).
+enum ProfileRequests {
+    private static let inFlight = Mutex<Set<String>>([])
+
+    /// Takes the slot of `key`; false when another request holds it.
+    static func begin(_ key: String) -> Bool { inFlight.withLock { $0.insert(key).inserted } }
+
+    static func end(_ key: String) { _ = inFlight.withLock { $0.remove(key) } }
+}

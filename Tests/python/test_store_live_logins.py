@@ -1,0 +1,177 @@
+"""Live logins (Protocol/README.md, "Live logins"): an instance is told, with one unsolicited
+setAuthenticationStatus, when its login appears or goes away elsewhere — another connection of its daemon, another
+daemon on the same SQLite state directory, another daemon of the fleet on one PostgreSQL database (also across a
+PostgreSQL restart) — its logged-in authorizations read the daemon's memory, and setRequestor asks the backend for
+the device's profiles. Real daemons on real sockets, the emulator, and PostgreSQL from Tests/postgres-cluster.sh."""
+import json
+import time
+import urllib.request
+
+import pytest
+
+from postgres_fixtures import cluster_server, own_postgres, postgres_cluster, postgres_url  # noqa: F401 (fixtures)
+from rpc_helper import NOT_AUTHENTICATED, SocketDaemon, daemon_args
+from test_store_fleet import DEVICE_INFO, login
+
+LOGGED_IN = {"status": 1, "errorCode": ""}
+LOGGED_OUT = {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def instance(daemon, device=None, web_view=True):
+    """A connection with REF set whose host has been told its state (checkAuthentication)."""
+    client = daemon.client()
+    params = {"webView": web_view}
+    if device:
+        params.update({"deviceIdentifier": device, "deviceInfo": DEVICE_INFO})
+    assert client.call("init", params) == {}
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    client.call("checkAuthentication")
+    return client
+
+
+def unsolicited(client, since: int, status: dict, timeout: float) -> float:
+    """Waits for the setAuthenticationStatus `status` that answers no request (after `since`); returns when it came."""
+    index, message = client.wait_for(
+        lambda m: m.get("method") == "setAuthenticationStatus" and m["params"] == status, since, timeout=timeout)
+    arrived = time.monotonic()
+    following = client.received[index + 1:index + 2]
+    assert not following or "result" not in following[0], "it answered a request"
+    return arrived
+
+
+def quiet_logout(client):
+    """logout on a host without a web view: the profiles are deleted, no logout page."""
+    assert client.call("logout") == LOGGED_OUT
+
+
+def stats(client) -> dict:
+    return client.call("rpc.stats")["profileReads"]
+
+
+def test_a_logout_on_one_connection_reaches_the_other_at_once(bin_dir, emulator, tmp_path, short_tmp):
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        first = instance(daemon)
+        login(first)
+        second = instance(daemon, web_view=False)
+        assert second.call("checkAuthentication") == LOGGED_IN
+        mark = second.mark()
+        first.call("init", {"webView": False})
+        first.call("setRequestor", {"requestorID": "REF"})
+        quiet_logout(first)
+        answered = time.monotonic()
+        arrived = unsolicited(second, mark, LOGGED_OUT, timeout=5)
+        assert arrived - answered < 0.1, f"told {arrived - answered:.3f} s after the logout was answered"
+        assert second.call("checkAuthentication") == LOGGED_OUT
+        # The writer itself is not told again: its own outcome said it.
+        assert [m for m in first.received if m.get("method") == "setAuthenticationStatus"][-1]["params"] == LOGGED_OUT
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_two_daemons_on_one_sqlite_state_directory_tell_each_other(bin_dir, emulator, tmp_path, short_tmp):
+    shared = tmp_path / "state"
+    a = SocketDaemon(bin_dir, short_tmp / "a.sock", *daemon_args(emulator.base, shared))
+    b = SocketDaemon(bin_dir, short_tmp / "b.sock", *daemon_args(emulator.base, shared))
+    try:
+        on_a = instance(a)
+        on_b = instance(b, web_view=False)
+        assert on_b.call("checkAuthentication") == LOGGED_OUT
+        mark = on_b.mark()
+        login(on_a)
+        logged_in = time.monotonic()
+        assert unsolicited(on_b, mark, LOGGED_IN, timeout=5) - logged_in < 1.0
+        assert on_b.call("checkAuthentication") == LOGGED_IN
+
+        # B's logged-in authorizations read its memory; a change made by A is read again once.
+        for _ in range(3):
+            assert "token" in on_b.call("getAuthorization", {"resource": "ch1"})
+        before = stats(on_b)
+        for _ in range(3):
+            assert "token" in on_b.call("getAuthorization", {"resource": "ch1"})
+        assert stats(on_b)["store"] == before["store"], "a logged-in getAuthorization made a store call"
+        assert stats(on_b)["memory"] >= before["memory"] + 3
+        # A finds a fresher login of the device at Adobe (its setRequestor's re-sync) and stores it: a change of
+        # B's login that leaves it logged in.
+        device = on_a.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
+        assert admin(emulator, "POST", {"serviceProvider": "REF", "mvpd": "MockMVPD", "device": device})["profiles"] >= 1
+        assert on_a.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+        deadline = time.monotonic() + 5
+        while stats(on_b)["store"] == before["store"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        changed = stats(on_b)["store"]
+        assert changed == before["store"] + 1, "exactly one re-read after the change"
+        for _ in range(3):
+            assert "token" in on_b.call("getAuthorization", {"resource": "ch1"})
+        assert stats(on_b)["store"] == changed, "and none after it"
+
+        mark = on_b.mark()
+        on_a.call("init", {"webView": False})
+        on_a.call("setRequestor", {"requestorID": "REF"})
+        quiet_logout(on_a)
+        logged_out = time.monotonic()
+        assert unsolicited(on_b, mark, LOGGED_OUT, timeout=5) - logged_out < 1.0
+        assert on_b.call("checkAuthorization", {"resource": "ch1"})["errorCode"] == NOT_AUTHENTICATED
+    finally:
+        assert a.stop() == 0
+        assert b.stop() == 0
+
+
+def test_two_daemons_of_a_fleet_tell_each_other_also_across_a_postgresql_restart(bin_dir, emulator, tmp_path, short_tmp,
+                                                                                   own_postgres):
+    directory, url = own_postgres
+    a = SocketDaemon(bin_dir, short_tmp / "a.sock", *daemon_args(emulator.base, tmp_path / "a", "--store", url))
+    b = SocketDaemon(bin_dir, short_tmp / "b.sock", *daemon_args(emulator.base, tmp_path / "b", "--store", url))
+    try:
+        on_a = instance(a, device="device-D")
+        on_b = instance(b, device="device-D", web_view=False)
+        assert on_b.call("checkAuthentication") == LOGGED_OUT
+        mark = on_b.mark()
+        login(on_a)
+        logged_in = time.monotonic()
+        assert unsolicited(on_b, mark, LOGGED_IN, timeout=5) - logged_in < 1.0
+
+        # The server restarts (every session cut); the logout through B reaches A all the same.
+        cluster_server("restart", directory)
+        mark = on_a.mark()
+        quiet_logout(on_b)
+        logged_out = time.monotonic()
+        assert unsolicited(on_a, mark, LOGGED_OUT, timeout=5) - logged_out < 1.0
+        assert on_a.call("checkAuthentication") == LOGGED_OUT
+    finally:
+        assert a.stop() == 0
+        assert b.stop() == 0
+
+
+def admin(emulator, method: str, body: dict) -> dict:
+    request = urllib.request.Request(emulator.base + "/__admin/profiles", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method=method)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_set_requestor_finds_a_login_made_out_of_band_and_drops_one_gone(daemon, emulator):
+    client = instance(daemon, web_view=False)
+    assert client.call("checkAuthentication") == LOGGED_OUT
+    device = client.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
+    assert admin(emulator, "POST", {"serviceProvider": "REF", "mvpd": "MockMVPD", "device": device})["profiles"] >= 1
+    mark = client.mark()
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert client.call("checkAuthentication") == LOGGED_IN
+    assert "displayProviderDialog" not in [m.get("method") for m in client.received[mark:]]
+    assert "token" in client.call("getAuthorization", {"resource": "ch1"})
+
+    assert admin(emulator, "DELETE", {"serviceProvider": "REF", "device": device})["profiles"] >= 1
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert client.call("checkAuthentication") == LOGGED_OUT
+
+
+def test_set_requestor_asks_for_the_profiles_once(daemon, emulator):
+    client = instance(daemon, web_view=False)
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as response:
+        before = [r for r in json.loads(response.read())["requests"] if r["path"] == "/api/v2/REF/profiles"]
+    for _ in range(3):
+        assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as response:
+        after = [r for r in json.loads(response.read())["requests"] if r["path"] == "/api/v2/REF/profiles"]
+    assert len(after) - len(before) == 3, "one GET profiles per setRequestor"
