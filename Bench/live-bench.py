@@ -4,8 +4,9 @@ daemon B gets its unsolicited setAuthenticationStatus (Protocol/README.md, "Live
 PostgreSQL database (fleet mode, `--store`) or on one SQLite state directory, against pass-emulator.
 
 Each round logs device D in through A (the real flow, through the emulator's login page) and out again through A
-(a host without a web view: no logout page); the time measured is from A's answer to the change to B's
-notification. Reported: median and 99th percentile over `--rounds` logins and as many logouts.
+(a host without a web view: no logout page), each change after a random pause of up to 250 ms (so that changes
+do not fall in step with the store thread's 200 ms look); the time measured is from A's answer to the change to
+B's notification. Reported: median and 99th percentile over `--rounds` logins and as many logouts.
 
     swift build -c release --product passbridge --product pass-emulator
     python3 Bench/live-bench.py --bin-dir .build/release --store postgresql:///db?host=/tmp/...   # or --store sqlite
@@ -14,6 +15,7 @@ import argparse
 import asyncio
 import json
 import pathlib
+import random
 import statistics
 import subprocess
 import sys
@@ -65,11 +67,13 @@ async def main_async(args, paths):
     await quiet.call("setRequestor", {"requestorID": "REF"})
     logins, logouts = [], []
     for _ in range(args.rounds):
+        await asyncio.sleep(random.uniform(0, 0.25))
         await bench.log_in(str(paths[0]), "device-live")
         answered = time.monotonic()
         arrived, status = await asyncio.wait_for(watcher.arrivals.get(), 10)
         assert status == 1
         logins.append(arrived - answered)
+        await asyncio.sleep(random.uniform(0, 0.25))
         await quiet.call("logout")
         answered = time.monotonic()
         arrived, status = await asyncio.wait_for(watcher.arrivals.get(), 10)

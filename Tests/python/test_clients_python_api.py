@@ -447,3 +447,21 @@ def test_authorize_with_login_raises_login_cancelled_when_the_delegate_cancels_t
     cancelled = asyncio.run(main())
     assert (cancelled.error_code, cancelled.resource) == (passbridge.PROVIDER_NOT_SELECTED_ERROR, "ch1")
     assert isinstance(cancelled, passbridge.NotAuthenticated)
+
+
+def test_an_idle_client_keeps_a_fixed_number_of_tasks(bin_dir, emulator_url, tmp_path) -> None:
+    """The stderr pump waits for the daemon's exit with one task for the process's whole life: an idle client's
+    tasks do not grow (a task per 0.1 s poll piled up, 36,000 an hour)."""
+    async def main() -> List[int]:
+        # The daemon's stderr is the client's to copy (the default), so the pump runs.
+        async with await passbridge.AsyncAccessEnabler.spawn(*flags(emulator_url, tmp_path),
+                                                             executable=str(bin_dir / "passbridge")) as ae:
+            await ae.init(webView=False)
+            counts = []
+            for _ in range(3):
+                counts.append(len([t for t in asyncio.all_tasks() if not t.done()]))
+                await asyncio.sleep(0.35)
+            return counts
+
+    counts = asyncio.run(main())
+    assert counts[0] == counts[1] == counts[2], counts

@@ -136,13 +136,16 @@ class StderrTail:
                     pass
 
     async def pump(self, process: asyncio.subprocess.Process) -> None:
-        """Polls every 0.1 s until ``process`` has exited, then takes in the rest."""
-        while process.returncode is None:
-            self.poll()
-            try:
-                await asyncio.wait_for(asyncio.shield(process.wait()), 0.1)
-            except asyncio.TimeoutError:
-                pass
+        """Polls every 0.1 s until ``process`` has exited, then takes in the rest. One task waits for the exit
+        for the whole life of the process (a new one per poll would pile up, ten a second)."""
+        exited = asyncio.ensure_future(process.wait())
+        try:
+            while not exited.done():
+                self.poll()
+                await asyncio.wait({exited}, timeout=0.1)
+        finally:
+            if not exited.done():
+                exited.cancel()
         self.poll()
         if self._partial:
             self._partial, last = b"", self._partial
