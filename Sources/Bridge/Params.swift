@@ -1,3 +1,4 @@
+import AccessEnabler
 import JSON
 import JSONRPC
 
@@ -35,6 +36,16 @@ struct Params: Sendable {
     func string(_ name: String) throws(ErrorObject) -> String? {
         guard let value = value(name) else { return nil }
         guard case .string(let text) = value else { throw Params.invalid(name, "must be a string, not \(value.typeName)") }
+        return text
+    }
+
+    /// A string sent to the backend as a header value (a token, the visitor id): no control character but tab,
+    /// so that it cannot add header lines of its own (`HeaderValue`).
+    func headerValue(_ name: String) throws(ErrorObject) -> String? {
+        guard let text = try string(name) else { return nil }
+        guard HeaderValue.isSafe(text) else {
+            throw Params.invalid(name, "must not contain control characters (it is sent as an HTTP header value)")
+        }
         return text
     }
 

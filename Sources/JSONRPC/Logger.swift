@@ -63,7 +63,22 @@ public struct Logger: Sendable {
     /// ``format(_:label:_:)`` for a given journald answer and time (epoch milliseconds).
     static func format(_ level: Level, label: String, _ message: String, journald: Bool, now: Int64) -> [UInt8] {
         let prefix = journald ? "<\(level.syslogPriority)>" : LogStream.timestamp(now) + " "
-        return Array("\(prefix)passbridge[\(getpid())] \(level) \(label): \(message)\n".utf8)
+        return Array("\(prefix)passbridge[\(getpid())] \(level) \(label): \(escaped(message))\n".utf8)
+    }
+
+    /// `message` on one line: a control character (a CR, LF or NUL a host put in a requestor id, say) is written as
+    /// `\u{…}`, so that no value can end a line or forge the next one.
+    static func escaped(_ message: String) -> String {
+        guard message.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return message }
+        var text = ""
+        for scalar in message.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                text += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
+        }
+        return text
     }
 
     public func trace(_ message: @autoclosure () -> String) { log(.trace, message()) }

@@ -9,12 +9,15 @@ extension Emulator {
             return .json(200, ["nowMillis": .integer(clock.nowMillis())])
         case ("POST", ["clock"]):
             let body = try adminBody(request)
-            if let seconds = body["advanceSeconds"]?.doubleValue {
+            // Within a century either way: the clock is Int64 milliseconds.
+            if let seconds = body["advanceSeconds"]?.doubleValue, seconds.magnitude <= 3_155_760_000 {
                 clock.advance(seconds: seconds)
-            } else if let millis = body["setMillis"]?.int64Value {
+            } else if let millis = body["setMillis"]?.int64Value, (0...253_402_300_799_999).contains(millis) {
                 clock.set(millis: millis)
             } else {
-                return .json(400, ["error": "expected {advanceSeconds} or {setMillis}"])
+                return .json(
+                    400, ["error": "expected {advanceSeconds} (at most a century either way) or {setMillis} (epoch ms, years 1970 to 9999)"]
+                )
             }
             return .json(200, ["nowMillis": .integer(clock.nowMillis())])
         case ("POST", ["reset"]):
@@ -81,6 +84,8 @@ extension Emulator {
             return .json(400, ["error": "expected {serviceProvider, device, mvpd, username?}"])
         }
         guard let sp = config.serviceProvider(spID) else { return .json(404, ["error": "no such service provider"]) }
+        if let mvpd = body["mvpd"], mvpd.stringValue == nil { return .json(400, ["error": "mvpd must be a string"]) }
+        if let username = body["username"], username.stringValue == nil { return .json(400, ["error": "username must be a string"]) }
         let mvpdID = body["mvpd"]?.stringValue
         let deviceID = Base64.encode(device)
         let clients = state.withLock { Array($0.clients.keys) }

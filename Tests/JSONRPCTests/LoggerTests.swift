@@ -6,6 +6,14 @@ import XCTest
 /// Log lines start with an RFC 3339 UTC timestamp, unless stderr is the journal (`JOURNAL_STREAM` naming fd 2's
 /// device and inode), which stamps lines itself and reads the `<N>` priority instead.
 final class LoggerTests: XCTestCase {
+    /// A value a host sent (a requestor id with CR, LF or NUL) cannot end a log line or forge the next one.
+    func testControlCharactersOfAMessageAreEscapedOnItsLine() {
+        let line = String(
+            decoding: Logger.format(.warning, label: "engine", "R EF\r\nX-Bad: 1\u{0}\u{7F}", journald: true, now: 0), as: UTF8.self)
+        XCTAssertTrue(line.hasSuffix("warning engine: R EF\\u{d}\\u{a}X-Bad: 1\\u{0}\\u{7f}\n"), line)
+        XCTAssertEqual(line.filter { $0 == "\n" }.count, 1)
+    }
+
     func testTimestampIsRFC3339InUTCWithMilliseconds() {
         let rows: [(millis: Int64, text: String)] = [
             (0, "1970-01-01T00:00:00.000Z"), (1, "1970-01-01T00:00:00.001Z"), (999, "1970-01-01T00:00:00.999Z"),

@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import subprocess
+import time
 import sys
 import urllib.parse
 from typing import Dict, List
@@ -42,8 +43,8 @@ def login_on_the_web(env: Dict[str, str]) -> subprocess.CompletedProcess:
     try:
         assert proc.stderr is not None
         for line in proc.stderr:
-            if "open this page in a browser and log in: " in line:
-                url = line.strip().split("log in: ", 1)[1]
+            if "open this page in a browser and log in, then press Enter (or give the address the page ended on): " in line:
+                url = line.strip().split("page ended on): ", 1)[1]
                 break
         else:
             raise AssertionError("no login page")
@@ -80,6 +81,13 @@ def test_dev_then_login_and_authorize_in_separate_commands(bin_dir, short_tmp):
         assert denied.returncode == 1 and json.loads(denied.stdout)["errorCode"] == "User not Authorized Error"
         assert denied.stderr.splitlines()[-1] == ('passbridge-call: getAuthorization failed: User not Authorized Error: '
                                                  'Your subscription does not include "Channel 2".')
+        # A logout from a script does not wait for the logout page (it only ends the MVPD's own session): the
+        # daemon's 10 s wait for it would be the script's.
+        began = time.monotonic()
+        out = call(env, "--requestor", "REF", "logout")
+        assert (out.returncode, out.stdout) == (0, '{"status":0,"errorCode":"User Not Authenticated Error"}\n'), out.stderr
+        assert time.monotonic() - began < 5
+        assert "passbridge-call: logged out; the TV provider's logout page, to open if you like: http" in out.stderr
         pids = [int((directory / f"{name}.pid").read_text()) for name in ("passbridge", "pass-emulator")]
     finally:
         stopped = subprocess.run([CALL, "dev", "stop", "--state-dir", str(directory)], env=starter, capture_output=True,

@@ -45,11 +45,11 @@ def read_until(proc: subprocess.Popen, marker: str) -> List[str]:
 def test_get_authentication_on_a_web_host_shows_the_login_page_and_ends_when_it_is_done(env, emulator_url):
     proc = start(env, "--requestor", "REF", "--mvpd", "MockMVPD", "getAuthentication")
     try:
-        lines = read_until(proc, "open this page in a browser and log in: ")
+        lines = read_until(proc, "open this page in a browser and log in, then press Enter (or give the address the page ended on): ")
         assert lines[0] == ("passbridge-call: choose a TV provider: MockMVPD (Mock Cable), TempPass (Free Preview), "
                             "MockSSO (Mock SSO TV), MockPicker (Mock Picker TV)")
         assert lines[1] == "passbridge-call: selecting MockMVPD"
-        url = lines[-1].split("log in: ", 1)[1]
+        url = lines[-1].split("page ended on): ", 1)[1]
         assert url.startswith(emulator_url)
         time.sleep(0.3)
         assert proc.poll() is None  # waits for the user

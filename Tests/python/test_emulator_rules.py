@@ -73,3 +73,11 @@ def test_bad_rule_bodies_are_refused_with_the_reason(emulator):
         response = emulator.admin("POST", path, body)
         assert (response.status, response.json()) == (400, {"error": reason}), (path, body)
     assert emulator.call("POST", "/__admin/limits", b"[]").status == 400
+
+
+def test_a_clock_move_out_of_range_is_refused_and_the_emulator_goes_on(emulator, token):
+    for body in [{"advanceSeconds": 1e300}, {"advanceSeconds": -1e17}, {"setMillis": -9223372036854775808},
+                 {"setMillis": 253402300800000}]:
+        assert emulator.admin("POST", "clock", body).status == 400, body
+    assert emulator.admin("POST", "clock", {"advanceSeconds": 60}).status == 200
+    assert emulator.v2("GET", "/REF/configuration", token).status == 200

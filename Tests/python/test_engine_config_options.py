@@ -149,3 +149,20 @@ def test_set_options_refuses_an_unknown_key_naming_the_closest(app, emulator, ke
     assert app.call("setOptions", {"applicationProfile": "kept"}) == {}
     assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     assert [r["query"] for r in configuration_requests(emulator)] == [{"profile": "kept"}]
+
+
+@pytest.mark.parametrize("method, params, name", [
+    ("init", {"subjectToken": "abc\r\nX-Injected: yes"}, "subjectToken"),
+    ("init", {"serviceToken": "s\u0000tail"}, "serviceToken"),
+    ("setOptions", {"visitorID": "v\nX-Injected: yes"}, "visitorID"),
+    ("setOptions", {"device_info": "d\rX"}, "device_info"),
+])
+def test_a_value_sent_as_a_header_refuses_control_characters(app, method, params, name):
+    """A token or option the daemon sends to Adobe as a header value cannot add header lines of its own: -32602
+    naming it, and the connection goes on."""
+    mark = app.mark()
+    request = app.send(method, params)
+    _, answer = app.response(request, mark)
+    assert answer["error"]["code"] == -32602 and answer["error"]["data"]["param"] == name, answer
+    assert "control characters" in answer["error"]["message"]
+    assert app.call("setOptions", {"visitorID": "visitor-1"}) == {}

@@ -75,6 +75,8 @@ class Browser:
         self.timeout = timeout
         self.cookies = http.cookiejar.CookieJar()
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies), _NoRedirect)
+        #: The page the last `run` ended on when it returned None.
+        self.last_url = ""
 
     def _fetch(self, url: str, data: Optional[bytes] = None) -> Tuple[int, Optional[str], str]:
         req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
@@ -90,7 +92,8 @@ class Browser:
         """Loads ``url`` and keeps going: redirects, meta refreshes, each new form filled by ``fill(name)``.
 
         Returns the redirect URL as soon as a redirect points at ``redirect_url`` (or at any non-http scheme),
-        or ``None`` when a page offers nothing more to do. Raises RuntimeError on an HTTP error status.
+        or ``None`` when a page offers nothing more to do (its URL is then ``last_url``: on a second screen, the
+        "done" page). Raises RuntimeError on an HTTP error status.
         """
         submitted = set()
         data: Optional[bytes] = None
@@ -114,6 +117,7 @@ class Browser:
                 if page.refresh:
                     url = urllib.parse.urljoin(url, page.refresh)
                     continue
+                self.last_url = url
                 return None
             submitted.add(_signature(form))
             payload = urllib.parse.urlencode(_fill_form(form, fill)).encode()
@@ -163,10 +167,12 @@ def _short(url: str) -> str:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """``browser.py URL [--redirect-url U] [--field NAME=VALUE]…``: prints the redirect URL reached.
+    """``browser.py URL [--redirect-url U] [--phone] [--field NAME=VALUE]…``: prints the redirect URL reached.
 
     A stand-in web view for scripts (Clients/shell/examples/login.sh's ``WEB_VIEW``): exit 0 with the URL on
-    stdout, 1 if the pages never led to the redirect URL.
+    stdout, 1 if the pages never led to the redirect URL. With ``--phone`` it plays the other device of a second
+    screen, whose pages end on a page of their own (the "done" page), not at the app's redirect URL: exit 0 with
+    that page's URL.
     """
     import argparse
     import sys
@@ -175,10 +181,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("url")
     parser.add_argument("--redirect-url", default="adobepass://ios.app")
     parser.add_argument("--field", action="append", default=[], help="NAME=VALUE to type into a form field")
+    parser.add_argument("--phone", action="store_true",
+                        help="the other device of a second screen: success is the last page (the done page)")
     args = parser.parse_args(argv)
     fields = dict(f.split("=", 1) for f in args.field)
-    reached = Browser(log=lambda line: print(line, file=sys.stderr)).run(args.url, fields.get, args.redirect_url)
+    browser = Browser(log=lambda line: print(line, file=sys.stderr))
+    reached = browser.run(args.url, fields.get, args.redirect_url)
     if reached is None:
+        if args.phone:
+            print(browser.last_url)
+            return 0
+        print(f"the pages ended on {_short(browser.last_url)} without reaching the redirect URL "
+              "(a second screen's done page? use --phone)", file=sys.stderr)
         return 1
     print(reached)
     return 0

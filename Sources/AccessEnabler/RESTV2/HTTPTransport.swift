@@ -25,6 +25,9 @@ final class HTTPTransport: HTTPClient, Sendable {
 
     func perform(isolation: isolated (any Actor)? = #isolation, _ request: RESTRequest, timeout: Duration) async -> HTTPResult {
         guard BackendURL.isAllowed(request.url) else { return .failure(.network) }
+        // A header line is ended by CR or LF and cut by NUL: a value holding one would add header lines of its
+        // own to the request. The bridge refuses such values (-32602); this is the last guard: never sent.
+        guard request.headers.allSatisfy({ HeaderValue.isSafe($0.0) && HeaderValue.isSafe($0.1) }) else { return .failure(.network) }
         let started = pool.withLock { pool in
             if pool == nil { pool = TransferPool.start() }
             return pool!
@@ -182,5 +185,12 @@ private final class Transfer: @unchecked Sendable {
         ccurl_easy_cleanup(easy)
         ccurl_slist_free_all(headerList)
         continuation.resume(returning: result)
+    }
+}
+
+/// What may stand in an HTTP header field value (RFC 9110, "Field Values"): no control character but tab.
+public enum HeaderValue {
+    public static func isSafe(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
     }
 }

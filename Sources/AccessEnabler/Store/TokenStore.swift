@@ -159,18 +159,14 @@ public final class TokenStore: Sendable {
     func profiles(
         isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], authorizationExpiryOf resource: String?
     ) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
-        try await executor.run(isolation: isolation) { database in
-            try Self.read(keys, database).map { key, profile in
+        try await executor.run(isolation: isolation) { [feed] database in
+            var byLogin: [LoginKey: [String: StoredProfile]] = [:]
+            for login in Set(keys.map(\.login)) { byLogin[login] = try database.profiles(login) }
+            feed.read(byLogin)
+            return try Self.pick(keys, byLogin).map { key, profile in
                 (key, profile, try resource.flatMap { try database.authorizationExpiry(key, resource: $0) })
             }
         }
-    }
-
-    /// The profiles of `keys`, in their order: one query per login key (the MVPDs of one service provider).
-    private static func read(_ keys: [ProfileKey], _ database: any StoreDatabase) throws -> [(ProfileKey, StoredProfile)] {
-        var byLogin: [LoginKey: [String: StoredProfile]] = [:]
-        for login in Set(keys.map(\.login)) { byLogin[login] = try database.profiles(login) }
-        return pick(keys, byLogin)
     }
 
     /// Durable; memory and the login's watchers follow once it is written.

@@ -8,7 +8,7 @@ enum CancelRequestMethod {
     static let name = "$/cancelRequest"
 
     static let spec = MethodSpec(name: name, needsRequestor: false) { instance, params throws(ErrorObject) in
-        guard let id = params.value("id") else { throw Params.invalid("id", "is required: the id of the request to cancel") }
+        guard let id = params.object["id"] else { throw Params.invalid("id", "is required: the id of the request to cancel") }
         switch id {
         case .string, .integer, .bigInteger, .double: break
         default: throw Params.invalid("id", "must be a string or a number, not \(id.typeName)")

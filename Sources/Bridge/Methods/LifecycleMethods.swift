@@ -26,7 +26,7 @@ enum LifecycleMethods {
         let device = try hostedDevice(params)
         var singleSignOn = SingleSignOnTokens()
         for (name, token) in [("subjectToken", \SingleSignOnTokens.subjectToken), ("serviceToken", \SingleSignOnTokens.serviceToken)] {
-            let value = try params.string(name)
+            let value = try params.headerValue(name)
             if value?.isEmpty == true { throw Params.invalid(name, "must not be empty") }
             singleSignOn[keyPath: token] = value
         }
@@ -76,7 +76,9 @@ enum LifecycleMethods {
     static let setOptions = MethodSpec(name: "setOptions", needsRequestor: false) { instance, params throws(ErrorObject) in
         var options = JSONObject()
         for name in Options.stringKeys {
-            if let value = try params.string(name) { options[name] = .string(value) }
+            // visitorID and device_info go out as header values; applicationProfile as a percent-encoded query.
+            let value = name == "applicationProfile" ? try params.string(name) : try params.headerValue(name)
+            if let value { options[name] = .string(value) }
         }
         for name in Options.boolKeys {
             if let value = try params.bool(name) { options[name] = .bool(value) }
