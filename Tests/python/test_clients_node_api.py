@@ -71,9 +71,11 @@ console.log(JSON.stringify(out));
 """
 
 
-def test_node_typed_helpers_and_abort_signal_cancel_request(bin_dir, emulator_url, tmp_path):
-    script = tmp_path / "api.mjs"
-    script.write_text(SCRIPT.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+def run_with_phone(source: str, name: str, bin_dir, emulator_url, tmp_path) -> dict:
+    """Runs a Node script of this file: its first stdout line is the second screen's code, which the scripted
+    phone completes; returns the JSON of its last line."""
+    script = tmp_path / f"{name}.mjs"
+    script.write_text(source.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
     proc = subprocess.Popen(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(),
                              str(tmp_path / "state")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -81,13 +83,17 @@ def test_node_typed_helpers_and_abort_signal_cancel_request(bin_dir, emulator_ur
         line = proc.stdout.readline()
         assert line.startswith("{"), line + proc.stderr.read()
         shown = json.loads(line)
-        phone(passbridge.RegistrationCode(shown["code"], shown["url"], shown["url"], None, None))
+        phone(passbridge.RegistrationCode(shown["code"], shown["url"], shown.get("authenticateUrl") or shown["url"], None, None))
         rest, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, rest + err
     finally:
         proc.kill()
         proc.wait()
-    out = json.loads(rest.strip().splitlines()[-1])
+    return json.loads(rest.strip().splitlines()[-1])
+
+
+def test_node_typed_helpers_and_abort_signal_cancel_request(bin_dir, emulator_url, tmp_path):
+    out = run_with_phone(SCRIPT, "api", bin_dir, emulator_url, tmp_path)
     assert out["before"] == {"authenticated": False, "errorCode": passbridge.USER_NOT_AUTHENTICATED_ERROR, "statuses": []}
     assert out["unauthenticated"]["name"] == "NotAuthenticated" and out["unauthenticated"]["base"]
     assert (out["unauthenticated"]["errorCode"], out["unauthenticated"]["resource"]) == (passbridge.USER_NOT_AUTHENTICATED_ERROR, "ch1")
@@ -142,22 +148,7 @@ console.log(JSON.stringify(out));
 
 
 def test_node_second_screen_login_helper_abort_throw_timeout_and_success(bin_dir, emulator_url, tmp_path):
-    script = tmp_path / "login.mjs"
-    script.write_text(LOGIN.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
-    proc = subprocess.Popen(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(),
-                             str(tmp_path / "state")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        line = proc.stdout.readline()
-        assert line.startswith("{"), line + proc.stderr.read()
-        shown = json.loads(line)
-        phone(passbridge.RegistrationCode(shown["code"], shown["url"], shown["activationUrl"], None, None))
-        rest, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, rest + err
-    finally:
-        proc.kill()
-        proc.wait()
-    out = json.loads(rest.strip().splitlines()[-1])
+    out = run_with_phone(LOGIN, "login", bin_dir, emulator_url, tmp_path)
     assert out["aborted"]["rejected"] == "user left"
     assert out["aborted"]["seenBefore"][-2:] == ["setAuthenticationStatus 0 Provider not Selected Error", "status N005"]
     assert out["thrown"] == "no screen"
