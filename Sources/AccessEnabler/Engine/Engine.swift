@@ -443,6 +443,7 @@ public actor Engine {
             delegate.sendTrackingData(head + requestor.trackingTail, forEventType: TrackingEvent.authentication)
         }
         if let status { delegate.status(status) }
+        if outcome.status == AccessEnablerStatus.success, requestor != nil { armExpiry(profile) }
         guard outcome.status != AccessEnablerStatus.success else { return outcome }
         var explained = outcome
         explained.statuses = machine.reasons(outcome.statuses + (status.map { [$0] } ?? []), ofLogin: ofLogin)

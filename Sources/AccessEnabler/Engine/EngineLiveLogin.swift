@@ -14,8 +14,9 @@ extension Engine {
         var announced: Int32?
         /// A change arrived while a flow or a call was running: the check runs once that ends.
         var checkPending = false
-        /// The expiry timer in force (an earlier timer finds another generation).
+        /// The expiry timer in force (an earlier timer finds another generation), and the `notAfter` it is for.
         var expiryGeneration = 0
+        var expiryArmed: Int64?
     }
 
     /// Sends setAuthenticationStatus, and remembers what the host now believes (`LiveLogin.announced`).
@@ -66,22 +67,27 @@ extension Engine {
             liveLogin.checkPending = true
             return
         }
-        for mvpd in requestor.mvpds { preauthorized[profileKey(requestor, mvpd.ID)] = nil }
         armExpiry(current)
         let now = current == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success
         guard now != announced else { return }
+        // Who is logged in changed: the permits of the login before are not this one's.
+        for mvpd in requestor.mvpds { preauthorized[profileKey(requestor, mvpd.ID)] = nil }
         if let current { select(requestor.mvpd(current.mvpd), requestor) }
         announce(now, errorCode: current == nil ? SDKErrorCode.userNotAuthenticated : "")
     }
 
-    /// The current login's end is a change too (nobody writes it): checked when its `notAfter` passes.
+    /// The current login's end is a change too (nobody writes it): checked when its `notAfter` passes. One timer
+    /// per `notAfter`: a host that asks again and again arms nothing more.
     func armExpiry(_ profile: Profile?) {
+        guard profile?.notAfter != liveLogin.expiryArmed else { return }
         liveLogin.expiryGeneration += 1
+        liveLogin.expiryArmed = profile?.notAfter
         guard let profile else { return }
         let generation = liveLogin.expiryGeneration
         let delay = max(0, profile.notAfter - clock.nowMillis())
         after(.milliseconds(delay + 1)) { engine in
             guard engine.liveLogin.expiryGeneration == generation else { return }
+            engine.liveLogin.expiryArmed = nil
             engine.loginsChanged()
         }
     }
