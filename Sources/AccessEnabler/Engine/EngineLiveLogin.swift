@@ -55,7 +55,7 @@ extension Engine {
     }
 
     private func checkLogin() async {
-        guard let requestor = machine.readyRequestor, let announced = liveLogin.announced else { return }
+        guard let requestor = machine.readyRequestor, liveLogin.announced != nil else { return }
         let current: Profile?
         do {
             current = try await currentProfile(requestor)
@@ -68,8 +68,9 @@ extension Engine {
             return
         }
         armExpiry(current)
+        // What the host was told may have changed during the read (a call that ran and reported meanwhile).
         let now = current == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success
-        guard now != announced else { return }
+        guard let announced = liveLogin.announced, now != announced else { return }
         // Who is logged in changed: the permits of the login before are not this one's.
         for mvpd in requestor.mvpds { preauthorized[profileKey(requestor, mvpd.ID)] = nil }
         if let current { select(requestor.mvpd(current.mvpd), requestor) }
