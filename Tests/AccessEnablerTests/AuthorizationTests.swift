@@ -92,15 +92,21 @@ final class AuthorizationTests: EmulatorTestCase {
         try assertTokenVerifies(token, resource: "ch1")
     }
 
-    /// The reference: any failure of getAuthorization ends with tokenRequestFailed, also the user's cancel of the
-    /// login it started (after that login's setAuthenticationStatus(0, "Provider not Selected Error")).
-    func testGetAuthorizationWhoseLoginIsCancelledEndsWithTokenRequestFailed() async throws {
+    /// A ready client whose getAuthorization("ch1") waits at the provider dialog (its callbacks so far taken).
+    private func getAuthorizationAtTheDialog() async throws -> (Client, Task<AuthorizationOutcome, Never>) {
         let client = try makeClient()
         await ready(client)
         let play = Task { await client.engine.getAuthorization("ch1", data: nil) }
         let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
         XCTAssertTrue(shown)
         _ = client.delegate.take()
+        return (client, play)
+    }
+
+    /// The reference: any failure of getAuthorization ends with tokenRequestFailed, also the user's cancel of the
+    /// login it started (after that login's setAuthenticationStatus(0, "Provider not Selected Error")).
+    func testGetAuthorizationWhoseLoginIsCancelledEndsWithTokenRequestFailed() async throws {
+        let (client, play) = try await getAuthorizationAtTheDialog()
         _ = await client.engine.setSelectedProvider(nil)
         let outcome = await play.value
         XCTAssertEqual(outcome, .failed(resource: "ch1", errorCode: "Provider not Selected Error", errorDescription: ""))
@@ -115,12 +121,7 @@ final class AuthorizationTests: EmulatorTestCase {
     /// Cancelling the task of a getAuthorization waiting at the provider dialog (the bridge's `$/cancelRequest`)
     /// is the user's cancel: the dialog's login ends with N005, then tokenRequestFailed; a later login starts afresh.
     func testCancellingTheTaskOfAGetAuthorizationAtTheDialogCancelsItsLogin() async throws {
-        let client = try makeClient()
-        await ready(client)
-        let play = Task { await client.engine.getAuthorization("ch1", data: nil) }
-        let shown = await client.delegate.wait { if case .displayProviderDialog = $0 { true } else { false } }
-        XCTAssertTrue(shown)
-        _ = client.delegate.take()
+        let (client, play) = try await getAuthorizationAtTheDialog()
         play.cancel()
         let outcome = await play.value
         XCTAssertEqual(outcome, .failed(resource: "ch1", errorCode: "Provider not Selected Error", errorDescription: ""))

@@ -30,6 +30,23 @@ final class LoginFeedTests: XCTestCase {
         var count: Int { received.withLock { $0.count } }
     }
 
+    /// `watching` watches `key`'s login (nothing stored yet); `writing`, another store on the same database (another
+    /// process or daemon), stores `profile` there, and `watching`'s watcher is told within a second. Returns the
+    /// watch (keep it) and the deliveries still to come.
+    static func aLoginWrittenByOneIsDeliveredToTheOther(
+        _ watching: TokenStore, _ writing: TokenStore, _ key: ProfileKey, _ profile: StoredProfile
+    ) async throws -> (LoginWatch, Deliveries) {
+        let deliveries = Deliveries()
+        let watch = watching.watch([key.login], deliver: deliveries.deliver)
+        let before = try await watching.profiles([key])
+        XCTAssertTrue(before.isEmpty)
+        let started = Date()
+        try await writing.saveProfile(profile, key)
+        XCTAssertEqual(deliveries.next(), [key.login])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1.0)
+        return (watch, deliveries)
+    }
+
     private func directory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("pb-feed-\(UUID().uuidString)")
     }
@@ -86,15 +103,7 @@ final class LoginFeedTests: XCTestCase {
         let watching = try TokenStore(directory: shared)
         let writing = try TokenStore(directory: shared)
         let key = TokenStoreTests.key()
-        let deliveries = Deliveries()
-        let watch = watching.watch([key.login], deliver: deliveries.deliver)
-        let before = try await watching.profiles([key])
-        XCTAssertTrue(before.isEmpty)
-
-        let started = Date()
-        try await writing.saveProfile(profile, key)
-        XCTAssertEqual(deliveries.next(), [key.login])
-        XCTAssertLessThan(Date().timeIntervalSince(started), 1.0)
+        let (watch, deliveries) = try await Self.aLoginWrittenByOneIsDeliveredToTheOther(watching, writing, key, profile)
         let reads = watching.profileReads.store
         let seen = try await watching.profiles([key])
         XCTAssertEqual(seen.map(\.1), [profile], "memory holds what the other process wrote")
@@ -142,15 +151,7 @@ final class PostgreSQLLoginFeedTests: XCTestCase {
         let watching = try TokenStore(postgreSQL: url)
         let writing = try TokenStore(postgreSQL: url)
         let key = TokenStoreTests.key()
-        let deliveries = LoginFeedTests.Deliveries()
-        let watch = watching.watch([key.login], deliver: deliveries.deliver)
-        let before = try await watching.profiles([key])
-        XCTAssertTrue(before.isEmpty)
-
-        let started = Date()
-        try await writing.saveProfile(profile, key)
-        XCTAssertEqual(deliveries.next(), [key.login])
-        XCTAssertLessThan(Date().timeIntervalSince(started), 1.0)
+        let (watch, deliveries) = try await LoginFeedTests.aLoginWrittenByOneIsDeliveredToTheOther(watching, writing, key, profile)
         let seen = try await watching.profiles([key])
         XCTAssertEqual(seen.map(\.1), [profile])
 
