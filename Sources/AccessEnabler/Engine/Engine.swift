@@ -149,6 +149,7 @@ public actor Engine {
             do {
                 partnerStatus = try await partnerSetRequestor(requestor)
                 selected = try await store.selectedProvider(selectionKey(requestor)).flatMap { requestor.mvpd($0) }
+                try await settle(requestor)
             } catch {
                 return finishSetRequestor(nil, failureStatus: storeFailure(error))
             }

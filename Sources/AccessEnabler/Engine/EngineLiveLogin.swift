@@ -12,6 +12,10 @@ extension Engine {
         var watch: LoginWatch?
         /// The status of the last setAuthenticationStatus sent (nil: none yet, nothing to keep true).
         var announced: Int32?
+        /// The status as this instance itself last knew it: what it told its host, or what its own setRequestor
+        /// found (`settle`). A change is told only when it moves the login away from this: the instance's own
+        /// writes (its login, its logout, its re-sync, its partner exchange) are not news to it.
+        var known: Int32?
         /// A change arrived while a flow or a call was running: the check runs once that ends.
         var checkPending = false
         /// The expiry timer in force (an earlier timer finds another generation), and the `notAfter` it is for.
@@ -22,6 +26,7 @@ extension Engine {
     /// Sends setAuthenticationStatus, and remembers what the host now believes (`LiveLogin.announced`).
     func announce(_ status: Int32, errorCode: String) {
         liveLogin.announced = status
+        liveLogin.known = status
         delegate.setAuthenticationStatus(status, errorCode: errorCode)
     }
 
@@ -32,15 +37,25 @@ extension Engine {
         liveLogin.watch = store.watch(logins) { [weak self] _ in self?.after(.zero) { $0.loginsChanged() } }
     }
 
-    /// The watched logins changed (any instance, process or daemon): once no flow or call is running, the
-    /// current login is read again (from memory) and, when it is not what the host was last told, one unsolicited
-    /// setAuthenticationStatus says so. The SDK delivered the same callback after its re-sync; hosts already drive
-    /// their login UI from it.
+    /// setRequestor configured `requestor` and wrote what its re-sync found: that is now what this instance knows,
+    /// told to the host by its next checkAuthentication, not as a change (Protocol/README.md, "Live logins").
+    func settle(_ requestor: Requestor) async throws {
+        liveLogin.known = try await currentProfile(requestor) == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success
+    }
+
+    /// Whether nothing of the instance runs: a requestor ready, no setRequestor in flight, no login or logout in
+    /// progress, no call running or waiting for its turn. A login change is checked only then.
+    private var quiet: Bool {
+        machine.readyRequestor != nil && machine.login == nil && machine.logout == nil && !machine.calls.running
+            && machine.calls.queued.isEmpty
+    }
+
+    /// The watched logins changed (any instance, process or daemon; this one's own writes too): once the instance
+    /// is quiet, the current login is read again (from memory) and, when someone else moved it away from what this
+    /// instance knew and from what its host was last told, one unsolicited setAuthenticationStatus says so.
     func loginsChanged() {
         checkThread()
-        guard machine.readyRequestor != nil, machine.login == nil, machine.logout == nil, !machine.calls.running,
-            machine.calls.queued.isEmpty
-        else {
+        guard quiet else {
             liveLogin.checkPending = true
             return
         }
@@ -62,15 +77,19 @@ extension Engine {
         } catch {
             return
         }
-        // A flow or a call may have started during a read from the store: it reports the state itself.
-        guard machine.login == nil, machine.logout == nil, !machine.calls.running else {
+        // A flow, a call or a setRequestor may have started during a read from the store: it reports the state
+        // itself.
+        guard quiet else {
             liveLogin.checkPending = true
             return
         }
         armExpiry(current)
-        // What the host was told may have changed during the read (a call that ran and reported meanwhile).
+        // What the instance knew and what the host was told may have changed during the read (a call that ran and
+        // reported meanwhile).
         let now = current == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success
-        guard let announced = liveLogin.announced, now != announced else { return }
+        let known = liveLogin.known
+        liveLogin.known = now
+        guard now != known, let announced = liveLogin.announced, now != announced else { return }
         // Who is logged in changed: the permits of the login before are not this one's.
         for mvpd in requestor.mvpds { preauthorized[profileKey(requestor, mvpd.ID)] = nil }
         if let current { select(requestor.mvpd(current.mvpd), requestor) }
