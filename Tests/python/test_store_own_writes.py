@@ -3,40 +3,17 @@ a repeated setRequestor whose re-sync finds a login made elsewhere for the devic
 has), or whose partner SSO silent exchange logs in again after a logout, sends setRequestorComplete and nothing
 else, neither before its response nor after it; the host's next checkAuthentication answers the new state. The real
 daemon over pipes and over a socket, against the emulator; each case 200 times, in parallel workers of one daemon
-each (one device each), so that the quiet windows overlap."""
-import concurrent.futures
-
+each (one device each: workers.py), so that the quiet windows overlap."""
 import pytest
 
-from rpc_helper import REDIRECT_URL, SocketDaemon, StdioDaemon, daemon_args, notifications_named
-from test_partner_sso import Platform, ScriptedHost, ScriptedSocketHost
+from rpc_helper import REDIRECT_URL, notifications_named
 from test_store_live_logins import LOGGED_IN, LOGGED_OUT, admin
+from workers import run_in_workers
 
 RUNS = 200
-WORKERS = 25
 # How long after setRequestor's response nothing may arrive: far beyond the store's round trip, which is when an
 # echo of the instance's own write came on a daemon that sent one.
 QUIET_SECONDS = 1.5
-
-
-class Worker:
-    """One daemon (over `transport`) with one connection, and the client of that connection."""
-
-    def __init__(self, transport, bin_dir, emulator, state_dir, socket_dir, platform=None):
-        args = daemon_args(emulator.base, state_dir)
-        self.daemon = None
-        if transport == "pipes":
-            self.client = ScriptedHost(bin_dir, platform, *args) if platform else StdioDaemon(bin_dir, *args)
-            self.daemon = self.client
-        else:
-            self.socket = SocketDaemon(bin_dir, socket_dir / "pb.sock", *args)
-            self.client = ScriptedSocketHost(self.socket.path, platform) if platform else self.socket.client()
-
-    def stop(self) -> int:
-        if self.daemon is not None:
-            return self.daemon.stop()
-        self.client.close()
-        return self.socket.stop()
 
 
 def set_requestor_alone(client):
@@ -90,34 +67,13 @@ def partner_runs(worker, emulator, runs):
         assert check_authentication(client) == LOGGED_IN
 
 
-def run_in_workers(case, transport, bin_dir, emulator, tmp_path, short_tmp, partner=False):
-    per_worker = RUNS // WORKERS
-    workers = []
-
-    def one(index):
-        socket_dir = short_tmp / f"w{index}"
-        socket_dir.mkdir()
-        worker = Worker(transport, bin_dir, emulator, tmp_path / f"state{index}", socket_dir,
-                        Platform(emulator) if partner else None)
-        workers.append(worker)
-        case(worker, emulator, per_worker)
-        return per_worker
-
-    try:
-        with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
-            done = sum(pool.map(one, range(WORKERS)))
-        assert done == RUNS
-    finally:
-        assert [worker.stop() for worker in workers] == [0] * len(workers)
-
-
 @pytest.mark.parametrize("transport", ["pipes", "socket"])
 def test_a_login_found_or_dropped_by_set_requestor_is_for_the_next_check_authentication(
         transport, bin_dir, emulator, tmp_path, short_tmp):
-    run_in_workers(out_of_band_runs, transport, bin_dir, emulator, tmp_path, short_tmp)
+    run_in_workers(out_of_band_runs, RUNS, transport, bin_dir, emulator, tmp_path, short_tmp)
 
 
 @pytest.mark.parametrize("transport", ["pipes", "socket"])
 def test_a_partner_exchange_after_logout_is_for_the_next_check_authentication(
         transport, bin_dir, emulator, tmp_path, short_tmp):
-    run_in_workers(partner_runs, transport, bin_dir, emulator, tmp_path, short_tmp, partner=True)
+    run_in_workers(partner_runs, RUNS, transport, bin_dir, emulator, tmp_path, short_tmp, partner=True)

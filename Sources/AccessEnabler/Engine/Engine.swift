@@ -351,14 +351,15 @@ public actor Engine {
     func saveProfile(_ profile: Profile, _ requestor: Requestor) async throws {
         let key = profileKey(requestor, profile.mvpd)
         preauthorized[key] = nil
-        try await store.saveProfile(StoredProfile(json: profile.json.serializedString(), notAfter: profile.notAfter), key)
+        try await store.saveProfile(
+            StoredProfile(json: profile.json.serializedString(), notAfter: profile.notAfter), key, writer: liveLogin.watch)
     }
 
     /// Deletes a profile and its authorization expiries durably (a logout), dropping its cached permits.
     func deleteProfile(_ mvpd: String, _ requestor: Requestor) async throws {
         let key = profileKey(requestor, mvpd)
         preauthorized[key] = nil
-        try await store.deleteProfile(key)
+        try await store.deleteProfile(key, writer: liveLogin.watch)
     }
 
     /// Records the selection at once in memory; the store write is queued in order (not awaited: a lost

@@ -44,10 +44,10 @@ extension Engine {
     }
 
     /// Whether nothing of the instance runs: a requestor ready, no setRequestor in flight, no login or logout in
-    /// progress, no call running or waiting for its turn. A login change is checked only then.
+    /// progress, no call between its request and its response. A login change is checked only then, so that an
+    /// unsolicited setAuthenticationStatus never comes between a call and its response.
     private var quiet: Bool {
-        machine.readyRequestor != nil && machine.login == nil && machine.logout == nil && !machine.calls.running
-            && machine.calls.queued.isEmpty
+        machine.readyRequestor != nil && machine.login == nil && machine.logout == nil && machine.calls.none
     }
 
     /// The watched logins changed (any instance, process or daemon; this one's own writes too): once the instance
@@ -118,7 +118,7 @@ extension Engine {
     /// provider of the requestor ("Retrieve profiles", every MVPD of the device at once) adds the logins the
     /// backend has for this device and this store has not (a login made elsewhere), refreshes the changed ones
     /// (new metadata) and drops the ones the backend no longer has (logout elsewhere, expiry). None is sent while
-    /// another instance of this process asks for the same device (`ProfileRequests`): its answer reaches this one
+    /// another instance of this process asks for the same device and requestor (`ProfileRequests`): its answer reaches this one
     /// through the store. Never more than one per service provider and setRequestor, within Adobe's rate limit of
     /// one per second per device (a burst of 10). Answers that say nothing certain (errors) leave the store alone;
     /// TempPass and degraded profiles (the all-MVPD call does not list them) are left alone too. A partner
@@ -146,7 +146,7 @@ extension Engine {
         }
         let now = clock.nowMillis()
         for client in clients.values {
-            let flight = "\(client.scope.backend)\u{1F}\(client.scope.statementSHA256)\u{1F}\(deviceID ?? "")"
+            let flight = "\(client.scope.backend)\u{1F}\(client.scope.statementSHA256)\u{1F}\(deviceID ?? "")\u{1F}\(requestor.id)"
             guard ProfileRequests.begin(flight) else { continue }
             let answer = await call(RESTV2.profiles(requestor.id), with: client)
             ProfileRequests.end(flight)
@@ -164,8 +164,9 @@ extension Engine {
     }
 }
 
-/// The `GET profiles` requests in flight in this process, by service provider scope and device: an instance does
-/// not send one while another instance asks for the same device (Adobe's rate limit is per device).
+/// The `GET profiles` requests in flight in this process, by service provider scope, device and requestor: an
+/// instance does not send one while another instance asks the same question (Adobe's rate limit is per device; the
+/// answer is per requestor).
 enum ProfileRequests {
     private static let inFlight = Mutex<Set<String>>([])
 

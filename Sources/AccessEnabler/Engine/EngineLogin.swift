@@ -153,6 +153,8 @@ extension Engine {
     // MARK: setSelectedProvider (Adobe's "iOS/tvOS API Reference": setSelectedProvider; never queued)
 
     public func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
+        machine.unqueuedCall(1)
+        defer { unqueuedCallReturned() }
         let cancelStatus = Self.n005
         guard let requestor = machine.login?.requestor ?? inForce else {
             return .ended(loginFailed(SDKErrorCode.providerNotSelected, nil, status: mvpdID == nil ? cancelStatus : nil))
@@ -262,9 +264,17 @@ extension Engine {
         return loginFailure(answer.result, requestor)
     }
 
+    /// A call that takes no turn returns: a login change that arrived meanwhile is checked once its response is out.
+    private func unqueuedCallReturned() {
+        machine.unqueuedCall(-1)
+        checkPendingLoginChange()
+    }
+
     // MARK: handleExternalURL (Adobe's "iOS/tvOS API Reference": handleExternalURL)
 
     func handleExternalURL() async -> AuthenticationStatus {
+        machine.unqueuedCall(1)
+        defer { unqueuedCallReturned() }
         switch machine.redirected() {
         case .endLogout:
             return finishLogout()

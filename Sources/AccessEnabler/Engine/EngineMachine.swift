@@ -76,6 +76,12 @@ struct EngineMachine<Requestor, Call, Waiter> {
     struct Calls {
         var queued: [Call] = []
         var running = false
+        /// Calls that take no turn (setSelectedProvider, handleExternalURL, getAuthenticationToken) between their
+        /// start and their return.
+        var unqueued = 0
+
+        /// No call of the instance is between its request and its response, but those waiting on the host.
+        var none: Bool { queued.isEmpty && !running && unqueued == 0 }
     }
 
     private(set) var configuration = Configuration.unset
@@ -212,6 +218,11 @@ struct EngineMachine<Requestor, Call, Waiter> {
     mutating func callEntered(_ call: Call) -> Call? {
         calls.queued.append(call)
         return nextCall()
+    }
+
+    /// A call that takes no turn started (`+1`) or returned (`-1`).
+    mutating func unqueuedCall(_ change: Int) {
+        calls.unqueued += change
     }
 
     /// The call that had its turn answered or now waits on the host; returns the call whose turn it is now.

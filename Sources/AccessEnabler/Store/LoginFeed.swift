@@ -133,11 +133,12 @@ final class LoginFeed: Sendable {
     }
 
     /// Worker thread: this process wrote `profile` (nil: deleted) under `key`: memory follows, and the login's
-    /// watchers are told.
-    func wrote(_ profile: StoredProfile?, _ key: ProfileKey) {
+    /// watchers are told, but the writer's own watch (`writer`, a `LoginWatch.id`): an owner does not hear its own
+    /// writes as news.
+    func wrote(_ profile: StoredProfile?, _ key: ProfileKey, by writer: Int? = nil) {
         let deliveries = state.withLock { state -> [(Watcher, Set<LoginKey>)] in
             if state.profiles[key.login] != nil { state.profiles[key.login]?[key.mvpd] = profile }
-            return Self.affected(state, [.login(key.login)])
+            return Self.affected(state, [.login(key.login)], except: writer)
         }
         for (watcher, logins) in deliveries { watcher.deliver(logins) }
     }
@@ -177,8 +178,9 @@ final class LoginFeed: Sendable {
     /// (memory reads, store reads) since start.
     var readCounts: (memory: Int, store: Int) { state.withLock { ($0.memoryReads, $0.storeReads) } }
 
-    private static func affected(_ state: State, _ changes: Set<LoginChange>) -> [(Watcher, Set<LoginKey>)] {
-        state.watchers.values.compactMap { watcher in
+    private static func affected(_ state: State, _ changes: Set<LoginChange>, except writer: Int? = nil) -> [(Watcher, Set<LoginKey>)] {
+        state.watchers.compactMap { id, watcher in
+            guard id != writer else { return nil }
             let hit = watcher.logins.filter { login in changes.contains { $0.covers(login) } }
             return hit.isEmpty ? nil : (watcher, hit)
         }

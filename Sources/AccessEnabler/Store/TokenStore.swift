@@ -169,19 +169,22 @@ public final class TokenStore: Sendable {
         }
     }
 
-    /// Durable; memory and the login's watchers follow once it is written.
-    func saveProfile(isolation: isolated (any Actor)? = #isolation, _ profile: StoredProfile, _ key: ProfileKey) async throws {
+    /// Durable; memory and the login's watchers follow once it is written, except `writer`: the watch of the
+    /// instance that wrote it, which knows it already (a watcher is told only what others changed).
+    func saveProfile(
+        isolation: isolated (any Actor)? = #isolation, _ profile: StoredProfile, _ key: ProfileKey, writer: LoginWatch? = nil
+    ) async throws {
         try await executor.run(isolation: isolation) { [feed] database in
             try database.saveProfile(profile, key)
-            feed.wrote(profile, key)
+            feed.wrote(profile, key, by: writer?.id)
         }
     }
 
-    /// Durable; memory and the login's watchers follow once it is deleted.
-    func deleteProfile(isolation: isolated (any Actor)? = #isolation, _ key: ProfileKey) async throws {
+    /// Durable; memory and the login's watchers (but `writer`) follow once it is deleted.
+    func deleteProfile(isolation: isolated (any Actor)? = #isolation, _ key: ProfileKey, writer: LoginWatch? = nil) async throws {
         try await executor.run(isolation: isolation) { [feed] database in
             try database.deleteProfile(key)
-            feed.wrote(nil, key)
+            feed.wrote(nil, key, by: writer?.id)
         }
     }
 
