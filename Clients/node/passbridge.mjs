@@ -105,10 +105,10 @@ class AuthorizationError extends EntitlementError {
     this.description = description;
   }
 }
-/** The MVPD denied `resource` ("User not Authorized Error", Z100): `mvpdMessage` is what the MVPD said. */
+/** The MVPD denied `resource` ("User not Authorized Error", Z100, Z110, Z130, Z169): `mvpdMessage` is what the MVPD said. */
 export class NotAuthorized extends AuthorizationError {
   get mvpdMessage() {
-    const deny = this.statuses.find((s) => ['Z100', 'Z169', 'Z130'].includes(s.id) && s.details);
+    const deny = this.statuses.find((s) => ['Z100', 'Z110', 'Z169', 'Z130'].includes(s.id) && s.details);
     return deny?.details ?? this.description;
   }
 }

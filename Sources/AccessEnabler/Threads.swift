@@ -86,9 +86,13 @@ final class ThreadExecutor: TimerExecutor, @unchecked Sendable {
         wakeWorker { $0.jobs.append(job) }
     }
 
-    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
+    @discardableResult
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> Scheduled {
         let deadline = TimerQueue.deadline(after: delay)
-        wakeWorker { $0.timers.add(at: deadline, body) }
+        var added: UInt64 = 0
+        wakeWorker { added = $0.timers.add(at: deadline, body) }
+        let id = added
+        return Scheduled { [weak self] in self?.queue.withLock { $0.timers.cancel(id) } }
     }
 
     /// Changes the queue and wakes the worker (starting it the first time).

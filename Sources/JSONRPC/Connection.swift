@@ -2,6 +2,7 @@ import CShims
 import Glibc
 import JSON
 import Synchronization
+import ThreadAffinity
 
 /// One peer: a reader that parses and dispatches on its event loop's thread, and one serialized
 /// writer that any thread may feed (ARCHITECTURE.md "Threads").
@@ -28,7 +29,7 @@ public final class Connection: Sendable {
 
     /// The serial executor of this connection's event loop: actors that take it (the engine) run on the loop
     /// thread, between epoll waits, in the order their jobs were enqueued (ARCHITECTURE.md, "Threads").
-    public var executor: any SerialExecutor { loop }
+    public var executor: any TimerExecutor { loop }
 
     /// The same loop as a task executor: a task that prefers it (`Task.immediate(executorPreference:)`) runs its
     /// nonisolated code on the loop too, instead of on Swift's global pool.

@@ -108,10 +108,12 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
 
     /// Runs `body` on the loop once `delay` has passed; the loop's epoll wait ends by then. From another thread,
     /// wakes the loop so that it waits again with the new deadline.
-    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
+    @discardableResult
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> Scheduled {
         let deadline = TimerQueue.deadline(after: delay)
-        timers.withLock { $0.add(at: deadline, body) }
+        let id = timers.withLock { $0.add(at: deadline, body) }
         if !thread.isOwner { cshims_eventfd_signal(jobsFD) }
+        return Scheduled { [weak self] in self?.timers.withLock { $0.cancel(id) } }
     }
 
     /// Runs the timers due at `now`, then the jobs they queued.

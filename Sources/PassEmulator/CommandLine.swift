@@ -98,7 +98,7 @@ public enum PassEmulatorCommand {
               POST   /__admin/clock          {advanceSeconds} or {setMillis} -> {nowMillis}
               POST   /__admin/reset          forget clients, sessions, profiles, passes, faults, rules, the request log,
                                              platform services switched off; system clock again
-              POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, malformed,
+              POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, error, malformed,
                                              truncated, contentType, drop, throttle, redirect
               DELETE /__admin/faults         remove every fault
               GET    /__admin/throttle       the built-in throttle's settings ({} when off)

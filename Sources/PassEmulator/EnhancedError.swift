@@ -74,6 +74,76 @@ public enum EnhancedError {
         "maximum_execution_time_exceeded": (
             403, "retry", "The request did not finish in the time allowed; the request may succeed if retried."
         ),
+        // The rest of REST API V2's error enumeration (`ErrorInformation.code` in Adobe's OpenAPI document), so that
+        // every code can be produced (`/__admin/item-errors`, the `error` fault): those of REST API v1's list with its
+        // status and action, the others with those of their kind.
+        "authorization_denied_by_parental_controls": (
+            403, "none", "The MVPD has returned a \"Deny\" decision due to parental controls for the specified resource."
+        ),
+        "authorization_denied_by_degradation_configuration_change": (
+            403, "none", "The degradation configuration of the integration changed; the authorization was denied."
+        ),
+        "invalid_refresh_token": (400, "application-registration", "The refresh token is missing or invalid."),
+        "invalid_requestor": (400, "none", "The requestor parameter is missing or invalid."),
+        "invalid_device_info": (400, "none", "The device information is missing or invalid."),
+        "invalid_device_id": (400, "none", "The device identifier is missing or invalid."),
+        "missing_resource": (400, "none", "The resource parameter is missing."),
+        "malformed_authz_request": (400, "none", "The authorization request is null or invalid."),
+        "internal_error": (500, "none", "The request failed due to an internal server error."),
+        "invalid_configuration_user_metadata_certificate": (
+            500, "configuration", "The user metadata certificate configuration is missing or invalid."
+        ),
+        "invalid_configuration_temporary_access": (500, "configuration", "The temporary access configuration is invalid."),
+        "invalid_configuration_platform": (500, "configuration", "The platform configuration is missing or invalid for integration."),
+        "invalid_configuration_platform_id": (500, "configuration", "The platform id configuration is missing or invalid."),
+        "invalid_configuration_platform_trait": (500, "configuration", "The platform trait configuration is missing or invalid."),
+        "invalid_configuration_platform_category_trait": (
+            500, "configuration", "The platform category trait configuration is missing or invalid."
+        ),
+        "invalid_configuration_platform_services": (
+            500, "configuration", "The platform services configuration is missing or invalid for integration."
+        ),
+        "invalid_configuration_mvpd_platform": (
+            500, "configuration", "The mvpd platform configuration is missing or invalid for mvpd and platform."
+        ),
+        "invalid_configuration_mvpd_platform_boarding_status": (
+            500, "configuration", "The mvpd platform boarding status configuration is missing or invalid for mvpd and platform."
+        ),
+        "invalid_configuration_mvpd_platform_profile_exchange": (
+            500, "configuration", "The mvpd platform profile exchange configuration is missing or invalid for mvpd and platform."
+        ),
+        "unknown_integration": (
+            412, "configuration", "The integration between the specified programmer and identity provider does not exist."
+        ),
+        "authenticated_profile_invalidated": (
+            403, "authentication", "The authenticated profile associated with this request has been invalidated."
+        ),
+        "authorization_denied_by_hba_policies": (
+            403, "authentication",
+            "The MVPD has returned a \"Deny\" decision due to home-based authentication policies; the user must authenticate again."
+        ),
+        "authorization_denied_by_session_invalidated": (
+            403, "authentication", "The authentication session was invalidated by the identity provider; the user must authenticate again."
+        ),
+        "identity_not_recognized_by_mvpd": (403, "authentication", "The user identity was not recognized by the MVPD."),
+        "authentication_session_issuer_mismatch": (
+            400, "authentication", "The MVPD of the authorization differs from the one that issued the authentication session."
+        ),
+        "authentication_session_invalidated": (
+            403, "authentication", "The authentication session was invalidated by the identity provider; the user must authenticate again."
+        ),
+        "authentication_session_missing": (
+            403, "authentication", "The authentication session associated with this request could not be retrieved."
+        ),
+        "authentication_session_expired": (403, "authentication", "The current authentication session has expired."),
+        "preauthorization_authentication_session_missing": (
+            412, "authentication", "The authentication session associated with this request could not be retrieved."
+        ),
+        "preauthorization_authentication_session_expired": (412, "authentication", "The current authentication session has expired."),
+        "authorization_not_found": (404, "authorization", "No authorization was found for the specified resource."),
+        "authorization_expired": (410, "authorization", "The previous authorization for the specified resource has expired."),
+        "maximum_attempts_exceeded": (403, "none", "The request was refused after too many attempts."),
+        "degraded_integration": (403, "none", "The integration is degraded; the request was refused."),
     ]
 
     /// The error object for `code` (an unknown code becomes a 500 `internal_server_error` shape with that code).

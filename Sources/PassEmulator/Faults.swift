@@ -4,7 +4,7 @@ import JSON
 /// An injected fault (README.md next to this file, `POST /__admin/faults`): which requests it hits and what it does.
 struct Fault {
     enum Kind: String, CaseIterable {
-        case latency, status, malformed, truncated, contentType, drop, throttle, redirect
+        case latency, status, error, malformed, truncated, contentType, drop, throttle, redirect
     }
 
     /// HTTP method to match, or nil for any.
@@ -12,7 +12,8 @@ struct Fault {
     /// Path to match exactly, or a prefix when it ends with `*`.
     var path: String
     var kind: Kind
-    /// latency: milliseconds; status: the HTTP status; contentType: the Content-Type to send; redirect: the `Location`.
+    /// latency: milliseconds; status: the HTTP status; error: the enhanced error code to answer with; contentType: the
+    /// Content-Type to send; redirect: the `Location`.
     var value: JSON?
     /// Requests left to hit; nil = until `DELETE /__admin/faults`.
     var remaining: Int?
@@ -40,6 +41,10 @@ struct Fault {
                 throw Failure(.json(400, ["error": .string("\(kind.rawValue) needs a numeric value")]))
             }
             if kind == .status, !(100...599).contains(number) { throw Failure(.json(400, ["error": "status value must be 100-599"])) }
+        case .error:
+            guard let code = json["value"]?.stringValue, EnhancedError.table[code] != nil else {
+                throw Failure(.json(400, ["error": "error needs a known enhanced error code as value"]))
+            }
         case .redirect:
             guard let location = json["value"]?.stringValue, !location.isEmpty else {
                 throw Failure(.json(400, ["error": "redirect needs the Location as value"]))
@@ -71,7 +76,7 @@ struct Fault {
 
         """
 
-    /// Answers in place of the real handler (status, throttle, drop, redirect), or nil when the handler must run.
+    /// Answers in place of the real handler (status, error, throttle, drop, redirect), or nil when the handler must run.
     func replacement() -> HTTPResponse? {
         switch kind {
         case .status:
@@ -82,6 +87,8 @@ struct Fault {
                 body = .object(object)
             }
             return .json(status, body)
+        case .error:
+            return EnhancedError.response(value?.stringValue ?? "internal_server_error")
         case .throttle:
             return HTTPResponse(status: 429, headers: [("Content-Type", "text/html")], body: Array(Fault.throttlePage.utf8))
         case .drop:

@@ -103,7 +103,12 @@ extension Emulator {
             let count = json["count"]?.intValue ?? 1
             guard count >= 1 else { return .json(400, ["error": "count must be a positive integer"]) }
             state.withLock { $0.rules.itemErrors[resource] = (code, count) }
-            return .json(201, ["resource": .string(resource), "code": .string(code), "count": .integer(Int64(count))])
+            return .json(
+                201,
+                [
+                    "resource": .string(resource), "code": .string(code), "count": .integer(Int64(count)),
+                    "error": EnhancedError.object(code),
+                ])
         case ("GET", ["requests"]):
             return .json(200, ["requests": .array(state.withLock { $0.requests.map(\.json) })])
         default:

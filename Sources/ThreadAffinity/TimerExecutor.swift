@@ -6,14 +6,28 @@ import Glibc
 /// `EventLoop` (JSONRPC) and `ThreadExecutor` (AccessEnabler) are such executors.
 public protocol TimerExecutor: SerialExecutor {
     /// Runs `body` on this executor's thread once `delay` (monotonic clock) has passed, between its jobs.
-    /// Callable from any thread; timers due at the same time run in the order they were added.
-    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void)
+    /// Callable from any thread; timers due at the same time run in the order they were added. The handle stops
+    /// the timer: its owner keeps it and cancels it when the state that armed it moves on.
+    @discardableResult
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> Scheduled
+}
+
+/// A timer of a `TimerExecutor`, as swift-nio's `Scheduled`: `cancel()` stops it if it has not run yet.
+public struct Scheduled: Sendable {
+    private let stop: @Sendable () -> Void
+
+    public init(cancel: @escaping @Sendable () -> Void) { stop = cancel }
+
+    /// Stops the timer: if it has not run, it never will (call it on the executor's thread to be sure it has not
+    /// started); after it ran, nothing happens.
+    public func cancel() { stop() }
 }
 
 /// The timers of one executor thread, earliest deadline first (monotonic nanoseconds, `TimerQueue.now()`). A
 /// value: its owner keeps it under its own lock.
 public struct TimerQueue: Sendable {
-    private var entries: [(deadline: UInt64, body: @Sendable () -> Void)] = []
+    private var entries: [(deadline: UInt64, id: UInt64, body: @Sendable () -> Void)] = []
+    private var lastID: UInt64 = 0
 
     public init() {}
 
@@ -36,10 +50,17 @@ public struct TimerQueue: Sendable {
     /// The earliest deadline, nil when there is no timer.
     public var nextDeadline: UInt64? { entries.first?.deadline }
 
-    /// Adds `body` at `deadline`, after the timers already due by then.
-    public mutating func add(at deadline: UInt64, _ body: @escaping @Sendable () -> Void) {
+    /// Adds `body` at `deadline`, after the timers already due by then; returns its id, for `cancel`.
+    public mutating func add(at deadline: UInt64, _ body: @escaping @Sendable () -> Void) -> UInt64 {
+        lastID += 1
         let index = entries.firstIndex { $0.deadline > deadline } ?? entries.count
-        entries.insert((deadline, body), at: index)
+        entries.insert((deadline, lastID, body), at: index)
+        return lastID
+    }
+
+    /// Removes timer `id` if it has not been taken yet.
+    public mutating func cancel(_ id: UInt64) {
+        if let index = entries.firstIndex(where: { $0.id == id }) { entries.remove(at: index) }
     }
 
     /// Removes and returns the timers due at `now`, in order.
@@ -57,14 +78,9 @@ public struct TimerQueue: Sendable {
     }
 }
 
-/// Suspends the calling task for `delay`: as a timer of `executor` when it has timers, else in a sleeping task
-/// of its own. Unlike `Task.sleep` in the caller's task it is not cut short when that task is cancelled, so a
+/// Suspends the calling task for `delay`, as a timer of `executor`. Unlike `Task.sleep` in the caller's task it is not cut short when that task is cancelled, so a
 /// pause that spaces requests to a backend (a `Retry-After`, a retry's delay) keeps its length even for a call
 /// the host has given up on (`$/cancelRequest`, Protocol/README.md).
-public func uncancelledSleep(for delay: Duration, on executor: any SerialExecutor) async {
-    if let timers = executor as? any TimerExecutor {
-        await withCheckedContinuation { continuation in timers.run(after: delay) { continuation.resume() } }
-    } else {
-        await Task { try? await Task.sleep(for: delay) }.value
-    }
+public func uncancelledSleep(for delay: Duration, on executor: any TimerExecutor) async {
+    await withCheckedContinuation { continuation in executor.run(after: delay) { continuation.resume() } }
 }

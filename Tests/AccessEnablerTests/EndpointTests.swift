@@ -185,7 +185,7 @@ final class EndpointTests: XCTestCase {
                 .httpError(
                     status: 403,
                     error: ["status": 403, "code": "temporary_access_expired", "message": "m", "details": "d", "action": "none"]),
-                EnhancedError(status: 403, code: "temporary_access_expired", message: "m", details: "d", action: "none")
+                EnhancedError(status: 403, code: "temporary_access_expired", message: "m", details: "d", action: ErrorAction.none)
             ),
             (
                 "code only", .httpError(status: 400, error: ["code": "invalid_parameter_resources"]),
@@ -198,10 +198,15 @@ final class EndpointTests: XCTestCase {
         for (name, result, expected) in rows {
             XCTAssertEqual(result.enhancedError, expected, name)
         }
-        XCTAssertTrue(EnhancedError(code: "authenticated_profile_missing").meansProfileGone)
-        XCTAssertTrue(EnhancedError(code: "temporary_access_duration_limit_exceeded").meansProfileGone)
-        XCTAssertTrue(EnhancedError(code: "temporary_access_duration_limit_exceeded").meansTempPassOver)
-        XCTAssertFalse(EnhancedError(code: "authorization_denied_by_mvpd").meansProfileGone)
+        // Without an `action`, the code's documented one.
+        XCTAssertEqual(EnhancedError(code: "authenticated_profile_missing").action, .authentication)
+        XCTAssertEqual(EnhancedError(code: "temporary_access_duration_limit_exceeded").action, .authentication)
+        XCTAssertTrue(EnhancedError(code: "temporary_access_duration_limit_exceeded").endsTempPass)
+        XCTAssertEqual(EnhancedError(code: "authorization_denied_by_mvpd").action, .none)
+        XCTAssertEqual(EnhancedError(code: "network_connection_timeout").action, .retry)
+        XCTAssertEqual(EnhancedError(code: "some_future_code").action, .none)
+        // An `action` the error carries wins over the code's.
+        XCTAssertEqual(EnhancedError(["code": "authorization_denied_by_mvpd", "action": "retry"])?.action, .retry)
     }
 
     func testSessionAnswersReadTheirAction() {
@@ -264,7 +269,7 @@ final class EndpointTests: XCTestCase {
             XCTAssertEqual(decision?.error?.code, code, asked)
         }
         XCTAssertEqual(answer.decision(for: "a")?.source, "degradation")
-        XCTAssertEqual(answer.decision(for: "b")?.error?.action, "retry")
+        XCTAssertEqual(answer.decision(for: "b")?.error?.action, .retry)
         XCTAssertNil(DecisionsAnswer(["decisions": [:]]))
         XCTAssertNil(DecisionsAnswer(["decisions": []])?.decision(for: "a"))
     }

@@ -15,7 +15,7 @@ final class EngineMachineReasonsTests: XCTestCase {
         var machine = Machine()
         _ = machine.setRequestorEnded(machine.setRequestorStarted(), "R", reasons: [])
         _ = machine.loginRequested("R", "get", partner: false, hasProviders: true)
-        _ = machine.sessionOpened(flow: 1, .secondScreen(code: "C", mvpd: "M"))
+        _ = machine.sessionOpened(flow: 1, .secondScreen(Machine.SecondScreen(code: "C", mvpd: "M", notAfter: 0, sentAt: 0)))
         return machine
     }
 

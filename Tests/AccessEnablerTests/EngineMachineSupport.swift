@@ -1,4 +1,5 @@
 @testable import AccessEnabler
+import ThreadAffinity
 
 /// The machine with plain values: requestors, held calls and waiters are names.
 typealias Machine = EngineMachine<String, String, String>
@@ -45,9 +46,10 @@ enum NamedState: String, CaseIterable {
         case .secondScreen:
             _ = machine.loginRequested("R", "get", partner: false, hasProviders: true)
             _ = machine.providerPicked(tempPass: false)
-            _ = machine.sessionOpened(flow: 1, .secondScreen(code: "C", mvpd: "M"))
+            _ = machine.sessionOpened(flow: 1, .secondScreen(Machine.SecondScreen(code: "C", mvpd: "M", notAfter: 0, sentAt: 0)))
+            _ = machine.pollArmed(flow: 1, Scheduled {})
         case .logoutPending:
-            _ = machine.logoutStarted("logout", partner: true)
+            _ = machine.logoutTimerArmed(flow: machine.logoutStarted("logout", partner: true), Scheduled {})
         case .closed:
             _ = machine.cancel()
         default:
@@ -81,8 +83,8 @@ enum NamedEvent: String, CaseIterable {
         case .loginRequested:
             switch machine.loginRequested("R", "w", partner: false, hasProviders: true) {
             case .joined: return []
-            case .refused(let waiter, let cancelled): return ["refuseLogin \(waiter) cancelled:\(cancelled)"]
-            case .showProviderDialog: return ["displayProviderDialog"]
+            case .refused(let waiter, let cancelled): return ["refused \(waiter) cancelled:\(cancelled)"]
+            case .showProviderDialog(let flow): return ["showProviderDialog #\(flow)"]
             case .startPartnerLogin(let flow): return ["startPartnerLogin #\(flow)"]
             }
         case .providerDialogShown:
@@ -90,9 +92,10 @@ enum NamedEvent: String, CaseIterable {
             return []
         case .providerPicked:
             let pick = machine.providerPicked(tempPass: false)
-            return (pick.stopPolling ? ["stopPolling"] : []) + (pick.createSession.map { ["createSession #\($0)"] } ?? [])
+            return (pick.stopPolling != nil ? ["stopPolling"] : []) + (pick.createSession.map { ["createSession #\($0)"] } ?? [])
         case .sessionOpened:
-            return machine.sessionOpened(flow: 1, .page(code: "C2", mvpd: "M2")) ? ["startPolling"] : []
+            let opened = machine.sessionOpened(flow: 1, .page(code: "C2", mvpd: "M2"))
+            return (opened.stopPolling != nil ? ["stopPolling"] : []) + (opened.startPolling ? ["startPolling"] : [])
         case .raised:
             machine.raised(flow: 1, AdvancedStatus(id: "W", level: "warning"))
             return []
@@ -109,12 +112,13 @@ enum NamedEvent: String, CaseIterable {
             return machine.joined("w").map { ["resume w \($0.name)"] } ?? []
         case .loginEnded:
             let end = machine.loginEnded(.authenticated)
-            return (end.stopPolling ? ["stopPolling"] : []) + end.resume.map { "resume \($0) 1" }
+            return (end.stopPolling != nil ? ["stopPolling"] : []) + end.resume.map { "resume \($0) 1" }
         case .logoutStarted:
             return ["startLogoutTimer #\(machine.logoutStarted("w", partner: false))"]
         case .logoutEnded:
             guard let end = machine.logoutEnded(flow: nil) else { return [] }
-            return ["stopLogoutTimer", "reportLogout partner:\(end.partner)"] + end.resume.map { "resume \($0) \(end.outcome.name)" }
+            return (end.stopLogoutTimer != nil ? ["stopLogoutTimer"] : []) + (end.partner ? ["partner"] : [])
+                + end.resume.map { "resume \($0) \(end.outcome.name)" }
         case .cancel:
             let cancel = machine.cancel()
             return run(cancel.run) + (cancel.cancelLogin.map { ["cancelLogin \($0)"] } ?? []) + (cancel.endLogout ? ["endLogout"] : [])
@@ -153,7 +157,7 @@ extension Machine.LoginStep {
         case .dialog: "dialog"
         case .page(let code, let mvpd): "page(\(code),\(mvpd))"
         case .completing: "completing"
-        case .secondScreen(let code, let mvpd): "secondScreen(\(code),\(mvpd))"
+        case .secondScreen(let screen): "secondScreen(\(screen.code),\(screen.mvpd))"
         }
     }
 }

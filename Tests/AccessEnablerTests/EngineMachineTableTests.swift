@@ -2,74 +2,52 @@
 import Foundation
 import XCTest
 
-/// The engine's state table tested as a table: every cell of `EngineMachineTable` against the machine, and the
-/// table of `Sources/AccessEnabler/README.md` ("The table") against `EngineMachineTable`, cell by cell. No engine,
-/// no network, no sleeps.
+/// The engine's state table, `Sources/AccessEnabler/README.md` ("The table"), run against the machine: every cell
+/// that can happen, its state reached from a fresh machine by events only (`NamedState`), its event sent
+/// (`NamedEvent`), the actions returned and the state after compared with what the cell says. The README is the one
+/// copy of the table; no engine, no network, no sleeps.
 final class EngineMachineTableTests: XCTestCase {
-    /// Each cell: its state reached from a fresh machine by events only, its event sent, the actions returned and
-    /// the state after compared with the table. "Cannot happen" cells are preconditions and are not run.
-    func testEveryCellOfTheTable() {
-        for row in EngineMachineTable.states {
-            XCTAssertEqual(row.state.machine.summary, row.summary, "row \(row.state.rawValue): the state reached")
-        }
-        for cell in EngineMachineTable.cells {
-            guard case .actions(let actions, let after) = cell.expected else { continue }
-            var machine = cell.state.machine
-            let before = machine.summary
-            XCTAssertEqual(cell.event.send(to: &machine), actions, "\(cell.position): the actions")
-            XCTAssertEqual(machine.summary, after ?? before, "\(cell.position): the state after")
-            XCTAssertNotEqual(after, before, "\(cell.position): the state does not change, so the table names none after")
-        }
-    }
-
-    /// The table has one cell for each named state × event, rows in `NamedState`'s order.
-    func testTableHasEachCellOnce() {
-        XCTAssertEqual(EngineMachineTable.states.map(\.state), NamedState.allCases)
-        var seen = Set<String>()
-        for cell in EngineMachineTable.cells {
-            XCTAssertTrue(seen.insert(cell.position).inserted, "\(cell.position): twice in EngineMachineTable.cells")
-        }
-        for state in NamedState.allCases {
-            for event in NamedEvent.allCases {
-                let position = EngineMachineTable.Cell.cannotHappen(state, event).position
-                XCTAssertTrue(seen.contains(position), "\(position): missing from EngineMachineTable.cells")
-            }
-        }
-    }
-
-    /// The README's table and `EngineMachineTable` say the same: the same columns, the same rows with the same
-    /// states, and in each cell the same actions and state after. A cell, row or column in one and not the other
-    /// fails.
-    func testReadmeTableIsTheCodeTable() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try ReadmeTable(
-            markdown: String(contentsOf: root.appendingPathComponent("Sources/AccessEnabler/README.md"), encoding: .utf8))
+    func testEveryCellOfTheTableIsWhatTheMachineDoes() throws {
+        let readme = try ReadmeTable.load()
         XCTAssertEqual(readme.columns, NamedEvent.allCases.map(\.rawValue), "the README's columns")
-        XCTAssertEqual(readme.rows.map(\.name), EngineMachineTable.states.map(\.state.rawValue), "the README's rows")
-        let summaries = Dictionary(uniqueKeysWithValues: EngineMachineTable.states.map { ($0.state.rawValue, $0.summary) })
-        var code = Dictionary(EngineMachineTable.cells.map { ($0.position, $0.expected) }, uniquingKeysWith: { first, _ in first })
+        XCTAssertEqual(readme.rows.map(\.name), NamedState.allCases.map(\.rawValue), "the README's rows")
         for row in readme.rows {
-            XCTAssertEqual(row.summary, summaries[row.name], "README row \(row.name): its state")
-            XCTAssertEqual(row.cells.count, readme.columns.count, "README row \(row.name): one cell per column")
-            for (column, text) in zip(readme.columns, row.cells) {
-                let position = "cell (\(row.name), \(column))"
-                guard let expected = code.removeValue(forKey: position) else {
-                    XCTFail("\(position): in the README, not in EngineMachineTable.cells")
-                    continue
-                }
-                XCTAssertEqual(
-                    ReadmeTable.expectation(text), expected,
-                    "\(position): the README has \(text), EngineMachineTable has \(expected.markdown)")
+            guard let state = NamedState(rawValue: row.name) else { continue }
+            XCTAssertEqual(state.machine.summary, row.summary, "row \(row.name): the state reached")
+            XCTAssertEqual(row.cells.count, readme.columns.count, "row \(row.name): one cell per column")
+            for (column, text) in zip(readme.columns, row.cells) where text != ReadmeTable.cannotHappen {
+                guard let event = NamedEvent(rawValue: column) else { continue }
+                XCTAssertEqual(text, ReadmeTable.cell(state, event), "cell (\(row.name), \(column))")
             }
         }
-        for position in code.keys.sorted() {
-            XCTFail("\(position): in EngineMachineTable.cells, not in the README")
+    }
+
+    /// The actions the table names are the machine's: each is the name of a case, a member or a method of the
+    /// engine (`Sources/AccessEnabler/Engine/`), none a word of the table alone.
+    func testEveryActionTheTableNamesExistsInTheEngine() throws {
+        let readme = try ReadmeTable.load()
+        let engine = try FileManager.default.contentsOfDirectory(
+            at: ReadmeTable.root.appendingPathComponent("Sources/AccessEnabler/Engine"),
+            includingPropertiesForKeys: nil
+        ).map { try String(contentsOf: $0, encoding: .utf8) }.joined()
+        let words = Set(engine.split { !($0.isLetter || $0.isNumber) }.map(String.init))
+        var named = Set<String>()
+        for row in readme.rows {
+            for text in row.cells where text != ReadmeTable.cannotHappen && text != "-" {
+                let actions = text.components(separatedBy: " → ")[0]
+                guard actions != "-" else { continue }
+                for action in actions.components(separatedBy: ", ") { named.insert(String(action.prefix { $0 != " " })) }
+            }
+        }
+        XCTAssertFalse(named.isEmpty)
+        for action in named.sorted() {
+            XCTAssertTrue(words.contains(action), "the table's action \(action) is named nowhere in the engine")
         }
     }
 }
 
 /// The Markdown table under "## The table" of the README: its columns (the events) and its rows.
-private struct ReadmeTable {
+struct ReadmeTable {
     struct Row {
         /// The bold part of the first cell: a `NamedState`'s raw value.
         let name: String
@@ -103,17 +81,23 @@ private struct ReadmeTable {
         }
     }
 
-    /// One cell's text as an expectation: `cannot happen`, or the actions (`-`: none, else separated by ", ") and,
-    /// after " → ", the state after in backticks.
-    static func expectation(_ text: String) -> EngineMachineTable.Expectation {
-        if text == "cannot happen" { return .cannotHappen }
-        var actions = Substring(text)
-        var after: String?
-        if let arrow = text.range(of: " → ") {
-            actions = text[..<arrow.lowerBound]
-            after = unquoted(text[arrow.upperBound...])
-        }
-        return .actions(actions == "-" ? [] : actions.components(separatedBy: ", "), after: after)
+    static let cannotHappen = "cannot happen"
+
+    /// The repository's root.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func load() throws -> ReadmeTable {
+        try ReadmeTable(markdown: String(contentsOf: root.appendingPathComponent("Sources/AccessEnabler/README.md"), encoding: .utf8))
+    }
+
+    /// What the machine does in `state` for `event`, written as the table writes a cell: the actions (`-`: none,
+    /// else separated by ", ") and, when the state changes, " → " and the state after in backticks.
+    static func cell(_ state: NamedState, _ event: NamedEvent) -> String {
+        var machine = state.machine
+        let before = machine.summary
+        let actions = event.send(to: &machine)
+        let after = machine.summary
+        return (actions.isEmpty ? "-" : actions.joined(separator: ", ")) + (after == before ? "" : " → `\(after)`")
     }
 
     /// The cells of a `| a | b |` line, trimmed.
@@ -124,16 +108,5 @@ private struct ReadmeTable {
 
     private static func unquoted(_ text: some StringProtocol) -> String {
         text.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`"))
-    }
-}
-
-extension EngineMachineTable.Expectation {
-    /// The cell as the README writes it.
-    var markdown: String {
-        switch self {
-        case .cannotHappen: "cannot happen"
-        case .actions(let actions, let after):
-            (actions.isEmpty ? "-" : actions.joined(separator: ", ")) + (after.map { " → `\($0)`" } ?? "")
-        }
     }
 }

@@ -88,7 +88,7 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(0, "Provider not Selected Error"))
         assertStatus(callbacks.last, id: "N005")
-        let polling = await client.engine.poll != nil
+        let polling = await client.engine.isPolling
         XCTAssertFalse(polling)
         try await Task.sleep(for: .milliseconds(800))
         XCTAssertEqual(client.delegate.take(), [], "no callback after the cancel")

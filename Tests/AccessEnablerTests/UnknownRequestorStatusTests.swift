@@ -9,7 +9,7 @@ final class UnknownRequestorStatusTests: XCTestCase {
     private func error(details: String) -> EnhancedError {
         EnhancedError(
             status: 400, code: "invalid_parameter_service_provider", message: "The service provider parameter value is missing or invalid.",
-            details: details, action: "none")
+            details: details, action: ErrorAction.none)
     }
 
     func testTheKnownIdsGoInDetailsAndTheNearOneIsNamed() {

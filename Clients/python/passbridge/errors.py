@@ -150,20 +150,21 @@ class AuthorizationError(EntitlementError):
 
 
 class NotAuthorized(AuthorizationError):
-    """The MVPD denied ``resource`` (``"User not Authorized Error"``, status Z100, or Z169 degradation, Z130 bad
-    resource): ``mvpd_message`` is what the MVPD said (the Z100 ``details``, else ``errorDescription``)."""
+    """The MVPD denied ``resource`` (``"User not Authorized Error"``, status Z100, or Z110 repeated attempts, Z169
+    degradation, Z130 bad resource): ``mvpd_message`` is what the MVPD said (the Z100 ``details``, else
+    ``errorDescription``)."""
 
     @property
     def mvpd_message(self) -> str:
         for s in self.statuses:
-            if s.get("id") in ("Z100", "Z169", "Z130") and s.get("details"):
+            if s.get("id") in ("Z100", "Z110", "Z169", "Z130") and s.get("details"):
                 return str(s["details"])
         return self.description
 
 
 class AuthorizationFailed(AuthorizationError):
     """Any other authorization failure (``"Generic Authorization Error"``, ``"Internal Authorization Error"``;
-    statuses Z500, Z100 too many requests, STORE500…)."""
+    statuses Z120 the MVPD could not be reached, Z500, R401, Z100 too many requests, STORE500…)."""
 
 
 __all__ = ["AuthorizationError", "AuthorizationFailed", "ConnectionClosed", "DaemonExited", "DaemonNotFound",

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ThreadAffinity
 
 /// How one AccessEnabler instance reaches its backend and its host (Protocol/README.md, `init`).
 public struct AccessEnablerConfiguration: Sendable {
@@ -52,7 +53,7 @@ public struct AccessEnablerConfiguration: Sendable {
     /// connection's event loop, so that a call enters the engine on the thread that read it, in the order it was
     /// read, and store and HTTP completions resume there (ARCHITECTURE.md, "Threads"). nil: a thread shared by
     /// every engine without one.
-    public var executor: (any SerialExecutor)?
+    public var executor: (any TimerExecutor)?
     /// Where requests go: the process's shared `HTTPTransport`, or a test's substitute.
     var httpClient: any HTTPClient = HTTPTransport.shared
 

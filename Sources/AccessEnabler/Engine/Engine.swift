@@ -9,7 +9,7 @@ import ThreadAffinity
 /// callbacks always precede the return of the call it ends.
 public actor Engine {
     /// The executor every job of this actor runs on (the configuration's, else `ThreadExecutor.shared`).
-    nonisolated let executor: any SerialExecutor
+    nonisolated let executor: any TimerExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     nonisolated let configuration: AccessEnablerConfiguration
     nonisolated let store: TokenStore
@@ -32,17 +32,10 @@ public actor Engine {
     /// Every piece of flow and lifecycle state: the configuration, the calls waiting for it and for their turn,
     /// the login or logout in progress, closed.
     var machine = Machine()
-    /// The second screen being polled (nil: none); a poll timer of an earlier one finds another generation.
-    var poll: SecondScreenPoll?
-    var pollGenerations = 0
     var clients: [String: RestClient] = [:]
 
-    /// `AP-TempPass-Identity` from the last getAuthentication or getAuthorization `data` (none when it had none).
-    var identityHeaders: [(String, String)] = []
-    /// The platform account as the host last described it (partner SSO).
-    var partnerAccount: PartnerAccount?
-    /// The watch of the requestor's logins, and what the host was last told of them (`EngineLiveLogin.swift`).
-    var liveLogin = LiveLogin()
+    /// The watch of the requestor's logins in the store (`EngineLiveLogin.swift`).
+    var loginWatch: LoginWatch?
 
     public init(configuration: AccessEnablerConfiguration, store: TokenStore, delegate: EntitlementDelegate) {
         self.configuration = configuration
@@ -73,6 +66,9 @@ public actor Engine {
     /// The requestor in force: the ready one, or during a setRequestor the one before it.
     var inForce: Requestor? { machine.inForce }
 
+    /// Whether a second screen is being polled (its login waits at the second screen).
+    var isPolling: Bool { machine.login.map { machine.isPolling($0.id) } ?? false }
+
     /// The device identifier, read (or created) in the store the first time.
     func resolveDeviceID() async throws -> String {
         if let deviceID { return deviceID }
@@ -84,7 +80,7 @@ public actor Engine {
     /// A store failure: logged, and reported to the host as status STORE500 after the call's failure callback.
     func storeFailure(_ error: any Error) -> AdvancedStatus {
         configuration.log?(.warning, "store failure: \(error)")
-        return AdvancedStatus(id: "STORE500", level: "error", message: "The device's store failed: \(error)")
+        return AdvancedStatus(.store500, message: "The device's store failed: \(error)")
     }
 
     // MARK: setRequestor and the queue
@@ -105,8 +101,7 @@ public actor Engine {
     /// setRequestor's work, up to its callbacks: the outcome and the requestor configured (nil when it failed).
     private func configure(_ requestorID: String, serviceProviders: [URL]?) async -> (RequestorStatus, Requestor?) {
         guard let statement = configuration.softwareStatement else {
-            let r400 = AdvancedStatus(
-                id: "R400", level: "error", message: "No software statement", details: configuration.missingStatementHelp)
+            let r400 = AdvancedStatus(.r400, message: "No software statement", details: configuration.missingStatementHelp)
             return finishSetRequestor(nil, failureStatus: r400)
         }
         do {
@@ -139,7 +134,7 @@ public actor Engine {
         }
         if providers.isEmpty {
             return finishSetRequestor(
-                nil, failureStatus: AdvancedStatus(id: "CFG404", level: "error", message: "No usable service provider"))
+                nil, failureStatus: AdvancedStatus(.cfg404, message: "No usable service provider"))
         }
         let failureStatus = Self.configurationFailureStatus(firstFailure, requestorID: requestorID)
         var partnerStatus: AdvancedStatus?
@@ -188,31 +183,31 @@ public actor Engine {
             if let near = Text.near(requestorID, in: known.filter { !$0.isEmpty }) { message += "; did you mean '\(near)'?" }
         }
         let details = [error?.message, backendDetails.isEmpty ? nil : backendDetails].compactMap { $0 }.joined(separator: " ")
-        return AdvancedStatus(id: "CFG400", level: "error", message: message, details: details.isEmpty ? nil : details)
+        return AdvancedStatus(.cfg400, message: message, details: details.isEmpty ? nil : details)
     }
 
     static func configurationFailureStatus(_ result: APIResult?, requestorID: String = "") -> AdvancedStatus {
         switch result {
         case .registration(.invalidSoftwareStatement):
-            return AdvancedStatus(id: "R400", level: "error", message: "The software statement was refused")
+            return AdvancedStatus(.r400, message: "The software statement was refused")
         case .registration(.accessTokenUnavailable):
-            return AdvancedStatus(id: "R401", level: "error", message: "No access token could be obtained")
+            return AdvancedStatus(.r401, message: "No access token could be obtained")
         case .httpError(401, _):
-            return AdvancedStatus(id: "R401", level: "error", message: "The access token was refused")
+            return AdvancedStatus(.r401, message: "The access token was refused")
         case .httpError(let status, let error) where status >= 500:
-            return AdvancedStatus(id: "CFG\(status)", level: "error", message: EnhancedError(error)?.message)
-        case .httpError(_, let error) where EnhancedError(error)?.code == "invalid_parameter_service_provider":
+            return AdvancedStatus(.cfg5xx(status), message: EnhancedError(error)?.message)
+        case .httpError(_, let error) where EnhancedError(error)?.known == .invalidParameterServiceProvider:
             return unknownRequestorStatus(EnhancedError(error), requestorID: requestorID)
         case .httpError(_, let error):
-            return AdvancedStatus(id: "CFG400", level: "error", message: EnhancedError(error)?.message ?? "Invalid requestor")
+            return AdvancedStatus(.cfg400, message: EnhancedError(error)?.message ?? "Invalid requestor")
         case .throttled:
-            return AdvancedStatus(id: "CFG429", level: "error", message: "Too many requests")
+            return AdvancedStatus(.cfg429)
         case .garbage:
-            return AdvancedStatus(id: "CFG500", level: "error", message: "Unreadable configuration")
+            return AdvancedStatus(.cfg5xx(500), message: "Unreadable configuration")
         case .store(let error):
-            return AdvancedStatus(id: "STORE500", level: "error", message: "The device's store failed: \(error)")
+            return AdvancedStatus(.store500, message: "The device's store failed: \(error)")
         case .transport, .ok, .none:
-            return AdvancedStatus(id: "CFG404", level: "error", message: "Backend not reachable")
+            return AdvancedStatus(.cfg404)
         }
     }
 
@@ -249,20 +244,12 @@ public actor Engine {
         }
     }
 
-    /// Runs `body` on the engine once `delay` has passed: as a timer of the engine's executor when it has timers
-    /// (the event loop, `ThreadExecutor`), so that no other thread takes part; else after a sleep in a task.
-    nonisolated func after(_ delay: Duration, _ body: @escaping @Sendable (isolated Engine) -> Void) {
-        if let timers = executor as? any TimerExecutor {
-            timers.run(after: delay) { [weak self] in self?.assumeIsolated { body($0) } }
-        } else {
-            Task { [weak self] in
-                try? await Task.sleep(for: delay)
-                await self?.run(body)
-            }
-        }
+    /// Runs `body` on the engine once `delay` has passed, as a timer of the engine's executor (the event loop,
+    /// `ThreadExecutor`), so that no other thread takes part; the handle stops it.
+    @discardableResult
+    nonisolated func after(_ delay: Duration, _ body: @escaping @Sendable (isolated Engine) -> Void) -> Scheduled {
+        executor.run(after: delay) { [weak self] in self?.assumeIsolated { body($0) } }
     }
-
-    private func run(_ body: @Sendable (isolated Engine) -> Void) { body(self) }
 
     /// Sends `endpoint` with `client`. When the answer put the device clock more than 5 minutes off the backend's,
     /// status CFG100 goes out, filed under login `flow` when the call is made for one (its outcome's reason).
@@ -279,7 +266,7 @@ public actor Engine {
     }
 
     static var cfg100: AdvancedStatus {
-        AdvancedStatus(id: "CFG100", level: "warning", message: "The device clock differs from the backend's by more than 5 minutes")
+        AdvancedStatus(.cfg100)
     }
 
     func client(for url: URL, statement: String) -> RestClient {
@@ -352,14 +339,14 @@ public actor Engine {
         let key = profileKey(requestor, profile.mvpd)
         preauthorized[key] = nil
         try await store.saveProfile(
-            StoredProfile(json: profile.json.serializedString(), notAfter: profile.notAfter), key, writer: liveLogin.watch)
+            StoredProfile(json: profile.json.serializedString(), notAfter: profile.notAfter), key, writer: loginWatch)
     }
 
     /// Deletes a profile and its authorization expiries durably (a logout), dropping its cached permits.
     func deleteProfile(_ mvpd: String, _ requestor: Requestor) async throws {
         let key = profileKey(requestor, mvpd)
         preauthorized[key] = nil
-        try await store.deleteProfile(key, writer: liveLogin.watch)
+        try await store.deleteProfile(key, writer: loginWatch)
     }
 
     /// Records the selection at once in memory; the store write is queued in order (not awaited: a lost
@@ -403,7 +390,7 @@ public actor Engine {
             if current != nil, !check.valid {
                 return report(
                     .failed(SDKErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
-                    status: partnerStatus ?? AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
+                    status: partnerStatus ?? AdvancedStatus(.n000))
             }
         }
         if let profile = current {
@@ -422,11 +409,11 @@ public actor Engine {
             }
             return report(
                 .failed(SDKErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
-                status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
+                status: AdvancedStatus(.n111))
         }
         return report(
             .failed(SDKErrorCode.userNotAuthenticated), requestor: requestor, profile: nil, cached: false,
-            status: partnerStatus ?? AdvancedStatus(id: "N000", level: "info", message: "The user is not authenticated"))
+            status: partnerStatus ?? AdvancedStatus(.n000))
     }
 
     /// Delivers setAuthenticationStatus, then the authentication tracking event, then `status` if any. A failed

@@ -23,8 +23,7 @@ extension Engine {
             guard loginIfNeeded else {
                 return authorizationFailed(resource, SDKErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
             }
-            identityHeaders = TempPassIdentity.headers(data)
-            let login = await self.login(requestor, filter: nil, turn: turn)
+            let login = await self.login(requestor, filter: nil, identity: TempPassIdentity.headers(data), turn: turn)
             do {
                 current = try await currentProfile(requestor)
             } catch {
@@ -42,121 +41,86 @@ extension Engine {
             return authorizationFailed(resource, SDKErrorCode.userNotAuthenticated, "", requestor: requestor, profile: nil)
         }
         // `data` of this call, else the identity of the login (a promotional TempPass needs it on every decision).
-        let identity = data?.isEmpty == false ? TempPassIdentity.headers(data) : identityHeaders
+        let identity = data?.isEmpty == false ? TempPassIdentity.headers(data) : machine.tempPassIdentity
         let headers = await partnerHeaders(requestor, profile: profile) + identity
         let endpoint = RESTV2.authorize(requestor.id, mvpd: profile.mvpd, resources: [resource], headers: headers)
         var answer = await call(endpoint, with: requestor.client(for: profile.mvpd))
         var skew = answer.clockSkewed ? [Self.cfg100] : []
-        // Item-level errors whose action is `retry` get at most two more tries (Adobe's "Enhanced error codes": client handling).
+        // Errors whose action is `retry` get at most two more tries (Adobe's "Enhanced Error Codes": response handling).
         for _ in 0..<2 {
-            guard answer.value?.decision(for: resource)?.error?.action == "retry" else { break }
+            guard case .failed(.retry, _) = DecisionOutcome(answer, resource: resource) else { break }
             await uncancelledSleep(for: .milliseconds(300), on: executor)
             answer = await call(endpoint, with: requestor.client(for: profile.mvpd))
             if answer.clockSkewed { skew = [Self.cfg100] }
         }
-        return await authorizationOutcome(answer, resource: resource, requestor: requestor, profile: profile, raised: skew)
+        return await authorizationOutcome(
+            DecisionOutcome(answer, resource: resource), resource: resource, requestor: requestor, profile: profile, raised: skew)
     }
 
     /// `raised`: statuses already sent for this call (CFG100), reasons of a failure before the final one.
     private func authorizationOutcome(
-        _ answer: EndpointAnswer<DecisionsAnswer>, resource: String, requestor: Requestor, profile: Profile, raised: [AdvancedStatus]
+        _ outcome: DecisionOutcome, resource: String, requestor: Requestor, profile: Profile, raised: [AdvancedStatus]
     ) async -> AuthorizationOutcome {
-        switch answer.result {
-        case .ok:
-            guard let decision = answer.value?.decision(for: resource), let authorized = decision.authorized else {
-                return authorizationFailed(
-                    resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500,
-                    raised: raised)
-            }
-            if authorized, let token = decision.mediaToken {
-                if let notAfter = decision.notAfter {
-                    // A cache: queued without an fsync or a wait; a failure is logged.
-                    let key = profileKey(requestor, profile.mvpd)
-                    let log = configuration.log
-                    store.submit({ error in log?(.warning, "store failure caching an authorization expiry: \(error)") }) {
-                        try $0.setAuthorizationExpiry(notAfter, key, resource: resource)
-                    }
+        func failed(_ errorCode: String, _ description: String = "", _ status: AdvancedStatus) -> AuthorizationOutcome {
+            authorizationFailed(resource, errorCode, description, requestor: requestor, profile: profile, status: status, raised: raised)
+        }
+        switch outcome {
+        case .permitted(let decision, let token):
+            if let notAfter = decision.notAfter {
+                // A cache: queued without an fsync or a wait; a failure is logged.
+                let key = profileKey(requestor, profile.mvpd)
+                let log = configuration.log
+                store.submit({ error in log?(.warning, "store failure caching an authorization expiry: \(error)") }) {
+                    try $0.setAuthorizationExpiry(notAfter, key, resource: resource)
                 }
-                delegate.setToken(token, forResource: resource)
-                delegate.sendTrackingData(
-                    ["true", profile.mvpd, profile.trackingGUID, "false", nil, nil] + requestor.trackingTail,
-                    forEventType: TrackingEvent.authorization)
-                switch decision.source {
-                case "degradation":
-                    delegate.status(
-                        AdvancedStatus(id: "Z010", level: "warning", message: "Authorized under a degradation rule", resource: resource))
-                case "temppass":
-                    delegate.status(AdvancedStatus(id: "Z011", level: "info", message: "Authorized with TempPass", resource: resource))
-                default:
-                    break
+            }
+            delegate.setToken(token, forResource: resource)
+            delegate.sendTrackingData(
+                ["true", profile.mvpd, profile.trackingGUID, "false", nil, nil] + requestor.trackingTail,
+                forEventType: TrackingEvent.authorization)
+            switch decision.source {
+            case "degradation": delegate.status(AdvancedStatus(.z010, resource: resource))
+            case "temppass": delegate.status(AdvancedStatus(.z011, resource: resource))
+            default: break
+            }
+            return .token(token: token, resource: resource)
+        case .failed(let failure, let error):
+            let message = error?.message
+            let details = error?.details ?? ""
+            switch failure {
+            case .loginGone:
+                // The login is gone at the backend: forget it here too, and tell the host its user is logged out
+                // (setAuthenticationStatus is among checkAuthorization's callbacks) before tokenRequestFailed.
+                do {
+                    try await deleteProfile(profile.mvpd, requestor)
+                } catch {
+                    return failed(SDKErrorCode.userNotAuthenticated, details, storeFailure(error))
                 }
-                return .token(token: token, resource: resource)
+                announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
+                let code: StatusCode = error?.endsTempPass == true ? .n111 : .n130
+                return failed(SDKErrorCode.userNotAuthenticated, details, AdvancedStatus(code, message: message, resource: resource))
+            case .denied(let code):
+                return failed(
+                    SDKErrorCode.userNotAuthorized, details,
+                    AdvancedStatus(code, message: message, details: details.isEmpty ? nil : details, resource: resource))
+            case .retry:
+                return failed(
+                    SDKErrorCode.internalAuthorization, "",
+                    AdvancedStatus(.z120, details: message, resource: resource))
+            case .technical(let code):
+                return failed(
+                    code == .r401 ? SDKErrorCode.genericAuthorization : SDKErrorCode.internalAuthorization, "",
+                    AdvancedStatus(code, message: message ?? code.message, details: details.isEmpty ? nil : details, resource: resource))
             }
-            return await denied(decision.error, resource: resource, requestor: requestor, profile: profile, raised: raised)
-        case .httpError(let status, _):
-            let error = answer.error
-            let code = error?.code ?? ""
-            if status == 403, error?.meansProfileGone == true {
-                return await denied(error, resource: resource, requestor: requestor, profile: profile, raised: raised)
-            }
-            if status == 400, code == "invalid_parameter_resources" {
-                return authorizationFailed(
-                    resource, SDKErrorCode.userNotAuthorized, error?.details ?? "", requestor: requestor, profile: profile,
-                    status: AdvancedStatus(id: "Z130", level: "error", message: error?.message, resource: resource), raised: raised)
-            }
-            return authorizationFailed(
-                resource, SDKErrorCode.internalAuthorization, "", requestor: requestor, profile: profile, status: Self.z500, raised: raised)
+        case .unreadable:
+            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z500))
         case .throttled:
-            return authorizationFailed(
-                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
-                status: AdvancedStatus(id: "Z100", level: "error", message: "Too many requests", resource: resource), raised: raised)
+            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z100, message: "Too many requests", resource: resource))
         case .registration:
-            return authorizationFailed(
-                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile,
-                status: AdvancedStatus(id: "R401", level: "error", message: "No access token"), raised: raised)
+            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.r401))
         case .store(let error):
-            return authorizationFailed(
-                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: storeFailure(error),
-                raised: raised)
-        case .garbage, .transport:
-            return authorizationFailed(
-                resource, SDKErrorCode.genericAuthorization, "", requestor: requestor, profile: profile, status: Self.z500, raised: raised)
+            return failed(SDKErrorCode.genericAuthorization, "", storeFailure(error))
         }
-    }
-
-    static var z500: AdvancedStatus { AdvancedStatus(id: "Z500", level: "error", message: "Internal authorization error") }
-
-    /// A deny (item-level or top-level error object): the MVPD's `details` reach the host intact.
-    private func denied(
-        _ error: EnhancedError?, resource: String, requestor: Requestor, profile: Profile, raised: [AdvancedStatus]
-    ) async -> AuthorizationOutcome {
-        let code = error?.code ?? ""
-        let details = error?.details ?? ""
-        let message = error?.message
-        if error?.meansProfileGone == true {
-            // The profile is gone at the backend: forget it here too, and tell the host its user is logged out
-            // (setAuthenticationStatus is among checkAuthorization's callbacks) before tokenRequestFailed.
-            do {
-                try await deleteProfile(profile.mvpd, requestor)
-            } catch {
-                return authorizationFailed(
-                    resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile,
-                    status: storeFailure(error), raised: raised)
-            }
-            announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
-            let status =
-                error?.meansTempPassOver == true
-                ? AdvancedStatus(id: "N111", level: "warning", message: message, resource: resource)
-                : AdvancedStatus(id: "N130", level: "error", message: message, resource: resource)
-            return authorizationFailed(
-                resource, SDKErrorCode.userNotAuthenticated, details, requestor: requestor, profile: profile, status: status, raised: raised
-            )
-        }
-        let id = code == "authorization_denied_by_degradation_rule" ? "Z169" : (code == "invalid_parameter_resources" ? "Z130" : "Z100")
-        return authorizationFailed(
-            resource, SDKErrorCode.userNotAuthorized, details, requestor: requestor, profile: profile,
-            status: AdvancedStatus(id: id, level: "error", message: message, details: details.isEmpty ? nil : details, resource: resource),
-            raised: raised)
     }
 
     /// Delivers tokenRequestFailed, the authorization tracking event, then `status`. The outcome's reasons are
@@ -174,5 +138,73 @@ extension Engine {
         if let status { delegate.status(status) }
         let reasons = machine.reasons(raised + (status.map { [$0] } ?? []), ofLogin: false)
         return .failed(resource: resource, errorCode: errorCode, errorDescription: description, statuses: reasons)
+    }
+}
+
+/// What a decisions answer says of one resource, read once (Adobe Pass REST API V2, "Decisions APIs"; Adobe's
+/// "Enhanced Error Codes": an item-level and a top-level error object are handled alike).
+enum DecisionOutcome {
+    case permitted(Decision, token: String)
+    case failed(DecisionFailure, EnhancedError?)
+    /// No decision for the resource, a body that is not JSON, or no answer at all.
+    case unreadable
+    case throttled
+    case registration
+    case store(TokenStoreError)
+
+    init(_ answer: EndpointAnswer<DecisionsAnswer>, resource: String) {
+        switch answer.result {
+        case .ok:
+            guard let decision = answer.value?.decision(for: resource), let authorized = decision.authorized else {
+                self = .unreadable
+                return
+            }
+            if authorized, let token = decision.mediaToken {
+                self = .permitted(decision, token: token)
+            } else {
+                self = .failed(DecisionFailure(decision.error, status: 403), decision.error)
+            }
+        case .httpError(let status, _): self = .failed(DecisionFailure(answer.error, status: status), answer.error)
+        case .throttled: self = .throttled
+        case .registration: self = .registration
+        case .store(let error): self = .store(error)
+        case .garbage, .transport: self = .unreadable
+        }
+    }
+}
+
+/// What a refused decision means for the call, by the error's action (Protocol/README.md, "Authorization failures").
+enum DecisionFailure: Equatable {
+    /// `authentication`: the login is gone at the backend (the host is told it is logged out).
+    case loginGone
+    /// `retry`: it may succeed if asked again.
+    case retry
+    /// A denial (`none` with status 403, `authorization`): Z100, Z110 (repeated attempts), Z130 (the resource), Z169
+    /// (a degradation rule).
+    case denied(StatusCode)
+    /// Nothing the user can change: Z500 (`configuration`, any other `none`), R401 (`application-registration`: the
+    /// access token was still refused after the client refreshed it, registering again when told to).
+    case technical(StatusCode)
+
+    /// `status`: the error's own, else the HTTP status it came with (403 for an item-level error).
+    init(_ error: EnhancedError?, status: Int) {
+        guard let error else {
+            self = status == 403 ? .denied(.z100) : .technical(.z500)
+            return
+        }
+        switch error.action {
+        case .authentication: self = .loginGone
+        case .retry: self = .retry
+        case .configuration: self = .technical(.z500)
+        case .applicationRegistration: self = .technical(.r401)
+        case .authorization: self = .denied(.z100)
+        case .none:
+            switch error.known {
+            case .authorizationDeniedByDegradationRule: self = .denied(.z169)
+            case .invalidParameterResources, .missingResource, .malformedAuthzRequest: self = .denied(.z130)
+            case .maximumAttemptsExceeded: self = .denied(.z110)
+            default: self = (error.status ?? status) == 403 ? .denied(.z100) : .technical(.z500)
+            }
+        }
     }
 }

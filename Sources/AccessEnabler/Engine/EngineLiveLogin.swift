@@ -7,109 +7,71 @@ import Synchronization
 // the fleet reaches it as it happens, and its reads of the profiles come from memory meanwhile. setRequestor
 // brings the store in line with the backend (`GET profiles`), as the SDK's foreground re-sync did.
 extension Engine {
-    /// What this instance told its host of the login, and what it watches.
-    struct LiveLogin {
-        var watch: LoginWatch?
-        /// The status of the last setAuthenticationStatus sent (nil: none yet, nothing to keep true).
-        var announced: Int32?
-        /// The status as this instance itself last knew it: what it told its host, or what its own setRequestor
-        /// found (`settle`). A change is told only when it moves the login away from this: the instance's own
-        /// writes (its login, its logout, its re-sync, its partner exchange) are not news to it.
-        var known: Int32?
-        /// A change arrived while a flow or a call was running: the check runs once that ends.
-        var checkPending = false
-        /// The expiry timer in force (an earlier timer finds another generation), and the `notAfter` it is for.
-        var expiryGeneration = 0
-        var expiryArmed: Int64?
-    }
-
-    /// Sends setAuthenticationStatus, and remembers what the host now believes (`LiveLogin.announced`).
+    /// Sends setAuthenticationStatus; the machine remembers what the host now believes.
     func announce(_ status: Int32, errorCode: String) {
-        liveLogin.announced = status
-        liveLogin.known = status
+        machine.told(status)
         delegate.setAuthenticationStatus(status, errorCode: errorCode)
     }
 
     /// Watches the logins of `requestor` (after a setRequestor that configured it), replacing the watch of an
-    /// earlier requestor. A change is handled on the engine's executor (`loginsChanged`).
+    /// earlier requestor. A change made by someone else is handled on the engine's executor (`loginsChanged`); the
+    /// instance's own writes are not delivered to it (`TokenStore.saveProfile(_:_:writer:)`).
     func watchLogins(_ requestor: Requestor) {
         let logins = Set(requestor.mvpds.map { profileKey(requestor, $0.ID).login })
-        liveLogin.watch = store.watch(logins) { [weak self] _ in self?.after(.zero) { $0.loginsChanged() } }
+        loginWatch = store.watch(logins) { [weak self] _ in self?.after(.zero) { $0.loginsChanged() } }
     }
 
     /// setRequestor configured `requestor` and wrote what its re-sync found: that is now what this instance knows,
     /// told to the host by its next checkAuthentication, not as a change (Protocol/README.md, "Live logins").
     func settle(_ requestor: Requestor) async throws {
-        liveLogin.known = try await currentProfile(requestor) == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success
+        machine.settled(try await currentProfile(requestor) == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success)
     }
 
-    /// Whether nothing of the instance runs: a requestor ready, no setRequestor in flight, no login or logout in
-    /// progress, no call between its request and its response. A login change is checked only then, so that an
-    /// unsolicited setAuthenticationStatus never comes between a call and its response.
-    private var quiet: Bool {
-        machine.readyRequestor != nil && machine.login == nil && machine.logout == nil && machine.calls.none
-    }
-
-    /// The watched logins changed (any instance, process or daemon; this one's own writes too): once the instance
-    /// is quiet, the current login is read again (from memory) and, when someone else moved it away from what this
-    /// instance knew and from what its host was last told, one unsolicited setAuthenticationStatus says so.
+    /// The watched logins changed (or the login's end passed): once the instance is quiet (`EngineMachine.quiet`),
+    /// the current login is read again (from memory) and, when someone else moved it away from what this instance
+    /// knew and from what its host was last told, one unsolicited setAuthenticationStatus says so.
     func loginsChanged() {
         checkThread()
-        guard quiet else {
-            liveLogin.checkPending = true
-            return
-        }
-        liveLogin.checkPending = false
-        Task { await self.checkLogin() }
+        guard machine.loginsChanged() else { return }
+        Task.immediate { await self.checkLogin() }
     }
 
-    /// A flow or a call ended: a change that arrived meanwhile is handled now.
+    /// A flow or a call ended: a change that arrived meanwhile is handled once what is queued on the executor ran
+    /// (the call's response among it).
     func checkPendingLoginChange() {
-        guard liveLogin.checkPending else { return }
+        guard machine.live.checkPending else { return }
         after(.zero) { $0.loginsChanged() }
     }
 
     private func checkLogin() async {
-        guard let requestor = machine.readyRequestor, liveLogin.announced != nil else { return }
+        guard let requestor = machine.readyRequestor, machine.live.announced != nil else { return }
         let current: Profile?
         do {
             current = try await currentProfile(requestor)
         } catch {
             return
         }
-        // A flow, a call or a setRequestor may have started during a read from the store: it reports the state
-        // itself.
-        guard quiet else {
-            liveLogin.checkPending = true
-            return
-        }
+        let check = machine.loginChecked(current == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success)
+        guard check != .wait else { return }
         armExpiry(current)
-        // What the instance knew and what the host was told may have changed during the read (a call that ran and
-        // reported meanwhile).
-        let now = current == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success
-        let known = liveLogin.known
-        liveLogin.known = now
-        guard now != known, let announced = liveLogin.announced, now != announced else { return }
+        guard case .announce(let status) = check else { return }
         // Who is logged in changed: the permits of the login before are not this one's.
         for mvpd in requestor.mvpds { preauthorized[profileKey(requestor, mvpd.ID)] = nil }
         if let current { select(requestor.mvpd(current.mvpd), requestor) }
-        announce(now, errorCode: current == nil ? SDKErrorCode.userNotAuthenticated : "")
+        announce(status, errorCode: current == nil ? SDKErrorCode.userNotAuthenticated : "")
     }
 
     /// The current login's end is a change too (nobody writes it): checked when its `notAfter` passes. One timer
-    /// per `notAfter`: a host that asks again and again arms nothing more.
+    /// per `notAfter`, kept by the machine: a host that asks again and again arms nothing more.
     func armExpiry(_ profile: Profile?) {
-        guard profile?.notAfter != liveLogin.expiryArmed else { return }
-        liveLogin.expiryGeneration += 1
-        liveLogin.expiryArmed = profile?.notAfter
-        guard let profile else { return }
-        let generation = liveLogin.expiryGeneration
-        let delay = max(0, profile.notAfter - clock.nowMillis())
-        after(.milliseconds(delay + 1)) { engine in
-            guard engine.liveLogin.expiryGeneration == generation else { return }
-            engine.liveLogin.expiryArmed = nil
-            engine.loginsChanged()
+        guard machine.expiryOutdated(profile?.notAfter) else { return }
+        let timer = profile.map { profile in
+            after(.milliseconds(max(0, profile.notAfter - clock.nowMillis()) + 1)) { engine in
+                engine.machine.expired()
+                engine.loginsChanged()
+            }
         }
+        machine.expiryArmed(profile?.notAfter, timer)?.cancel()
     }
 
     // MARK: foreground re-sync

@@ -12,10 +12,11 @@ extension Engine {
         guard let requestor = turn.requestor else {
             return report(.failed(SDKErrorCode.genericAuthentication), requestor: nil, profile: nil, cached: false)
         }
-        identityHeaders = TempPassIdentity.headers(data)
+        let identity = TempPassIdentity.headers(data)
         // A login in progress is joined at once, without reading the store first: the host could end that login
         // during the read, and this call would then open a dialog of its own.
-        if machine.login != nil { return await login(requestor, filter: filter, turn: turn) }
+        if machine.login != nil { return await login(requestor, filter: filter, identity: identity, turn: turn) }
+        machine.identityGiven(identity)
         var current: Profile?
         do {
             current = try await currentProfile(requestor, fresh: true)
@@ -30,35 +31,38 @@ extension Engine {
                 return report(.authenticated, requestor: requestor, profile: profile, cached: true)
             }
         }
-        return await login(requestor, filter: filter, turn: turn)
+        return await login(requestor, filter: filter, identity: identity, turn: turn)
     }
 
     /// Starts (or joins) the login flow and waits for its end; the call's `turn` ends once the machine has taken
     /// the login (started, joined or refused), since what follows waits on the host.
     /// `filter` narrows the platform's picker only; the provider dialog lists every MVPD (as the SDK does).
+    /// `identity`: the TempPass identity of the call's `data`, the login's if it starts one.
     ///
     /// The calling task's cancellation (the host's `$/cancelRequest`) is the user's cancel: while the login waits
     /// on the host it ends as `setSelectedProvider(nil)` ends it, for every call it answers; a call cancelled
     /// before it asked for a login ends alone with that outcome, without starting or joining one.
-    func login(_ requestor: Requestor, filter: ProviderFilter?, turn: Turn) async -> AuthenticationStatus {
+    func login(_ requestor: Requestor, filter: ProviderFilter?, identity: [(String, String)], turn: Turn) async -> AuthenticationStatus {
         if Task.isCancelled {
             return report(.failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
         }
         let partner = partnerApplies(requestor)
         let awaited = AwaitedFlow()
         return await withTaskCancellationHandler {
-            await waitForLogin(requestor, filter: filter, turn: turn, partner: partner, awaited: awaited)
+            await waitForLogin(requestor, filter: filter, identity: identity, turn: turn, partner: partner, awaited: awaited)
         } onCancel: {
             after(.zero) { engine in engine.cancelLogin(flow: awaited.id) }
         }
     }
 
     private func waitForLogin(
-        _ requestor: Requestor, filter: ProviderFilter?, turn: Turn, partner: Bool, awaited: AwaitedFlow
+        _ requestor: Requestor, filter: ProviderFilter?, identity: [(String, String)], turn: Turn, partner: Bool, awaited: AwaitedFlow
     ) async -> AuthenticationStatus {
         await withCheckedContinuation { continuation in
             defer { awaited.id = machine.login?.id }
-            switch machine.loginRequested(requestor, continuation, partner: partner, hasProviders: !requestor.mvpds.isEmpty) {
+            let request = machine.loginRequested(
+                requestor, continuation, partner: partner, hasProviders: !requestor.mvpds.isEmpty, identity: identity)
+            switch request {
             case .joined:
                 break
             case .showProviderDialog:
@@ -78,7 +82,7 @@ extension Engine {
         }
     }
 
-    static var n005: AdvancedStatus { AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled") }
+    static var n005: AdvancedStatus { AdvancedStatus(.n005) }
 
     /// A call waiting on login `flow` was cancelled: the login ends with the cancel outcome when it is still the
     /// current one and waits on the host (not when it is being completed at the backend, which ends it anyway).
@@ -97,9 +101,9 @@ extension Engine {
         if outcome.status != AccessEnablerStatus.success, let requestor { select(nil, requestor) }
         let explained = report(outcome, requestor: requestor, profile: profile, cached: false, status: status, ofLogin: true)
         let end = machine.loginEnded(explained)
-        if end.stopPolling { stopPolling() }
+        end.stopPolling?.cancel()
         for waiter in end.resume { waiter.resume(returning: explained) }
-        if end.stopPolling { checkPendingLoginChange() }
+        if end.ended { checkPendingLoginChange() }
         return explained
     }
 
@@ -119,13 +123,18 @@ extension Engine {
         select(requestor.mvpd(profile.mvpd), requestor)
         let status: AdvancedStatus? =
             if profile.isTemporary {
-                AdvancedStatus(id: "N011", level: "info", message: "Authenticated with TempPass")
+                AdvancedStatus(.n011)
             } else if profile.isDegraded {
-                AdvancedStatus(id: "N010", level: "warning", message: "Authenticated under an authenticate-all degradation rule")
+                AdvancedStatus(.n010)
             } else {
                 nil
             }
         return finishLogin(.authenticated, requestor: requestor, profile: profile, status: status)
+    }
+
+    /// The backend says the device's TempPass has run out: the login ends with N111.
+    func tempPassOver(_ requestor: Requestor) -> AuthenticationStatus {
+        loginFailed(SDKErrorCode.userNotAuthenticated, requestor, status: AdvancedStatus(.n111))
     }
 
     /// Ends the flow (or reports, when there is none) with a failure.
@@ -135,14 +144,14 @@ extension Engine {
 
     /// The failure a backend answer means for a login (Adobe's "iOS/tvOS API Reference": getAuthentication).
     func loginFailure(_ result: APIResult, _ requestor: Requestor, secondScreen: Bool = false) -> AuthenticationStatus {
-        let regStatus = secondScreen ? AdvancedStatus(id: "REG500", level: "error", message: "No authentication code") : nil
+        let regStatus = secondScreen ? AdvancedStatus(.reg500) : nil
         switch result {
         case .transport:
             return loginFailed(SDKErrorCode.providerNotAvailable, requestor, status: regStatus)
         case .registration:
             return loginFailed(
                 SDKErrorCode.genericAuthentication, requestor,
-                status: AdvancedStatus(id: "R401", level: "error", message: "No access token"))
+                status: AdvancedStatus(.r401))
         case .store(let error):
             return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: storeFailure(error))
         case .throttled, .garbage, .httpError, .ok:
@@ -167,7 +176,7 @@ extension Engine {
                 loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.unknownMVPD(mvpdID, offered: requestor.mvpds)))
         }
         let pick = machine.providerPicked(tempPass: mvpd.isTempPass)
-        if pick.stopPolling { stopPolling() }
+        pick.stopPolling?.cancel()
         select(mvpd, requestor)
         delegate.sendTrackingData([mvpd.ID] + requestor.trackingTail, forEventType: TrackingEvent.selectedProvider)
         if mvpd.isTempPass {
@@ -185,7 +194,7 @@ extension Engine {
             return .ended(await fetchProfile(mvpd.ID, requestor))
         case .authenticate where configuration.webView:
             guard let code = session.code, let url = session.url else { break }
-            _ = machine.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID))
+            machine.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID)).stopPolling?.cancel()
             let useSVC = shared.withLock { $0.options.useSVC(for: mvpd) }
             delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
             return .started
@@ -195,9 +204,11 @@ extension Engine {
             // second-screen page or the authenticate page supplies the rest); either way the code is what counts.
             guard let code = session.code else { break }
             let notAfter = session.notAfter ?? clock.nowMillis() + 1_800_000
-            let polls = machine.sessionOpened(flow: flowID, .secondScreen(code: code, mvpd: mvpd.ID))
+            let screen = Machine.SecondScreen(code: code, mvpd: mvpd.ID, notAfter: notAfter, sentAt: clock.nowMillis())
+            let opened = machine.sessionOpened(flow: flowID, .secondScreen(screen))
+            opened.stopPolling?.cancel()
             delegate.status(regcode(code: code, notAfter: notAfter, requestor: requestor, client: client))
-            if polls { startPolling(code: code, mvpd: mvpd.ID, notAfter: notAfter, flowID: flowID, requestor: requestor) }
+            if opened.startPolling { armPoll(flow: flowID) }
             return .started
         case .authenticate, .partnerProfile, .other:
             break
@@ -208,11 +219,7 @@ extension Engine {
     /// A TempPass MVPD authenticates without a login page (Adobe's "iOS/tvOS API Reference": TempPass).
     func tempPassLogin(_ mvpd: MVPD, _ requestor: Requestor) async -> AuthenticationStatus {
         let answer = await call(createSession(mvpd.ID, requestor), with: requestor.client(for: mvpd.ID), flow: machine.login?.id)
-        if case .httpError(403, _) = answer.result, answer.error?.meansTempPassOver == true {
-            return loginFailed(
-                SDKErrorCode.userNotAuthenticated, requestor,
-                status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
-        }
+        if answer.error?.endsTempPass == true { return tempPassOver(requestor) }
         guard case .ok = answer.result else { return loginFailure(answer.result, requestor) }
         return await fetchProfile(mvpd.ID, requestor)
     }
@@ -223,7 +230,7 @@ extension Engine {
     /// `redirectUrl`), and the page that sends the phone to the authenticate URL completes it (Protocol/README.md,
     /// "Second screen").
     private func createSession(_ mvpdID: String, _ requestor: Requestor) -> Endpoint<SessionAnswer> {
-        RESTV2.createSession(requestor.id, mvpd: mvpdID, redirectURL: sessionRedirectURL, identity: identityHeaders)
+        RESTV2.createSession(requestor.id, mvpd: mvpdID, redirectURL: sessionRedirectURL, identity: machine.tempPassIdentity)
     }
 
     /// The `redirectUrl` of the login's session: the host's redirect URL, except a custom scheme on a second-screen host.
@@ -240,7 +247,7 @@ extension Engine {
         let authenticate = client.absolute(RESTV2.authenticatePath(requestor.id, code: code))
         let shown = configuration.activationPage(code: code) ?? authenticate
         return AdvancedStatus(
-            id: "REGCODE", level: "info",
+            .regcode,
             message: configuration.activationURL == nil
                 ? "Open the URL on another device to sign in" : "Enter the code on the activation page",
             code: code, url: shown, authenticateURL: authenticate, activationURL: configuration.activationURL, notAfter: notAfter)
@@ -250,16 +257,13 @@ extension Engine {
     func fetchProfile(_ mvpdID: String, _ requestor: Requestor) async -> AuthenticationStatus {
         let flowID = machine.login?.id
         let answer = await call(
-            RESTV2.profile(requestor.id, mvpd: mvpdID, headers: identityHeaders), with: requestor.client(for: mvpdID), flow: flowID)
+            RESTV2.profile(requestor.id, mvpd: mvpdID, headers: machine.tempPassIdentity), with: requestor.client(for: mvpdID), flow: flowID
+        )
         if let stale = machine.staleOutcome(of: flowID) { return stale }
         if let profile = answer.value?.first(preferring: mvpdID) {
             return await loginSucceeded(profile, requestor)
         }
-        if case .httpError(403, _) = answer.result, answer.error?.meansTempPassOver == true {
-            return loginFailed(
-                SDKErrorCode.userNotAuthenticated, requestor,
-                status: AdvancedStatus(id: "N111", level: "warning", message: "TempPass expired"))
-        }
+        if answer.error?.endsTempPass == true { return tempPassOver(requestor) }
         if case .ok = answer.result { return loginFailed(SDKErrorCode.genericAuthentication, requestor) }
         return loginFailure(answer.result, requestor)
     }
@@ -328,61 +332,43 @@ extension Engine {
 
     // MARK: second screen (Protocol/README.md)
 
-    private func startPolling(code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor) {
-        pollGenerations += 1
-        poll = SecondScreenPoll(
-            generation: pollGenerations, code: code, mvpd: mvpd, notAfter: notAfter, flowID: flowID, requestor: requestor,
-            lastCountdown: clock.nowMillis())
-        armPoll(pollGenerations)
+    /// The next poll of login `flow`'s second screen, one poll interval from now: a timer of the engine's executor,
+    /// kept by the machine with the second screen, so that whatever ends or moves the login on stops it.
+    private func armPoll(flow: Int) {
+        let timer = after(configuration.pollInterval) { engine in engine.pollDue(flow: flow) }
+        if !machine.pollArmed(flow: flow, timer) { timer.cancel() }
     }
 
-    /// The next poll of second screen `generation`, one poll interval from now (a timer of the engine's executor).
-    private func armPoll(_ generation: Int) {
-        after(configuration.pollInterval) { engine in
-            guard engine.poll?.generation == generation else { return }
-            Task.immediate { await engine.pollAndRearm(generation) }
-        }
-    }
-
-    private func pollAndRearm(_ generation: Int) async {
-        guard let current = poll, current.generation == generation else { return }
-        var reachable = current.reachable
-        let more = await pollOnce(
-            code: current.code, mvpd: current.mvpd, notAfter: current.notAfter, flowID: current.flowID, requestor: current.requestor,
-            reachable: &reachable)
-        guard poll?.generation == generation else { return }
-        poll?.reachable = reachable
-        if more {
-            countdown()
-            armPoll(generation)
-        } else {
-            poll = nil
+    /// The poll timer fired: one poll (its HTTP exchange in a task of the engine's executor, ARCHITECTURE.md
+    /// "Unstructured tasks"), then the next one, a countdown due, or nothing when the login no longer polls.
+    private func pollDue(flow: Int) {
+        guard let screen = machine.pollDue(flow: flow), let requestor = machine.login?.requestor else { return }
+        Task.immediate {
+            guard await self.pollOnce(screen, flowID: flow, requestor: requestor), self.machine.isPolling(flow) else { return }
+            self.countdown(flow: flow)
+            self.armPoll(flow: flow)
         }
     }
 
     /// Status REG100 (info) for the second screen being polled, once `countdownInterval` has passed by the engine's
     /// clock since its REGCODE or its last REG100: `{code, notAfter, secondsLeft}`, so the host can show the time
     /// left. Never a reason of the outcome.
-    private func countdown() {
-        guard var current = poll else { return }
+    private func countdown(flow: Int) {
         let now = clock.nowMillis()
         let interval = configuration.countdownInterval.components
         let intervalMillis = interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000
-        guard now - current.lastCountdown >= intervalMillis, now < current.notAfter else { return }
-        current.lastCountdown = now
-        poll = current
-        let left = (current.notAfter - now) / 1000
+        guard let screen = machine.countdownDue(flow: flow, now: now, interval: intervalMillis) else { return }
+        let left = (screen.notAfter - now) / 1000
         delegate.status(
             AdvancedStatus(
-                id: "REG100", level: "info", message: "Waiting for the sign-in on the other device: \(left) s left",
-                code: current.code, notAfter: current.notAfter, secondsLeft: left))
+                .reg100, message: "Waiting for the sign-in on the other device: \(left) s left", code: screen.code,
+                notAfter: screen.notAfter, secondsLeft: left))
     }
 
-    /// One poll; false when polling is over. `reachable`: whether the last poll reached the backend (a poll that
-    /// fails on the network after one that did not sends status REG503, a reason of the login's outcome).
-    private func pollOnce(
-        code: String, mvpd: String, notAfter: Int64, flowID: Int, requestor: Requestor, reachable: inout Bool
-    ) async -> Bool {
+    /// One poll; false when polling is over. A poll that fails on the network after one that reached the backend
+    /// sends status REG503, a reason of the login's outcome.
+    private func pollOnce(_ screen: Machine.SecondScreen, flowID: Int, requestor: Requestor) async -> Bool {
+        let (code, mvpd, notAfter) = (screen.code, screen.mvpd, screen.notAfter)
         guard machine.isPolling(flowID) else { return false }
         if clock.nowMillis() >= notAfter {
             _ = loginFailed(SDKErrorCode.userNotAuthenticated, requestor, status: Self.n130)
@@ -392,7 +378,7 @@ extension Engine {
         guard machine.isPolling(flowID) else { return false }
         switch answer.result {
         case .ok:
-            reachable = true
+            machine.polled(flow: flowID, reachable: true)
             if let profile = answer.value?.first(preferring: mvpd) {
                 _ = await loginSucceeded(profile, requestor)
                 return false
@@ -400,7 +386,7 @@ extension Engine {
             return true
         case .httpError(let status, _) where status == 400 || status == 403 || status == 404:
             // The backend's clock decides when the code is over (the emulator's may be moved ahead).
-            if answer.error?.code == "invalid_authentication_session" {
+            if answer.error?.known == .invalidAuthenticationSession {
                 _ = loginFailed(SDKErrorCode.userNotAuthenticated, requestor, status: Self.n130)
             } else {
                 _ = loginFailed(SDKErrorCode.genericAuthentication, requestor)
@@ -410,21 +396,20 @@ extension Engine {
             _ = loginFailure(answer.result, requestor)
             return false
         case .transport:
-            if reachable {
-                reachable = false
+            if machine.polled(flow: flowID, reachable: false) {
                 raise(
                     AdvancedStatus(
-                        id: "REG503", level: "warning", message: "The backend could not be reached to check the code; still trying"),
+                        .reg503),
                     flow: flowID)
             }
             return true  // transient: keep polling until the code expires
         default:
-            reachable = true
+            machine.polled(flow: flowID, reachable: true)
             return true
         }
     }
 
-    static var n130: AdvancedStatus { AdvancedStatus(id: "N130", level: "error", message: "The authentication code expired") }
+    static var n130: AdvancedStatus { AdvancedStatus(.n130) }
 
     /// `PB404`, the daemon's status for an id that is not one of the requestor's MVPDs (the provider dialog offers
     /// them all), naming the offered id near it, if any (`Text.near`).
@@ -433,7 +418,7 @@ extension Engine {
         let ids = offered.map(\.ID)
         var message = "No MVPD '\(Text.excerpt(mvpdId))' in the provider dialog"
         if let near = Text.near(mvpdId, in: ids) { message += "; did you mean '\(near)'?" }
-        return AdvancedStatus(id: "PB404", level: "error", message: message, details: "The dialog offered: \(ids.joined(separator: ", "))")
+        return AdvancedStatus(.pb404, message: message, details: "The dialog offered: \(ids.joined(separator: ", "))")
     }
 
     // MARK: cancel
@@ -449,12 +434,11 @@ extension Engine {
 
     // MARK: timers
 
-    /// Forgets the second screen being polled: its pending poll timer does nothing when it fires.
-    func stopPolling() { poll = nil }
-
-    /// Ends logout page `flow` after the logout timeout, unless it ended before (the machine knows).
+    /// Ends logout page `flow` after the logout timeout; the machine keeps the timer with the logout, whose end
+    /// stops it.
     func startLogoutTimer(flow: Int) {
-        after(configuration.logoutTimeout) { $0.endLogout(flow: flow) }
+        let timer = after(configuration.logoutTimeout) { $0.endLogout(flow: flow) }
+        if !machine.logoutTimerArmed(flow: flow, timer) { timer.cancel() }
     }
 
     /// Ends the logout page `flow` (any, when nil): setAuthenticationStatus(0, "User Not Authenticated Error"), then
@@ -462,26 +446,12 @@ extension Engine {
     func endLogout(flow: Int?) {
         checkThread()
         guard let end = machine.logoutEnded(flow: flow) else { return }
+        end.stopLogoutTimer?.cancel()
         announce(end.outcome.status, errorCode: end.outcome.errorCode)
         if end.partner { delegate.status(Self.vsa203) }
         for waiter in end.resume { waiter.resume(returning: end.outcome) }
         checkPendingLoginChange()
     }
-}
-
-/// A second screen being polled (`Engine.poll`): the code and where it came from, and whether the last poll
-/// reached the backend (the first failure after a success sends REG503).
-struct SecondScreenPoll {
-    let generation: Int
-    let code: String
-    let mvpd: String
-    /// The code's expiry, epoch milliseconds.
-    let notAfter: Int64
-    let flowID: Int
-    let requestor: Requestor
-    var reachable = true
-    /// When the REGCODE or the last REG100 was sent, epoch ms by the engine's clock.
-    var lastCountdown: Int64
 }
 
 /// The flow a call waits on, read by its cancellation handler: written and read on the engine's executor only

@@ -94,7 +94,7 @@ extension Engine {
     /// After logging out a partner login: the user must also sign out on the platform (Adobe's "Apple SSO Cookbook
     /// (REST API V2)", logout).
     static var vsa203: AdvancedStatus {
-        AdvancedStatus(id: "VSA203", level: "info", message: "Sign out of the TV provider in the platform's settings too")
+        AdvancedStatus(.vsa203)
     }
 
     // MARK: getMetadata (Adobe's "iOS/tvOS API Reference": getMetadata; Protocol/README.md)

@@ -1,15 +1,20 @@
 import FoundationEssentials
+import ThreadAffinity
 
 /// An instance's flow and lifecycle state as one value: one mutating method per event, each returning what the
 /// engine must do for that event as a value of its own type; `Engine` performs it (HTTP, store, delegate
 /// callbacks, timers) and sends back, as further events, what that produced. The states and every state × event
 /// cell are in `README.md` next to this file.
 ///
-/// Two regions that move independently — the configuration (setRequestor, and the calls that wait for it and for
-/// their turn) and the flow (a login, a logout waiting for its page) — plus `closed`, which is sticky. Each
-/// region is one enum, so that impossible combinations cannot be written: a requestor beside a failure, a kept
-/// outcome beside a login in progress, two logins or two logout pages. They are not one enum because they are
-/// independent: a login goes on across a repeated setRequestor, and every pairing is a state of the table.
+/// Two regions that move independently — the lifecycle (open or closed, the configuration setRequestor made, and
+/// the calls that wait for it and for their turn) and the flow (a login, with its second screen's poll, or a logout
+/// waiting for its page, with its timer) — and what they decide beside them: the live-login view (what the host was
+/// told, what the instance knows, the login's expiry timer), the TempPass identity of the login, the partner
+/// account. Each region is one enum, so that impossible combinations cannot be written: a requestor beside a
+/// failure, a kept outcome beside a login in progress, a poll without a second screen, two logins or two logout
+/// pages. They are not one enum because they are independent: a login goes on across a repeated setRequestor, and
+/// every pairing is a state of the table. Timers are kept as their handles (`Scheduled`), returned by the event
+/// that leaves their state so that the engine cancels them: no generation counters.
 /// Generic over the requestor, the calls and the flows' waiters, so that the cells are tested with plain values.
 struct EngineMachine<Requestor, Call, Waiter> {
     enum Configuration {
@@ -34,8 +39,35 @@ struct EngineMachine<Requestor, Call, Waiter> {
         /// handleExternalURL arrived; reading the profile.
         case completing
         /// REGCODE sent; polling `profiles/code/{code}`.
-        case secondScreen(code: String, mvpd: String)
+        case secondScreen(SecondScreen)
     }
+
+    /// A second screen being polled: its code and where it came from, how the polls went, and the next poll's
+    /// timer (kept here, so that whatever moves the login on stops it: `PollStop`).
+    struct SecondScreen: Equatable {
+        let code: String
+        let mvpd: String
+        /// The code's expiry, epoch milliseconds.
+        let notAfter: Int64
+        /// Whether the last poll reached the backend (a failure after a success sends REG503).
+        var reachable = true
+        /// When the REGCODE or the last REG100 was sent, epoch milliseconds by the engine's clock.
+        var lastCountdown: Int64
+        /// The next poll, armed by the engine (`pollArmed`); nil while a poll runs.
+        var timer: Scheduled?
+
+        init(code: String, mvpd: String, notAfter: Int64, sentAt: Int64) {
+            self.code = code
+            self.mvpd = mvpd
+            self.notAfter = notAfter
+            lastCountdown = sentAt
+        }
+
+        static func == (a: SecondScreen, b: SecondScreen) -> Bool { a.code == b.code && a.mvpd == b.mvpd }
+    }
+
+    /// The poll timer to cancel because the second screen it polls was left (nil: none was armed).
+    typealias PollStop = Scheduled?
 
     struct Login {
         let id: Int
@@ -54,6 +86,8 @@ struct EngineMachine<Requestor, Call, Waiter> {
         /// A partner profile was logged out: VSA203 follows the final callback.
         let partner: Bool
         var waiters: [Waiter]
+        /// The page's timeout, armed by the engine (`logoutTimerArmed`).
+        var timer: Scheduled?
     }
 
     /// The outcome of the last flow that ended, and which flow it was.
@@ -84,11 +118,31 @@ struct EngineMachine<Requestor, Call, Waiter> {
         var none: Bool { queued.isEmpty && !running && unqueued == 0 }
     }
 
-    private(set) var configuration = Configuration.unset
+    /// The instance open, or closed: the host went away (sticky; nothing that waits on the host starts), with the
+    /// configuration it had, which the setRequestor calls still in flight go on changing.
+    enum Lifecycle {
+        case open(Configuration)
+        case closed(Configuration)
+    }
+
+    private(set) var lifecycle = Lifecycle.open(.unset)
     private(set) var flow = Flow.idle(last: nil)
     private(set) var calls = Calls()
-    /// The host went away (sticky): nothing that waits on the host starts.
-    private(set) var closed = false
+
+    var configuration: Configuration {
+        switch lifecycle {
+        case .open(let configuration), .closed(let configuration): configuration
+        }
+    }
+
+    var closed: Bool {
+        if case .closed = lifecycle { return true }
+        return false
+    }
+
+    private mutating func configure(_ configuration: Configuration) {
+        lifecycle = closed ? .closed(configuration) : .open(configuration)
+    }
     /// The id of the last flow started (logins and logouts share the numbering).
     private var flows = 0
     /// The number of the last setRequestor started (`setRequestorStarted`), and what it ended with once it has
@@ -97,6 +151,27 @@ struct EngineMachine<Requestor, Call, Waiter> {
     private var latestEnded: (requestor: Requestor?, reasons: [AdvancedStatus])?
     /// The last login that ended and its outcome, for the calls that worked for it (`staleOutcome`).
     private var lastLogin: Ended?
+    /// What the host was told of the login and what the instance knows of it (Protocol/README.md, "Live logins").
+    private(set) var live = LiveLogin()
+    /// `AP-TempPass-Identity` of the login last started (from its call's `data`; empty when it had none), sent on
+    /// that login's session and profile calls and on decisions that bring none of their own.
+    private(set) var tempPassIdentity: [(String, String)] = []
+    /// The platform account as the host last described it (partner SSO).
+    var partnerAccount: PartnerAccount?
+
+    /// The live-login view: what the instance told its host of the login and what it knows of it.
+    struct LiveLogin {
+        /// The status of the last setAuthenticationStatus sent (nil: none yet, nothing to keep true).
+        var announced: Int32?
+        /// The status as this instance itself last knew it: what it told its host, or what its own setRequestor
+        /// found (`settled`). A change is told only when it moves the login away from this: the instance's own
+        /// writes are not news to it.
+        var known: Int32?
+        /// A change arrived while the instance was not quiet: it is checked once the instance is.
+        var checkPending = false
+        /// The current login's end (`notAfter`, epoch ms) and the timer that checks the login then.
+        var expiry: (notAfter: Int64, timer: Scheduled)?
+    }
 
     // MARK: reading the state
 
@@ -136,11 +211,14 @@ struct EngineMachine<Requestor, Call, Waiter> {
         return nil
     }
 
-    /// Whether login `flow` is the current one and polls its second screen.
-    func isPolling(_ flow: Int) -> Bool {
-        guard let login, login.id == flow, case .secondScreen = login.step else { return false }
-        return true
+    /// The second screen login `flow` polls, while it is the current one and polls.
+    func secondScreen(_ flow: Int) -> SecondScreen? {
+        guard let login, login.id == flow, case .secondScreen(let screen) = login.step else { return nil }
+        return screen
     }
+
+    /// Whether login `flow` is the current one and polls its second screen.
+    func isPolling(_ flow: Int) -> Bool { secondScreen(flow) != nil }
 
     /// Whether login `flow` is the current one and still in its partner step.
     func isPartnerStep(_ flow: Int) -> Bool {
@@ -165,6 +243,68 @@ struct EngineMachine<Requestor, Call, Waiter> {
         return raised
     }
 
+    // MARK: the live login (Protocol/README.md, "Live logins")
+
+    /// Whether nothing of the instance runs: a requestor ready, no setRequestor in flight, no login or logout in
+    /// progress, no call between its request and its response. A login change is checked only then, so that an
+    /// unsolicited setAuthenticationStatus never comes between a call and its response.
+    var quiet: Bool { readyRequestor != nil && login == nil && logout == nil && calls.none }
+
+    /// setAuthenticationStatus(`status`) was sent: the host and the instance know it.
+    mutating func told(_ status: Int32) {
+        live.announced = status
+        live.known = status
+    }
+
+    /// setRequestor found `status` (its re-sync, its partner exchange): the instance knows it; the host learns it
+    /// from its next checkAuthentication.
+    mutating func settled(_ status: Int32) { live.known = status }
+
+    /// The watched logins changed (or a check waited for the end of a flow or a call): whether to check now; when
+    /// the instance is not quiet the check waits (`checkPending`).
+    mutating func loginsChanged() -> Bool {
+        live.checkPending = !quiet
+        return quiet
+    }
+
+    /// What a check of the login found.
+    enum LoginCheck: Equatable {
+        /// The instance is no longer quiet: the check waits for its end.
+        case wait
+        /// Nothing to tell: the login is what the instance knew, or what its host was told.
+        case nothingNew
+        /// Someone else moved the login away from what the instance knew and its host was told: one unsolicited
+        /// setAuthenticationStatus.
+        case announce(Int32)
+    }
+
+    /// The login read again is logged in (`status` 1) or not (0).
+    mutating func loginChecked(_ status: Int32) -> LoginCheck {
+        guard quiet else {
+            live.checkPending = true
+            return .wait
+        }
+        let known = live.known
+        live.known = status
+        guard status != known, let announced = live.announced, status != announced else { return .nothingNew }
+        return .announce(status)
+    }
+
+    /// A getAuthentication that joins no login gave `identity` (its `data`'s): the identity of the login it reports.
+    mutating func identityGiven(_ identity: [(String, String)]) { tempPassIdentity = identity }
+
+    /// Whether the expiry timer must be armed again for a login ending at `notAfter` (nil: no login).
+    func expiryOutdated(_ notAfter: Int64?) -> Bool { notAfter != live.expiry?.notAfter }
+
+    /// The engine armed `timer` for the login's end `notAfter` (nil: none, no login); returns the timer it replaces.
+    mutating func expiryArmed(_ notAfter: Int64?, _ timer: Scheduled?) -> Scheduled? {
+        defer { live.expiry = notAfter.flatMap { end in timer.map { (end, $0) } } }
+        return live.expiry?.timer
+    }
+
+    /// The expiry timer fired.
+    mutating func expired() { live.expiry = nil }
+
     // MARK: the configuration and the calls that wait
 
     private var configuringNow: Bool {
@@ -183,16 +323,12 @@ struct EngineMachine<Requestor, Call, Waiter> {
     mutating func setRequestorStarted() -> Int {
         latestSetRequestor += 1
         latestEnded = nil
-        defer { configure() }
-        return latestSetRequestor
-    }
-
-    private mutating func configure() {
         if case .configuring(let n, let previous) = configuration {
-            configuration = .configuring(inFlight: n + 1, previous: previous)
+            configure(.configuring(inFlight: n + 1, previous: previous))
         } else {
-            configuration = .configuring(inFlight: 1, previous: inForce)
+            configure(.configuring(inFlight: 1, previous: inForce))
         }
+        return latestSetRequestor
     }
 
     /// setRequestor number `number` ended with `requestor` (nil: it failed, for `reasons`). When the last one in
@@ -204,12 +340,12 @@ struct EngineMachine<Requestor, Call, Waiter> {
         }
         if number == latestSetRequestor { latestEnded = (requestor, reasons) }
         guard n == 1 else {
-            configuration = .configuring(inFlight: n - 1, previous: requestor ?? previous)
+            configure(.configuring(inFlight: n - 1, previous: requestor ?? previous))
             return nil
         }
         let decided = latestEnded ?? (requestor, reasons)
         latestEnded = nil
-        configuration = decided.requestor.map { .ready($0) } ?? .failed(reasons: decided.reasons.filter(\.isReason))
+        configure(decided.requestor.map { .ready($0) } ?? .failed(reasons: decided.reasons.filter(\.isReason)))
         return nextCall()
     }
 
@@ -246,8 +382,11 @@ struct EngineMachine<Requestor, Call, Waiter> {
         case startPartnerLogin(flow: Int)
     }
 
-    /// getAuthentication or getAuthorization needs a login under `requestor`.
-    mutating func loginRequested(_ requestor: Requestor, _ waiter: Waiter, partner: Bool, hasProviders: Bool) -> LoginRequest {
+    /// getAuthentication or getAuthorization needs a login under `requestor`; `identity`: its TempPass identity,
+    /// that of a new login (a call that joins the login in progress leaves the login's).
+    mutating func loginRequested(
+        _ requestor: Requestor, _ waiter: Waiter, partner: Bool, hasProviders: Bool, identity: [(String, String)] = []
+    ) -> LoginRequest {
         let logout: Logout?
         switch flow {
         case .login(var login, let open):
@@ -260,17 +399,60 @@ struct EngineMachine<Requestor, Call, Waiter> {
             logout = open
         }
         if closed || !hasProviders { return .refused(waiter, cancelled: closed) }
+        tempPassIdentity = identity
         flows += 1
         let login = Login(id: flows, requestor: requestor, step: partner ? .partnerPicker : .dialog, waiters: [waiter])
         flow = .login(login, logout: logout)
         return partner ? .startPartnerLogin(flow: flows) : .showProviderDialog(flow: flows)
     }
 
-    /// Changes the login in progress when it is `id` (any login when nil).
-    private mutating func updateLogin(_ id: Int? = nil, _ change: (inout Login) -> Void) {
-        guard case .login(var login, let logout) = flow, id == nil || login.id == id else { return }
+    /// Changes the login in progress when it is `id` (any login when nil); returns the poll timer of a second
+    /// screen the change left.
+    @discardableResult
+    private mutating func updateLogin(_ id: Int? = nil, _ change: (inout Login) -> Void) -> PollStop {
+        guard case .login(var login, let logout) = flow, id == nil || login.id == id else { return nil }
+        let before = login.step
         change(&login)
         flow = .login(login, logout: logout)
+        guard case .secondScreen(let left) = before, before != login.step else { return nil }
+        return left.timer
+    }
+
+    /// The engine armed the next poll of login `flow`'s second screen; false when that login no longer polls
+    /// (the engine cancels the timer).
+    mutating func pollArmed(flow id: Int, _ timer: Scheduled) -> Bool {
+        guard var screen = secondScreen(id) else { return false }
+        screen.timer = timer
+        updateLogin(id) { $0.step = .secondScreen(screen) }
+        return true
+    }
+
+    /// The poll timer of login `flow` fired: the second screen to poll now, if the login still polls.
+    mutating func pollDue(flow id: Int) -> SecondScreen? {
+        guard var screen = secondScreen(id) else { return nil }
+        screen.timer = nil
+        updateLogin(id) { $0.step = .secondScreen(screen) }
+        return screen
+    }
+
+    /// A poll of login `flow` reached the backend or not; returns whether the one before it had (a failure just
+    /// after a success is the one to report).
+    @discardableResult
+    mutating func polled(flow id: Int, reachable: Bool) -> Bool {
+        guard var screen = secondScreen(id) else { return false }
+        let before = screen.reachable
+        screen.reachable = reachable
+        updateLogin(id) { $0.step = .secondScreen(screen) }
+        return before
+    }
+
+    /// Whether a countdown (REG100) of login `flow` is due at `now`, `interval` ms after the last one and before
+    /// the code's end; when it is, it counts as sent.
+    mutating func countdownDue(flow id: Int, now: Int64, interval: Int64) -> SecondScreen? {
+        guard var screen = secondScreen(id), now - screen.lastCountdown >= interval, now < screen.notAfter else { return nil }
+        screen.lastCountdown = now
+        updateLogin(id) { $0.step = .secondScreen(screen) }
+        return screen
     }
 
     /// The partner step of login `flow` fell back to (or chose for the user in) the provider dialog.
@@ -281,30 +463,35 @@ struct EngineMachine<Requestor, Call, Waiter> {
         }
     }
 
-    /// What to do for a provider the user picked: the poll of an earlier code always stops (`stopPolling`).
+    /// What to do for a provider the user picked.
     struct ProviderPick {
-        let stopPolling = true
+        /// The poll of the second screen the login leaves for the new session.
+        let stopPolling: PollStop
         /// The login whose session to create; nil when no login is in progress or the provider is TempPass.
         let createSession: Int?
     }
 
     /// setSelectedProvider named a provider of the requestor (a TempPass one logs in without a session).
     mutating func providerPicked(tempPass: Bool) -> ProviderPick {
-        guard let current = login, !tempPass else { return ProviderPick(createSession: nil) }
-        updateLogin { $0.step = .dialog }
-        return ProviderPick(createSession: current.id)
+        guard let current = login, !tempPass else { return ProviderPick(stopPolling: nil, createSession: nil) }
+        return ProviderPick(stopPolling: updateLogin { $0.step = .dialog }, createSession: current.id)
     }
 
-    /// Login `flow`'s session was created: `.page` or `.secondScreen`. Returns whether to start polling (a
-    /// second screen of the current login).
-    mutating func sessionOpened(flow id: Int, _ step: LoginStep) -> Bool {
-        guard login?.id == id else { return false }
-        updateLogin { login in
+    /// What opening a session means: poll a new second screen, stop the poll of one the login left.
+    struct SessionOpen {
+        let startPolling: Bool
+        let stopPolling: PollStop
+    }
+
+    /// Login `flow`'s session was created: `.page` or `.secondScreen`.
+    mutating func sessionOpened(flow id: Int, _ step: LoginStep) -> SessionOpen {
+        guard login?.id == id else { return SessionOpen(startPolling: false, stopPolling: nil) }
+        let left = updateLogin { login in
             login.step = step
             if case .page = step { login.reasons = [] }
         }
-        if case .secondScreen = step { return true }
-        return false
+        if case .secondScreen = step { return SessionOpen(startPolling: true, stopPolling: left) }
+        return SessionOpen(startPolling: false, stopPolling: left)
     }
 
     /// A status was sent for login `flow` (by its setSelectedProvider, a poll, the partner step).
@@ -355,7 +542,9 @@ struct EngineMachine<Requestor, Call, Waiter> {
 
     /// What ending the login means: stop its poll, and answer its waiters.
     struct LoginEnd {
-        let stopPolling: Bool
+        /// A login ended (not an outcome reported with no login in progress).
+        let ended: Bool
+        let stopPolling: PollStop
         let resume: [Waiter]
     }
 
@@ -366,16 +555,31 @@ struct EngineMachine<Requestor, Call, Waiter> {
             let last = Ended(flow: ended.id, outcome: outcome)
             lastLogin = last
             flow = logout.map { .logout($0, last: last) } ?? .idle(last: last)
-            return LoginEnd(stopPolling: true, resume: ended.waiters)
+            var poll: PollStop = nil
+            if case .secondScreen(let screen) = ended.step { poll = screen.timer }
+            return LoginEnd(ended: true, stopPolling: poll, resume: ended.waiters)
         case .idle:
             flow = .idle(last: Ended(flow: 0, outcome: outcome))
         case .logout(let open, _):
             flow = .logout(open, last: Ended(flow: 0, outcome: outcome))
         }
-        return LoginEnd(stopPolling: false, resume: [])
+        return LoginEnd(ended: false, stopPolling: nil, resume: [])
     }
 
     // MARK: the logout page
+
+    /// The engine armed logout `flow`'s page timeout; false when that logout no longer waits (the engine cancels
+    /// the timer).
+    mutating func logoutTimerArmed(flow id: Int, _ timer: Scheduled) -> Bool {
+        guard var open = logout, open.id == id else { return false }
+        open.timer = timer
+        switch flow {
+        case .login(let login, _): flow = .login(login, logout: open)
+        case .logout(_, let last): flow = .logout(open, last: last)
+        case .idle: return false
+        }
+        return true
+    }
 
     /// logout deleted the profiles and opens the logout page; returns its flow id, for its timer.
     mutating func logoutStarted(_ waiter: Waiter, partner: Bool) -> Int {
@@ -392,6 +596,7 @@ struct EngineMachine<Requestor, Call, Waiter> {
 
     /// What ending the logout means: stop its timer, send the final callbacks, answer its waiters.
     struct LogoutEnd {
+        let stopLogoutTimer: Scheduled?
         let partner: Bool
         let resume: [Waiter]
         let outcome: AuthenticationStatus
@@ -407,7 +612,7 @@ struct EngineMachine<Requestor, Call, Waiter> {
         } else {
             flow = .idle(last: Ended(flow: ended.id, outcome: outcome))
         }
-        return LogoutEnd(partner: ended.partner, resume: ended.waiters, outcome: outcome)
+        return LogoutEnd(stopLogoutTimer: ended.timer, partner: ended.partner, resume: ended.waiters, outcome: outcome)
     }
 
     // MARK: close
@@ -424,7 +629,7 @@ struct EngineMachine<Requestor, Call, Waiter> {
 
     /// The host went away.
     mutating func cancel() -> Cancel {
-        closed = true
+        lifecycle = .closed(configuration)
         return Cancel(run: nextCall(), cancelLogin: login.flatMap { cancellableLogin(flow: $0.id) }, endLogout: logout != nil)
     }
 

@@ -75,14 +75,14 @@ extension Engine {
         let accessStatus: PartnerAccessStatus
         switch access {
         case .failure(let error):
-            partnerAccount = nil
+            machine.partnerAccount = nil
             return (nil, Self.partnerStatus(error, interactive: false))
         case .success(let value):
             accessStatus = value
         }
         guard accessStatus == .granted else {
             let account = PartnerAccount(access: accessStatus, metadata: nil, requestor: requestor)
-            partnerAccount = account
+            machine.partnerAccount = account
             return (account, Self.accessStatus(accessStatus))
         }
         let lists = partnerProviderLists(requestor)
@@ -90,11 +90,11 @@ extension Engine {
             interruptionAllowed: false, supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
         switch await PartnerCall.run(timeout: timeout, { try await provider.requestAccountMetadata(request) }) {
         case .failure(let error):
-            partnerAccount = PartnerAccount(access: .granted, metadata: nil, requestor: requestor)
-            return (partnerAccount, Self.partnerStatus(error, interactive: false))
+            machine.partnerAccount = PartnerAccount(access: .granted, metadata: nil, requestor: requestor)
+            return (machine.partnerAccount, Self.partnerStatus(error, interactive: false))
         case .success(let metadata):
             let account = PartnerAccount(access: .granted, metadata: metadata, requestor: requestor)
-            partnerAccount = account
+            machine.partnerAccount = account
             return (account, nil)
         }
     }
@@ -147,7 +147,7 @@ extension Engine {
     /// and decision calls on an appleSSO profile carry a current one), asked again when none is known.
     func partnerHeaders(_ requestor: Requestor, profile: Profile) async -> [(String, String)] {
         guard profile.isPartner, configuration.partnerSSO != nil else { return [] }
-        if let account = partnerAccount, account.mvpd?.ID == profile.mvpd, account.isSignedIn(now: clock.nowMillis()) {
+        if let account = machine.partnerAccount, account.mvpd?.ID == profile.mvpd, account.isSignedIn(now: clock.nowMillis()) {
             return [(Self.partnerHeaderName, account.header)]
         }
         let account = await partnerBackgroundCheck(requestor).account
@@ -156,7 +156,7 @@ extension Engine {
 
     /// The remembered header for a stored partner profile of `mvpd`; nil when the account names another provider.
     func partnerHeader(for mvpd: String) -> (String, String)? {
-        guard let account = partnerAccount, account.mvpd?.ID == mvpd else { return nil }
+        guard let account = machine.partnerAccount, account.mvpd?.ID == mvpd else { return nil }
         return (Self.partnerHeaderName, account.header)
     }
 
@@ -215,21 +215,21 @@ extension Engine {
         switch access {
         case .granted: return nil
         case .denied, .restricted:
-            return AdvancedStatus(id: "VSA403", level: "info", message: "The TV provider permission was denied for this application")
+            return AdvancedStatus(.vsa403)
         case .notDetermined:
-            return AdvancedStatus(id: "VSA404", level: "info", message: "The TV provider permission is not determined yet")
+            return AdvancedStatus(.vsa404)
         }
     }
 
     static func vsa503(_ message: String) -> AdvancedStatus {
-        AdvancedStatus(id: "VSA503", level: "info", message: message)
+        AdvancedStatus(.vsa503, message: message)
     }
 
     /// A host error as a status. In the background (steps 2, 3) everything but a refused access is APPL_ERROR;
     /// in getAuthentication (step 4) a service problem is VSA503 and a cancel N005.
     /// APPL_ERROR: the platform's account request failed, `details` saying how.
     static func applError(details: String?) -> AdvancedStatus {
-        AdvancedStatus(id: "APPL_ERROR", level: "error", message: "The platform's account request failed", details: details)
+        AdvancedStatus(.appl, details: details)
     }
 
     static func partnerStatus(_ error: PartnerSSOError, interactive: Bool) -> AdvancedStatus {
@@ -238,9 +238,9 @@ extension Engine {
         case .accessNotGranted:
             return accessStatus(.denied)!
         case .userCancelled where interactive:
-            return AdvancedStatus(id: "N005", level: "info", message: "The provider selection was cancelled")
+            return AdvancedStatus(.n005)
         case .unsupportedProvider where interactive:
-            return AdvancedStatus(id: "N004", level: "info", message: "The chosen TV provider is not supported by this application")
+            return AdvancedStatus(.n004)
         case .serviceTemporarilyUnavailable, .providerRejected, .invalidVerificationToken:
             return interactive ? vsa503(error.message ?? "The platform's account request failed (\(error.reason.rawValue))") : appl
         case .other, .userCancelled, .unsupportedProvider:

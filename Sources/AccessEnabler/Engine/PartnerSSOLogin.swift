@@ -23,7 +23,7 @@ extension Engine {
         case .failure(let error):
             return partnerFallBack(Self.partnerStatus(error, interactive: true), mvpds: mvpds, flowID: flowID)
         case .success(let status) where status != .granted:
-            partnerAccount = PartnerAccount(access: status, metadata: nil, requestor: requestor)
+            machine.partnerAccount = PartnerAccount(access: status, metadata: nil, requestor: requestor)
             return partnerFallBack(Self.accessStatus(status), mvpds: mvpds, flowID: flowID)
         case .success:
             break
@@ -40,7 +40,7 @@ extension Engine {
         case .failure(let error) where error.reason == .unsupportedProvider:
             guard let id = error.unsupportedProviderIdentifier else {
                 return partnerFallBack(
-                    AdvancedStatus(id: "N003", level: "info", message: "Other TV provider was chosen in the platform picker"), mvpds: mvpds,
+                    AdvancedStatus(.n003), mvpds: mvpds,
                     flowID: flowID)
             }
             guard let mvpd = requestor.mvpds.first(where: { $0.platformMappingId == id }) else {
@@ -53,11 +53,11 @@ extension Engine {
             metadata = value
         }
         let account = PartnerAccount(access: .granted, metadata: metadata, requestor: requestor)
-        partnerAccount = account
+        machine.partnerAccount = account
         guard let mvpd = account.mvpd, mvpd.enablePlatformServices else {
             let status =
                 metadata.providerId == nil
-                ? AdvancedStatus(id: "N005", level: "info", message: "No TV provider was chosen in the platform picker")
+                ? AdvancedStatus(.n005, message: "No TV provider was chosen in the platform picker")
                 : Self.partnerStatus(PartnerSSOError(.unsupportedProvider), interactive: true)
             return partnerFallBack(status, mvpds: mvpds, flowID: flowID)
         }

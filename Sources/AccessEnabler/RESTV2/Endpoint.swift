@@ -114,42 +114,6 @@ struct EndpointAnswer<Value: Sendable>: Sendable {
     var error: EnhancedError? { result.enhancedError }
 }
 
-/// An enhanced error object (`status`, `code`, `message`, `details`, `action`; Adobe's "Enhanced error codes"
-/// pages): top level in a non-2xx body, or per item in a decisions answer.
-struct EnhancedError: Sendable, Equatable {
-    var status: Int?
-    /// "" when absent.
-    var code: String
-    var message: String?
-    /// "" when absent (the MVPD's text, passed to the host intact).
-    var details: String
-    /// What the client should do (`retry`, `authentication`, `none`, …).
-    var action: String?
-
-    init(status: Int? = nil, code: String = "", message: String? = nil, details: String = "", action: String? = nil) {
-        self.status = status
-        self.code = code
-        self.message = message
-        self.details = details
-        self.action = action
-    }
-
-    /// nil when `json` is not an object.
-    init?(_ json: JSON?) {
-        guard let json, json.objectValue != nil else { return nil }
-        self.init(
-            status: json["status"]?.int64Value.map { Int($0) }, code: json["code"]?.stringValue ?? "",
-            message: json["message"]?.stringValue, details: json["details"]?.stringValue ?? "",
-            action: json["action"]?.stringValue)
-    }
-
-    /// The profile is gone at the backend (`authenticated_profile_*`, `temporary_access_*`).
-    var meansProfileGone: Bool { code.hasPrefix("authenticated_profile") || code.hasPrefix("temporary_access") }
-
-    /// The TempPass has run out (`temporary_access_*`).
-    var meansTempPassOver: Bool { code.hasPrefix("temporary_access") }
-}
-
 extension APIResult {
     /// The enhanced error of a non-2xx answer whose body was an object.
     var enhancedError: EnhancedError? {

@@ -44,7 +44,7 @@ struct DeviceHeaders: Sendable {
 /// `maxThrottleRetries` times at most.
 actor RestClient {
     /// The executor this actor runs on: its engine's, so that a call and its REST exchange stay on one thread.
-    nonisolated let executor: any SerialExecutor
+    nonisolated let executor: any TimerExecutor
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let baseURL: URL
     private let softwareStatement: String
@@ -71,7 +71,7 @@ actor RestClient {
     nonisolated let scope: StoreScope
 
     init(
-        executor: any SerialExecutor = ThreadExecutor.shared, baseURL: URL, softwareStatement: String, redirectURL: String,
+        executor: any TimerExecutor = ThreadExecutor.shared, baseURL: URL, softwareStatement: String, redirectURL: String,
         store: TokenStore, clock: SkewedClock,
         transport: any HTTPClient, timeout: Duration, maxThrottleRetries: Int,
         headers: @escaping @Sendable () -> DeviceHeaders, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil

@@ -1,0 +1,113 @@
+/// Every advanced status the engine sends through `EntitlementDelegate.status`, with its level and usual message:
+/// Adobe's advanced error codes (Adobe's "iOS/tvOS API Reference" and "Error Reporting": N…, Z…, P100, R400/R401,
+/// CFG…, REG…, VSA…, APPL_ERROR) and the daemon's own (STORE500, PB404, REG100, REG503). What each means to a host
+/// is in Protocol/README.md, "Values". Build a status with `AdvancedStatus(_:message:…)`; a site passes a message
+/// only when it says more than the usual one.
+public enum StatusCode: Sendable, Hashable {
+    case appl, vsa203, vsa403, vsa404, vsa503
+    case n000, n003, n004, n005, n010, n011, n111, n130
+    case z010, z011, z100, z110, z120, z130, z169, z500
+    case p100, r400, r401
+    /// The device clock is off the backend's.
+    case cfg100
+    case cfg400, cfg404, cfg429
+    /// The backend answered the configuration request with this 5xx status (`CFG500`, `CFG503`, …).
+    case cfg5xx(Int)
+    case reg100, reg500, reg503, regcode
+    case store500, pb404
+
+    /// The status id as it goes on the wire.
+    public var id: String {
+        switch self {
+        case .appl: "APPL_ERROR"
+        case .vsa203: "VSA203"
+        case .vsa403: "VSA403"
+        case .vsa404: "VSA404"
+        case .vsa503: "VSA503"
+        case .n000: "N000"
+        case .n003: "N003"
+        case .n004: "N004"
+        case .n005: "N005"
+        case .n010: "N010"
+        case .n011: "N011"
+        case .n111: "N111"
+        case .n130: "N130"
+        case .z010: "Z010"
+        case .z011: "Z011"
+        case .z100: "Z100"
+        case .z110: "Z110"
+        case .z120: "Z120"
+        case .z130: "Z130"
+        case .z169: "Z169"
+        case .z500: "Z500"
+        case .p100: "P100"
+        case .r400: "R400"
+        case .r401: "R401"
+        case .cfg100: "CFG100"
+        case .cfg400: "CFG400"
+        case .cfg404: "CFG404"
+        case .cfg429: "CFG429"
+        case .cfg5xx(let status): "CFG\(status)"
+        case .reg100: "REG100"
+        case .reg500: "REG500"
+        case .reg503: "REG503"
+        case .regcode: "REGCODE"
+        case .store500: "STORE500"
+        case .pb404: "PB404"
+        }
+    }
+
+    /// "info", "warning" or "error"; warnings and errors are a failed outcome's reasons.
+    public var level: String {
+        switch self {
+        case .vsa203, .vsa403, .vsa404, .vsa503, .n000, .n003, .n004, .n005, .n011, .z011, .reg100, .regcode: "info"
+        case .n010, .n111, .z010, .cfg100, .reg503: "warning"
+        case .appl, .n130, .z100, .z110, .z120, .z130, .z169, .z500, .p100, .r400, .r401, .cfg400, .cfg404, .cfg429, .cfg5xx,
+            .reg500, .store500, .pb404:
+            "error"
+        }
+    }
+
+    /// The usual message (nil where only the backend's own text says anything).
+    var message: String? {
+        switch self {
+        case .appl: "The platform's account request failed"
+        case .vsa203: "Sign out of the TV provider in the platform's settings too"
+        case .vsa403: "The TV provider permission was denied for this application"
+        case .vsa404: "The TV provider permission is not determined yet"
+        case .n000: "The user is not authenticated"
+        case .n003: "Other TV provider was chosen in the platform picker"
+        case .n004: "The chosen TV provider is not supported by this application"
+        case .n005: "The provider selection was cancelled"
+        case .n010: "Authenticated under an authenticate-all degradation rule"
+        case .n011: "Authenticated with TempPass"
+        case .n111: "TempPass expired"
+        case .n130: "The authentication code expired"
+        case .z010: "Authorized under a degradation rule"
+        case .z011: "Authorized with TempPass"
+        case .z120: "The MVPD could not be reached; the request may succeed later"
+        case .z500: "Internal authorization error"
+        case .p100: "Preauthorization failed"
+        case .r401: "No access token"
+        case .cfg100: "The device clock differs from the backend's by more than 5 minutes"
+        case .cfg404: "Backend not reachable"
+        case .cfg429: "Too many requests"
+        case .reg500: "No authentication code"
+        case .reg503: "The backend could not be reached to check the code; still trying"
+        case .vsa503, .z100, .z110, .z130, .z169, .r400, .cfg400, .cfg5xx, .reg100, .regcode, .store500, .pb404: nil
+        }
+    }
+}
+
+extension AdvancedStatus {
+    /// A status of the catalogue: its id and level, and `message` or else the code's usual one.
+    public init(
+        _ code: StatusCode, message: String? = nil, details: String? = nil, resource: String? = nil, code authenticationCode: String? = nil,
+        url: String? = nil, authenticateURL: String? = nil, activationURL: String? = nil, notAfter: Int64? = nil, secondsLeft: Int64? = nil
+    ) {
+        self.init(
+            id: code.id, level: code.level, message: message ?? code.message, details: details, resource: resource,
+            code: authenticationCode, url: url, authenticateURL: authenticateURL, activationURL: activationURL, notAfter: notAfter,
+            secondsLeft: secondsLeft)
+    }
+}
