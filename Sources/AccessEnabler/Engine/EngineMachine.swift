@@ -418,41 +418,44 @@ struct EngineMachine<Requestor, Call, Waiter> {
         return left.timer
     }
 
+    /// Changes login `flow`'s second screen while the login is current and polls; nil when it does not.
+    private mutating func updateScreen<T>(_ id: Int, _ change: (inout SecondScreen) -> T) -> T? {
+        guard var screen = secondScreen(id) else { return nil }
+        let result = change(&screen)
+        updateLogin(id) { $0.step = .secondScreen(screen) }
+        return result
+    }
+
     /// The engine armed the next poll of login `flow`'s second screen; false when that login no longer polls
     /// (the engine cancels the timer).
-    mutating func pollArmed(flow id: Int, _ timer: Scheduled) -> Bool {
-        guard var screen = secondScreen(id) else { return false }
-        screen.timer = timer
-        updateLogin(id) { $0.step = .secondScreen(screen) }
-        return true
-    }
+    mutating func pollArmed(flow id: Int, _ timer: Scheduled) -> Bool { updateScreen(id) { $0.timer = timer } != nil }
 
     /// The poll timer of login `flow` fired: the second screen to poll now, if the login still polls.
     mutating func pollDue(flow id: Int) -> SecondScreen? {
-        guard var screen = secondScreen(id) else { return nil }
-        screen.timer = nil
-        updateLogin(id) { $0.step = .secondScreen(screen) }
-        return screen
+        updateScreen(id) { screen in
+            screen.timer = nil
+            return screen
+        }
     }
 
     /// A poll of login `flow` reached the backend or not; returns whether the one before it had (a failure just
     /// after a success is the one to report).
     @discardableResult
     mutating func polled(flow id: Int, reachable: Bool) -> Bool {
-        guard var screen = secondScreen(id) else { return false }
-        let before = screen.reachable
-        screen.reachable = reachable
-        updateLogin(id) { $0.step = .secondScreen(screen) }
-        return before
+        updateScreen(id) { screen in
+            defer { screen.reachable = reachable }
+            return screen.reachable
+        } ?? false
     }
 
-    /// Whether a countdown (REG100) of login `flow` is due at `now`, `interval` ms after the last one and before
-    /// the code's end; when it is, it counts as sent.
+    /// The second screen of login `flow` when a countdown (REG100) is due at `now`, `interval` ms after the last one
+    /// and before the code's end (it then counts as sent).
     mutating func countdownDue(flow id: Int, now: Int64, interval: Int64) -> SecondScreen? {
-        guard var screen = secondScreen(id), now - screen.lastCountdown >= interval, now < screen.notAfter else { return nil }
-        screen.lastCountdown = now
-        updateLogin(id) { $0.step = .secondScreen(screen) }
-        return screen
+        updateScreen(id) { screen -> SecondScreen? in
+            guard now - screen.lastCountdown >= interval, now < screen.notAfter else { return nil }
+            screen.lastCountdown = now
+            return screen
+        } ?? nil
     }
 
     /// The partner step of login `flow` fell back to (or chose for the user in) the provider dialog.

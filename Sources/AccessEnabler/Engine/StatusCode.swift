@@ -16,44 +16,13 @@ public enum StatusCode: Sendable, Hashable {
     case reg100, reg500, reg503, regcode
     case store500, pb404
 
-    /// The status id as it goes on the wire.
+    /// The status id as it goes on the wire: the case's name in capitals (`n000` → `N000`, `store500` →
+    /// `STORE500`), but `APPL_ERROR` and `CFG5xx` with the backend's status.
     public var id: String {
         switch self {
         case .appl: "APPL_ERROR"
-        case .vsa203: "VSA203"
-        case .vsa403: "VSA403"
-        case .vsa404: "VSA404"
-        case .vsa503: "VSA503"
-        case .n000: "N000"
-        case .n003: "N003"
-        case .n004: "N004"
-        case .n005: "N005"
-        case .n010: "N010"
-        case .n011: "N011"
-        case .n111: "N111"
-        case .n130: "N130"
-        case .z010: "Z010"
-        case .z011: "Z011"
-        case .z100: "Z100"
-        case .z110: "Z110"
-        case .z120: "Z120"
-        case .z130: "Z130"
-        case .z169: "Z169"
-        case .z500: "Z500"
-        case .p100: "P100"
-        case .r400: "R400"
-        case .r401: "R401"
-        case .cfg100: "CFG100"
-        case .cfg400: "CFG400"
-        case .cfg404: "CFG404"
-        case .cfg429: "CFG429"
         case .cfg5xx(let status): "CFG\(status)"
-        case .reg100: "REG100"
-        case .reg500: "REG500"
-        case .reg503: "REG503"
-        case .regcode: "REGCODE"
-        case .store500: "STORE500"
-        case .pb404: "PB404"
+        default: String(describing: self).uppercased()
         }
     }
 
