@@ -18,13 +18,10 @@ final class ApplicationInstance: RPCHandler {
     let configuration: BridgeConfiguration
     let factory: EngineFactory
 
-    /// All access under the mutex.
+    /// All access under the mutex. Whether a requestor was set and whether the instance is closed are the
+    /// engine's lifecycle, asked on the loop (`AccessEnabler.admit`).
     private struct State {
         var engine: (any AccessEnabler)?
-        /// A valid setRequestor was received on this instance.
-        var requestorSent = false
-        /// After close nothing starts: a call still arriving is answered -32003.
-        var closed = false
         /// The engine calls not yet ended, by request id (the latest one for an id sent twice), for
         /// `$/cancelRequest`.
         var calls: [RequestID: Answer] = [:]
@@ -33,8 +30,8 @@ final class ApplicationInstance: RPCHandler {
 
     /// The daemon's counters, shared by every instance.
     let statistics: BridgeStatistics
-    /// Whether this instance is in `statistics.connections`: from its first message until it closes.
-    private let counted = Atomic<Bool>(false)
+    /// This instance in `statistics.connections`: not yet (0), from its first message (1) until it closes (2).
+    private let counted = Atomic<Int>(0)
 
     /// - Parameter engineFactory: builds the engine; by default an `Engine` on `configuration.store`.
     init(outbound: any Outbound, configuration: BridgeConfiguration, statistics: BridgeStatistics, engineFactory: EngineFactory? = nil) {
@@ -63,8 +60,7 @@ final class ApplicationInstance: RPCHandler {
     /// Validates and starts one request (`id` non-nil) or host notification (`id` nil; never answered). Call
     /// from one thread, in arrival order.
     func handle(method: String, params: JSON?, id: RequestID?) {
-        if !counted.load(ordering: .relaxed) {
-            counted.store(true, ordering: .relaxed)
+        if counted.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged {
             statistics.connections.add(1, ordering: .relaxed)
         }
         guard let spec = MethodTable.byName[method] else {
@@ -75,7 +71,7 @@ final class ApplicationInstance: RPCHandler {
         do throws(ErrorObject) {
             let params = try Params(params)
             try ParamNames.refuseUnknown(params, method: method)
-            if spec.needsRequestor && !state.withLock({ $0.requestorSent }) {
+            if spec.needsRequestor, engine().admit(.needsRequestor) == .requestorNotSet {
                 throw ErrorObject.requestorNotSet()
             }
             operation = try spec.prepare(self, params)
@@ -104,7 +100,8 @@ final class ApplicationInstance: RPCHandler {
         _ body: @escaping @Sendable (any AccessEnabler, _ answer: @escaping @Sendable (Result<JSON, ErrorObject>) -> Void) async -> Void
     ) {
         let engine = self.engine()
-        if state.withLock({ $0.closed }) {
+        // setRequestor starts the configuration here, on the loop, in the order the host sent it.
+        guard engine.admit(method == LifecycleMethods.setRequestor.name ? .setRequestor : .other) == .admitted else {
             if let id { outbound.respond(to: id, error: .shuttingDown()) }
             return
         }
@@ -157,13 +154,10 @@ final class ApplicationInstance: RPCHandler {
             softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device,
             singleSignOn: singleSignOn)
         let previous = state.withLock { state in
-            defer {
-                state.engine = engine
-                state.requestorSent = false
-            }
+            defer { state.engine = engine }
             return state.engine
         }
-        if let previous { Task { await previous.cancel() } }
+        previous?.close()
     }
 
     /// `partnerSSO`: the partner the host answers for; only then (and only over a connection that can carry
@@ -192,9 +186,6 @@ final class ApplicationInstance: RPCHandler {
         return factory(engineConfiguration, adapter)
     }
 
-    /// Records that a valid setRequestor was received (calls after it no longer get -32002).
-    func markRequestorSent() { state.withLock { $0.requestorSent = true } }
-
     // MARK: lifecycle
 
     /// The connection closed (or the daemon is draining): the engine's cancel (sticky) ends the calls waiting for
@@ -203,14 +194,8 @@ final class ApplicationInstance: RPCHandler {
     /// the peer is still there (the transport answers what is left after its shutdown timeout with -32003).
     /// Called once by the transport (`connectionClosed`); later calls do nothing.
     func close() {
-        let (first, engine) = state.withLock { state -> (Bool, (any AccessEnabler)?) in
-            if state.closed { return (false, nil) }
-            state.closed = true
-            return (true, state.engine)
-        }
-        guard first else { return }
-        if counted.load(ordering: .relaxed) { statistics.connections.subtract(1, ordering: .relaxed) }
-        if let engine { Task { await engine.cancel() } }
+        if counted.exchange(2, ordering: .relaxed) == 1 { statistics.connections.subtract(1, ordering: .relaxed) }
+        engine().close()
     }
 }
 

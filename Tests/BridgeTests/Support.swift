@@ -179,9 +179,24 @@ final class FakeEngine: AccessEnabler {
         return status
     }
 
-    func cancel() async {
+    func cancel() async { close() }
+
+    /// Admission as the engine's machine does it: refused before a setRequestor, nothing after close.
+    private let admission = Mutex<(requestor: Bool, closed: Bool)>((false, false))
+
+    func admit(_ call: CallAdmission) -> Admission {
+        admission.withLock { state in
+            if state.closed { return .closed }
+            if case .setRequestor = call { state.requestor = true }
+            if case .needsRequestor = call, !state.requestor { return .requestorNotSet }
+            return .admitted
+        }
+    }
+
+    func close() {
         record("cancel")
         cancelled.store(true, ordering: .sequentiallyConsistent)
+        admission.withLock { $0.closed = true }
     }
 }
 

@@ -115,6 +115,36 @@ public protocol AccessEnabler: Sendable {
     /// with Provider not Selected Error + N005 before any displayProviderDialog; logout does not wait for the
     /// logout page).
     func cancel() async
+
+    /// What the instance's lifecycle says of a call a host just received, asked synchronously on the engine's
+    /// executor (the daemon's event loop) in the order the host's peer sent its calls, before the call starts:
+    /// `setRequestor` starts the configuration at once, so that the calls sent after it wait for it; a call that
+    /// needs a requestor is refused while no setRequestor was ever started (`requestorNotSet`); after `close` or
+    /// `cancel` nothing is admitted (`closed`). Protocol/README.md, "Lifecycle".
+    func admit(_ call: CallAdmission) -> Admission
+
+    /// `cancel`, said synchronously on the engine's executor (the host's connection closed on its event loop), so
+    /// that a call it reads afterwards is not admitted.
+    func close()
+}
+
+/// What `AccessEnabler.admit` is asked about.
+public enum CallAdmission: Sendable {
+    /// setRequestor: it starts the configuration.
+    case setRequestor
+    /// A call refused until a setRequestor was started (Protocol/README.md, Lifecycle 3).
+    case needsRequestor
+    /// Any other call of the engine.
+    case other
+}
+
+/// The lifecycle's answer to `AccessEnabler.admit`.
+public enum Admission: Sendable, Equatable {
+    case admitted
+    /// No setRequestor was ever started on this instance (JSON-RPC -32002).
+    case requestorNotSet
+    /// The instance was closed: nothing starts (JSON-RPC -32003).
+    case closed
 }
 
 extension AccessEnabler {

@@ -424,7 +424,13 @@ extension Engine {
     // MARK: cancel
 
     /// Sticky: calls waiting for setRequestor, and every call made afterwards, end without waiting on the host.
-    public func cancel() async {
+    public func cancel() async { closeInstance() }
+
+    public nonisolated func close() { assumeIsolated { $0.closeInstance() } }
+
+    public nonisolated func admit(_ call: CallAdmission) -> Admission { assumeIsolated { $0.machine.admit(call) } }
+
+    private func closeInstance() {
         checkThread()
         let cancel = machine.cancel()
         cancel.run?.resume()

@@ -149,6 +149,8 @@ struct EngineMachine<Requestor, Call, Waiter> {
     /// while older ones are still in flight: the last one sent decides, whichever ends last.
     private(set) var latestSetRequestor = 0
     private var latestEnded: (requestor: Requestor?, reasons: [AdvancedStatus])?
+    /// The setRequestor calls `admit` started whose own job has not yet taken its number, in order.
+    private var admittedSetRequestors: [Int] = []
     /// The last login that ended and its outcome, for the calls that worked for it (`staleOutcome`).
     private var lastLogin: Ended?
     /// What the host was told of the login and what the instance knows of it (Protocol/README.md, "Live logins").
@@ -319,8 +321,27 @@ struct EngineMachine<Requestor, Call, Waiter> {
         return calls.queued.removeFirst()
     }
 
-    /// A setRequestor starts; returns its number, for `setRequestorEnded`.
+    /// A call a host just received, before it starts (`AccessEnabler.admit`): a setRequestor starts its
+    /// configuration here, and its own `setRequestorStarted` takes the number then.
+    mutating func admit(_ call: CallAdmission) -> Admission {
+        if closed { return .closed }
+        switch call {
+        case .setRequestor:
+            admittedSetRequestors.append(startSetRequestor())
+        case .needsRequestor:
+            if case .unset = configuration { return .requestorNotSet }
+        case .other:
+            break
+        }
+        return .admitted
+    }
+
+    /// A setRequestor starts (or was started by `admit`); returns its number, for `setRequestorEnded`.
     mutating func setRequestorStarted() -> Int {
+        admittedSetRequestors.isEmpty ? startSetRequestor() : admittedSetRequestors.removeFirst()
+    }
+
+    private mutating func startSetRequestor() -> Int {
         latestSetRequestor += 1
         latestEnded = nil
         if case .configuring(let n, let previous) = configuration {

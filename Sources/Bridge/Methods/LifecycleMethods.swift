@@ -98,7 +98,6 @@ enum LifecycleMethods {
             }
             return url
         }
-        instance.markRequestorSent()
         return .engineAnsweringEarly { engine, answer in
             // Answered before the calls that waited for it run, so their notifications follow the response.
             _ = await engine.setRequestor(requestorID, serviceProviders: serviceProviders) { outcome in
