@@ -13,7 +13,7 @@ enum StateCommand {
                passbridge state reset [--state-dir DIR | --store postgresql://…] [--requestor ID]
                passbridge state logout [--backend URL | --staging] [--state-dir DIR | --store postgresql://…] [--requestor ID]
 
-        The store is the daemon's: --store, else --state-dir, else the default state directory.
+        The store is the daemon's: --store, else --state-dir (which must exist), else the default state directory.
 
 
         """ + table.usage(defaults: Options(), column: 26)
@@ -92,12 +92,14 @@ enum StateCommand {
         do {
             let directory = try StateDirectory.resolve(stateDir)
             if store == nil {
+                // A --state-dir that does not exist is a mistake; the default one not existing yet means nothing was stored.
                 var info = stat()
-                guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                let exists = stat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+                guard exists || stateDir == nil else {
                     return program.failure(
                         "no state directory \(directory) (passbridge --help tells the default; --state-dir names another)")
                 }
-                if !FileManager.default.fileExists(atPath: directory + "/passbridge.sqlite") {
+                if !exists || !FileManager.default.fileExists(atPath: directory + "/passbridge.sqlite") {
                     writeOut(action == "reset" ? "deleted 0 logins\n" : "no logins (no store in \(directory))\n")
                     return 0
                 }

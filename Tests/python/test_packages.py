@@ -411,8 +411,8 @@ def test_the_wheel_puts_passbridge_state_passbridge_call_and_the_browser_on_the_
     env = clean_env(tmp_path)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"  # bash and coreutils, and the venv's commands
     env["XDG_STATE_HOME"] = str(tmp_path / "xdg")
-    listed = run([str(venv / "bin/passbridge"), "state", "list", "--state-dir", str(tmp_path / "state")], env=env)
-    assert listed.stdout.startswith("no logins"), listed.stdout
+    listed = run([str(venv / "bin/passbridge"), "state", "list"], env=env)  # the default directory, not made yet
+    assert listed.stdout == f"no logins (no store in {tmp_path / 'xdg/passbridge'})\n", listed.stdout
     version = run(["passbridge-relay", "--version"], env=env)
     assert version.stdout.strip() == f"passbridge-relay {VERSION}"
     one_shot = subprocess.run(["passbridge-call", "--requestor", "REF", "checkAuthentication"], capture_output=True,

@@ -75,7 +75,8 @@ def test_state_usage_errors_exit_2(bin_dir):
 
 
 def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):
-    """A mistyped --state-dir is not an empty store: every action says so and exits 1, creating nothing."""
+    """A mistyped --state-dir is not an empty store: every action says so and exits 1, creating nothing; the default
+    directory, before anything was stored, holds no logins."""
     missing = tmp_path / "no-such-state"
     for action in ("list", "reset", "logout"):
         result = state(bin_dir, action, "--state-dir", str(missing))
@@ -83,6 +84,12 @@ def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):
         assert result.stderr == f"passbridge state: no state directory {missing} (passbridge --help tells the default; " \
             "--state-dir names another)\n", result.stderr
     assert not missing.exists()
+    # The default directory not made yet is no mistake: nothing was stored.
+    env = {k: v for k, v in os.environ.items() if k != "STATE_DIRECTORY"} | {"XDG_STATE_HOME": str(tmp_path / "xdg")}
+    fresh = state(bin_dir, "list", env=env)
+    assert (fresh.returncode, fresh.stdout) == (0, f"no logins (no store in {tmp_path / 'xdg/passbridge'})\n"), fresh.stderr
+    assert state(bin_dir, "reset", env=env).stdout == "deleted 0 logins\n"
+    assert not (tmp_path / "xdg").exists()
     empty = tmp_path / "empty"
     empty.mkdir()
     assert state(bin_dir, "list", "--state-dir", str(empty)).stdout == f"no logins (no store in {empty})\n"
