@@ -39,7 +39,7 @@ let package = Package(
         // libstdc++ statically through the linker script in Sources/passbridge/link: less to map and relocate at
         // start-up (Bench/README.md, "Start-up and idle memory").
         .executableTarget(
-            name: "passbridge", dependencies: ["Bridge", "ArgumentParsing", "CShims"], exclude: ["link"],
+            name: "passbridge", dependencies: ["Bridge", "ArgumentParsing", "CShims", "JSON"], exclude: ["link"],
             linkerSettings: [
                 .unsafeFlags(
                     [

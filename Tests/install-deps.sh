@@ -5,11 +5,12 @@
 #   --with-test-tools   also the test tools: python3-venv (for the virtual environment Tests/run-all.sh makes;
 #                       nothing is installed into the system Python), Node.js with Debian's TypeScript compiler
 #                       (tsc checks Clients/node), systemd (systemd-analyze and systemd-socket-activate check
-#                       Clients/systemd)
+#                       Clients/systemd), lintian (checks the .deb) and shellcheck (checks every shell file);
+#                       the Python test tools are in Tests/python/requirements.txt
 set -euo pipefail
 apt_packages=(libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config postgresql socat strace binutils python3)
 if [ "${1:-}" = "--with-test-tools" ]; then
-  apt_packages+=(python3-venv nodejs node-typescript systemd)
+  apt_packages+=(python3-venv nodejs node-typescript systemd lintian shellcheck)
 fi
 missing=()
 for p in "${apt_packages[@]}"; do

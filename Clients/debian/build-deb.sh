@@ -4,14 +4,18 @@
 #   Clients/debian/build-deb.sh [--out DIR] [--no-build]
 #
 # Contents: the static, stripped daemon and relay (`swift build -c release --static-swift-stdlib -Xlinker
-# --strip-all`) as /usr/bin/passbridge and /usr/bin/passbridge-relay; Clients/shell/passbridge-call as
+# --strip-all --disable-local-rpath`: no RUNPATH, so nothing beside /usr/bin is searched for a shared object) as
+# /usr/bin/passbridge and /usr/bin/passbridge-relay; Clients/shell/passbridge-call as
 # /usr/bin/passbridge-call; the systemd units of Clients/systemd (ExecStart= pointed at /usr/bin) in
-# /usr/lib/systemd/system and their sysusers file as /usr/lib/sysusers.d/passbridge.conf; a man page written
-# from `passbridge --help` (passbridge.1); the docs and copyright in /usr/share/doc/passbridge. The version is
+# /usr/lib/systemd/system and their sysusers file as /usr/lib/sysusers.d/passbridge.conf; a man page for each
+# command written from its --help (help2roff.py); the docs, the machine-readable copyright and the native
+# changelog in /usr/share/doc/passbridge. The version is
 # info.version of Protocol/openrpc.json (the one version of PassBridge). Depends: is the packages of the shared
 # objects the binaries need (readelf -d) plus the two the daemon opens with dlopen (libcurl, libcrypto); a soname
-# missing from the table below fails the build. The maintainer scripts (maintainer-scripts/) create the
-# passbridge user, enable passbridge.socket and start it only when systemd is running.
+# missing from the table below fails the build; so does a binary with a RUNPATH or RPATH. The maintainer scripts
+# (maintainer-scripts/) create the passbridge user, enable passbridge.socket and start it only when systemd is
+# running, with deb-systemd-helper and deb-systemd-invoke as debhelper's snippets do. `lintian` on the result
+# reports no error and no warning (Tests/python/test_packages.py).
 #
 # --out DIR: where the .deb goes (default .build/packages). --no-build: package the release binaries already in
 # `swift build -c release --show-bin-path` (they must be the static build). Prints the .deb's path last.
@@ -38,11 +42,15 @@ out=$(cd "$out" && pwd)
 cd "$repo"
 
 if [ "$build" = 1 ]; then
-    static=(-c release --static-swift-stdlib -Xlinker --strip-all)
+    static=(-c release --static-swift-stdlib -Xlinker --strip-all --disable-local-rpath)
     swift build "${static[@]}" --product passbridge
     swift build "${static[@]}" --product passbridge-relay
 fi
 bin=$(swift build -c release --show-bin-path)
+if readelf -d "$bin/passbridge" "$bin/passbridge-relay" | grep -Eq '\((RUNPATH|RPATH)\)'; then
+    echo "build-deb.sh: $bin/passbridge or passbridge-relay has a RUNPATH (build with --disable-local-rpath)" >&2
+    exit 1
+fi
 version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["info"]["version"])' Protocol/openrpc.json)
 [ "$("$bin/passbridge" --version)" = "passbridge $version" ] ||
     { echo "build-deb.sh: $bin/passbridge --version is not passbridge $version (build again)" >&2; exit 1; }
@@ -67,29 +75,42 @@ install -D -m 0644 Clients/systemd/passbridge.sysusers.conf "$root/usr/lib/sysus
 doc="$root/usr/share/doc/passbridge"
 install -D -m 0644 Clients/systemd/README.md "$doc/README.md"
 install -m 0644 README.md "$doc/README.PassBridge.md"
-{
-    echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
-    echo "Upstream-Name: PassBridge"
-    echo
-    echo "Files: *"
-    echo "License: Apache-2.0"
-    echo " On Debian systems the full text of the Apache License 2.0 is in"
-    echo " /usr/share/common-licenses/Apache-2.0."
-} >"$doc/copyright"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # Reproducible: every file dated from the commit (SOURCE_DATE_EPOCH wins when set).
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+# Machine-readable (Debian's "Machine-readable debian/copyright file", format 1.0): LICENSE's licence, and the
+# years from the first commit to the one built.
+last_year=$(date -u -d "@$epoch" +%Y)
+first_year=$(git log --max-parents=0 --format=%cd --date=format-local:%Y 2>/dev/null | sort | sed -n 1p || true)
+years=${first_year:-$last_year}
+[ "$years" = "$last_year" ] || years="$years-$last_year"
+cat >"$doc/copyright" <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: PassBridge
+Source: the PassBridge repository (LICENSE)
+
+Files: *
+Copyright: $years PassBridge developers
+License: Apache-2.0
+
+License: Apache-2.0
+ On Debian systems the full text of the Apache License, Version 2.0 is in
+ /usr/share/common-licenses/Apache-2.0.
+EOF
 {
     echo "passbridge ($version) unstable; urgency=medium"
     echo
     echo "  * Built from the PassBridge repository at commit $commit."
     echo
     echo " -- PassBridge developers <passbridge@packages.invalid>  $(date -u -R -d "@$epoch")"
-} | gzip -9n >"$doc/changelog.Debian.gz"
+} | gzip -9n >"$doc/changelog.gz"  # a native package's changelog (Debian Policy 12.7)
 
-# The man page, from the daemon's own --help (DaemonOptions.table declares each flag once).
+# The man pages, from each command's own --help (DaemonOptions.table declares each flag of the daemon once).
 install -d "$root/usr/share/man/man1"
-"$bin/passbridge" --help | python3 "$here/help2roff.py" "$version" "$epoch" | gzip -9n >"$root/usr/share/man/man1/passbridge.1.gz"
+for command in passbridge passbridge-relay passbridge-call; do
+    "$root/usr/bin/$command" --help | python3 "$here/help2roff.py" "$command" "$version" "$epoch" |
+        gzip -9n >"$root/usr/share/man/man1/$command.1.gz"
+done
 
 # Depends: the package of each shared object the binaries need, by soname (Debian 12 names).
 declare -A package_of=(

@@ -4,7 +4,8 @@
 #   Clients/python/build-wheel.sh [--out DIR] [--no-emulator] [--no-build]
 #
 # * passbridge-VERSION-py3-none-linux_ARCH.whl: the client package of Clients/python with the static, stripped
-#   daemon (`swift build -c release --static-swift-stdlib -Xlinker --strip-all --product passbridge`) as
+#   daemon (`swift build -c release --static-swift-stdlib -Xlinker --strip-all --disable-local-rpath --product
+#   passbridge`: no RUNPATH) as
 #   passbridge/_bin/passbridge, which AccessEnabler.spawn() uses when no executable is given, and the relay beside
 #   it; the commands passbridge (passbridge state list), passbridge-relay and passbridge-call (Clients/shell) on
 #   the environment's PATH, and the examples' scripted browser as passbridge.browser (make_wheel.py).
@@ -45,7 +46,7 @@ out=$(cd "$out" && pwd)
 cd "$repo"
 
 if [ "$build" = 1 ]; then
-    static=(-c release --static-swift-stdlib -Xlinker --strip-all)
+    static=(-c release --static-swift-stdlib -Xlinker --strip-all --disable-local-rpath)
     swift build "${static[@]}" --product passbridge
     swift build "${static[@]}" --product passbridge-relay
     [ "$emulator" = 0 ] || swift build "${static[@]}" --product pass-emulator

@@ -11,7 +11,9 @@
   (``passbridge._commands``), which run the bundled binaries, so ``passbridge state list`` and ``passbridge-call``
   work in the environment. The extra ``emulator`` requires the second wheel.
 * with ``--emulator``, ``passbridge_emulator-V-TAG.whl``: ``passbridge/_bin/pass-emulator``, beside the daemon,
-  which is where ``passbridge --backend emulator`` starts it from, and the console script ``pass-emulator``.
+  which is where ``passbridge --backend emulator`` starts it from, and the console script ``pass-emulator``
+  (``passbridge/_emulator.py``, a module only this wheel carries: its ``passbridge`` folder then holds Python, as
+  check-wheel-contents asks of a top-level folder).
 
 The layout follows the binary distribution format of the Python Packaging User Guide ("Binary distribution
 format"): a ``NAME-V.dist-info`` folder with METADATA (core metadata 2.1), WHEEL (``Root-Is-Purelib: false``, one
@@ -92,7 +94,8 @@ def main() -> None:
     parser.add_argument("--emulator", type=pathlib.Path)
     args = parser.parse_args()
     package = HERE / "passbridge"
-    sources = sorted(p for p in package.iterdir() if p.is_file() and (p.suffix == ".py" or p.name == "py.typed"))
+    sources = sorted(p for p in package.iterdir() if p.is_file() and (p.suffix == ".py" or p.name == "py.typed")
+                     and p.name != "_emulator.py")
     entries: List[Entry] = [(f"passbridge/{p.name}", p.read_bytes(), False) for p in sources]
     entries.append(("passbridge/browser.py", (HERE / "examples" / "browser.py").read_bytes(), False))
     entries.append(("passbridge/_bin/passbridge", args.daemon.read_bytes(), True))
@@ -113,8 +116,9 @@ def main() -> None:
             [f"passbridge=={args.version}"], [],
             "The `pass-emulator` binary, installed beside the daemon of the `passbridge` wheel so that\n"
             "`passbridge.AccessEnabler.spawn(\"--backend\", \"emulator\")` works offline. See the passbridge wheel.\n"),
-            [("passbridge/_bin/pass-emulator", args.emulator.read_bytes(), True)],
-            {"pass-emulator": "passbridge._commands:emulator"})
+            [("passbridge/_bin/pass-emulator", args.emulator.read_bytes(), True),
+             ("passbridge/_emulator.py", (package / "_emulator.py").read_bytes(), False)],
+            {"pass-emulator": "passbridge._emulator:main"})
         print(emulator)
 
 

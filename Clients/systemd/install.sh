@@ -32,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cd "$repo"
 # The Swift runtime linked in, symbols stripped: the binaries need only the C libraries' runtime packages.
-static=(-c release --static-swift-stdlib -Xlinker --strip-all)
+static=(-c release --static-swift-stdlib -Xlinker --strip-all --disable-local-rpath)
 swift build "${static[@]}" --product passbridge
 swift build "${static[@]}" --product passbridge-relay
 bin="$(swift build -c release --show-bin-path)"

@@ -11,8 +11,8 @@ public struct Arguments: Sendable {
     ///   - valued: the options that take a value.
     ///   - flags: the options that take none.
     ///   - positionals: how many positional arguments are allowed.
-    /// - Throws: ``UsageError`` for an unknown option, a missing value, a value given to a flag, or one positional
-    ///   argument too many.
+    /// - Throws: ``UsageError`` for an unknown option, a missing value (the next word starting with `-`, other than
+    ///   `-` alone, is an option, not the value), a value given to a flag, or one positional argument too many.
     public init(_ arguments: [String], valued: Set<String>, flags known: Set<String>, positionals limit: Int = 0) throws(UsageError) {
         var index = 0
         while index < arguments.count {
@@ -28,7 +28,13 @@ public struct Arguments: Sendable {
                     options.append((name, inline))
                 } else {
                     guard index < arguments.count else { throw UsageError("\(name) needs a value") }
-                    options.append((name, arguments[index]))
+                    let value = arguments[index]
+                    // swift-argument-parser's rule: the next word is an option, not this one's value (`--socket
+                    // --stdio`); a value that does start with `-` is given as `--name=value`.
+                    guard !value.hasPrefix("-") || value == "-" else {
+                        throw UsageError("\(name) needs a value, got the option \(value) (write \(name)=\(value) if it is the value)")
+                    }
+                    options.append((name, value))
                     index += 1
                 }
             } else if known.contains(name) {

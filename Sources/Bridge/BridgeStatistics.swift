@@ -9,19 +9,23 @@ final class BridgeStatistics: Sendable {
     let connections = Atomic<Int>(0)
     /// Engine calls accepted and not answered yet, those waiting for setRequestor included.
     let callsInFlight = Atomic<Int>(0)
+    /// When the daemon began serving (the statistics are made then).
+    let started = ContinuousClock.now
 
-    /// `{instances, connections, callsInFlight, profileReads: {memory, store}}`; `instances` counts the
+    /// `{instances, connections, callsInFlight, profileReads: {memory, store}, uptimeSeconds}`; `instances` counts the
     /// AccessEnabler instances alive in the process (one per connection that made an engine call, until it is freed
     /// after its connection closed); `profileReads` counts the reads of stored logins since start, those served from
     /// the daemon's memory (`TokenStore.watch`) and those that waited on the store, re-reads after a change made
-    /// elsewhere included.
+    /// elsewhere included; `uptimeSeconds` is the time since the daemon began serving, in seconds (ms resolution).
     func json(store: TokenStore) -> JSON {
         let reads = store.profileReads
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
         return [
             "instances": .integer(Int64(Engine.liveInstances)),
             "connections": .integer(Int64(connections.load(ordering: .relaxed))),
             "callsInFlight": .integer(Int64(callsInFlight.load(ordering: .relaxed))),
             "profileReads": ["memory": .integer(Int64(reads.memory)), "store": .integer(Int64(reads.store))],
+            "uptimeSeconds": .double(Double(seconds) + Double(attoseconds / 1_000_000_000_000_000) / 1000),
         ]
     }
 }

@@ -2,15 +2,18 @@ import AccessEnabler
 import ArgumentParsing
 import Bridge
 import FoundationEssentials
+import Glibc
 
-/// `passbridge state list|reset`: what the store holds, and forgetting it (never a token or a secret is shown).
+/// `passbridge state list|reset|logout`: what the store holds, forgetting it here, and ending it at Adobe too (never
+/// a token or a secret is shown).
 enum StateCommand {
     static var usage: String {
         """
         USAGE: passbridge state list [--state-dir DIR | --store postgresql://…] [--requestor ID]
                passbridge state reset [--state-dir DIR | --store postgresql://…] [--requestor ID]
+               passbridge state logout [--backend URL | --staging] [--state-dir DIR | --store postgresql://…] [--requestor ID]
 
-        The store is the daemon's: --store, else --state-dir, else the default state directory.
+        The store is the daemon's: --store, else --state-dir (which must exist), else the default state directory.
 
 
         """ + table.usage(defaults: Options(), column: 26)
@@ -21,72 +24,155 @@ enum StateCommand {
         var stateDir: String?
         var store: String?
         var requestor: String?
+        /// `--backend` or `--staging`, for `logout` only.
+        var backend: String?
     }
 
     /// The actions and options of `passbridge state`, each declared once.
-    static let table = OptionTable<Options, UsageError>([
-        .init(
-            "ACTIONS",
-            arguments: [
-                ("list", "One line per login: requestor, MVPD, user id, expiry (UTC), device, backend."),
-                (
-                    "reset",
-                    "Deletes the logins (of --requestor ID only, when given), their selected MVPD and cached authorization "
-                        + "expiries; DCR registrations and the device identifier stay."
-                ),
-            ], []),
-        .init(
-            "OPTIONS",
-            [
-                .option("--state-dir", "DIR", help: "The daemon's state directory (passbridge --help tells its default).") {
-                    options, directory in options.stateDir = directory
-                },
-                .option("--store", "postgresql://…", help: "The daemon's PostgreSQL store, used instead of the state directory.") {
-                    options, uri in options.store = uri
-                },
-                .option("--requestor", "ID", help: "Only the logins of this requestor.") { options, requestor in
-                    options.requestor = requestor
-                },
-            ]),
-    ])
+    static let table = OptionTable<Options, UsageError>(
+        [actions, options], exclusive: [("--backend", "--staging"), ("--state-dir", "--store")])
+
+    private static let resetHelp: String =
+        "Deletes the logins here only (of --requestor ID only, when given), their selected MVPD and cached authorization "
+        + "expiries; DCR registrations and the device identifier stay. Adobe still has the logins until a logout: the next "
+        + "setRequestor on this device finds them again. To end them, use logout."
+    private static let logoutHelp: String =
+        "Ends the logins at the backend (REST API V2 logout per MVPD, with the stored client credentials and device; no "
+        + "page is opened), then deletes each one ended here. One the backend could not be asked about stays stored and is "
+        + "named (exit 1); logins of other backends are left alone."
+
+    private static let actions = OptionTable<Options, UsageError>.Section(
+        "ACTIONS",
+        arguments: [
+            ("list", "One line per login: requestor, MVPD, user id, expiry (UTC), device, backend."), ("reset", resetHelp),
+            ("logout", logoutHelp),
+        ], [])
+
+    private static let options = OptionTable<Options, UsageError>.Section(
+        "OPTIONS",
+        [
+            .option("--state-dir", "DIR", help: "The daemon's state directory (passbridge --help tells its default).") {
+                options, directory in options.stateDir = directory
+            },
+            .option("--store", "postgresql://…", help: "The daemon's PostgreSQL store, used instead of the state directory.") {
+                options, uri in options.store = uri
+            },
+            .option("--requestor", "ID", help: "Only the logins of this requestor.") { options, requestor in options.requestor = requestor
+            },
+            .option("--backend", "URL", help: "logout: the REST API V2 base URL the logins were made at.", default: backendDefault) {
+                options, url in options.backend = url
+            },
+            .flag("--staging", help: "logout: Adobe's staging backend, as passbridge --staging.") {
+                $0.backend = DaemonOptions.stagingBackend
+            },
+        ])
+
+    private static let backendDefault: @Sendable (Options) -> String? = { _ in DaemonOptions().backend }
 
     static let program = CommandLineProgram(name: "passbridge state", version: DaemonOptions.version, usage: usage)
 
-    /// Runs the subcommand; returns the exit code (0, 1 on a store failure, 2 on bad usage).
+    /// Runs the subcommand; returns the exit code (0; 1 on a store failure, a missing state directory or a login
+    /// logout could not end; 2 on bad usage).
     static func run(_ arguments: [String]) -> Int32 {
         if let status = program.helpOrVersion(arguments) { return status }
         var options = Options()
         let action: String
+        let backend: URL
         do throws(UsageError) {
             let parsed = try table.parse(arguments, into: &options, positionals: 1)
-            guard let first = parsed.positionals.first else { throw UsageError("say list or reset") }
-            guard first == "list" || first == "reset" else { throw UsageError("unexpected argument \(first)") }
+            guard let first = parsed.positionals.first else { throw UsageError("say list, reset or logout") }
+            guard ["list", "reset", "logout"].contains(first) else { throw UsageError("unexpected argument \(first)") }
+            guard options.backend == nil || first == "logout" else { throw UsageError("--backend and --staging are for logout only") }
             action = first
+            backend = try logoutBackend(options.backend)
         } catch {
             return program.usageError(error)
         }
         let (stateDir, store, only) = (options.stateDir, options.store, options.requestor)
         do {
             let directory = try StateDirectory.resolve(stateDir)
-            if store == nil, !FileManager.default.fileExists(atPath: directory + "/passbridge.sqlite") {
-                writeOut(action == "list" ? "no logins (no store in \(directory))\n" : "deleted 0 logins\n")
-                return 0
+            if store == nil {
+                // A --state-dir that does not exist is a mistake; the default one not existing yet means nothing was stored.
+                var info = stat()
+                let exists = stat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+                guard exists || stateDir == nil else {
+                    return program.failure(
+                        "no state directory \(directory) (passbridge --help tells the default; --state-dir names another)")
+                }
+                if !exists || !FileManager.default.fileExists(atPath: directory + "/passbridge.sqlite") {
+                    writeOut(action == "reset" ? "deleted 0 logins\n" : "no logins (no store in \(directory))\n")
+                    return 0
+                }
             }
             let opened = try StoreSetup.open(store: store, stateDirectory: directory)
-            if action == "reset" {
+            switch action {
+            case "reset":
                 let deleted = try StoreSetup.blocking { try await opened.reset(requestor: only) }
-                writeOut("deleted \(deleted) login\(deleted == 1 ? "" : "s") from \(opened.location)\n")
-            } else {
+                writeOut(
+                    "deleted \(deleted) login\(deleted == 1 ? "" : "s") from \(opened.location) (here only: Adobe still has "
+                        + "\(deleted == 1 ? "it" : "them") until a logout, and the next setRequestor on this device finds "
+                        + "\(deleted == 1 ? "it" : "them") again; passbridge state logout ends logins at Adobe too)\n")
+                return 0
+            case "logout":
+                return try logout(opened, backend: backend, requestor: only)
+            default:
                 let logins = try StoreSetup.blocking { try await opened.logins() }.filter { only == nil || $0.requestor == only }
                 writeOut(listing(logins, requestor: only, location: opened.location))
+                return 0
             }
-            return 0
         } catch let error as CommandLineError {
             if case .failure(let message) = error { return program.failure(message) }
             return 1
         } catch {
             return program.failure("\(error)")
         }
+    }
+
+    /// `--backend` (or `--staging`, or the default) as a URL; `emulator` is no backend the logins could be at.
+    private static func logoutBackend(_ given: String?) throws(UsageError) -> URL {
+        let text = given ?? DaemonOptions().backend
+        guard text != "emulator" else {
+            throw UsageError("logout needs the backend's URL (for an emulator: the URL pass-emulator printed)")
+        }
+        do throws(CommandLineError) {
+            return try DaemonOptions.checkBackendURL(text)
+        } catch {
+            guard case .usage(let message) = error else { throw UsageError("\(error)") }
+            throw UsageError(message)
+        }
+    }
+
+    /// `logout`: one line per login tried, then what was ended and what was not; 1 when one could not be ended.
+    private static func logout(_ store: TokenStore, backend: URL, requestor: String?) throws -> Int32 {
+        let defaults = DaemonOptions()
+        let outcomes = try StoreSetup.blocking {
+            try await store.logOut(
+                atBackend: backend, requestor: requestor, redirectURL: defaults.redirectURL, timeout: defaults.requestTimeout)
+        }
+        var base = backend.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        let others = try StoreSetup.blocking { try await store.logins() }.filter {
+            (requestor == nil || $0.requestor == requestor) && $0.backend != base
+        }
+        var text = ""
+        for outcome in outcomes {
+            let login = outcome.login
+            let who = [login.requestor, login.mvpd, login.userID ?? "-", login.device].map(printable).joined(separator: " ")
+            text += outcome.failure.map { "not ended: \(who): \($0)\n" } ?? "ended: \(who)\n"
+        }
+        let failed = outcomes.filter { $0.failure != nil }.count
+        let ended = outcomes.count - failed
+        text += "ended \(ended) login\(ended == 1 ? "" : "s") at \(base) and deleted \(ended == 1 ? "it" : "them") from \(store.location)\n"
+        if failed > 0 {
+            text +=
+                "could not end \(failed) login\(failed == 1 ? "" : "s") at \(base): kept in \(store.location); run passbridge state "
+                + "logout again once \(base) can be reached (passbridge state reset forgets logins here only)\n"
+        }
+        if !others.isEmpty {
+            text += "left \(others.count) login\(others.count == 1 ? "" : "s") of other backends (passbridge state list shows them)\n"
+        }
+        writeOut(text)
+        return failed > 0 ? 1 : 0
     }
 
     /// What `list` prints: the table, or one line saying there are no logins (for `requestor`, when given) in

@@ -3,11 +3,14 @@ import Bridge
 import CShims
 import Glibc
 
-// passbridge: the daemon (Daemon.run in Bridge) and its `state` subcommand.
+// passbridge: the daemon (Daemon.run in Bridge) and its `state` and `stats` subcommands.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "state" {
     exit(StateCommand.run(Array(arguments.dropFirst())))
+}
+if arguments.first == "stats" {
+    exit(StatsCommand.run(Array(arguments.dropFirst())))
 }
 let program = CommandLineProgram(name: "passbridge", version: DaemonOptions.version, usage: DaemonOptions.usage)
 if let status = program.helpOrVersion(arguments) { exit(status) }

@@ -1,4 +1,6 @@
+import AccessEnabler
 import ArgumentParsing
+import FoundationEssentials
 import JSONRPC
 import XCTest
 
@@ -130,5 +132,36 @@ final class DaemonOptionsTests: XCTestCase {
         let options = try DaemonOptions.parse(["--backend", "http://127.0.0.1:1", "--backend=emulator", "--log-level=error"])
         XCTAssertEqual(options.backend, "emulator")
         XCTAssertEqual(options.logLevel, .error)
+    }
+
+    func testAValueThatLooksLikeAnOptionIsRefusedUnlessGivenWithEquals() throws {
+        XCTAssertEqual(
+            usageError(["--socket", "--stdio"]),
+            "--socket needs a value, got the option --stdio (write --socket=--stdio if it is the value)")
+        XCTAssertEqual(
+            usageError(["--software-statement", "-x"]),
+            "--software-statement needs a value, got the option -x (write --software-statement=-x if it is the value)")
+        XCTAssertEqual(try DaemonOptions.parse(["--software-statement=--odd"]).softwareStatement, "--odd")
+        XCTAssertEqual(try DaemonOptions.parse(["--state-dir", "-"]).stateDir, "-")
+    }
+
+    func testABadBackendOrRedirectURLIsAUsageError() {
+        XCTAssertEqual(usageError(["--backend", "ftp://example.com"]), "--backend needs an https URL, got ftp://example.com")
+        XCTAssertEqual(usageError(["--backend", "nonsense"]), "--backend needs an absolute URL or \"emulator\", got nonsense")
+        XCTAssertEqual(
+            usageError(["--backend", "http://example.com"]),
+            "refusing plain http backend http://example.com: only loopback hosts may use http")
+        XCTAssertNil(usageError(["--backend", "http://localhost:8080"]))
+        XCTAssertEqual(
+            usageError(["--redirect-url", "ios.app"]), "--redirect-url needs an absolute URL such as adobepass://ios.app, got ios.app")
+        XCTAssertEqual(
+            usageError(["--redirect-url", "a b://c"]), "--redirect-url needs an absolute URL such as adobepass://ios.app, got a b://c")
+    }
+
+    func testTheRequestTimeoutDefaultIsWrittenOnceInTheEngine() throws {
+        XCTAssertEqual(AccessEnablerConfiguration.defaultRequestTimeout, .seconds(15))
+        XCTAssertEqual(DaemonOptions().requestTimeout, AccessEnablerConfiguration.defaultRequestTimeout)
+        let engine = AccessEnablerConfiguration(backendURL: try XCTUnwrap(URL(string: "https://sp.auth.adobe.com")), softwareStatement: nil)
+        XCTAssertEqual(engine.requestTimeout, AccessEnablerConfiguration.defaultRequestTimeout)
     }
 }

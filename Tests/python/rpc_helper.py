@@ -1,7 +1,13 @@
 """The one harness of the end-to-end suites: the daemon and the emulator as child processes (their stderr always
 read, so a chatty log never stalls them), a JSON-RPC 2.0 client (`Client`) and a byte reader for the framing tests
 (`ByteReader`), and a urllib "browser" that walks the mock MVPD pages to the redirect URL. Fixtures are in
-conftest.py."""
+conftest.py.
+
+`Client` is the shipped client, `passbridge.rpc.Connection` (Clients/python/passbridge/rpc.py): its framing, reader
+thread, request ids, response matching, error objects and daemon→host request handlers carry every call of the
+suites. What is added here is only for tests: every message kept in order (`received`, `transcript`) with waits
+on it (`mark`, `wait_for`, `response`, `notification`, `exchange`), raw lines (`send_raw`), requests sent without
+waiting (`send`), daemon→host requests left to the test when no handler is registered, and an abrupt close."""
 import html.parser
 import json
 import os
@@ -10,11 +16,17 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Clients" / "python"))
+
+from passbridge import rpc  # noqa: E402  (the shipped client, from this repository)
+from passbridge.errors import RPCError, Timeout  # noqa: E402
 
 # Any well-formed three-part JWT is accepted by the emulator as a software statement.
 SOFTWARE_STATEMENT = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ0ZXN0In0.c2ln"
@@ -24,59 +36,92 @@ NOT_SELECTED = "Provider not Selected Error"
 NOT_AUTHORIZED = "User not Authorized Error"
 
 
-class RpcError(Exception):
+class RpcError(RPCError):
+    """The shipped client's RPCError, with the error object as received (`error`)."""
+
     def __init__(self, error: dict):
-        super().__init__(f"{error.get('code')}: {error.get('message')}")
+        super().__init__(error.get("code", -32603), error.get("message", ""), error.get("data"))
         self.error = error
-        self.code = error.get("code")
 
 
-class Client:
-    """One JSON-RPC connection (NDJSON). Every message read is kept in `received`, every message sent in
-    `sent`; `transcript` interleaves both in the order this client saw them."""
+class _Writer:
+    """A byte sink (`pipe.write` + flush, or `socket.sendall`) with the file API `rpc.Connection` writes to."""
+
+    def __init__(self, write):
+        self.write = write
+
+    def flush(self):
+        pass
+
+
+class _RecordingFramer(rpc.Framer):
+    """The shipped framer, telling its client of each whole message (a batch as one list) as it is cut."""
+
+    def __init__(self, record):
+        super().__init__(rpc.NDJSON)
+        self._record = record
+
+    def feed(self, data: bytes) -> list:
+        messages = super().feed(data)
+        for message in messages:
+            self._record(message)
+        return messages
+
+
+class Client(rpc.Connection):
+    """One JSON-RPC connection (NDJSON) through the shipped `rpc.Connection`. Every message read is kept in
+    `received`, every message sent in the order sent; `transcript` interleaves both in the order this client saw
+    them. `call` is the shipped client's; a daemon→host request is answered by a handler registered with
+    `on_request`, else left in `received` for the test to answer (`send_raw`)."""
 
     def __init__(self, reader, writer, closer):
         self._client_setup(reader, writer, closer)
 
     def _client_setup(self, reader, writer, closer):
-        self._reader, self._writer, self._closer = reader, writer, closer
-        self.received: list[dict] = []
+        self.received: list = []
         self.transcript: list[tuple[str, dict]] = []
-        self._next_id = 0
         self._lock = threading.Condition()
         self._eof = False
-        self._thread = threading.Thread(target=self._read_loop, daemon=True)
-        self._thread.start()
+        self._closer = closer
+        super().__init__(reader, _Writer(writer))
+        self._framer = _RecordingFramer(self._record)
 
-    def _read_loop(self):
-        for line in self._reader:
-            line = line.strip()
-            if not line:
-                continue
-            message = json.loads(line)
-            with self._lock:
-                self.received.append(message)
-                self.transcript.append(("<--", message))
-                self._lock.notify_all()
+    def _record(self, message):
         with self._lock:
-            self._eof = True
+            self.received.append(message)
+            self.transcript.append(("<--", message))
             self._lock.notify_all()
 
-    def send_raw(self, text: str):
-        self._writer(text.encode() + b"\n")
+    def _read_loop(self):
+        try:
+            super()._read_loop()
+        finally:
+            with self._lock:
+                self._eof = True
+                self._lock.notify_all()
 
-    def send(self, method: str, params=None, *, notification=False) -> int | None:
-        """Sends a request (returns its id) or, with notification=True, a notification."""
-        message = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        request_id = None
-        if not notification:
-            self._next_id += 1
-            request_id = message["id"] = self._next_id
+    def _handle(self, message):
+        if "method" in message and "id" in message and message["method"] not in self._request_handlers:
+            return  # left to the test
+        super()._handle(message)
+
+    def _send(self, message):
         with self._lock:
             self.transcript.append(("-->", message))
-        self._writer(json.dumps(message).encode() + b"\n")
+        super()._send(message)
+
+    @staticmethod
+    def _error_from(error):
+        return RpcError(error if isinstance(error, dict) else {"code": -32603, "message": "malformed error object", "data": error})
+
+    def send_raw(self, text: str):
+        with self._write_lock:
+            self._writer.write(text.encode() + b"\n")
+
+    def send(self, method: str, params=None, *, notification=False) -> int | None:
+        """Sends a request (returns its id) or, with notification=True, a notification, without waiting."""
+        request_id = None if notification else next(self._ids)
+        self._send(self._request(method, params, request_id))
         return request_id
 
     def mark(self) -> int:
@@ -113,13 +158,15 @@ class Client:
         return between, response
 
     def call(self, method: str, params=None, timeout: float = 30):
-        """Sends a request and returns its result (raises RpcError on an error response)."""
-        _, response = self.exchange(method, params, timeout)
-        if "error" in response:
-            raise RpcError(response["error"])
-        return response["result"]
+        """The shipped client's call: the result, or RpcError for an error response (AssertionError when no answer
+        comes within `timeout` seconds)."""
+        try:
+            return super().call(method, params, timeout=timeout)
+        except Timeout:
+            raise AssertionError(f"{method}: no answer within {timeout} s; received: {self.received[-5:]}") from None
 
     def close(self):
+        """Closes the connection at once (stdin closed, or the socket shut down both ways), as a host that quits."""
         self._closer()
 
 

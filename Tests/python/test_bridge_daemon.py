@@ -118,7 +118,7 @@ def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
 @pytest.mark.parametrize("backend", ["http://example.com", "http://10.0.0.1:8080"])
 def test_plain_http_backend_is_refused_unless_loopback(bin_dir, tmp_path, backend):
     result = run_passbridge(bin_dir, "--backend", backend, "--state-dir", str(tmp_path / "state"))
-    assert result.returncode == 1
+    assert result.returncode == 2  # a bad flag value: a usage error, as for every other flag
     assert result.stderr.strip().count("\n") == 0 and "http" in result.stderr
     assert result.stdout == ""
 

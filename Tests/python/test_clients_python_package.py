@@ -104,11 +104,12 @@ def test_spawn_with_a_bad_flag_raises_daemon_exited_with_the_reason(bin_dir, cap
     ae = passbridge.AccessEnabler.spawn("--backend", "ftp://x", executable=str(bin_dir / "passbridge"))
     with pytest.raises(passbridge.DaemonExited) as exited:
         ae.init()
-    assert exited.value.returncode == 1
-    assert exited.value.stderr == ["passbridge: --backend needs an https URL, got ftp://x"]
-    assert str(exited.value) == "the daemon exited with status 1: passbridge: --backend needs an https URL, got ftp://x"
+    assert exited.value.returncode == 2  # a usage error
+    assert exited.value.stderr == ["passbridge: --backend needs an https URL, got ftp://x (see passbridge --help)"]
+    assert str(exited.value) == ("the daemon exited with status 2: passbridge: --backend needs an https URL, got ftp://x "
+                                 "(see passbridge --help)")
     assert "got ftp://x" in capfd.readouterr().err  # the daemon's stderr is still shown
-    assert ae.close() == 1
+    assert ae.close() == 2
 
 
 def test_connect_to_a_missing_socket_names_the_path(tmp_path):

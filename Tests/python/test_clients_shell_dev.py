@@ -7,6 +7,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import time
 import sys
@@ -217,3 +218,26 @@ def test_the_socket_second_screen_example_passes_50_of_50_runs_beside_a_cpu_hog(
             daemon.stop()
     failures = [failure for lane in results for failure in lane]
     assert failures == [], f"{len(failures)} of {lanes * runs} runs failed:\n" + "\n".join(failures)
+
+
+def test_over_a_socket_only_the_relay_is_looked_for_never_the_daemon(bin_dir, daemon, tmp_path):
+    """`--socket` needs passbridge-relay and nothing else: with no daemon binary anywhere it answers; without a relay
+    it says that the relay is missing, and where it looked, not that PASSBRIDGE (the daemon) should be set."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(CALL, alone / "passbridge-call")
+    relays = tmp_path / "relays"
+    relays.mkdir()
+    (relays / "passbridge-relay").symlink_to(bin_dir / "passbridge-relay")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PASSBRIDGE")}
+    env["PATH"] = f"{relays}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    script = str(alone / "passbridge-call")
+    stats = subprocess.run([script, "--socket", str(daemon.path), "rpc.stats"], env=env, capture_output=True, text=True,
+                           timeout=60)
+    assert stats.returncode == 0 and json.loads(stats.stdout)["connections"] == 1, stats.stderr
+    env["PATH"] = f"/usr/bin{os.pathsep}/bin"
+    missing = subprocess.run([script, "--socket", str(daemon.path), "rpc.stats"], env=env, capture_output=True, text=True,
+                             timeout=60)
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == (f"passbridge-call: --socket needs passbridge-relay, not the daemon: none beside this script "
+                              f"({alone}), beside $PASSBRIDGE or in PATH (set PASSBRIDGE_RELAY to its path)\n")

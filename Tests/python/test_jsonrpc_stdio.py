@@ -237,6 +237,19 @@ def test_command_line_model(passbridge, test_daemon):
     assert missing.returncode == 2
     local = subprocess.run([passbridge, "--backend", "http://127.0.0.1:8080"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
     assert local.returncode == 0
+    # Every bad flag value is a usage error, checked before anything starts: one line, exit 2.
+    for argv, message in [
+        (["--backend", "ftp://example.com"], "--backend needs an https URL, got ftp://example.com"),
+        (["--backend", "http://example.com"], "refusing plain http backend http://example.com: only loopback hosts may use http"),
+        (["--socket", "--stdio"], "--socket needs a value, got the option --stdio (write --socket=--stdio if it is the value)"),
+        (["--state-dir", "--backend", "emulator"], "--state-dir needs a value, got the option --backend (write "
+                                                   "--state-dir=--backend if it is the value)"),
+        (["--redirect-url", "ios.app"], "--redirect-url needs an absolute URL such as adobepass://ios.app, got ios.app"),
+        (["--redirect-url", "adobepass://ios app"], "--redirect-url needs an absolute URL such as adobepass://ios.app, got "
+                                                    "adobepass://ios app"),
+    ]:
+        refused = subprocess.run([passbridge, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (2, "", f"passbridge: {message} (see passbridge --help)\n")
     group = subprocess.run([passbridge, "--socket", "/tmp/x.sock", "--socket-group", "no-such-group-xyz"],
                            capture_output=True, text=True, timeout=10)
     assert group.returncode == 1 and len(group.stderr.strip().splitlines()) == 1

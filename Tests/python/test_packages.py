@@ -8,7 +8,9 @@ this clone (release, static; once per session), then
   `AccessEnabler.spawn("--backend", "emulator")` runs the bundled daemon and the emulator wheel's pass-emulator for
   one login + authorization; the client without any daemon raises DaemonNotFound saying where it looked;
 * the binaries, rpc.discover, the .deb, the wheels, the Python and Node packages all carry info.version of
-  Protocol/openrpc.json.
+  Protocol/openrpc.json;
+* the checkers packagers run find nothing: lintian (no error, no warning) on the .deb, check-wheel-contents and
+  twine check on both wheels, and no installed binary carries a RUNPATH or RPATH (readelf -d).
 """
 import base64
 import grp
@@ -90,7 +92,9 @@ def test_deb_holds_the_static_binaries_units_and_man_page(packages, bin_dir, tmp
     for path in ("/usr/bin/passbridge", "/usr/bin/passbridge-relay", "/usr/bin/passbridge-call",
                  "/usr/lib/systemd/system/passbridge.socket", "/usr/lib/systemd/system/passbridge.service",
                  "/usr/lib/sysusers.d/passbridge.conf", "/usr/share/man/man1/passbridge.1.gz",
-                 "/usr/share/doc/passbridge/copyright", "/usr/share/doc/passbridge/README.md"):
+                 "/usr/share/man/man1/passbridge-relay.1.gz", "/usr/share/man/man1/passbridge-call.1.gz",
+                 "/usr/share/doc/passbridge/copyright", "/usr/share/doc/passbridge/changelog.gz",
+                 "/usr/share/doc/passbridge/README.md"):
         assert path in paths
     root = tmp_path / "root"
     run(["dpkg-deb", "-x", str(deb), str(root)])
@@ -100,6 +104,18 @@ def test_deb_holds_the_static_binaries_units_and_man_page(packages, bin_dir, tmp
     flags = {word.rstrip(",") for line in run([str(bin_dir / "passbridge"), "--help"]).stdout.splitlines()
              for word in line.split()[:2] if word.startswith("--")}
     assert "--socket-group" in flags and all(flag.replace("-", "\\-") in page for flag in flags)
+    # So do the relay's and the shell client's pages, each of its own --help.
+    relay = gzip.decompress((root / "usr/share/man/man1/passbridge-relay.1.gz").read_bytes()).decode()
+    assert relay.startswith(".TH PASSBRIDGE\\-RELAY 1 ") and "SOCKET" in relay
+    call = gzip.decompress((root / "usr/share/man/man1/passbridge-call.1.gz").read_bytes()).decode()
+    assert call.startswith(".TH PASSBRIDGE\\-CALL 1 ")
+    call_flags = {word for line in run(["bash", str(ROOT / "Clients/shell/passbridge-call"), "--help"]).stdout.splitlines()
+                  for word in line.split()[:1] if word.startswith("--")}
+    assert "--socket" in call_flags and all(flag.replace("-", "\\-") in call for flag in call_flags)
+    # The copyright file is machine-readable (DEP-5) and says whose and which licence.
+    copyright_text = (root / "usr/share/doc/passbridge/copyright").read_text()
+    assert copyright_text.startswith("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n")
+    assert "\nCopyright: " in copyright_text and "\nLicense: Apache-2.0\n" in copyright_text
     # The systemd units point at the packaged binary.
     service = (root / "usr/lib/systemd/system/passbridge.service").read_text()
     assert "ExecStart=/usr/bin/passbridge --socket /run/passbridge/passbridge.sock " in service
@@ -113,6 +129,39 @@ def test_deb_holds_the_static_binaries_units_and_man_page(packages, bin_dir, tmp
         for soname in needed + ["libcurl.so.4", "libcrypto.so.3"]:
             owner = owning_package(soname)
             assert owner in depends, f"{binary} needs {soname} from {owner}, not in Depends: {sorted(depends)}"
+
+
+def test_lintian_finds_no_error_and_no_warning(packages):
+    """Debian's own checker on the .deb: no error and no warning (pedantic and info tags are shown when the test fails,
+    not required to be absent)."""
+    if shutil.which("lintian") is None:
+        pytest.fail("lintian missing (Tests/install-deps.sh --with-test-tools installs it)")
+    result = subprocess.run(["lintian", "--display-info", "--pedantic", "--no-tag-display-limit", str(packages["deb"])],
+                            capture_output=True, text=True, timeout=600)
+    tags = [line for line in result.stdout.splitlines() if line[:2] in ("E:", "W:")]
+    assert tags == [], result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_installed_binary_has_a_runpath_or_rpath(packages, tmp_path):
+    """A binary in /usr/bin that searches beside itself would load a libcurl.so.4 dropped there before the system's:
+    neither the .deb's binaries nor the wheels' carry a RUNPATH or RPATH (readelf -d)."""
+    root = tmp_path / "root"
+    run(["dpkg-deb", "-x", str(packages["deb"]), str(root)])
+    binaries = [root / "usr/bin/passbridge", root / "usr/bin/passbridge-relay"]
+    for wheel in (packages["wheel"], packages["emulator_wheel"]):
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                if "/_bin/" in name:
+                    target = tmp_path / wheel.stem / name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(archive.read(name))
+                    binaries.append(target)
+    assert len(binaries) == 5
+    for binary in binaries:
+        dynamic = run(["readelf", "-d", str(binary)]).stdout
+        assert "(NEEDED)" in dynamic, binary  # readelf did read a dynamic section
+        assert "(RUNPATH)" not in dynamic and "(RPATH)" not in dynamic, f"{binary}:\n{dynamic}"
 
 
 def owning_package(soname: str) -> str:
@@ -275,7 +324,24 @@ def test_wheels_are_well_formed(packages):
             "[console_scripts]\npassbridge = passbridge._commands:daemon\npassbridge-relay = passbridge._commands:relay\n")
     with zipfile.ZipFile(packages["emulator_wheel"]) as archive:
         assert archive.read(f"passbridge_emulator-{VERSION}.dist-info/entry_points.txt").decode() == (
-            "[console_scripts]\npass-emulator = passbridge._commands:emulator\n")
+            "[console_scripts]\npass-emulator = passbridge._emulator:main\n")
+        assert archive.read("passbridge/_emulator.py") == (ROOT / "Clients/python/passbridge/_emulator.py").read_bytes()
+    with zipfile.ZipFile(packages["wheel"]) as archive:
+        assert "passbridge/_emulator.py" not in archive.namelist()
+
+
+def test_both_wheels_pass_check_wheel_contents_and_twine_check(packages):
+    """The checkers Python packagers run before an upload: check-wheel-contents (every check, none disabled) and
+    twine check (the metadata and the README a package index would render), from the test venv."""
+    tools = pathlib.Path(sys.executable).parent
+    for wheel in (packages["wheel"], packages["emulator_wheel"]):
+        contents = subprocess.run([str(tools / "check-wheel-contents"), str(wheel)], capture_output=True, text=True,
+                                  timeout=120)
+        assert contents.returncode == 0 and contents.stdout.strip() == f"{wheel}: OK", contents.stdout + contents.stderr
+        twine = subprocess.run([str(tools / "twine"), "check", "--strict", str(wheel)], capture_output=True, text=True,
+                               timeout=120)
+        assert twine.returncode == 0 and "PASSED" in twine.stdout and "WARNING" not in twine.stdout, \
+            twine.stdout + twine.stderr
 
 
 @pytest.fixture(scope="session")
@@ -345,8 +411,8 @@ def test_the_wheel_puts_passbridge_state_passbridge_call_and_the_browser_on_the_
     env = clean_env(tmp_path)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"  # bash and coreutils, and the venv's commands
     env["XDG_STATE_HOME"] = str(tmp_path / "xdg")
-    listed = run([str(venv / "bin/passbridge"), "state", "list", "--state-dir", str(tmp_path / "state")], env=env)
-    assert listed.stdout.startswith("no logins"), listed.stdout
+    listed = run([str(venv / "bin/passbridge"), "state", "list"], env=env)  # the default directory, not made yet
+    assert listed.stdout == f"no logins (no store in {tmp_path / 'xdg/passbridge'})\n", listed.stdout
     version = run(["passbridge-relay", "--version"], env=env)
     assert version.stdout.strip() == f"passbridge-relay {VERSION}"
     one_shot = subprocess.run(["passbridge-call", "--requestor", "REF", "checkAuthentication"], capture_output=True,

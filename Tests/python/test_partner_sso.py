@@ -4,15 +4,14 @@ daemon's partnerSSO/* requests on the same connection. One test per branch of th
 import json
 import pathlib
 import socket
-import threading
 import time
 import urllib.request
 
 import jsonschema
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, NOT_SELECTED, REDIRECT_URL, Client, Emulator, SocketDaemon, StdioDaemon,
-                        check_against_openrpc, daemon_args, follow_to_redirect_url, notifications_named)
+from rpc_helper import (NOT_AUTHENTICATED, NOT_SELECTED, REDIRECT_URL, Client, Emulator, RPCError, SocketDaemon,
+                        StdioDaemon, check_against_openrpc, daemon_args, follow_to_redirect_url, notifications_named)
 
 DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 METHODS = {m["name"]: m for m in DOCUMENT["methods"]}
@@ -75,49 +74,45 @@ class Platform:
 
 
 class AnswersHostRequests:
-    """A client whose daemon→host requests are answered by `platform` from a thread of their own and recorded
-    in `host_requests` (method, params), in order. Mixed into a Client (call `_host_setup` before its __init__)."""
+    """A client whose daemon→host requests are answered by `platform` through the shipped client's request handlers
+    (`on_request`: each answered on a thread of its own) and recorded in `host_requests` (method, params), in order,
+    not in `received`; `answers` pairs each request with the answer sent. Mixed into a Client (call `_host_setup`
+    before its __init__ and `_host_handlers` after)."""
+
+    HOST_METHODS = ("partnerSSO/checkAccessStatus", "partnerSSO/requestAccountMetadata")
 
     def _host_setup(self, platform: Platform):
         self.platform = platform
         self.host_requests: list[tuple[str, dict]] = []
         self.answers: list[tuple[dict, dict]] = []  # (request, the answer message)
+        self._requests_by_id: dict = {}
 
-    def _read_loop(self):  # replaces Client's: requests from the daemon are answered, not queued as messages
-        for line in self._reader:
-            line = line.strip()
-            if not line:
-                continue
-            message = json.loads(line)
-            if isinstance(message, dict) and "method" in message and "id" in message:
-                with self._lock:
-                    self.host_requests.append((message["method"], message.get("params")))
-                    self.transcript.append(("<--", message))
-                threading.Thread(target=self._answer, args=(message,), daemon=True).start()
-                continue
+    def _host_handlers(self):
+        for method in self.HOST_METHODS:
+            self.on_request(method, lambda params, method=method: self._host_answer(method, params))
+
+    def _record(self, message):
+        if isinstance(message, dict) and "method" in message and "id" in message:
             with self._lock:
-                self.received.append(message)
+                self.host_requests.append((message["method"], message.get("params")))
+                self._requests_by_id[message["id"]] = message
                 self.transcript.append(("<--", message))
-                self._lock.notify_all()
-        with self._lock:
-            self._eof = True
-            self._lock.notify_all()
-
-    def _answer(self, request: dict):
-        if self.platform.silent:
             return
-        reply = {"jsonrpc": "2.0", "id": request["id"]}
+        super()._record(message)
+
+    def _send(self, message):
+        if "method" not in message and message.get("id") in self._requests_by_id:
+            with self._lock:
+                self.answers.append((self._requests_by_id[message["id"]], message))
+        super()._send(message)
+
+    def _host_answer(self, method: str, params):
+        if self.platform.silent:
+            time.sleep(60)  # never within the test: the daemon's 10 s deadline passes first
         try:
-            reply["result"] = self.platform.answer(request["method"], request.get("params") or {})
+            return self.platform.answer(method, params or {})
         except HostFailure as failure:
-            reply["error"] = {"code": -32000, "message": "partner request failed", "data": failure.data}
-        with self._lock:
-            self.answers.append((request, reply))
-            self.transcript.append(("-->", reply))
-        try:
-            self._writer(json.dumps(reply).encode() + b"\n")
-        except (BrokenPipeError, ValueError):
-            pass
+            raise RPCError(-32000, "partner request failed", failure.data) from None
 
     def take_requests(self) -> list[tuple[str, dict]]:
         with self._lock:
@@ -131,6 +126,7 @@ class ScriptedHost(AnswersHostRequests, StdioDaemon):
     def __init__(self, bin_dir, platform: Platform, *args):
         self._host_setup(platform)
         super().__init__(bin_dir, *args)
+        self._host_handlers()
 
 
 class ScriptedSocketHost(AnswersHostRequests, Client):
@@ -149,6 +145,7 @@ class ScriptedSocketHost(AnswersHostRequests, Client):
             self.sock.close()
 
         super().__init__(self.sock.makefile("rb"), self.sock.sendall, close)
+        self._host_handlers()
 
 
 @pytest.fixture()

@@ -66,3 +66,55 @@ def test_pytest_prints_one_line_per_suite_with_its_time_and_the_reason_of_each_s
     assert [re.sub(r": \d+ s,", ": N s,", line) for line in lines if line.startswith("== ")] == [
         "== test_first.py: N s, 2 passed", "== test_second.py: N s, 1 passed, 1 skipped"], run.stdout
     assert any(line.startswith("SKIPPED [1] test_second.py:") and line.endswith(": no widget on this machine") for line in lines), run.stdout
+
+
+def shell_files(repository: pathlib.Path) -> list[pathlib.Path]:
+    """Every tracked shell file: a `.sh` name, a `#!` line naming sh or bash, or a `# shellcheck shell=` line (a file
+    meant to be sourced)."""
+    tracked = subprocess.run(["git", "-C", str(repository), "ls-files", "-z"], capture_output=True, check=True).stdout
+    return shell_files_in(repository, tracked.decode().split("\0"))
+
+
+def shell_files_in(repository: pathlib.Path, names: "list[str] | None" = None) -> list[pathlib.Path]:
+    """The shell files among `names` (every file under `repository` when None), by the rule of shell_files."""
+    if names is None:
+        names = sorted(str(p.relative_to(repository)) for p in repository.rglob("*") if p.is_file())
+    found = []
+    for name in names:
+        path = repository / name
+        if not name or not path.is_file() or path.is_symlink():
+            continue
+        with open(path, "rb") as file:
+            first = file.readline(200)
+        if name.endswith(".sh") or re.match(rb"#!\S*(/|env )(ba)?sh\b", first) or first.startswith(b"# shellcheck shell="):
+            found.append(path)
+    return found
+
+
+def shellcheck(files: list[pathlib.Path]) -> subprocess.CompletedProcess:
+    if shutil.which("shellcheck") is None:
+        raise AssertionError("shellcheck missing (Tests/install-deps.sh --with-test-tools installs it)")
+    return subprocess.run(["shellcheck", "--severity=warning", "--format=gcc", *map(str, files)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_every_shell_file_is_shellcheck_clean_at_warning_level():
+    """The shell we ship (Clients/shell/passbridge-call and its examples, the .deb's maintainer scripts, the build and
+    install scripts) and the shell that tests and CI run: `shellcheck -S warning` reports nothing."""
+    files = shell_files(ROOT)
+    names = {str(path.relative_to(ROOT)) for path in files}
+    assert {"Clients/shell/passbridge-call", "Clients/shell/examples/session.sh", "Clients/debian/maintainer-scripts/postinst",
+            "Clients/debian/maintainer-scripts/prerm", "Clients/debian/maintainer-scripts/postrm",
+            "Clients/debian/build-deb.sh", "Clients/python/build-wheel.sh", "Clients/systemd/install.sh",
+            ".ci/run"} <= names, sorted(names)
+    result = shellcheck(files)
+    assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
+
+
+def test_shellcheck_as_the_suite_runs_it_reports_what_was_found_in_passbridge_call(tmp_path):
+    """The check above can fail: a sourced file without a shell directive (SC2148), and the fd closing that
+    Clients/shell/passbridge-call had (SC1083: `{DAEMON[0]}` is not a variable name to shellcheck)."""
+    (tmp_path / "sourced.sh").write_text('echo "$1"\n')
+    (tmp_path / "script").write_text('#!/usr/bin/env bash\ncoproc DAEMON { cat; }\nexec {DAEMON[0]}<&- {DAEMON[1]}>&-\n')
+    result = shellcheck(shell_files_in(tmp_path))
+    assert result.returncode != 0 and "[SC2148]" in result.stdout and "[SC1083]" in result.stdout, result.stdout

@@ -160,3 +160,31 @@ def test_after_a_clean_exit_the_database_file_alone_is_the_whole_store(bin_dir, 
     with sqlite3.connect(backup) as db:
         assert db.execute("SELECT count(*) FROM device_identity").fetchone()[0] == 1
         assert db.execute("SELECT count(*) FROM client_credentials").fetchone()[0] == 1
+
+
+def test_each_store_file_made_0600_is_logged_with_the_mode_it_had(bin_dir, emulator, tmp_path):
+    """An operator learns that the daemon changed a file's mode: one warning per file, naming it and its old mode."""
+    state = tmp_path / "state"
+    first = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    ready(first)
+    login(first)
+    assert first.stop() == 0
+    store = state / "passbridge.sqlite"
+    store.chmod(0o640)
+    # The daemon and `passbridge state`, which open the store the same way, both say it.
+    listed = subprocess.run([str(bin_dir / "passbridge"), "state", "list", "--state-dir", str(state)], capture_output=True,
+                            text=True, timeout=30)
+    assert listed.returncode == 0 and listed.stdout.startswith("REQUESTOR"), listed.stdout + listed.stderr
+    warned = [line for line in listed.stderr.splitlines() if "0600" in line]
+    assert len(warned) == 1 and f"made {store} 0600: it was 0640, open to its group or others" in warned[0], listed.stderr
+    assert "warning" in warned[0] and "store" in warned[0], warned[0]
+    assert modes(state)["passbridge.sqlite"] == 0o600
+    (state / "passbridge.sqlite").chmod(0o604)
+    second = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    ready(second)
+    assert second.stop() == 0
+    assert f"made {store} 0600: it was 0604, open to its group or others" in second.log(), second.log()
+    # Nothing to say when every file is already private.
+    quiet = subprocess.run([str(bin_dir / "passbridge"), "state", "list", "--state-dir", str(state)], capture_output=True,
+                           text=True, timeout=30)
+    assert "0600" not in quiet.stderr, quiet.stderr

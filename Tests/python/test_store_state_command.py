@@ -1,11 +1,13 @@
-"""`passbridge state list|reset` (never a token or a secret), and `--backend emulator` kept apart from the
-production store."""
+"""`passbridge state list|reset|logout` (never a token or a secret; a reset says the logins stay at Adobe, a logout
+ends them there first), and `--backend emulator` kept apart from the production store."""
 import hashlib
+import json
 import os
 import pathlib
 import re
 import subprocess
 import sys
+import urllib.request
 
 from rpc_helper import SOFTWARE_STATEMENT, StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
@@ -45,6 +47,10 @@ def test_state_list_shows_logins_without_secrets_and_reset_forgets_them(bin_dir,
     assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2
     reset = state(bin_dir, "reset", "--state-dir", str(directory), "--requestor", "REF")
     assert reset.returncode == 0 and reset.stdout.startswith("deleted 1 login from ")
+    # It says what it did not do: the login stays at Adobe.
+    assert "here only: Adobe still has it until a logout" in reset.stdout and "passbridge state logout" in reset.stdout
+    helped = state(bin_dir, "--help").stdout
+    assert "Adobe still has the logins until a logout" in " ".join(helped.split())
     store = directory / "passbridge.sqlite"
     assert state(bin_dir, "list", "--state-dir", str(directory)).stdout == f"no logins in {store}\n"
     assert state(bin_dir, "list", "--state-dir", str(directory), "--requestor", "REF").stdout == f"no logins for requestor REF in {store}\n"
@@ -62,6 +68,91 @@ def test_state_usage_errors_exit_2(bin_dir):
     assert state(bin_dir).returncode == 2
     assert state(bin_dir, "list", "--state-dir").returncode == 2
     assert state(bin_dir, "frobnicate").returncode == 2
+    assert state(bin_dir, "list", "--state-dir", "--requestor", "REF").returncode == 2  # an option is no value
+    assert state(bin_dir, "list", "--backend", "https://sp.auth.adobe.com").returncode == 2  # for logout only
+    assert state(bin_dir, "logout", "--backend", "emulator").returncode == 2
+    assert state(bin_dir, "logout", "--backend", "http://example.com").returncode == 2  # plain http off loopback
+
+
+def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):
+    """A mistyped --state-dir is not an empty store: every action says so and exits 1, creating nothing; the default
+    directory, before anything was stored, holds no logins."""
+    missing = tmp_path / "no-such-state"
+    for action in ("list", "reset", "logout"):
+        result = state(bin_dir, action, "--state-dir", str(missing))
+        assert result.returncode == 1 and result.stdout == "", (action, result.stdout)
+        assert result.stderr == f"passbridge state: no state directory {missing} (passbridge --help tells the default; " \
+            "--state-dir names another)\n", result.stderr
+    assert not missing.exists()
+    # The default directory not made yet is no mistake: nothing was stored.
+    env = {k: v for k, v in os.environ.items() if k != "STATE_DIRECTORY"} | {"XDG_STATE_HOME": str(tmp_path / "xdg")}
+    fresh = state(bin_dir, "list", env=env)
+    assert (fresh.returncode, fresh.stdout) == (0, f"no logins (no store in {tmp_path / 'xdg/passbridge'})\n"), fresh.stderr
+    assert state(bin_dir, "reset", env=env).stdout == "deleted 0 logins\n"
+    assert not (tmp_path / "xdg").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert state(bin_dir, "list", "--state-dir", str(empty)).stdout == f"no logins (no store in {empty})\n"
+
+
+def emulator_requests(emulator) -> list:
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as response:
+        return json.loads(response.read())["requests"]
+
+
+def logged_in_then_stopped(bin_dir, emulator, directory):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, directory))
+    ready(daemon)
+    login(daemon)
+    assert daemon.stop() == 0
+
+
+def test_state_logout_ends_the_login_at_adobe_then_here_and_a_later_set_requestor_finds_nothing(bin_dir, emulator, tmp_path):
+    directory = tmp_path / "state"
+    logged_in_then_stopped(bin_dir, emulator, directory)
+    before = len(emulator_requests(emulator))
+
+    ended = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
+    assert ended.returncode == 0, ended.stdout + ended.stderr
+    lines = ended.stdout.splitlines()
+    assert lines[0].startswith("ended: REF MockMVPD demo-user-0001 "), ended.stdout
+    assert lines[1] == f"ended 1 login at {emulator.base} and deleted it from {directory / 'passbridge.sqlite'}"
+    # One REST API V2 logout, with the stored credentials (no registration, no page opened).
+    sent = [(r["method"], r["path"]) for r in emulator_requests(emulator)[before:]]
+    assert ("GET", "/api/v2/REF/logout/MockMVPD") in sent, sent
+    assert all(not path.startswith(("/o/client/register", "/mock-mvpd/")) for _, path in sent), sent
+    assert state(bin_dir, "list", "--state-dir", str(directory)).stdout == f"no logins in {directory / 'passbridge.sqlite'}\n"
+
+    # Gone at the emulator too: the next setRequestor's re-sync asks it for the device's profiles and finds none.
+    again = StdioDaemon(bin_dir, *daemon_args(emulator.base, directory))
+    ready(again)
+    assert again.call("checkAuthentication") == {"status": 0, "errorCode": "User Not Authenticated Error"}
+    assert again.stop() == 0
+    assert state(bin_dir, "list", "--state-dir", str(directory)).stdout.startswith("no logins")
+
+
+def test_state_logout_without_network_says_what_it_could_not_end_and_keeps_it(bin_dir, emulator, tmp_path):
+    directory = tmp_path / "state"
+    logged_in_then_stopped(bin_dir, emulator, directory)
+    # The backend drops every logout: as unreachable as a box without network.
+    assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "drop"}) == 201
+    failed = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    lines = failed.stdout.splitlines()
+    assert lines[0].startswith("not ended: REF MockMVPD demo-user-0001 ") and \
+        lines[0].endswith(f": {emulator.base} could not be reached"), failed.stdout
+    assert lines[1] == f"ended 0 logins at {emulator.base} and deleted them from {directory / 'passbridge.sqlite'}"
+    assert lines[2].startswith(f"could not end 1 login at {emulator.base}: kept in "), failed.stdout
+    assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2, "kept here"
+
+    # Logins of another backend are left alone; once the backend answers again, the same command ends it.
+    other = state(bin_dir, "logout", "--backend", "https://sp.auth.adobe.com", "--state-dir", str(directory))
+    assert other.returncode == 0 and other.stdout.splitlines()[-1] == \
+        "left 1 login of other backends (passbridge state list shows them)", other.stdout
+    urllib.request.urlopen(urllib.request.Request(emulator.base + "/__admin/faults", method="DELETE"), timeout=10).close()
+    ended = state(bin_dir, "logout", "--backend", emulator.base + "/", "--state-dir", str(directory), "--requestor", "REF")
+    assert ended.returncode == 0 and ended.stdout.startswith("ended: REF MockMVPD "), ended.stdout + ended.stderr
+    assert state(bin_dir, "list", "--state-dir", str(directory)).stdout.startswith("no logins")
 
 
 def readme_python_snippet() -> str:

@@ -1,6 +1,6 @@
-"""The commands the platform wheel installs on ``PATH``: ``passbridge`` (so ``passbridge state list`` works),
-``passbridge-relay`` (what ``passbridge-call --socket`` talks through) and, from the emulator wheel,
-``pass-emulator``. Each runs the binary of that name the wheels carry in ``passbridge/_bin`` with the same
+"""The commands the platform wheel installs on ``PATH``: ``passbridge`` (so ``passbridge state list`` works) and
+``passbridge-relay`` (what ``passbridge-call --socket`` talks through); the emulator wheel's ``pass-emulator`` is
+in ``_emulator.py``. Each runs the binary of that name the wheels carry in ``passbridge/_bin`` with the same
 arguments, in place of this process (``os.execv``: same pid, exit status, signals and stdio).
 
 ``Clients/python/make_wheel.py`` declares them as console scripts; a source install of the package has no
@@ -13,7 +13,9 @@ from typing import NoReturn
 from .locate import BUNDLED_DIR
 
 
-def _run(name: str, wheel: str) -> NoReturn:
+def run_bundled(name: str, wheel: str) -> NoReturn:
+    """Replaces this process with the binary ``name`` of ``passbridge/_bin``, passing this command's arguments;
+    exits 1 with one line on stderr naming ``wheel`` when this install carries no such binary."""
     path = BUNDLED_DIR / name
     if not (path.is_file() and os.access(path, os.X_OK)):
         sys.stderr.write(f"{name}: {path} is missing: this install carries no {name} (it comes with the {wheel} wheel, "
@@ -24,14 +26,10 @@ def _run(name: str, wheel: str) -> NoReturn:
 
 def daemon() -> NoReturn:
     """``passbridge …``: the bundled daemon (``passbridge --help``)."""
-    _run("passbridge", "passbridge")
+    run_bundled("passbridge", "passbridge")
 
 
 def relay() -> NoReturn:
     """``passbridge-relay SOCKET``: the bundled relay."""
-    _run("passbridge-relay", "passbridge")
+    run_bundled("passbridge-relay", "passbridge")
 
-
-def emulator() -> NoReturn:
-    """``pass-emulator …``: the emulator of the passbridge_emulator wheel."""
-    _run("pass-emulator", "passbridge_emulator")

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # session.sh — sourced by the examples: one `passbridge-call --session` connection in the background, so a
 # script can send a line, read the answer, and look at the notifications that came meanwhile.
 #   session_open [passbridge-call options…]  start it (notifications collect in $SESSION_NOTES)

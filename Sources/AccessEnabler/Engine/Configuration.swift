@@ -17,8 +17,10 @@ public struct AccessEnablerConfiguration: Sendable {
     /// The programmer's second-screen page (`--activation-url`), reported in the REGCODE status as
     /// `activationUrl` and, with `?code=` added, as its `url`; nil: REGCODE's `url` is the authenticate URL.
     public var activationURL: String?
-    /// Timeout of each HTTP request.
+    /// Timeout of each HTTP request (``defaultRequestTimeout`` unless set).
     public var requestTimeout: Duration
+    /// 15 s: the default of ``requestTimeout``, and of the daemon's `--request-timeout`.
+    public static let defaultRequestTimeout = Duration.seconds(15)
     /// How long logout waits for handleExternalURL of the logout page before ending anyway (default 10 s).
     public var logoutTimeout: Duration
     /// The local clock; the engine corrects it with the skew measured from the backend's `Date` header.
@@ -59,7 +61,7 @@ public struct AccessEnablerConfiguration: Sendable {
 
     public init(
         backendURL: URL, softwareStatement: String?, redirectURL: String = "adobepass://ios.app",
-        webView: Bool = true, activationURL: String? = nil, requestTimeout: Duration = .seconds(15),
+        webView: Bool = true, activationURL: String? = nil, requestTimeout: Duration = defaultRequestTimeout,
         logoutTimeout: Duration = .seconds(10), clock: @escaping @Sendable () -> Date = { Date() },
         deviceID: String? = nil, partnerSSO: (any PartnerSSOProvider)? = nil, partnerSSOTimeout: Duration = .seconds(10),
         pollInterval: Duration = .seconds(4),

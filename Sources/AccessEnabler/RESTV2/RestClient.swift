@@ -47,7 +47,8 @@ actor RestClient {
     nonisolated let executor: any TimerExecutor
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let baseURL: URL
-    private let softwareStatement: String
+    /// nil: never register; only the client credentials stored under ``scope`` are used (`passbridge state logout`).
+    private let softwareStatement: String?
     private let redirectURL: String
     private let store: TokenStore
     private let clock: SkewedClock
@@ -71,10 +72,11 @@ actor RestClient {
     nonisolated let scope: StoreScope
 
     init(
-        executor: any TimerExecutor = ThreadExecutor.shared, baseURL: URL, softwareStatement: String, redirectURL: String,
+        executor: any TimerExecutor = ThreadExecutor.shared, baseURL: URL, softwareStatement: String?, redirectURL: String,
         store: TokenStore, clock: SkewedClock,
         transport: any HTTPClient, timeout: Duration, maxThrottleRetries: Int,
-        headers: @escaping @Sendable () -> DeviceHeaders, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
+        headers: @escaping @Sendable () -> DeviceHeaders, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil,
+        scope: StoreScope? = nil
     ) {
         self.executor = executor
         self.baseURL = baseURL
@@ -87,7 +89,7 @@ actor RestClient {
         self.maxThrottleRetries = maxThrottleRetries
         self.headers = headers
         self.log = log
-        scope = Self.scope(baseURL: baseURL, softwareStatement: softwareStatement)
+        self.scope = scope ?? Self.scope(baseURL: baseURL, softwareStatement: softwareStatement ?? "")
     }
 
     static func scope(baseURL: URL, softwareStatement: String) -> StoreScope {
@@ -300,7 +302,7 @@ actor RestClient {
     /// several processes register at the same time).
     private func clientCredentials() async throws -> ClientCredentials? {
         if let stored = try await store.clientCredentials(scope) { return stored }
-        if registrationRefused { return nil }
+        guard !registrationRefused, let softwareStatement else { return nil }
         let endpoint = RESTV2.register(softwareStatement: softwareStatement, redirectURL: redirectURL)
         guard let request = endpoint.request(on: baseURL, token: "", device: headers()) else { return nil }
         let result = await send(request)

@@ -18,12 +18,16 @@ enum StoreFileRule {
     }
 
     /// Refuses or tightens each existing file of the database `path`, before it is opened.
+    /// - Returns: one line per file made 0600, naming it and the mode it had (for the log).
     /// - Throws: `TokenStoreError.unsafeStoreFile` (the file is left untouched), `.io`.
-    static func prepare(_ path: String) throws(TokenStoreError) {
+    static func prepare(_ path: String) throws(TokenStoreError) -> [String] {
+        var tightened: [String] = []
         for file in files(of: path) {
-            guard let info = try inspect(file) else { continue }
-            if info.st_mode & 0o077 != 0 { try tighten(file, info) }
+            guard let info = try inspect(file), info.st_mode & 0o077 != 0 else { continue }
+            try tighten(file, info)
+            tightened.append("made \(file) 0600: it was \(octal(info.st_mode)), open to its group or others")
         }
+        return tightened
     }
 
     /// Checks, after the open, that every file of the database `path` is private.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import JSON
 import ThreadAffinity
 
 /// One registered application at one backend: the backend URL (no trailing slash) and the SHA-256 (hex) of its
@@ -55,6 +56,18 @@ public struct StoredLogin: Sendable, Equatable {
     public var userID: String?
     /// The profile's `notAfter` in epoch ms.
     public var notAfter: Int64
+}
+
+extension StoredLogin {
+    /// What may be shown of the profile stored under `key`: the `userID` attribute only when it is plain text.
+    init(_ key: ProfileKey, _ profile: StoredProfile) {
+        let json = try? JSON.parse(profile.json)
+        let userID = json?["attributes"]?["userID"]
+        let plain = userID?["state"]?.stringValue != "enc" ? (userID?["value"]?.stringValue ?? userID?.stringValue) : nil
+        self.init(
+            backend: key.login.scope.backend, device: key.login.device, requestor: key.login.requestor, mvpd: key.mvpd, userID: plain,
+            notAfter: profile.notAfter)
+    }
 }
 
 /// The operations of one store database (SQLite or PostgreSQL). Calls run on the store's worker threads only.

@@ -28,13 +28,17 @@ public final class TokenStore: Sendable {
     /// files of the effective user (`StoreFileRule`), and checked again after the open. Opening the database is
     /// left to the first call so that a daemon maps none of SQLite's pages before it needs them: a database that
     /// cannot be opened (corrupt, written by a newer PassBridge) fails that call, and the next call tries again.
-    /// - Parameter busyTimeout: how long a call waits for another process's write lock before failing.
+    /// - Parameters:
+    ///   - busyTimeout: how long a call waits for another process's write lock before failing.
+    ///   - log: receives, at `.warning`, one line per store file made 0600.
     /// - Throws: `TokenStoreError` for the directory or a store file.
-    public init(directory: URL, busyTimeout: Duration = .seconds(5)) throws {
+    public init(
+        directory: URL, busyTimeout: Duration = .seconds(5), log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
+    ) throws {
         try StateDirectoryRule.prepare(directory.path)
         let path = directory.appendingPathComponent("passbridge.sqlite").path
         let millis = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
-        try StoreFileRule.prepare(path)
+        for line in try StoreFileRule.prepare(path) { log?(.warning, line) }
         location = path
         executor = StoreExecutor(name: "passbridge-store") {
             let database = try SQLiteStore(path: path, busyTimeoutMillis: millis)
@@ -211,14 +215,7 @@ public final class TokenStore: Sendable {
 
     /// Every stored login; never a token or a secret.
     public func logins(isolation: isolated (any Actor)? = #isolation) async throws -> [StoredLogin] {
-        try await executor.run(isolation: isolation) { try $0.allProfiles() }.map { key, profile in
-            let json = try? JSON.parse(profile.json)
-            let userID = json?["attributes"]?["userID"]
-            let plain = userID?["state"]?.stringValue != "enc" ? (userID?["value"]?.stringValue ?? userID?.stringValue) : nil
-            return StoredLogin(
-                backend: key.login.scope.backend, device: key.login.device, requestor: key.login.requestor, mvpd: key.mvpd, userID: plain,
-                notAfter: profile.notAfter)
-        }
+        try await executor.run(isolation: isolation) { try $0.allProfiles() }.map { StoredLogin($0, $1) }
     }
 
     /// Deletes every login, selection and authorization expiry, or only `requestor`'s; returns the number of

@@ -49,7 +49,7 @@ struct Backend {
             let base = child.baseURL.absoluteString
             activationURL = activationURL ?? (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/activate"
         } else {
-            backendURL = try checkBackendURL(options.backend)
+            backendURL = try DaemonOptions.checkBackendURL(options.backend)
         }
         let store: TokenStore
         do {
@@ -92,19 +92,6 @@ struct Backend {
             + "/etc/passbridge/software-statement (mode 0600) when the daemon runs from the passbridge .deb or "
             + "systemd units, then systemctl restart passbridge.service; else pass --software-statement JWT|@FILE, or "
             + "softwareStatement in init"
-    }
-
-    /// An absolute https URL, or http whose host is loopback (127.0.0.0/8, ::1, localhost).
-    static func checkBackendURL(_ text: String) throws(CommandLineError) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw .failure("--backend needs an absolute URL or \"emulator\", got \(text)")
-        }
-        switch scheme {
-        case "https": return url
-        case "http" where BackendURL.isLoopback(host): return url
-        case "http": throw .failure("refusing plain http backend \(text): only loopback hosts may use http")
-        default: throw .failure("--backend needs an https URL, got \(text)")
-        }
     }
 }
 

@@ -1,4 +1,6 @@
+import AccessEnabler
 import ArgumentParsing
+import FoundationEssentials
 import Glibc
 import JSONRPC
 
@@ -15,7 +17,7 @@ public struct DaemonOptions: Sendable {
     /// `--version`, `rpc.discover` and the packages built by `Clients/debian` and `Clients/python` agree.
     public static let version = OpenRPC.version
     static let defaultBackend = "https://sp.auth.adobe.com"
-    static let stagingBackend = "https://sp.auth-staging.adobe.com"
+    public static let stagingBackend = "https://sp.auth-staging.adobe.com"
 
     public var transport: Transport = .stdio
     /// REST V2 base URL, or `"emulator"` (start pass-emulator as a child).
@@ -37,7 +39,10 @@ public struct DaemonOptions: Sendable {
     /// defaults.
     public var limits = ConnectionLimits()
     /// `--request-timeout` in seconds: the hard deadline of each HTTP request to the backend.
-    public var requestTimeout: Duration = .seconds(15)
+    public var requestTimeout = AccessEnablerConfiguration.defaultRequestTimeout
+
+    /// The defaults `passbridge --help` shows.
+    public init() {}
 }
 
 /// Why the daemon cannot start as asked.
@@ -54,7 +59,8 @@ extension DaemonOptions {
     public static var usage: String {
         """
         USAGE: passbridge [--stdio | --socket PATH] [options]
-               passbridge state list|reset [--state-dir DIR | --store URL] [--requestor ID]
+               passbridge state list|reset|logout [--state-dir DIR | --store URL] [--requestor ID]
+               passbridge stats [--socket PATH]
 
         Serves Adobe Pass AccessEnabler as JSON-RPC 2.0 (NDJSON, or LSP Content-Length framing when the
         peer starts with it) over stdin/stdout (default) or a Unix socket. Logs go to stderr.
@@ -122,7 +128,10 @@ extension DaemonOptions {
                         "--backend", "URL|emulator",
                         help: "REST API V2 base URL; \"emulator\" starts pass-emulator (beside this binary) on loopback.",
                         default: { $0.backend }
-                    ) { options, url in options.backend = url },
+                    ) { (options, url) throws(CommandLineError) in
+                        if url != "emulator" { _ = try checkBackendURL(url) }
+                        options.backend = url
+                    },
                     .flag("--staging", help: "Use \(stagingBackend).") { $0.backend = stagingBackend },
                     .option(
                         "--software-statement", "JWT|@FILE",
@@ -151,7 +160,12 @@ extension DaemonOptions {
                     },
                     .option(
                         "--redirect-url", "URL", help: "Redirect URL registered for the application.", default: { $0.redirectURL }
-                    ) { options, url in options.redirectURL = url },
+                    ) { (options, url) throws(CommandLineError) in
+                        guard let parsed = URL(string: url), parsed.scheme != nil, !url.contains(where: \.isWhitespace) else {
+                            throw .usage("--redirect-url needs an absolute URL such as \(DaemonOptions().redirectURL), got \(url)")
+                        }
+                        options.redirectURL = url
+                    },
                     .option(
                         "--activation-url", "URL",
                         help:
@@ -211,5 +225,19 @@ extension DaemonOptions {
         if let uid = UInt32(text) { return uid }
         guard let user = getpwnam(text) else { throw .failure("unknown user \(text) for --allow-uid") }
         return user.pointee.pw_uid
+    }
+
+    /// An absolute https URL, or http whose host is loopback (127.0.0.0/8, ::1, localhost).
+    /// - Throws: `CommandLineError.usage` (exit 2) for anything else: the `--backend` flag is wrong.
+    public static func checkBackendURL(_ text: String) throws(CommandLineError) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            throw .usage("--backend needs an absolute URL or \"emulator\", got \(text)")
+        }
+        switch scheme {
+        case "https": return url
+        case "http" where BackendURL.isLoopback(host): return url
+        case "http": throw .usage("refusing plain http backend \(text): only loopback hosts may use http")
+        default: throw .usage("--backend needs an https URL, got \(text)")
+        }
     }
 }

@@ -18,7 +18,7 @@ public enum StoreSetup {
                 }
                 store = try TokenStore(postgreSQL: url, log: Logger.sink(label: "store"))
             } else {
-                store = try TokenStore(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
+                store = try TokenStore(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true), log: Logger.sink(label: "store"))
             }
             return store
         } catch let error as CommandLineError {

@@ -1,0 +1,83 @@
+import FoundationEssentials
+
+/// One stored login (one MVPD of one requestor on one device) that `passbridge state logout` tried to end.
+public struct StoredLogoutOutcome: Sendable {
+    public var login: StoredLogin
+    /// nil: the backend answered the logout with 2xx (it no longer has the login) and the store no longer holds it;
+    /// else why it could not be ended, one line (the login stays in the store).
+    public var failure: String?
+}
+
+extension TokenStore {
+    /// Ends at `backend` every login stored for it (of `requestor` only, when given): one REST API V2 logout per
+    /// MVPD (Adobe Pass REST API V2, "Initiate logout for specific MVPD") with the login's device identifier and the
+    /// client credentials stored for its registration — never registering anew, never opening the MVPD's logout
+    /// page — then deletes from the store each login the backend ended, and the requestor's selected MVPD on a device
+    /// once none of its logins there is left. A login whose logout failed stays stored.
+    /// - Parameters:
+    ///   - backend: the base URL (https, or http on loopback), as the daemon's `--backend`.
+    ///   - redirectURL: the `redirectUrl` the logouts carry (the daemon's `--redirect-url`).
+    ///   - timeout: the deadline of each HTTP request, connecting included.
+    /// - Returns: one outcome per login of `backend`, in the store's order; logins of other backends are left alone.
+    /// - Throws: `TokenStoreError` when the store cannot be read or a deletion fails.
+    public func logOut(
+        atBackend backend: URL, requestor: String?, redirectURL: String, timeout: Duration,
+        log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
+    ) async throws -> [StoredLogoutOutcome] {
+        let base = backend.absoluteString.trimmingSuffix("/")
+        let stored = try await executor.run { try $0.allProfiles() }.filter { key, _ in
+            key.login.scope.backend == base && (requestor == nil || key.login.requestor == requestor)
+        }
+        var clients: [LoginKey: RestClient] = [:]
+        var outcomes: [StoredLogoutOutcome] = []
+        var kept: Set<LoginKey> = []
+        for (key, profile) in stored {
+            let client = clients[key.login] ?? Self.logoutClient(backend, key.login, redirectURL, timeout, store: self, log: log)
+            clients[key.login] = client
+            let answer = await client.call(RESTV2.logout(key.login.requestor, mvpd: key.mvpd, redirectURL: redirectURL))
+            var failure: String?
+            if case .ok = answer.result {
+                try await deleteProfile(key)
+            } else {
+                failure = Self.describe(answer.result, backend: base)
+                kept.insert(key.login)
+            }
+            outcomes.append(StoredLogoutOutcome(login: StoredLogin(key, profile), failure: failure))
+        }
+        for login in clients.keys where !kept.contains(login) {
+            try await setSelectedProvider(nil, login)
+        }
+        return outcomes
+    }
+
+    /// A REST client for `login`'s registration and device: the stored client credentials only (no statement).
+    private static func logoutClient(
+        _ backend: URL, _ login: LoginKey, _ redirectURL: String, _ timeout: Duration, store: TokenStore,
+        log: (@Sendable (EngineLogLevel, String) -> Void)?
+    ) -> RestClient {
+        let device = login.device
+        let info = DeviceInfo.computed(secondScreen: false)
+        return RestClient(
+            baseURL: backend, softwareStatement: nil, redirectURL: redirectURL, store: store, clock: SkewedClock(local: { Date() }),
+            transport: HTTPTransport.shared, timeout: timeout, maxThrottleRetries: 3,
+            headers: { DeviceHeaders(deviceID: device, deviceInfo: info) }, log: log, scope: login.scope)
+    }
+
+    /// Why a logout did not end the login, for the operator.
+    private static func describe(_ result: APIResult, backend: String) -> String {
+        switch result {
+        case .ok: return "ended"
+        case .transport(.timeout): return "no answer from \(backend) in time"
+        case .transport(.network): return "\(backend) could not be reached"
+        case .transport(.unavailable(let reason)): return "no HTTP: libcurl could not be loaded (\(reason))"
+        case .throttled: return "\(backend) kept answering 429 (throttled)"
+        case .registration:
+            return "no access token: \(backend) refused the client credentials stored for this registration, or none are stored"
+        case .store(let error): return "the store failed: \(error)"
+        case .garbage: return "\(backend) answered with a body that is not JSON"
+        case .httpError(let status, let error):
+            let code = EnhancedError(error).map { $0.code.isEmpty ? "" : " \($0.code)" } ?? ""
+            return "\(backend) answered HTTP \(status)\(code)"
+        }
+    }
+}

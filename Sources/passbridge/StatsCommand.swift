@@ -1,0 +1,143 @@
+import ArgumentParsing
+import Bridge
+import Glibc
+import JSON
+
+/// `passbridge stats [--socket PATH]`: a running daemon's `rpc.stats` as OpenMetrics text, for a Prometheus scrape
+/// or node_exporter's textfile collector (Protocol/README.md, "Diagnostics", names each metric).
+enum StatsCommand {
+    struct Options: Sendable {
+        var socket = "/run/passbridge/passbridge.sock"
+        /// false: Prometheus' older text format (`--format prometheus`), which node_exporter's textfile collector reads.
+        var openMetrics = true
+    }
+
+    static let table = OptionTable<Options, UsageError>([
+        .init(
+            "OPTIONS",
+            [
+                .option("--socket", "PATH", help: "The daemon's Unix socket (passbridge --socket PATH).", default: { $0.socket }) {
+                    options, path in options.socket = path
+                },
+                .option(
+                    "--format", "openmetrics|prometheus",
+                    help: "OpenMetrics text, or Prometheus' text format 0.0.4 (no # UNIT and # EOF lines; a counter's HELP and "
+                        + "TYPE name its _total sample), which node_exporter's textfile collector reads.",
+                    default: { $0.openMetrics ? "openmetrics" : "prometheus" }
+                ) { (options, format) throws(UsageError) in
+                    guard format == "openmetrics" || format == "prometheus" else {
+                        throw UsageError("--format must be openmetrics or prometheus, got \(format)")
+                    }
+                    options.openMetrics = format == "openmetrics"
+                },
+            ])
+    ])
+
+    static var usage: String {
+        """
+        USAGE: passbridge stats [--socket PATH] [--format openmetrics|prometheus]
+
+        Asks the daemon listening on PATH for rpc.stats and prints it as OpenMetrics text: passbridge_instances,
+        passbridge_connections, passbridge_calls_in_flight (gauges), passbridge_profile_reads_total{source} (a
+        counter) and passbridge_uptime_seconds. Exit 1 when the daemon cannot be reached or answers with an error.
+
+
+        """ + table.usage(defaults: Options(), column: 17)
+    }
+
+    static let program = CommandLineProgram(name: "passbridge stats", version: DaemonOptions.version, usage: usage)
+
+    /// Runs the subcommand; returns the exit code (0; 1 when the daemon cannot be asked; 2 on bad usage).
+    static func run(_ arguments: [String]) -> Int32 {
+        if let status = program.helpOrVersion(arguments) { return status }
+        var options = Options()
+        do throws(UsageError) {
+            try table.parse(arguments, into: &options)
+        } catch {
+            return program.usageError(error)
+        }
+        let answer: JSON
+        switch ask(options.socket) {
+        case .success(let value): answer = value
+        case .failure(let failure): return program.failure(failure.message)
+        }
+        guard let stats = answer["result"], stats.objectValue != nil else {
+            return program.failure("\(options.socket) answered rpc.stats with \(String(decoding: answer.serialized(), as: UTF8.self))")
+        }
+        writeOut(text(stats, openMetrics: options.openMetrics))
+        return 0
+    }
+
+    /// The text of `stats` (an `rpc.stats` result): one family per field, with `# EOF` last in OpenMetrics; in
+    /// Prometheus' older format the counter's family is named after its `_total` sample and there is no `# UNIT`.
+    static func text(_ stats: JSON, openMetrics: Bool) -> String {
+        func number(_ value: JSON?) -> String {
+            switch value {
+            case .integer(let integer): "\(integer)"
+            case .double(let double): "\(double)"
+            default: "NaN"
+            }
+        }
+        var text = ""
+        for (name, field, help) in [
+            ("instances", "instances", "AccessEnabler instances alive in the daemon."),
+            ("connections", "connections", "Connections with an instance."),
+            ("calls_in_flight", "callsInFlight", "Calls accepted and not answered yet."),
+        ] {
+            text += "# HELP passbridge_\(name) \(help)\n# TYPE passbridge_\(name) gauge\npassbridge_\(name) \(number(stats[field]))\n"
+        }
+        let reads = openMetrics ? "passbridge_profile_reads" : "passbridge_profile_reads_total"
+        text += "# HELP \(reads) Reads of stored logins since the daemon started, by where they were served.\n"
+        text += "# TYPE \(reads) counter\n"
+        for source in ["memory", "store"] {
+            text += "passbridge_profile_reads_total{source=\"\(source)\"} \(number(stats["profileReads"]?[source]))\n"
+        }
+        text += "# HELP passbridge_uptime_seconds Time since the daemon began serving.\n# TYPE passbridge_uptime_seconds gauge\n"
+        if openMetrics { text += "# UNIT passbridge_uptime_seconds seconds\n" }
+        text += "passbridge_uptime_seconds \(number(stats["uptimeSeconds"]))\n"
+        return openMetrics ? text + "# EOF\n" : text
+    }
+
+    /// Why the daemon could not be asked.
+    struct Failure: Error {
+        let message: String
+    }
+
+    /// Sends one `rpc.stats` request on a new connection to `path` and reads the answer's line (5 s at most).
+    private static func ask(_ path: String) -> Result<JSON, Failure> {
+        var address = sockaddr_un()
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            return .failure(Failure(message: "socket path too long: \(path)"))
+        }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return .failure(Failure(message: "socket: \(String(cString: strerror(errno)))")) }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { return .failure(Failure(message: "cannot connect to \(path): \(String(cString: strerror(errno)))")) }
+        let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}"#.utf8) + [0x0A]
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
+            return .failure(Failure(message: "cannot write to \(path): \(String(cString: strerror(errno)))"))
+        }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !received.contains(0x0A) {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else {
+                let reason = count == 0 ? "closed the connection" : String(cString: strerror(errno))
+                return .failure(Failure(message: "no answer from \(path): \(reason)"))
+            }
+            received += chunk[..<count]
+        }
+        let line = received[..<(received.firstIndex(of: 0x0A) ?? received.endIndex)]
+        guard let answer = try? JSON.parse(Array(line)) else { return .failure(Failure(message: "\(path) answered with no JSON")) }
+        return .success(answer)
+    }
+}

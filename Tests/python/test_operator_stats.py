@@ -1,0 +1,88 @@
+"""`passbridge stats [--socket PATH]` (Protocol/README.md, "Diagnostics"): a running daemon's rpc.stats as
+OpenMetrics text that Prometheus' own client library parses, with the counts rpc.stats gives; exit 1 when no daemon
+answers, 2 on bad usage."""
+import json
+import socket
+import subprocess
+
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+from prometheus_client.parser import text_string_to_metric_families as prometheus_text_families
+
+from test_bridge_flows import login, ready
+
+
+def stats_text(bin_dir, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(bin_dir / "passbridge"), "stats", *args], capture_output=True, text=True, timeout=30)
+
+
+def rpc_stats(path: str) -> dict:
+    """rpc.stats asked as `passbridge stats` asks it: one request on a connection of its own."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as peer:
+        peer.settimeout(10)
+        peer.connect(path)
+        peer.sendall(b'{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}\n')
+        answer = b""
+        while not answer.endswith(b"\n"):
+            chunk = peer.recv(4096)
+            assert chunk, answer
+            answer += chunk
+    return json.loads(answer)["result"]
+
+
+def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_openmetrics(bin_dir, daemon):
+    app = daemon.client()
+    ready(app)
+    login(app)
+    assert app.call("getAuthorization", {"resource": "ch1"})["resource"] == "ch1"
+
+    asked = rpc_stats(str(daemon.path))
+    printed = stats_text(bin_dir, "--socket", str(daemon.path))
+    assert printed.returncode == 0 and printed.stderr == "", printed.stderr
+    assert printed.stdout.endswith("# EOF\n")
+    families = {family.name: family for family in text_string_to_metric_families(printed.stdout)}
+    assert set(families) == {"passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight",
+                             "passbridge_profile_reads", "passbridge_uptime_seconds"}
+    for family in families.values():
+        assert family.documentation, family.name  # a HELP line each
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
+    assert families["passbridge_profile_reads"].type == "counter"
+    assert {name: families[name].type for name in ("passbridge_instances", "passbridge_connections",
+                                                   "passbridge_calls_in_flight", "passbridge_uptime_seconds")} == \
+        dict.fromkeys(("passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight",
+                       "passbridge_uptime_seconds"), "gauge")
+    assert families["passbridge_uptime_seconds"].unit == "seconds"
+    # The counts are rpc.stats' (asked the same way, so the asking connection counts in both).
+    assert samples == {
+        ("passbridge_instances", ()): asked["instances"],
+        ("passbridge_connections", ()): asked["connections"],
+        ("passbridge_calls_in_flight", ()): asked["callsInFlight"],
+        ("passbridge_profile_reads_total", (("source", "memory"),)): asked["profileReads"]["memory"],
+        ("passbridge_profile_reads_total", (("source", "store"),)): asked["profileReads"]["store"],
+        ("passbridge_uptime_seconds", ()): samples[("passbridge_uptime_seconds", ())],
+    }
+    assert (asked["instances"], asked["connections"], asked["callsInFlight"]) == (1, 2, 0)
+    assert asked["profileReads"]["memory"] + asked["profileReads"]["store"] >= 1  # the authorization read the login
+    assert 0 < asked["uptimeSeconds"] <= samples[("passbridge_uptime_seconds", ())] < 600
+
+    # The older text format, for node_exporter's textfile collector: the same families and types, parsed by the
+    # client library's own parser of that format.
+    older = stats_text(bin_dir, "--socket", str(daemon.path), "--format", "prometheus")
+    assert older.returncode == 0 and "# EOF" not in older.stdout and "# UNIT" not in older.stdout, older.stdout
+    assert "# TYPE passbridge_profile_reads_total counter\n" in older.stdout
+    parsed = {family.name: family.type for family in prometheus_text_families(older.stdout)}
+    assert parsed == {"passbridge_instances": "gauge", "passbridge_connections": "gauge",
+                      "passbridge_calls_in_flight": "gauge", "passbridge_profile_reads": "counter",
+                      "passbridge_uptime_seconds": "gauge"}
+    app.close()
+
+
+def test_stats_without_a_daemon_fails_and_bad_usage_exits_2(bin_dir, tmp_path):
+    missing = stats_text(bin_dir, "--socket", str(tmp_path / "none.sock"))
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr.startswith(f"passbridge stats: cannot connect to {tmp_path / 'none.sock'}: "), missing.stderr
+    assert stats_text(bin_dir, "--socket").returncode == 2
+    assert stats_text(bin_dir, "--socket", "--help").returncode == 0  # --help wins, wherever it is
+    assert stats_text(bin_dir, "extra").returncode == 2
+    assert stats_text(bin_dir, "--format", "json").returncode == 2
+    helped = stats_text(bin_dir, "--help")
+    assert helped.returncode == 0 and "(default: /run/passbridge/passbridge.sock)" in " ".join(helped.stdout.split())
