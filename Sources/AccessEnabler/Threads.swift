@@ -110,6 +110,8 @@ final class ThreadExecutor: TimerExecutor, @unchecked Sendable {
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 
+    func asUnownedTaskExecutor() -> UnownedTaskExecutor { UnownedTaskExecutor(ordinary: self) }
+
     func checkIsolated() {
         precondition(thread.isOwner, "not on the thread of \(name)")
     }
@@ -130,7 +132,7 @@ final class ThreadExecutor: TimerExecutor, @unchecked Sendable {
                 if let next { condition.wait(until: next) } else { condition.wait() }
             }
             condition.unlock()
-            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            for job in batch { job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor()) }
             for body in due { body() }
         }
     }

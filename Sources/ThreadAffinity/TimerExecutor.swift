@@ -4,12 +4,27 @@ import Glibc
 /// a logout page's timeout) then run as work of the executor the engine runs on, woken by that executor's own
 /// wait (the event loop's epoll timeout, a worker's timed condition wait) with no other thread involved.
 /// `EventLoop` (JSONRPC) and `ThreadExecutor` (AccessEnabler) are such executors.
-public protocol TimerExecutor: SerialExecutor {
+///
+/// It is also the task executor of the tasks that work for its engine without being isolated to it (setRequestor's
+/// child per service provider, a partner SSO host call), so that no engine work runs on Swift's global pool.
+public protocol TimerExecutor: SerialExecutor, TaskExecutor {
     /// Runs `body` on this executor's thread once `delay` (monotonic clock) has passed, between its jobs.
     /// Callable from any thread; timers due at the same time run in the order they were added. The handle stops
     /// the timer: its owner keeps it and cancels it when the state that armed it moves on.
     @discardableResult
     func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> Scheduled
+}
+
+extension TimerExecutor {
+    /// Debug builds: stops the process unless the caller runs on this executor's thread, where the work of its
+    /// engine belongs (the check that no engine work runs on Swift's global pool; the end-to-end tests run debug
+    /// builds).
+    @inline(__always)
+    public func checkOwnThread() {
+        #if DEBUG
+            checkIsolated()
+        #endif
+    }
 }
 
 /// A timer of a `TimerExecutor`, as swift-nio's `Scheduled`: `cancel()` stops it if it has not run yet.

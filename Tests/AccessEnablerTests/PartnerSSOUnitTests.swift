@@ -46,15 +46,15 @@ final class PartnerSSOUnitTests: XCTestCase {
     }
 
     func testAnswerAfterTheDeadlineCountsAsServiceTemporarilyUnavailable() async {
-        let late = await PartnerCall.run(timeout: .milliseconds(50)) { () async throws -> Int in
+        let late = await PartnerCall.run(timeout: .milliseconds(50), on: ThreadExecutor.shared) { () async throws -> Int in
             try? await Task.sleep(for: .seconds(2))
             return 1
         }
         XCTAssertEqual(late, .failure(PartnerSSOError(.serviceTemporarilyUnavailable, message: "The platform did not answer in time")))
-        let foreign = await PartnerCall.run(timeout: .seconds(5)) { () async throws -> Int in throw CancellationError() }
+        let foreign = await PartnerCall.run(timeout: .seconds(5), on: ThreadExecutor.shared) { () async throws -> Int in throw CancellationError() }
         guard case .failure(let error) = foreign else { return XCTFail("expected a failure") }
         XCTAssertEqual(error.reason, .other)
-        let quick = await PartnerCall.run(timeout: .seconds(5)) { 7 }
+        let quick = await PartnerCall.run(timeout: .seconds(5), on: ThreadExecutor.shared) { 7 }
         XCTAssertEqual(quick, .success(7))
     }
 }

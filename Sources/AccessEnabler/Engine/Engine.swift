@@ -117,7 +117,10 @@ public actor Engine {
         var skew: [AdvancedStatus] = []
         await withTaskGroup(of: (RestClient, EndpointAnswer<ConfigurationAnswer>).self) { group in
             for provider in providers {
-                group.addTask { (provider, await provider.call(endpoint)) }
+                group.addTask(executorPreference: executor) { [executor] in
+                    executor.checkOwnThread()
+                    return (provider, await provider.call(endpoint))
+                }
             }
             for await (provider, answer) in group {
                 if answer.clockSkewed {

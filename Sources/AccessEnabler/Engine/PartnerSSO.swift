@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Synchronization
+import ThreadAffinity
 
 /// The host platform's TV-provider account, asked by the engine for partner single sign-on
 /// (Adobe's "Apple SSO Cookbook (REST API V2)", steps 1–4; Protocol/README.md).
@@ -110,27 +111,27 @@ public struct PartnerSSOError: Error, Sendable, Equatable {
 }
 
 /// Runs one host call with the engine's deadline: the first of the answer and the timeout wins; a late answer
-/// is dropped. Errors other than `PartnerSSOError` become `.other`.
+/// is dropped. Errors other than `PartnerSSOError` become `.other`. The call runs in a task of the engine's executor
+/// (never Swift's global pool), the deadline is a timer of it.
 enum PartnerCall {
-    static func run<T: Sendable>(timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async -> Result<T, PartnerSSOError> {
+    static func run<T: Sendable>(
+        timeout: Duration, on executor: any TimerExecutor, _ body: @escaping @Sendable () async throws -> T
+    ) async -> Result<T, PartnerSSOError> {
         let once = PartnerOnce<Result<T, PartnerSSOError>>()
-        @Sendable func finish(_ result: Result<T, PartnerSSOError>) { once.resume(result) }
         return await withCheckedContinuation { continuation in
             once.set(continuation)
-            let timer = Task {
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled {
-                    finish(.failure(PartnerSSOError(.serviceTemporarilyUnavailable, message: "The platform did not answer in time")))
-                }
+            let deadline = executor.run(after: timeout) {
+                once.resume(.failure(PartnerSSOError(.serviceTemporarilyUnavailable, message: "The platform did not answer in time")))
             }
-            Task {
-                defer { timer.cancel() }
+            Task(executorPreference: executor) {
+                executor.checkOwnThread()
+                defer { deadline.cancel() }
                 do {
-                    finish(.success(try await body()))
+                    once.resume(.success(try await body()))
                 } catch let error as PartnerSSOError {
-                    finish(.failure(error))
+                    once.resume(.failure(error))
                 } catch {
-                    finish(.failure(PartnerSSOError(.other, message: "\(error)")))
+                    once.resume(.failure(PartnerSSOError(.other, message: "\(error)")))
                 }
             }
         }

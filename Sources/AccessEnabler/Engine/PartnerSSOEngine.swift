@@ -71,7 +71,7 @@ extension Engine {
     func partnerBackgroundCheck(_ requestor: Requestor) async -> (account: PartnerAccount?, status: AdvancedStatus?) {
         guard let provider = configuration.partnerSSO else { return (nil, nil) }
         let timeout = configuration.partnerSSOTimeout
-        let access = await PartnerCall.run(timeout: timeout) { try await provider.checkAccessStatus(prompt: false) }
+        let access = await PartnerCall.run(timeout: timeout, on: executor) { try await provider.checkAccessStatus(prompt: false) }
         let accessStatus: PartnerAccessStatus
         switch access {
         case .failure(let error):
@@ -88,7 +88,7 @@ extension Engine {
         let lists = partnerProviderLists(requestor)
         let request = PartnerAccountMetadataRequest(
             interruptionAllowed: false, supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
-        switch await PartnerCall.run(timeout: timeout, { try await provider.requestAccountMetadata(request) }) {
+        switch await PartnerCall.run(timeout: timeout, on: executor, { try await provider.requestAccountMetadata(request) }) {
         case .failure(let error):
             machine.partnerAccount = PartnerAccount(access: .granted, metadata: nil, requestor: requestor)
             return (machine.partnerAccount, Self.partnerStatus(error, interactive: false))
@@ -187,7 +187,7 @@ extension Engine {
         let request = PartnerAccountMetadataRequest(
             interruptionAllowed: interactive, verificationToken: session.partnerRequest, attributeNames: session.attributeNames,
             supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
-        let answer = await PartnerCall.run(timeout: configuration.partnerSSOTimeout) { try await provider.requestAccountMetadata(request) }
+        let answer = await PartnerCall.run(timeout: configuration.partnerSSOTimeout, on: executor) { try await provider.requestAccountMetadata(request) }
         let saml: String
         switch answer {
         case .failure(let error):

@@ -17,7 +17,7 @@ extension Engine {
     func partnerLogin(_ requestor: Requestor, mvpds: [MVPD], filter: ProviderFilter?, flowID: Int) async {
         guard let provider = configuration.partnerSSO else { return }
         let timeout = configuration.partnerSSOTimeout
-        let access = await PartnerCall.run(timeout: timeout) { try await provider.checkAccessStatus(prompt: true) }
+        let access = await PartnerCall.run(timeout: timeout, on: executor) { try await provider.checkAccessStatus(prompt: true) }
         guard isPartnerStep(flowID) else { return }
         switch access {
         case .failure(let error):
@@ -32,7 +32,7 @@ extension Engine {
         let request = PartnerAccountMetadataRequest(
             interruptionAllowed: true, supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
         delegate.presentTvProviderDialog()
-        let answer = await PartnerCall.run(timeout: timeout) { try await provider.requestAccountMetadata(request) }
+        let answer = await PartnerCall.run(timeout: timeout, on: executor) { try await provider.requestAccountMetadata(request) }
         delegate.dismissTvProviderDialog()
         guard isPartnerStep(flowID) else { return }
         let metadata: PartnerAccountMetadata
