@@ -51,7 +51,9 @@ final class PartnerSSOUnitTests: XCTestCase {
             return 1
         }
         XCTAssertEqual(late, .failure(PartnerSSOError(.serviceTemporarilyUnavailable, message: "The platform did not answer in time")))
-        let foreign = await PartnerCall.run(timeout: .seconds(5), on: ThreadExecutor.shared) { () async throws -> Int in throw CancellationError() }
+        let foreign = await PartnerCall.run(timeout: .seconds(5), on: ThreadExecutor.shared) { () async throws -> Int in
+            throw CancellationError()
+        }
         guard case .failure(let error) = foreign else { return XCTFail("expected a failure") }
         XCTAssertEqual(error.reason, .other)
         let quick = await PartnerCall.run(timeout: .seconds(5), on: ThreadExecutor.shared) { 7 }

@@ -187,7 +187,9 @@ extension Engine {
         let request = PartnerAccountMetadataRequest(
             interruptionAllowed: interactive, verificationToken: session.partnerRequest, attributeNames: session.attributeNames,
             supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
-        let answer = await PartnerCall.run(timeout: configuration.partnerSSOTimeout, on: executor) { try await provider.requestAccountMetadata(request) }
+        let answer = await PartnerCall.run(timeout: configuration.partnerSSOTimeout, on: executor) {
+            try await provider.requestAccountMetadata(request)
+        }
         let saml: String
         switch answer {
         case .failure(let error):
