@@ -176,8 +176,9 @@ async function main() {
     ok('getAuthorization ch2', `denied: ${r.errorCode}: ${r.errorDescription}`);
 
     r = await call('getMetadata', { opCode: 'METADATA_AUTHENTICATION' });
-    expect(typeof r.metadata === 'number' && r.metadata > Date.now(), 'getMetadata', JSON.stringify(r));
-    ok('getMetadata', `login valid until ${new Date(r.metadata).toISOString()}`);
+    // `metadata` is the SDK's date string; `expires` the same instant in epoch ms.
+    expect(typeof r.metadata === 'string' && typeof r.expires === 'number' && r.expires > Date.now(), 'getMetadata', JSON.stringify(r));
+    ok('getMetadata', `login valid until ${r.metadata}`);
 
     mark = seen.length;
     r = await call('logout');

@@ -9,6 +9,8 @@ export declare const WAITS_ON_USER: readonly ['getAuthentication', 'getAuthoriza
 /** A `status` notification: SDK ids (N000, Z100, R400, CFG400, REGCODE…) or the daemon's own (PB404). */
 export interface Status {
   id: string;
+  /** The same as `id`: the iOS SDK's name for it. */
+  errorId: string;
   level: 'info' | 'warning' | 'error';
   message?: string;
   details?: string;
@@ -64,8 +66,11 @@ export interface TokenFailure extends Reasons {
 export type AuthorizationResult = TokenResult | TokenFailure;
 
 export interface MetadataResult {
-  /** Expiry in epoch ms (op codes 0, 1), the device id (2), the user attribute (3), or null. */
+  /** The expiry as the SDK's date string, "yyyy/MM/dd HH:mm:ss GMT +0000" (op codes 0, 1), the device id (2), the
+   * user attribute (3), or null. */
   metadata: unknown;
+  /** Op codes 0 and 1 with an expiry: the same instant in epoch ms. */
+  expires?: number;
   encrypted: boolean;
   key: number;
   arguments: Record<string, unknown>;
@@ -219,7 +224,8 @@ export interface Preauthorization {
   denied: string[];
 }
 export interface Metadata {
-  /** The op code's number: 0 authentication expiry, 1 authorization expiry (epoch ms), 2 device id, 3 user attribute. */
+  /** The op code's number: 0 authentication expiry, 1 authorization expiry (`value` in epoch ms, from `expires`), 2
+   * device id, 3 user attribute. */
   key: number;
   value: unknown;
   encrypted: boolean;

@@ -304,13 +304,15 @@ export class PassBridge extends EventEmitter {
     return { authorized, denied: resources.filter((r) => !authorized.includes(r)) };
   }
 
-  /** getMetadata as {key, value, encrypted, arguments}; `key` of the options is the user attribute (op code 3). */
+  /** getMetadata as {key, value, encrypted, arguments} (`value` of an expiry in epoch ms); `key` of the options is the
+   * user attribute (op code 3). */
   async metadata(opCode, { resource, key, ...options } = {}) {
     const params = { opCode };
     if (resource !== undefined) params.resource = resource;
     if (key !== undefined) params.userMetaKey = key;
     const result = await this.call('getMetadata', params, options);
-    return { key: result.key, value: result.metadata, encrypted: result.encrypted, arguments: result.arguments };
+    const value = result.key === 0 || result.key === 1 ? (result.expires ?? null) : result.metadata;
+    return { key: result.key, value, encrypted: result.encrypted, arguments: result.arguments };
   }
 
   /**

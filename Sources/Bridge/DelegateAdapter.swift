@@ -44,10 +44,11 @@ final class DelegateAdapter: EntitlementDelegate {
             params: ["data": .array(data.map { Wire.optional($0) }), "eventType": .integer(Int64(event))])
     }
 
-    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON) {
+    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON, expires: Int64?) {
         outbound.notify(
             method: "setMetadataStatus",
-            params: Wire.metadata(MetadataStatus(metadata: metadata, encrypted: encrypted, key: key, arguments: arguments)))
+            params: Wire.metadata(
+                MetadataStatus(metadata: metadata, encrypted: encrypted, key: key, arguments: arguments, expires: expires)))
     }
 
     func preauthorizedResources(_ resources: [String]) {

@@ -53,12 +53,14 @@ enum Wire {
         }
     }
 
-    /// `{metadata, encrypted, key, arguments}` as in setMetadataStatus.
+    /// `{metadata, expires?, encrypted, key, arguments}` as in setMetadataStatus.
     static func metadata(_ status: MetadataStatus) -> JSON {
-        .object([
+        var object: JSONObject = [
             "metadata": status.metadata, "encrypted": .bool(status.encrypted),
             "key": .integer(Int64(status.key)), "arguments": status.arguments,
-        ])
+        ]
+        if let expires = status.expires { object["expires"] = .integer(expires) }
+        return .object(object)
     }
 
     /// `{resources}` as in preauthorizedResources.
@@ -66,11 +68,11 @@ enum Wire {
         .object(["resources": .array(resources.map { .string($0) })])
     }
 
-    /// The advanced status dictionary: `{id, level}` plus whichever of message, details, resource, code, url,
+    /// The advanced status dictionary: `{id, errorId (the same, iOS's name), level}` plus whichever of message, details, resource, code, url,
     /// authenticateUrl, activationUrl, notAfter (epoch ms), secondsLeft the engine set (Protocol/README.md,
     /// "Values").
     static func status(_ status: AdvancedStatus) -> JSON {
-        var object: JSONObject = ["id": .string(status.id), "level": .string(status.level)]
+        var object: JSONObject = ["id": .string(status.id), "errorId": .string(status.id), "level": .string(status.level)]
         if let message = status.message { object["message"] = .string(message) }
         if let details = status.details { object["details"] = .string(details) }
         if let resource = status.resource { object["resource"] = .string(resource) }

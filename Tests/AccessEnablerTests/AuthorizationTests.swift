@@ -24,7 +24,9 @@ final class AuthorizationTests: EmulatorTestCase {
         XCTAssertNotEqual(try emulator.verifyToken(token, resource: "ch2").status, 0, "the token is for ch1 only")
 
         let expiry = await client.engine.getMetadata(.authorizationExpiry(resource: "ch1"), arguments: ["opCode": 1, "resource": "ch1"])
-        XCTAssertNotNil(expiry.metadata.int64Value)
+        // The SDK's date string, and the same instant in epoch ms beside it.
+        let expires = try XCTUnwrap(expiry.expires)
+        XCTAssertEqual(expiry.metadata, .string(SDKDate.format(millis: expires)))
         XCTAssertEqual(expiry.key, 1)
         XCTAssertEqual(expiry.arguments, ["opCode": 1, "resource": "ch1"])
         XCTAssertEqual(client.delegate.take(), [.setMetadataStatus(expiry.metadata, false, 1, ["opCode": 1, "resource": "ch1"])])
@@ -230,7 +232,7 @@ final class AuthorizationTests: EmulatorTestCase {
         try await login(client)
         _ = client.delegate.take()
         let expiry = await client.engine.getMetadata(.authenticationExpiry, arguments: ["opCode": 0])
-        let notAfter = try XCTUnwrap(expiry.metadata.int64Value)
+        let notAfter = try XCTUnwrap(expiry.expires)
         let nowMillis = Int64(Date().timeIntervalSince1970 * 1000)
         XCTAssertGreaterThan(notAfter, nowMillis + 23 * 3_600_000, "profile TTL 24 h in epoch ms")
         XCTAssertLessThan(notAfter, nowMillis + 25 * 3_600_000)
@@ -261,7 +263,7 @@ final class AuthorizationTests: EmulatorTestCase {
         let expiry = await client.engine.getMetadata(.authenticationExpiry, arguments: ["opCode": 0])
         let object = await client.engine.getMetadata(.userMetadataObject, arguments: arguments)
         // The emulator's profiles live 24 h: `updated` (seconds) is their notBefore, a day before the expiry (ms).
-        let notAfter = try XCTUnwrap(expiry.metadata.int64Value)
+        let notAfter = try XCTUnwrap(expiry.expires)
         XCTAssertEqual(object.metadata["updated"], .integer((notAfter - 86_400_000) / 1000))
         XCTAssertEqual(object.metadata["encrypted"], ["zip"])
         let zip = await client.engine.getMetadata(.userMetadata(key: "zip"), arguments: ["opCode": 3, "userMetaKey": "zip"])

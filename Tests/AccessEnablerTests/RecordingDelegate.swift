@@ -79,7 +79,7 @@ final class RecordingDelegate: EntitlementDelegate {
     func selectedProvider(_ mvpd: MVPD?) { record(.selectedProvider(mvpd)) }
     func displayProviderDialog(_ mvpds: [MVPD]) { record(.displayProviderDialog(mvpds.map(\.ID))) }
     func sendTrackingData(_ data: [String?], forEventType event: Int32) { record(.sendTrackingData(data, event)) }
-    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON) {
+    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON, expires: Int64?) {
         record(.setMetadataStatus(metadata, encrypted, key, arguments))
     }
     func preauthorizedResources(_ resources: [String]) { record(.preauthorizedResources(resources)) }

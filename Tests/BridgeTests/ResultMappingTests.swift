@@ -29,7 +29,9 @@ final class ResultMappingTests: XCTestCase {
         XCTAssertEqual(
             written[1],
             .notification("sendTrackingData", ["data": ["false", nil, nil, nil, "unknown", "restApiV2", "Linux"], "eventType": 0]))
-        XCTAssertEqual(written[2], .notification("status", ["id": "N000", "level": "info", "message": "The user is not authenticated"]))
+        XCTAssertEqual(
+            written[2],
+            .notification("status", ["id": "N000", "errorId": "N000", "level": "info", "message": "The user is not authenticated"]))
         XCTAssertEqual(written[3], .result(RequestID(2), ["status": 0, "errorCode": "User Not Authenticated Error"]))
     }
 
@@ -70,7 +72,7 @@ final class ResultMappingTests: XCTestCase {
             harness.callFresh("setSelectedProvider", ["mvpdId": .null]),
             [
                 .notification("setAuthenticationStatus", ["status": 0, "errorCode": "Provider not Selected Error"]),
-                .notification("status", ["id": "N005", "level": "info"]),
+                .notification("status", ["id": "N005", "errorId": "N005", "level": "info"]),
                 .result(RequestID(3), ["status": 0, "errorCode": "Provider not Selected Error"]),
             ])
         XCTAssertEqual(harness.engine?.calls.withLock { $0.last }, "setSelectedProvider nil")
@@ -82,7 +84,10 @@ final class ResultMappingTests: XCTestCase {
             harness.callFresh("setSelectedProvider", ["mvpdId": "Phone"]).first,
             .notification(
                 "status",
-                ["id": "REGCODE", "level": "info", "code": "AB12CD", "url": "http://127.0.0.1:1/activate", "notAfter": 1_800_000_000_123]))
+                [
+                    "id": "REGCODE", "errorId": "REGCODE", "level": "info", "code": "AB12CD", "url": "http://127.0.0.1:1/activate",
+                    "notAfter": 1_800_000_000_123,
+                ]))
     }
 
     func testHandleExternalURLOtherThanTheRedirectURLIsInvalidParams() throws {
@@ -117,10 +122,16 @@ final class ResultMappingTests: XCTestCase {
             denied[1],
             .notification(
                 "status",
-                ["id": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".", "resource": "ch2"]))
+                [
+                    "id": "Z100", "errorId": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".",
+                    "resource": "ch2",
+                ]))
         var explained = failure.objectValue ?? [:]
         explained["statuses"] = [
-            ["id": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".", "resource": "ch2"]
+            [
+                "id": "Z100", "errorId": "Z100", "level": "error", "details": "Your subscription does not include \"Channel 2\".",
+                "resource": "ch2",
+            ]
         ]
         XCTAssertEqual(denied.last, .result(RequestID(3), .object(explained)))
     }

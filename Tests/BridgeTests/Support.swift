@@ -175,7 +175,8 @@ final class FakeEngine: AccessEnabler {
         }
         let status = MetadataStatus(
             metadata: value, encrypted: request == .userMetadata(key: "zip"), key: request.key, arguments: arguments)
-        delegate.setMetadataStatus(status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments)
+        delegate.setMetadataStatus(
+            status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments, expires: status.expires)
         return status
     }
 

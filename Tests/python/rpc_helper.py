@@ -80,6 +80,8 @@ class Client(rpc.Connection):
     def _client_setup(self, reader, writer, closer):
         self.received: list = []
         self.transcript: list[tuple[str, dict]] = []
+        # Status dictionaries whose `errorId` is not their `id` (Protocol/README.md "Values"): every wait fails on one.
+        self.status_mismatches: list = []
         self._lock = threading.Condition()
         self._eof = False
         self._closer = closer
@@ -88,6 +90,8 @@ class Client(rpc.Connection):
 
     def _record(self, message):
         with self._lock:
+            if not _status_ids_agree(message):
+                self.status_mismatches.append(message)
             self.received.append(message)
             self.transcript.append(("<--", message))
             self._lock.notify_all()
@@ -134,6 +138,7 @@ class Client(rpc.Connection):
         deadline = time.monotonic() + timeout
         with self._lock:
             while True:
+                assert not self.status_mismatches, f"a status whose errorId is not its id: {self.status_mismatches[0]}"
                 for index in range(since, len(self.received)):
                     if predicate(self.received[index]):
                         return index, self.received[index]
@@ -161,13 +166,29 @@ class Client(rpc.Connection):
         """The shipped client's call: the result, or RpcError for an error response (AssertionError when no answer
         comes within `timeout` seconds)."""
         try:
-            return super().call(method, params, timeout=timeout)
+            result = super().call(method, params, timeout=timeout)
+            assert not self.status_mismatches, f"a status whose errorId is not its id: {self.status_mismatches[0]}"
+            return result
         except Timeout:
             raise AssertionError(f"{method}: no answer within {timeout} s; received: {self.received[-5:]}") from None
 
     def close(self):
         """Closes the connection at once (stdin closed, or the socket shut down both ways), as a host that quits."""
         self._closer()
+
+
+def _status_ids_agree(message) -> bool:
+    """Every status dictionary of `message` — a `status` notification's params, each entry of a result's
+    `statuses` — carries `errorId` equal to its `id`."""
+    if not isinstance(message, dict):
+        return True
+    found = []
+    if message.get("method") == "status" and isinstance(message.get("params"), dict):
+        found.append(message["params"])
+    result = message.get("result")
+    if isinstance(result, dict) and isinstance(result.get("statuses"), list):
+        found += [s for s in result["statuses"] if isinstance(s, dict)]
+    return all(s.get("errorId") == s.get("id") for s in found)
 
 
 def notifications_named(messages: list[dict]) -> list[str]:

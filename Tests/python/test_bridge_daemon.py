@@ -243,7 +243,7 @@ def test_an_unknown_requestor_lists_the_known_ones_and_names_the_near_one(bin_di
     notes, response = daemon.exchange("setRequestor", {"requestorID": "ref"})
     cfg400 = [n["params"] for n in notes if n["method"] == "status"]
     assert response["result"] == {"status": 0, "statuses": cfg400}
-    assert cfg400 == [{"id": "CFG400", "level": "error",
+    assert cfg400 == [{"id": "CFG400", "errorId": "CFG400", "level": "error",
                        "message": "The backend does not know the requestor id 'ref' (ids are case-sensitive); did you mean 'REF'?",
                        "details": "The service provider parameter value is missing or invalid. Known service providers: REF, REF2"}]
     assert daemon.stop() == 0

@@ -3,6 +3,7 @@ over the Unix socket: each response comes after the notifications of its operati
 (Protocol/README.md; Adobe's "iOS/tvOS API Reference")."""
 import json
 import pathlib
+import time
 
 import pytest
 
@@ -195,7 +196,11 @@ def test_metadata_after_login(client):
     login(client)
     notes, response = client.exchange("getMetadata", {"opCode": "METADATA_AUTHENTICATION"})
     assert notes[0]["method"] == "setMetadataStatus" and response["result"] == notes[0]["params"]
-    assert isinstance(response["result"]["metadata"], int) and response["result"]["key"] == 0
+    # The SDK's date string, and the same instant in epoch ms as `expires` (Protocol/README.md "Values").
+    result = response["result"]
+    assert isinstance(result["expires"], int) and result["key"] == 0
+    expected = time.strftime("%Y/%m/%d %H:%M:%S GMT +0000", time.gmtime(result["expires"] // 1000))
+    assert result["metadata"] == expected
     assert response["result"]["arguments"] == {"opCode": "METADATA_AUTHENTICATION"}
     source = client.call("getMetadata", {"opCode": 3, "userMetaKey": "tokenSource"})
     assert source["metadata"] == "MockMVPD" and source["key"] == 3

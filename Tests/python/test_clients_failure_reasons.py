@@ -30,7 +30,7 @@ def test_no_software_statement_says_r400_and_later_calls_repeat_it(bin_dir, emul
     log = tmp_path / "daemon.log"
     with log.open("w") as sink, spawn(bin_dir, tmp_path, "--backend", emulator_url, log=sink) as ae:
         result = ae.setRequestor("REF")
-        assert result == {"status": 0, "statuses": [{"id": "R400", "level": "error", "message": "No software statement"}]}
+        assert result == {"status": 0, "statuses": [{"id": "R400", "errorId": "R400", "level": "error", "message": "No software statement"}]}
         later = ae.checkAuthentication()
         assert later["errorCode"] == passbridge.GENERIC_AUTHENTICATION_ERROR
         assert reasons(later) == ["R400 No software statement"]
@@ -57,7 +57,7 @@ def test_unknown_requestor_says_cfg400(bin_dir, emulator_url, tmp_path):
 def test_unreachable_backend_says_cfg404(bin_dir, tmp_path):
     with spawn(bin_dir, tmp_path, "--backend", "http://127.0.0.1:9", "--software-statement", statement()) as ae:
         result = ae.setRequestor("REF")
-    assert result == {"status": 0, "statuses": [{"id": "CFG404", "level": "error", "message": "Backend not reachable"}]}
+    assert result == {"status": 0, "statuses": [{"id": "CFG404", "errorId": "CFG404", "level": "error", "message": "Backend not reachable"}]}
 
 
 def test_mvpd_id_the_dialog_did_not_offer_says_pb404_with_the_closest(bin_dir, emulator_url, tmp_path):

@@ -105,7 +105,7 @@ def test_timeouts_abort_close_and_failure_reasons(bin_dir, emulator_url, tmp_pat
                           str(tmp_path / "state")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
     out = json.loads(run.stdout)
-    assert out["noStatement"] == {"status": 0, "statuses": [{"id": "R400", "level": "error", "message": "No software statement"}]}
+    assert out["noStatement"] == {"status": 0, "statuses": [{"id": "R400", "errorId": "R400", "level": "error", "message": "No software statement"}]}
     assert out["typo"]["error"] == "RPCError" and out["typo"]["base"]
     assert out["typo"]["message"] == "-32602: Invalid params: 'webview' is not a param of init; did you mean 'webView'?"
     assert out["typoData"]["closest"] == "webView"

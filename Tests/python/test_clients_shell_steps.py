@@ -81,7 +81,7 @@ def test_get_authentication_without_web_view_shows_the_code_and_ends_when_the_ph
 def test_an_mvpd_id_the_dialog_did_not_offer_is_explained(env):
     run = subprocess.run([CALL, "--requestor", "REF", "--mvpd", "MockMvpd", "getAuthentication"], env=env,
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-    pb404 = {"id": "PB404", "level": "error",
+    pb404 = {"id": "PB404", "errorId": "PB404", "level": "error",
              "message": "No MVPD 'MockMvpd' in the provider dialog; did you mean 'MockMVPD'?",
              "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
     assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
@@ -95,7 +95,7 @@ def test_an_mvpd_id_the_dialog_did_not_offer_is_explained(env):
 def test_an_unrelated_mvpd_id_gets_no_suggestion(env):
     run = subprocess.run([CALL, "--requestor", "REF", "--mvpd", "Comcast", "getAuthentication"], env=env,
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-    pb404 = {"id": "PB404", "level": "error", "message": "No MVPD 'Comcast' in the provider dialog",
+    pb404 = {"id": "PB404", "errorId": "PB404", "level": "error", "message": "No MVPD 'Comcast' in the provider dialog",
              "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
     assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
     assert run.returncode == 1 and "did you mean" not in run.stderr, run.stderr

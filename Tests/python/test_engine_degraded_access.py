@@ -39,7 +39,7 @@ def test_an_authorization_under_an_authorize_all_rule_is_granted_and_says_z010(c
     token = response["result"]["token"]
     assert response["result"] == {"token": token, "resource": "ch2"}
     assert [n["method"] for n in notes] == ["setToken", "sendTrackingData", "status"]
-    assert notes[2]["params"] == {"id": "Z010", "level": "warning", "message": "Authorized under a degradation rule", "resource": "ch2"}
+    assert notes[2]["params"] == {"id": "Z010", "errorId": "Z010", "level": "warning", "message": "Authorized under a degradation rule", "resource": "ch2"}
     assert emulator.verify_token(token, "ch2").returncode == 0
     # The rule lifted: the MVPD decides again.
     degrade(emulator, None)

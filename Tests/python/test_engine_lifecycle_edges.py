@@ -73,3 +73,14 @@ def test_a_megabyte_mvpd_id_gets_a_short_pb404_and_the_connection_goes_on(bin_di
     assert daemon.response(login, start)[1]["result"]["statuses"] == [pb404]
     assert daemon.call("checkAuthentication")["status"] == 0
     assert daemon.stop() == 0
+
+
+def test_an_unknown_mvpd_with_no_dialog_open_is_named_among_the_requestors_mvpds(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    result = daemon.call("setSelectedProvider", {"mvpdId": "MockMvpd"})
+    assert result["errorCode"] == "Provider not Selected Error"
+    (pb404,) = result["statuses"]
+    assert pb404["message"] == "No MVPD 'MockMvpd' among the requestor's MVPDs; did you mean 'MockMVPD'?"
+    assert pb404["details"].startswith("The requestor's MVPDs: MockMVPD")
+    assert daemon.stop() == 0

@@ -115,7 +115,7 @@ def test_permits_under_a_degradation_rule_say_z010(client, emulator):
     # AuthZAll permits everything, and the host is told why.
     assert result == {"resources": asked}
     assert [n["method"] for n in notes] == ["preauthorizedResources", "status"]
-    assert notes[1]["params"] == {"id": "Z010", "level": "warning", "message": "Preauthorized under a degradation rule"}
+    assert notes[1]["params"] == {"id": "Z010", "errorId": "Z010", "level": "warning", "message": "Preauthorized under a degradation rule"}
     # The rule lifted: the MVPD's own decisions again, no Z010.
     admin(emulator, "degradation", {"mvpd": "MockMVPD", "rule": None})
     notes, result = preauthorize(client, asked)

@@ -21,7 +21,7 @@ def test_user_metadata_without_a_key_is_the_whole_object(daemon):
     whole = {"opCode": "METADATA_USER_META"}
     assert client.call("getMetadata", whole) == {"metadata": None, "encrypted": False, "key": 3, "arguments": whole}
     login(client)
-    notAfter = client.call("getMetadata", {"opCode": 0})["metadata"]
+    notAfter = client.call("getMetadata", {"opCode": 0})["expires"]
     zip_code = client.call("getMetadata", {"opCode": 3, "userMetaKey": "zip"})
     assert zip_code["encrypted"] is True and isinstance(zip_code["metadata"], str)
 

@@ -209,10 +209,10 @@ def test_a_resource_with_u0000_and_a_non_ascii_mvpd_are_read_and_deleted_exactly
         plain = daemon.call("getAuthorization", {"resource": "ch1"})
         with_nul = daemon.call("getAuthorization", {"resource": "ch1\u0000zz"})
         assert with_nul["resource"] == "ch1\u0000zz"
-        expiry = daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"})["metadata"]
+        expiry = daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"})["expires"]
         assert isinstance(expiry, int)
         assert daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1\u0000"})["metadata"] is None
-        assert daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1\u0000zz"})["metadata"] >= expiry
+        assert daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1\u0000zz"})["expires"] >= expiry
         assert plain["resource"] == "ch1"
         with sqlite3.connect(store_file(state)) as db:
             rows = db.execute("SELECT CAST(mvpd AS BLOB), CAST(resource AS BLOB) FROM authorization_expiries ORDER BY resource").fetchall()

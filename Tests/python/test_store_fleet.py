@@ -158,7 +158,7 @@ def test_the_fleet_store_keeps_strings_byte_for_byte(bin_dir, emulator, tmp_path
     for resource in ["ch1", mrss]:
         answer = daemon.call("getAuthorization", {"resource": resource})
         assert answer["resource"] == resource and "token" in answer
-        assert isinstance(daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": resource})["metadata"], int)
+        assert isinstance(daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": resource})["expires"], int)
     # ch1 followed by U+0000 is another resource (denied): it never reads ch1's expiry.
     assert "token" not in daemon.call("getAuthorization", {"resource": "ch1\u0000zz"})
     for resource in ["ch1\u0000zz", "ch1\u0000"]:

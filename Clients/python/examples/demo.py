@@ -302,9 +302,9 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
 
         now_ms = time.time() * 1000
         r = await call("getMetadata METADATA_AUTHENTICATION", ae.getMetadata(passbridge.METADATA_AUTHENTICATION))
-        expiry = r.get("metadata")
-        expect(isinstance(expiry, (int, float)) and now_ms < expiry <= now_ms + 25 * 3600 * 1000 and r.get("key") == 0,
-               "getMetadata", f"authentication expiry should be within 24 h, got {r}")
+        expiry = r.get("expires")  # epoch ms; `metadata` is the SDK's date string of the same instant
+        expect(isinstance(expiry, (int, float)) and now_ms < expiry <= now_ms + 25 * 3600 * 1000 and r.get("key") == 0
+               and isinstance(r.get("metadata"), str), "getMetadata", f"authentication expiry should be within 24 h, got {r}")
         say(f"    login valid until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(expiry / 1000))}")
         r = await call("getMetadata METADATA_USER_META userID", ae.getMetadata(passbridge.METADATA_USER_META, userMetaKey="userID"))
         expect(r.get("metadata") not in (None, "") and r.get("encrypted") is False and r.get("key") == 3,

@@ -101,8 +101,8 @@ class Preauthorization:
 @dataclass(frozen=True)
 class Metadata:
     """``getMetadata``: ``key`` the op code's number (0 authentication expiry, 1 authorization expiry, 2 device
-    id, 3 user attribute), ``value`` (epoch ms for 0/1, a string for 2, any JSON value for 3, ``None`` when there
-    is none), ``encrypted`` (a user attribute the MVPD encrypted), ``arguments`` as sent."""
+    id, 3 user attribute), ``value`` (epoch ms for 0/1, the result's ``expires``; a string for 2, any JSON value for
+    3, ``None`` when there is none), ``encrypted`` (a user attribute the MVPD encrypted), ``arguments`` as sent."""
 
     key: int
     value: Any
@@ -112,8 +112,9 @@ class Metadata:
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> "Metadata":
         key = result.get("key")
-        return cls(int(key) if isinstance(key, int) else METADATA_OPCODES.get(str(key), -1), result.get("metadata"),
-                   bool(result.get("encrypted")), dict(result.get("arguments") or {}))
+        number = int(key) if isinstance(key, int) else METADATA_OPCODES.get(str(key), -1)
+        value = result.get("expires") if number in (0, 1) else result.get("metadata")
+        return cls(number, value, bool(result.get("encrypted")), dict(result.get("arguments") or {}))
 
 
 @dataclass(frozen=True)

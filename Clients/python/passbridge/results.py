@@ -8,11 +8,13 @@ from typing import Any, Dict, List, Optional, TypedDict
 
 class _StatusRequired(TypedDict):
     id: str
+    errorId: str
     level: str
 
 
 class Status(_StatusRequired, total=False):
-    """A ``status`` notification: ``id`` (N000, Z100, R400, CFG400, REGCODE, PB404…), ``level`` (info, warning,
+    """A ``status`` notification: ``id`` (N000, Z100, R400, CFG400, REGCODE, PB404…; ``errorId`` is the same, the
+    iOS SDK's name for it), ``level`` (info, warning,
     error), and whichever of ``message``, ``details``, ``resource`` the status has; REGCODE adds ``code``, ``url``
     (the activation page), ``notAfter`` (epoch milliseconds) and, from daemons that send them, ``authenticateUrl``
     (a page that takes the code directly) and ``activationUrl``; the countdown status REG100 has ``code``,
@@ -99,14 +101,19 @@ class PreauthorizedResult(TypedDict):
     resources: List[str]
 
 
-class MetadataResult(TypedDict):
-    """``getMetadata``: ``metadata`` is an expiry in epoch ms (op codes 0, 1), the device id (2) or the user
-    attribute (3), ``None`` when there is none; ``encrypted``, ``key`` (the op code's number), ``arguments``."""
-
+class _MetadataRequired(TypedDict):
     metadata: Any
     encrypted: bool
     key: int
     arguments: Dict[str, Any]
+
+
+class MetadataResult(_MetadataRequired, total=False):
+    """``getMetadata``: ``metadata`` is an expiry as the SDK's date string, ``"2026/12/01 18:45:00 GMT +0000"`` (op
+    codes 0, 1; ``expires`` is the same instant in epoch ms), the device id (2) or the user attribute (3), ``None``
+    when there is none; ``encrypted``, ``key`` (the op code's number), ``arguments``."""
+
+    expires: int
 
 
 class Empty(TypedDict):

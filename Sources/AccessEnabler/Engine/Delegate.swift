@@ -61,7 +61,8 @@ public protocol EntitlementDelegate: AnyObject, Sendable {
     func displayProviderDialog(_ mvpds: [MVPD])
     /// `data` per Adobe's "iOS/tvOS API Reference": sendTrackingData; `event` 0 authentication, 1 authorization, 2 MVPD selection.
     func sendTrackingData(_ data: [String?], forEventType event: Int32)
-    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON)
+    /// `expires`: keys 0 and 1, the expiry of `metadata`'s date string in epoch milliseconds.
+    func setMetadataStatus(_ metadata: JSON, encrypted: Bool, forKey key: Int32, andArguments arguments: JSON, expires: Int64?)
     func preauthorizedResources(_ resources: [String])
     func navigate(toUrl url: String, useSVC: Bool)
     func presentTvProviderDialog()

@@ -173,7 +173,9 @@ extension Engine {
         }
         guard let mvpd = requestor.mvpd(mvpdID) else {
             return .ended(
-                loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.unknownMVPD(mvpdID, offered: requestor.mvpds)))
+                loginFailed(
+                    SDKErrorCode.providerNotSelected, requestor,
+                    status: Self.unknownMVPD(mvpdID, offered: requestor.mvpds, dialogOpen: machine.login != nil)))
         }
         let pick = machine.providerPicked(tempPass: mvpd.isTempPass)
         pick.stopPolling?.cancel()
@@ -412,13 +414,14 @@ extension Engine {
     static var n130: AdvancedStatus { AdvancedStatus(.n130) }
 
     /// `PB404`, the daemon's status for an id that is not one of the requestor's MVPDs (the provider dialog offers
-    /// them all), naming the offered id near it, if any (`Text.near`).
-    static func unknownMVPD(_ mvpdId: String, offered: [MVPD]) -> AdvancedStatus? {
+    /// them all; `dialogOpen`: a login waits at it), naming the offered id near it, if any (`Text.near`).
+    static func unknownMVPD(_ mvpdId: String, offered: [MVPD], dialogOpen: Bool = true) -> AdvancedStatus? {
         guard !offered.isEmpty else { return nil }
         let ids = offered.map(\.ID)
-        var message = "No MVPD '\(Text.excerpt(mvpdId))' in the provider dialog"
+        var message = "No MVPD '\(Text.excerpt(mvpdId))' " + (dialogOpen ? "in the provider dialog" : "among the requestor's MVPDs")
         if let near = Text.near(mvpdId, in: ids) { message += "; did you mean '\(near)'?" }
-        return AdvancedStatus(.pb404, message: message, details: "The dialog offered: \(ids.joined(separator: ", "))")
+        let offer = dialogOpen ? "The dialog offered" : "The requestor's MVPDs"
+        return AdvancedStatus(.pb404, message: message, details: "\(offer): \(ids.joined(separator: ", "))")
     }
 
     // MARK: cancel

@@ -125,8 +125,11 @@ extension Engine {
             value = .null
             failure = storeFailure(error)
         }
-        let status = MetadataStatus(metadata: value, encrypted: encrypted, key: request.key, arguments: arguments)
-        delegate.setMetadataStatus(status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments)
+        let expires = value.int64Value.flatMap { request.isExpiry ? $0 : nil }
+        if let expires { value = .string(SDKDate.format(millis: expires)) }
+        let status = MetadataStatus(metadata: value, encrypted: encrypted, key: request.key, arguments: arguments, expires: expires)
+        delegate.setMetadataStatus(
+            status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments, expires: expires)
         if let failure { delegate.status(failure) }
         return status
     }
