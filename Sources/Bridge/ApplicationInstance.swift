@@ -22,6 +22,8 @@ final class ApplicationInstance: RPCHandler {
     /// engine's lifecycle, asked on the loop (`AccessEnabler.admit`).
     private struct State {
         var engine: (any AccessEnabler)?
+        /// The engine's delegate, detached when a later `init` replaces the engine.
+        var delegate: DelegateAdapter?
         /// The engine calls not yet ended, by request id (the latest one for an id sent twice), for
         /// `$/cancelRequest`.
         var calls: [RequestID: Answer] = [:]
@@ -136,28 +138,29 @@ final class ApplicationInstance: RPCHandler {
     /// This connection's engine, created with `init {}` defaults on first use.
     func engine() -> any AccessEnabler {
         if let engine = state.withLock({ $0.engine }) { return engine }
-        let engine = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
+        let (engine, delegate) = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
         return state.withLock { state in
             if let existing = state.engine { return existing }
-            state.engine = engine
+            (state.engine, state.delegate) = (engine, delegate)
             return engine
         }
     }
 
-    /// `init`: a fresh engine with these settings replaces any earlier one (whose flows are cancelled);
-    /// the new instance has no requestor yet.
+    /// `init`: a fresh engine with these settings replaces any earlier one, which sends nothing more and is
+    /// closed (its flows end, their requests are answered); the new instance has no requestor yet.
     func initialize(
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil,
         singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
     ) {
-        let engine = makeEngine(
+        let (engine, delegate) = makeEngine(
             softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device,
             singleSignOn: singleSignOn)
         let previous = state.withLock { state in
-            defer { state.engine = engine }
-            return state.engine
+            defer { (state.engine, state.delegate) = (engine, delegate) }
+            return (state.engine, state.delegate)
         }
-        previous?.close()
+        previous.1?.detach()
+        previous.0?.close()
     }
 
     /// `partnerSSO`: the partner the host answers for; only then (and only over a connection that can carry
@@ -165,7 +168,7 @@ final class ApplicationInstance: RPCHandler {
     private func makeEngine(
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil,
         singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
-    ) -> any AccessEnabler {
+    ) -> (any AccessEnabler, DelegateAdapter) {
         var engineConfiguration = configuration.engine
         engineConfiguration.singleSignOn = singleSignOn
         // The engine runs on the event loop that reads this connection (ARCHITECTURE.md, "Threads").
@@ -183,7 +186,7 @@ final class ApplicationInstance: RPCHandler {
         if let partnerSSO, let requester = outbound as? any HostRequester {
             engineConfiguration.partnerSSO = PartnerSSOHost(partner: partnerSSO, requester: requester)
         }
-        return factory(engineConfiguration, adapter)
+        return (factory(engineConfiguration, adapter), adapter)
     }
 
     // MARK: lifecycle

@@ -23,13 +23,15 @@ extension Emulator {
         return .json(200, ["profiles": .object([mvpd.id: profile.json])])
     }
 
-    /// `GET /api/v2/{sp}/profiles/code/{code}`: the profile the session's login created; `{}` until then.
+    /// `GET /api/v2/{sp}/profiles/code/{code}`: once the session's login completed, the device's profile at that
+    /// MVPD (the one that login created, or a later login's of the same device and MVPD, which replaced it: two
+    /// second screens of one device activated one after the other both end logged in); `{}` until then.
     func profileForCode(_ request: HTTPRequest, _ sp: String, code: String) throws(Failure) -> HTTPResponse {
         let caller = try caller(request, sp, device: false)
         let session = try liveSession(code, sp: sp, now: caller.now)
         guard let done = session.completedProfile,
             let profile = state.withLock({ $0.profiles[done.key]?[done.mvpd] }),
-            profile.notBefore == done.notBefore, profile.notAfter > caller.now
+            profile.notBefore >= done.notBefore, profile.notAfter > caller.now
         else { return .json(200, ["profiles": [:]]) }
         return .json(200, ["profiles": .object([done.mvpd: profile.json])])
     }

@@ -84,3 +84,42 @@ def test_an_unknown_mvpd_with_no_dialog_open_is_named_among_the_requestors_mvpds
     assert pb404["message"] == "No MVPD 'MockMvpd' among the requestor's MVPDs; did you mean 'MockMVPD'?"
     assert pb404["details"].startswith("The requestor's MVPDs: MockMVPD")
     assert daemon.stop() == 0
+
+
+def test_a_setrequestor_of_a_replaced_instance_says_nothing_and_answers_status_zero(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency", "value": 500,
+                              "count": 1})
+    start = daemon.mark()
+    old = daemon.send("setRequestor", {"requestorID": "REF"})
+    assert daemon.call("init", {}) == {}
+    replaced = daemon.mark()
+    assert daemon.response(old, start)[1]["result"] == {"status": 0}
+    assert [m for m in daemon.received[start:] if "method" in m] == [], "the replaced instance said something"
+    # The new instance has no requestor until its own setRequestor.
+    assert daemon.exchange("checkAuthentication")[1]["error"]["code"] == -32002
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert [m["method"] for m in daemon.received[replaced:] if "method" in m] == ["setRequestorComplete"]
+    assert daemon.stop() == 0
+
+
+def test_a_logout_page_and_a_login_page_open_together_end_logout_first(bin_dir, emulator, tmp_path):
+    """Protocol/README.md, "Ordering rules": the first handleExternalURL ends the logout, the next one the login."""
+    from rpc_helper import REDIRECT_URL, follow_to_redirect_url, web_login
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    web_login(daemon)
+    start = daemon.mark()
+    logout = daemon.send("logout")
+    daemon.notification("navigateToUrl", start)  # the logout page, left open
+    login = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    notes, _ = daemon.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    page = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
+    redirect = follow_to_redirect_url(page)
+    first = daemon.call("handleExternalURL", {"url": REDIRECT_URL})
+    assert first == {"status": 0, "errorCode": "User Not Authenticated Error"}
+    assert daemon.response(logout, start)[1]["result"]["status"] == 0
+    assert daemon.call("handleExternalURL", {"url": redirect})["status"] == 1
+    assert daemon.response(login, start)[1]["result"]["status"] == 1
+    assert daemon.stop() == 0

@@ -9,7 +9,7 @@ import time
 import urllib.parse
 
 from emulator_fixtures import Browser
-from rpc_helper import StdioDaemon, daemon_args
+from rpc_helper import SocketDaemon, StdioDaemon, daemon_args
 from test_engine_outcome_reasons import start_second_screen_login as start_login
 
 
@@ -94,10 +94,27 @@ def test_the_tv_counts_down_while_it_waits(bin_dir, emulator, tmp_path):
     assert params["code"] == regcode["code"] and params["notAfter"] == regcode["notAfter"]
     assert isinstance(params["secondsLeft"], int)
     assert 1800 - 40 - 20 <= params["secondsLeft"] <= 1800 - 40, params
-    assert set(params) == {"id", "level", "message", "code", "notAfter", "secondsLeft"}
+    assert set(params) == {"id", "errorId", "level", "message", "code", "notAfter", "secondsLeft"}
     # Cancelled: the countdown is information, never a reason of the outcome.
     notes, response = daemon.exchange("setSelectedProvider", {"mvpdId": None})
     _, answer = daemon.response(login, start)
     assert answer["result"]["errorCode"] == "Provider not Selected Error"
     assert "REG100" not in [s["id"] for s in answer["result"].get("statuses", [])]
+    assert daemon.stop() == 0
+
+
+def test_two_second_screens_of_one_device_activated_one_after_the_other_both_log_in(bin_dir, emulator, tmp_path, short_tmp):
+    """Two instances of one daemon (one device) each show a code; both codes are activated before either TV
+    polls again: both logins end logged in (the later login replaced the device's profile, which the first code
+    then reads)."""
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
+    first, second = daemon.client(), daemon.client()
+    for client in (first, second):
+        assert client.call("init", {"webView": False}) == {}
+        assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    logins = [start_login(client) for client in (first, second)]
+    for _, _, regcode in logins:
+        phone_logs_in(emulator, regcode["authenticateUrl"])
+    for client, (start, login, _) in zip((first, second), logins):
+        assert client.response(login, start, timeout=30)[1]["result"] == {"status": 1, "errorCode": ""}
     assert daemon.stop() == 0

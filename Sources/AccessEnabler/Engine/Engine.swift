@@ -161,6 +161,9 @@ public actor Engine {
         _ requestor: Requestor?, selected: MVPD? = nil, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil,
         raised: [AdvancedStatus] = []
     ) -> (RequestorStatus, Requestor?) {
+        // The instance was closed meanwhile (its host went away, a later init replaced it): nothing is configured,
+        // and nothing is said.
+        guard !machine.closed else { return (RequestorStatus(status: AccessEnablerStatus.error), nil) }
         if requestor != nil {
             shared.withLock { $0.selectedMVPD = selected }
             delegate.setRequestorComplete(AccessEnablerStatus.success)
