@@ -18,8 +18,9 @@ page, a second-screen code, a logout page), and records each message that breaks
    setRequestor is answered (it has no requestor and was never told a state);
 4. at most one displayProviderDialog per login. A login starts at its first dialog, page or code and ends when the
    host's answer ends it (setSelectedProvider answered with a status during the login, handleExternalURL or
-   getAuthenticationToken answered with a status while its page was open) or when a getAuthentication or
-   getAuthorization that was waiting when it started is answered (its end, or $/cancelRequest). A logout's page, a
+   getAuthenticationToken answered with a status while its page was open), when a getAuthentication or
+   getAuthorization that was waiting when it started is answered (its end, or $/cancelRequest), or when one that
+   joined it is cancelled ($/cancelRequest ends the login for every call it answers). A logout's page, a
    getAuthorization answered at once meanwhile (logged in elsewhere), and the setAuthenticationStatus of a
    checkAuthentication, checkAuthorization or logout sent meanwhile, end no login.
 
@@ -266,7 +267,9 @@ class Tracker:
         elif self.window and request.method == "setRequestor":
             self.window = False
         ended_with_status = "status" in message.get("result", {})
-        if request.id in self.members \
+        cancelled_joiner = request.method in LOGIN_STARTERS and request.during_login and \
+            message.get("error", {}).get("code") == -32800
+        if request.id in self.members or cancelled_joiner \
                 or (request.method == "setSelectedProvider" and request.during_login and ended_with_status) \
                 or (request.method in ("handleExternalURL", "getAuthenticationToken") and request.page_open and ended_with_status):
             self.login_over()
