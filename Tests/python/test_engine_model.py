@@ -24,8 +24,9 @@ replaying the shortest sequence that met it without one step at a time (each can
 the daemon's races make some violations come in only some runs). The test fails with, per kind, how many sequences
 met it and the smallest sequence found, with the offending connection's transcript.
 
-The last test plays, 200 times over a socket and over pipes, the sequence that first showed two
-setAuthenticationStatus(1) for one TempPass pick (a status the instance's own write echoed back to it)."""
+Two more tests: the checker alone on made-up transcripts (each rule fires; no daemon), and, 200 times over a socket
+and over pipes, the sequence that first showed two setAuthenticationStatus(1) for one TempPass pick (a status the
+instance's own write echoed back to it)."""
 import collections
 import concurrent.futures
 import itertools
@@ -550,6 +551,61 @@ def test_the_sdk_contract_holds_over_random_sequences(bin_dir, emulator, short_t
         pytest.fail(f"the SDK contract broke in {len(kinds)} ways over {sequences} sequences ({steps} steps, "
                     f"{quiet_checks} quiet checks; {generated:.0f} s to generate, "
                     f"{time.monotonic() - started - generated:.0f} s to shrink):\n\n" + "\n\n".join(kinds), pytrace=False)
+
+
+# ---------------------------------------------------------------------------------------------------- the checker itself
+# Made-up transcripts, no daemon: each rule of model_contract.py fires on the message that breaks it, and the pairings
+# the model relies on (news from elsewhere, two calls ended together) break nothing.
+
+def _sent(request_id, method, params=None):
+    return "-->", {"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params is not None else {})}
+
+
+def _told(method, params):
+    return "<--", {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def _answer(request_id, result=None, error=None):
+    return "<--", {"jsonrpc": "2.0", "id": request_id, **({"error": error} if error else {"result": result})}
+
+
+IN, OUT = {"status": 1, "errorCode": ""}, {"status": 0, "errorCode": "User Not Authenticated Error"}
+CANCELLED = {"status": 0, "errorCode": "Provider not Selected Error"}
+DIALOG = _told("displayProviderDialog", {"mvpds": []})
+CHECKER_CASES = {
+    "a clean exchange": ([_sent(1, "checkAuthentication"), _told("setAuthenticationStatus", OUT), _answer(1, OUT)], [], None),
+    "answered twice": ([_sent(1, "checkAuthentication"), _told("setAuthenticationStatus", OUT), _answer(1, OUT),
+                        _answer(1, OUT)], ["invariant 1, NotAnsweredOnce (checkAuthentication answered twice)"], None),
+    "answered before its callback": ([_sent(1, "checkAuthentication"), _answer(1, OUT), _told("setAuthenticationStatus", OUT)],
+                                     ["invariant 1, AnsweredBeforeItsCallback (checkAuthentication)"], None),
+    "one pick told twice": ([_sent(1, "checkAuthentication"), _told("setAuthenticationStatus", OUT), _answer(1, OUT),
+                             _sent(2, "setSelectedProvider", {"mvpdId": "TempPass"}), _told("setAuthenticationStatus", IN),
+                             _told("setAuthenticationStatus", IN), _answer(2, IN)],
+                            ["invariant 2, UnaskedRepeatedStatus (during setSelectedProvider)"], None),
+    "news crossing a call": ([_sent(1, "checkAuthentication"), _told("setAuthenticationStatus", OUT), _answer(1, OUT),
+                              _sent(2, "checkAuthentication"), _told("setAuthenticationStatus", IN),
+                              _told("setAuthenticationStatus", IN), _answer(2, IN)], [], 1),
+    "two logouts ended together": ([_told("setAuthenticationStatus", IN), _sent(1, "logout"),
+                                    _told("navigateToUrl", {"url": "http://e/mock-mvpd/MockMVPD/logout"}), _sent(2, "logout"),
+                                    _told("setAuthenticationStatus", OUT), _answer(1, error={"code": -32800}),
+                                    _told("setAuthenticationStatus", OUT), _answer(2, OUT)], [], None),
+    "told after the replacing init": ([_sent(1, "init", {}), _answer(1, {}), _sent(2, "getAuthentication"), DIALOG,
+                                       _sent(3, "init", {}), _answer(3, {}), _told("setAuthenticationStatus", CANCELLED),
+                                       _answer(2, CANCELLED)],
+                                      ["invariant 3, SentToReplacedInstance"] * 2, None),
+    "a second dialog in one login": ([_sent(1, "getAuthentication"), DIALOG, _sent(2, "checkAuthentication"),
+                                      _told("setAuthenticationStatus", OUT), _answer(2, OUT), DIALOG],
+                                     ["invariant 4, SecondDialogInOneLogin"], None),
+}
+
+
+@pytest.mark.parametrize("case", CHECKER_CASES)
+def test_the_checker_flags_each_rule_on_a_made_up_transcript(case):
+    transcript, kinds, news = CHECKER_CASES[case]
+    tracker = Tracker("app", type("Client", (), {"transcript": transcript})())
+    if news is not None:
+        tracker.news_from_elsewhere(news)
+    assert [violation.kind for violation in tracker.update()] == kinds
 
 
 # ---------------------------------------------------------------------------------------------------- the TempPass case
