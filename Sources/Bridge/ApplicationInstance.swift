@@ -146,8 +146,9 @@ final class ApplicationInstance: RPCHandler {
         }
     }
 
-    /// `init`: a fresh engine with these settings replaces any earlier one, which sends nothing more and is
-    /// closed (its flows end, their requests are answered); the new instance has no requestor yet.
+    /// `init`: a fresh engine with these settings replaces any earlier one: its calls still running are answered
+    /// -32003 now, before init's response; it sends nothing more and is closed. The new instance has no requestor
+    /// yet.
     func initialize(
         softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil,
         singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
@@ -156,12 +157,18 @@ final class ApplicationInstance: RPCHandler {
             softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device,
             singleSignOn: singleSignOn)
         let previous = state.withLock { state in
-            defer { (state.engine, state.delegate) = (engine, delegate) }
-            return (state.engine, state.delegate)
+            defer { (state.engine, state.delegate, state.calls) = (engine, delegate, [:]) }
+            return (state.engine, state.delegate, state.calls.values)
         }
+        // Nothing of the replaced instance after init's response: its calls are answered now, it says nothing more.
         previous.1?.detach()
+        for answer in previous.2 { answer.send(.failure(Self.replaced)) }
         previous.0?.close()
     }
+
+    /// The answer of a call whose instance a later `init` replaced (Protocol/README.md, "Errors").
+    static let replaced = ErrorObject(
+        code: .shuttingDown, message: "Instance replaced", data: ["reason": "a later init replaced the instance"])
 
     /// `partnerSSO`: the partner the host answers for; only then (and only over a connection that can carry
     /// daemon→host requests) does the engine get a `PartnerSSOHost`.

@@ -144,6 +144,10 @@ public enum EnhancedError {
         "authorization_expired": (410, "authorization", "The previous authorization for the specified resource has expired."),
         "maximum_attempts_exceeded": (403, "none", "The request was refused after too many attempts."),
         "degraded_integration": (403, "none", "The integration is degraded; the request was refused."),
+        // In Adobe's list of codes, not in REST API V2's enumeration.
+        "device_identifier_mismatch": (
+            403, "authorization", "The specified device identifier does not match the authorized device identifier."
+        ),
     ]
 
     /// The error object for `code` (an unknown code becomes a 500 `internal_server_error` shape with that code).

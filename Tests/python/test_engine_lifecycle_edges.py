@@ -86,7 +86,7 @@ def test_an_unknown_mvpd_with_no_dialog_open_is_named_among_the_requestors_mvpds
     assert daemon.stop() == 0
 
 
-def test_a_setrequestor_of_a_replaced_instance_says_nothing_and_answers_status_zero(bin_dir, emulator, tmp_path):
+def test_a_setrequestor_of_a_replaced_instance_is_answered_before_init_and_says_nothing(bin_dir, emulator, tmp_path):
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
     emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency", "value": 500,
                               "count": 1})
@@ -94,7 +94,10 @@ def test_a_setrequestor_of_a_replaced_instance_says_nothing_and_answers_status_z
     old = daemon.send("setRequestor", {"requestorID": "REF"})
     assert daemon.call("init", {}) == {}
     replaced = daemon.mark()
-    assert daemon.response(old, start)[1]["result"] == {"status": 0}
+    index, answer = daemon.response(old, start)
+    assert answer["error"]["code"] == -32003 and answer["error"]["message"] == "Instance replaced"
+    assert index < replaced - 1, "answered after init's response"
+    assert daemon.call("rpc.stats")["callsInFlight"] == 0
     assert [m for m in daemon.received[start:] if "method" in m] == [], "the replaced instance said something"
     # The new instance has no requestor until its own setRequestor.
     assert daemon.exchange("checkAuthentication")[1]["error"]["code"] == -32002

@@ -161,9 +161,6 @@ public actor Engine {
         _ requestor: Requestor?, selected: MVPD? = nil, failureStatus: AdvancedStatus, partnerStatus: AdvancedStatus? = nil,
         raised: [AdvancedStatus] = []
     ) -> (RequestorStatus, Requestor?) {
-        // The instance was closed meanwhile (its host went away, a later init replaced it): nothing is configured,
-        // and nothing is said.
-        guard !machine.closed else { return (RequestorStatus(status: AccessEnablerStatus.error), nil) }
         if requestor != nil {
             shared.withLock { $0.selectedMVPD = selected }
             delegate.setRequestorComplete(AccessEnablerStatus.success)
@@ -212,6 +209,8 @@ public actor Engine {
             return AdvancedStatus(.cfg5xx(500), message: "Unreadable configuration")
         case .store(let error):
             return AdvancedStatus(.store500, message: "The device's store failed: \(error)")
+        case .transport(.insecure):
+            return AdvancedStatus(.sec420)
         case .transport, .ok, .none:
             return AdvancedStatus(.cfg404)
         }

@@ -57,6 +57,13 @@ extension Engine {
             DecisionOutcome(answer, resource: resource), resource: resource, requestor: requestor, profile: profile, raised: skew)
     }
 
+    /// Why a login the backend no longer has ended: SEC412 (the device is not the login's), N111 (the TempPass ran
+    /// out), else N130.
+    static func loggedOutStatus(_ error: EnhancedError?) -> StatusCode {
+        if error?.known == .deviceIdentifierMismatch { return .sec412 }
+        return error?.endsTempPass == true ? .n111 : .n130
+    }
+
     /// `raised`: statuses already sent for this call (CFG100), reasons of a failure before the final one.
     private func authorizationOutcome(
         _ outcome: DecisionOutcome, resource: String, requestor: Requestor, profile: Profile, raised: [AdvancedStatus]
@@ -97,8 +104,9 @@ extension Engine {
                     return failed(SDKErrorCode.userNotAuthenticated, details, storeFailure(error))
                 }
                 announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
-                let code: StatusCode = error?.endsTempPass == true ? .n111 : .n130
-                return failed(SDKErrorCode.userNotAuthenticated, details, AdvancedStatus(code, message: message, resource: resource))
+                return failed(
+                    SDKErrorCode.userNotAuthenticated, details,
+                    AdvancedStatus(Self.loggedOutStatus(error), message: message, resource: resource))
             case .denied(let code):
                 return failed(
                     SDKErrorCode.userNotAuthorized, details,
@@ -114,6 +122,8 @@ extension Engine {
             }
         case .unreadable:
             return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z500))
+        case .insecure:
+            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.sec420))
         case .throttled:
             return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z100, message: "Too many requests", resource: resource))
         case .registration:
@@ -148,6 +158,8 @@ enum DecisionOutcome {
     case failed(DecisionFailure, EnhancedError?)
     /// No decision for the resource, a body that is not JSON, or no answer at all.
     case unreadable
+    /// The backend's TLS certificate did not verify.
+    case insecure
     case throttled
     case registration
     case store(TokenStoreError)
@@ -168,6 +180,7 @@ enum DecisionOutcome {
         case .throttled: self = .throttled
         case .registration: self = .registration
         case .store(let error): self = .store(error)
+        case .transport(.insecure): self = .insecure
         case .garbage, .transport: self = .unreadable
         }
     }
@@ -190,6 +203,10 @@ enum DecisionFailure: Equatable {
     init(_ error: EnhancedError?, status: Int) {
         guard let error else {
             self = status == 403 ? .denied(.z100) : .technical(.z500)
+            return
+        }
+        if error.endsLogin {
+            self = .loginGone
             return
         }
         switch error.action {

@@ -146,6 +146,8 @@ extension Engine {
     func loginFailure(_ result: APIResult, _ requestor: Requestor, secondScreen: Bool = false) -> AuthenticationStatus {
         let regStatus = secondScreen ? AdvancedStatus(.reg500) : nil
         switch result {
+        case .transport(.insecure):
+            return loginFailed(SDKErrorCode.providerNotAvailable, requestor, status: AdvancedStatus(.sec420))
         case .transport:
             return loginFailed(SDKErrorCode.providerNotAvailable, requestor, status: regStatus)
         case .registration:
@@ -155,7 +157,8 @@ extension Engine {
         case .store(let error):
             return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: storeFailure(error))
         case .throttled, .garbage, .httpError, .ok:
-            return loginFailed(SDKErrorCode.internalAuthentication, requestor, status: regStatus)
+            // An answer the login cannot use: the SDK's internal error (N500; REG500 on a second screen).
+            return loginFailed(SDKErrorCode.internalAuthentication, requestor, status: regStatus ?? AdvancedStatus(.n500))
         }
     }
 

@@ -81,7 +81,7 @@ extension Engine {
         }
         announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
         delegate.preauthorizedResources([])
-        delegate.status(AdvancedStatus(error.endsTempPass ? .n111 : .n130, message: error.message))
+        delegate.status(AdvancedStatus(Self.loggedOutStatus(error), message: error.message))
         return []
     }
 
@@ -109,7 +109,7 @@ extension Engine {
         let stillRetry = resources.filter { decisions[$0]?.error?.action == .retry }
         for resource in stillRetry { decisions[resource] = nil }
         let missing = Set(unanswered + stillRetry)
-        let itemGone = decisions.values.lazy.compactMap(\.error).first { $0.action == .authentication }
+        let itemGone = decisions.values.lazy.compactMap(\.error).first { $0.endsLogin }
         return (decisions, resources.filter(missing.contains), gone ?? itemGone)
     }
 
@@ -133,7 +133,7 @@ extension Engine {
                 continue
             }
             index += chunk.count
-            if let error = answer.error, error.action == .authentication { loginGone = error }
+            if let error = answer.error, error.endsLogin { loginGone = error }
             guard let answered = answer.value?.decisions else {
                 unanswered += chunk
                 continue

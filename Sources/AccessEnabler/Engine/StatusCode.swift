@@ -15,6 +15,13 @@ public enum StatusCode: Sendable, Hashable {
     case cfg5xx(Int)
     case reg100, reg500, reg503, regcode
     case store500, pb404
+    /// The backend's TLS certificate did not verify (a proxy, an interception).
+    case sec420
+    /// Adobe says the device identifier is not the one the login was made with (`device_identifier_mismatch`):
+    /// the stored login is dropped.
+    case sec412
+    /// An internal error of the login (the SDK's Generic or Internal Authentication Error).
+    case n500
 
     /// The status id as it goes on the wire: the case's name in capitals (`n000` → `N000`, `store500` →
     /// `STORE500`), but `APPL_ERROR` and `CFG5xx` with the backend's status.
@@ -30,9 +37,9 @@ public enum StatusCode: Sendable, Hashable {
     public var level: String {
         switch self {
         case .vsa203, .vsa403, .vsa404, .vsa503, .n000, .n003, .n004, .n005, .n011, .z011, .reg100, .regcode: "info"
-        case .n010, .n111, .z010, .cfg100, .reg503: "warning"
+        case .n010, .n111, .z010, .cfg100, .reg503, .sec412: "warning"
         case .appl, .n130, .z100, .z110, .z120, .z130, .z169, .z500, .p100, .r400, .r401, .cfg400, .cfg404, .cfg429, .cfg5xx,
-            .reg500, .store500, .pb404:
+            .reg500, .store500, .pb404, .sec420, .n500:
             "error"
         }
     }
@@ -63,6 +70,9 @@ public enum StatusCode: Sendable, Hashable {
         case .cfg429: "Too many requests"
         case .reg500: "No authentication code"
         case .reg503: "The backend could not be reached to check the code; still trying"
+        case .sec420: "The backend's TLS certificate did not verify"
+        case .sec412: "The device identifier does not match the login's; the login was removed"
+        case .n500: "Internal authentication error"
         case .vsa503, .z100, .z110, .z130, .z169, .r400, .cfg400, .cfg5xx, .reg100, .regcode, .store500, .pb404: nil
         }
     }

@@ -69,6 +69,7 @@ extension TokenStore {
         case .ok: return "ended"
         case .transport(.timeout): return "no answer from \(backend) in time"
         case .transport(.network): return "\(backend) could not be reached"
+        case .transport(.insecure): return "\(backend)'s TLS certificate did not verify"
         case .transport(.unavailable(let reason)): return "no HTTP: libcurl could not be loaded (\(reason))"
         case .throttled: return "\(backend) kept answering 429 (throttled)"
         case .registration:

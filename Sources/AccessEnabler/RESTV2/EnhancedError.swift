@@ -89,6 +89,9 @@ enum EnhancedErrorCode: String, Sendable, CaseIterable {
     case maximumExecutionTimeExceeded = "maximum_execution_time_exceeded"
     case maximumAttemptsExceeded = "maximum_attempts_exceeded"
     case degradedIntegration = "degraded_integration"
+    /// Outside REST API V2's enumeration, in Adobe's list (action `authorization`): the device identifier of the
+    /// request is not the one the login was made with (status SEC412: the login is dropped).
+    case deviceIdentifierMismatch = "device_identifier_mismatch"
 
     /// The action Adobe documents for the code.
     var action: ErrorAction {
@@ -106,7 +109,7 @@ enum EnhancedErrorCode: String, Sendable, CaseIterable {
             .authenticationSessionInvalidated, .authenticationSessionMissing, .authenticationSessionExpired,
             .preauthorizationAuthenticationSessionMissing, .preauthorizationAuthenticationSessionExpired:
             .authentication
-        case .authorizationNotFound, .authorizationExpired:
+        case .authorizationNotFound, .authorizationExpired, .deviceIdentifierMismatch:
             .authorization
         case .networkReceivedError, .networkConnectionTimeout, .maximumExecutionTimeExceeded:
             .retry
@@ -153,4 +156,7 @@ struct EnhancedError: Sendable, Equatable {
 
     /// The TempPass has run out (`temporary_access_*`).
     var endsTempPass: Bool { known?.endsTempPass == true }
+
+    /// The login is gone at the backend: its action is `authentication`, or the device is not the login's.
+    var endsLogin: Bool { action == .authentication || known == .deviceIdentifierMismatch }
 }

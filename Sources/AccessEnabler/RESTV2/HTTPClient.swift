@@ -28,6 +28,9 @@ enum HTTPResult: Sendable {
 enum TransportFailure: Error, Equatable {
     case timeout
     case network
+    /// The TLS handshake failed: the backend's certificate did not verify (a proxy, an interception), or no
+    /// secure channel could be agreed (status SEC420).
+    case insecure
     /// No HTTP at all: libcurl could not be loaded (the loader's reason, e.g. "libcurl.so.4: cannot open shared object file").
     case unavailable(String)
 }

@@ -179,6 +179,9 @@ private final class Transfer: @unchecked Sendable {
             result = .response(status: status, headers: headers, body: Data(body))
         case CURLE_OPERATION_TIMEDOUT:
             result = .failure(.timeout)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            result = .failure(.insecure)
         default:
             result = .failure(.network)
         }
