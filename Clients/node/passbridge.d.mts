@@ -76,6 +76,15 @@ export interface MetadataResult {
   arguments: Record<string, unknown>;
 }
 
+/** REST API V2's error object of a refused preauthorize decision, or the daemon's (status 0). */
+export interface PreauthorizeError {
+  status: number;
+  code: string;
+  message?: string;
+  details?: string;
+  action: string;
+}
+
 export type OpCode = 'METADATA_AUTHENTICATION' | 'METADATA_AUTHORIZATION' | 'METADATA_DEVICE_ID' | 'METADATA_USER_META' | 0 | 1 | 2 | 3;
 
 /** Host→daemon methods: their params and results. */
@@ -92,6 +101,11 @@ export interface Methods {
   handleExternalURL: { params: { url: string }; result: AuthenticationStatus };
   getAuthenticationToken: { params: {}; result: AuthenticationStatus };
   checkPreauthorizedResources: { params: { resources: string[]; cache?: boolean }; result: { resources: string[] } };
+  /** The iOS SDK's preauthorize: a decision per resource, each with REST API V2's error object when refused. */
+  preauthorize: {
+    params: { resources: string[]; disableFeatures?: ('LOCAL_CACHE' | 'REMOTE_CACHE')[] };
+    result: { status?: PreauthorizeError; decisions: { id: string; authorized: boolean; error?: PreauthorizeError }[] };
+  };
   checkAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };
   /** A login that failed or was cancelled ends with a TokenFailure carrying that login's errorCode. */
   getAuthorization: { params: { resource: string; data?: Record<string, unknown> }; result: AuthorizationResult };

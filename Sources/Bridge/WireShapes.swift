@@ -63,6 +63,28 @@ enum Wire {
         return .object(object)
     }
 
+    /// `{status?, decisions: [{id, authorized, error?}]}`, each error `{status, code, message?, details?, action}`.
+    static func preauthorize(_ response: PreauthorizeResponse) -> JSON {
+        func error(_ error: PreauthorizeError) -> JSON {
+            var object: JSONObject = [
+                "status": .integer(Int64(error.status)), "code": .string(error.code), "action": .string(error.action),
+            ]
+            if let message = error.message { object["message"] = .string(message) }
+            if let details = error.details { object["details"] = .string(details) }
+            return .object(object)
+        }
+        var object: JSONObject = [
+            "decisions": .array(
+                response.decisions.map { decision in
+                    var item: JSONObject = ["id": .string(decision.id), "authorized": .bool(decision.authorized)]
+                    if let failure = decision.error { item["error"] = error(failure) }
+                    return .object(item)
+                })
+        ]
+        if let status = response.status { object["status"] = error(status) }
+        return .object(object)
+    }
+
     /// `{resources}` as in preauthorizedResources.
     static func resources(_ resources: [String]) -> JSON {
         .object(["resources": .array(resources.map { .string($0) })])

@@ -180,6 +180,11 @@ final class FakeEngine: AccessEnabler {
         return status
     }
 
+    func preauthorize(_ resources: [String], localCache: Bool) async -> PreauthorizeResponse {
+        record("preauthorize \(resources) \(localCache)")
+        return PreauthorizeResponse(status: nil, decisions: [])
+    }
+
     func cancel() async { close() }
 
     /// Admission as the engine's machine does it: refused before a setRequestor, nothing after close.

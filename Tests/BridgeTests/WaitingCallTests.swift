@@ -11,7 +11,7 @@ final class WaitingCallTests: XCTestCase {
             WaitingCall.allCases.map(\.rawValue),
             [
                 "checkAuthentication", "getAuthentication", "checkAuthorization", "getAuthorization", "checkPreauthorizedResources",
-                "getMetadata", "logout",
+                "preauthorize", "getMetadata", "logout",
             ])
         for call in WaitingCall.allCases { XCTAssertNotNil(MethodTable.byName[call.rawValue], call.rawValue) }
         let waiting = Set(WaitingCall.allCases.map(\.rawValue))

@@ -121,3 +121,40 @@ def test_permits_under_a_degradation_rule_say_z010(client, emulator):
     notes, result = preauthorize(client, asked)
     assert result == {"resources": [asked[0], asked[3]]}
     assert [n["method"] for n in notes] == ["preauthorizedResources"]
+
+
+def test_preauthorize_gives_each_resource_its_decision_and_error(client, emulator):
+    """The iOS SDK's preauthorize (Protocol/README.md, "Preauthorization"): ch1 permitted, ch2 denied with the MVPD's
+    error; no notification; a second call answers ch1 from memory, unless LOCAL_CACHE is disabled; REMOTE_CACHE is
+    refused."""
+    notes, response = client.exchange("preauthorize", {"resources": ["ch1", "ch2", "ch1"]})
+    assert notes == []
+    result = response["result"]
+    assert "status" not in result
+    assert [(d["id"], d["authorized"]) for d in result["decisions"]] == [("ch1", True), ("ch2", False)]
+    assert "error" not in result["decisions"][0]
+    denial = result["decisions"][1]["error"]
+    assert denial["code"] == "preauthorization_denied_by_mvpd"
+    assert denial["status"] == 403 and denial["action"] == "none"
+    assert denial["details"] == 'Your subscription does not include "Channel 2".'
+
+    asked = len(requests_at(emulator, PREAUTHORIZE))
+    assert client.call("preauthorize", {"resources": ["ch1"]})["decisions"] == [{"id": "ch1", "authorized": True}]
+    assert len(requests_at(emulator, PREAUTHORIZE)) == asked, "a known permit was asked of the backend"
+    again = client.call("preauthorize", {"resources": ["ch1"], "disableFeatures": ["LOCAL_CACHE"]})
+    assert again["decisions"] == [{"id": "ch1", "authorized": True}]
+    assert len(requests_at(emulator, PREAUTHORIZE)) == asked + 1, "LOCAL_CACHE disabled did not reach the backend"
+
+    _, refused = client.exchange("preauthorize", {"resources": ["ch1"], "disableFeatures": ["REMOTE_CACHE"]})
+    assert refused["error"]["code"] == -32602 and "REMOTE_CACHE" in refused["error"]["message"]
+
+
+def test_preauthorize_when_nobody_is_logged_in_says_so_for_every_resource(daemon):
+    connection = daemon.client()
+    assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    result = connection.call("preauthorize", {"resources": ["ch1", "ch2"]})
+    missing = {"status": 0, "code": "authentication_session_missing", "message": "The user is not authenticated",
+               "action": "authentication"}
+    assert result == {"status": missing, "decisions": [{"id": "ch1", "authorized": False, "error": missing},
+                                                       {"id": "ch2", "authorized": False, "error": missing}]}
+    connection.close()

@@ -116,11 +116,48 @@ class MetadataResult(_MetadataRequired, total=False):
     expires: int
 
 
+class _PreauthorizeErrorRequired(TypedDict):
+    status: int
+    code: str
+    action: str
+
+
+class PreauthorizeError(_PreauthorizeErrorRequired, total=False):
+    """REST API V2's error object of a refused ``preauthorize`` decision (``status`` its HTTP status), or the
+    daemon's for what never reached the backend (``status`` 0: ``network_error``, ``authentication_session_missing``…)."""
+
+    message: str
+    details: str
+
+
+class _PreauthorizeDecisionRequired(TypedDict):
+    id: str
+    authorized: bool
+
+
+class PreauthorizeDecision(_PreauthorizeDecisionRequired, total=False):
+    """One resource's decision; ``error`` says why it was refused."""
+
+    error: PreauthorizeError
+
+
+class _PreauthorizeResponseRequired(TypedDict):
+    decisions: List[PreauthorizeDecision]
+
+
+class PreauthorizeResponse(_PreauthorizeResponseRequired, total=False):
+    """``preauthorize`` (``call("preauthorize", resources=..., disableFeatures=["LOCAL_CACHE"])``): a decision per
+    resource, in the order asked; ``status`` when the whole request failed."""
+
+    status: PreauthorizeError
+
+
 class Empty(TypedDict):
     """``init`` and ``setOptions``: ``{}``."""
 
 
 __all__ = [
-    "AuthenticationStatus", "AuthorizationResult", "Empty", "MVPD", "MetadataResult", "PreauthorizedResult",
+    "AuthenticationStatus", "AuthorizationResult", "Empty", "MVPD", "MetadataResult", "PreauthorizeDecision",
+    "PreauthorizeError", "PreauthorizeResponse", "PreauthorizedResult",
     "SelectedProviderResult", "SelectionResult", "SetRequestorResult", "Status",
 ]

@@ -91,6 +91,11 @@ public protocol AccessEnabler: Sendable {
     /// Reports (preauthorizedResources) which of `resources` the user may watch; `cache: false` asks the backend.
     func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String]
 
+    /// The iOS SDK's `preauthorize`: a decision for each of `resources`, each with its own error, and no callback;
+    /// `localCache: false` (the SDK's `disableFeatures: [LOCAL_CACHE]`) asks the backend even for resources the
+    /// instance knows to be permitted (Protocol/README.md, "Preauthorization").
+    func preauthorize(_ resources: [String], localCache: Bool) async -> PreauthorizeResponse
+
     /// Authorizes `resource` (plain id or MRSS, byte-exact): setToken or tokenRequestFailed, + tracking.
     func checkAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome
 

@@ -68,6 +68,59 @@ extension Engine {
         return authorized
     }
 
+    /// The iOS SDK's `preauthorize` (Protocol/README.md, "Preauthorization"): the decisions asked as
+    /// checkPreauthorizedResources asks them (chunks, retries), each resource with its own decision and error; no
+    /// delegate callback but setAuthenticationStatus(0) when the backend says the login is gone.
+    public func preauthorize(_ resources: [String], localCache: Bool) async -> PreauthorizeResponse {
+        let turn = await ready(.preauthorize)
+        defer { endTurn(turn) }
+        var seen = Set<String>()
+        let unique = resources.filter { seen.insert($0).inserted }
+        func refused(_ code: String, action: String, message: String) -> PreauthorizeResponse {
+            let error = PreauthorizeError(status: 0, code: code, message: message, action: action)
+            return PreauthorizeResponse(status: error, decisions: unique.map { .init(id: $0, authorized: false, error: error) })
+        }
+        guard let requestor = turn.requestor else {
+            return refused("requestor_not_configured", action: "retry", message: "No requestor is configured (setRequestor)")
+        }
+        let profile: Profile
+        do {
+            guard let current = try await currentProfile(requestor) else {
+                return refused("authentication_session_missing", action: "authentication", message: "The user is not authenticated")
+            }
+            profile = current
+        } catch {
+            return refused("storage_failure", action: "retry", message: storeFailure(error).message ?? "The device's store failed")
+        }
+        let key = profileKey(requestor, profile.mvpd)
+        let cached = preauthorized[key] ?? []
+        if localCache, !unique.isEmpty, unique.allSatisfy(cached.contains) {
+            return PreauthorizeResponse(status: nil, decisions: unique.map { .init(id: $0, authorized: true, error: nil) })
+        }
+        let asked = await preauthorize(unique, requestor: requestor, profile: profile)
+        if let gone = asked.loginGone {
+            if (try? await deleteProfile(profile.mvpd, requestor)) != nil {
+                announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
+            }
+            let error = PreauthorizeError(gone, httpStatus: 403)
+            return PreauthorizeResponse(status: error, decisions: unique.map { .init(id: $0, authorized: false, error: error) })
+        }
+        var updated = cached
+        for (resource, decision) in asked.decisions {
+            if decision.authorized == true { updated.insert(resource) } else { updated.remove(resource) }
+        }
+        preauthorized[key] = updated
+        let unanswered = PreauthorizeError(
+            status: 0, code: "network_error", message: "No decision could be had for this resource", action: "retry")
+        return PreauthorizeResponse(
+            status: nil,
+            decisions: unique.map { resource in
+                guard let decision = asked.decisions[resource] else { return .init(id: resource, authorized: false, error: unanswered) }
+                let authorized = decision.authorized == true
+                return .init(id: resource, authorized: authorized, error: decision.error.map { PreauthorizeError($0, httpStatus: 403) })
+            })
+    }
+
     /// An error whose action is `authentication` answered the preauthorization: the login is gone at the backend.
     /// It is forgotten here too, the host is told (setAuthenticationStatus(0)), nothing is preauthorized, and N130
     /// (N111 for a TempPass run out) says why.
@@ -148,5 +201,15 @@ extension Engine {
             unanswered += chunk.filter { !echoed.contains($0) }
         }
         return unanswered
+    }
+}
+
+extension PreauthorizeError {
+    /// REST API V2's error object as the backend sent it; `httpStatus` when it has no `status` of its own.
+    init(_ error: EnhancedError, httpStatus: Int) {
+        self.init(
+            status: error.status ?? httpStatus, code: error.code, message: error.message,
+            details: error.details.isEmpty ? nil : error.details,
+            action: error.action.rawValue)
     }
 }

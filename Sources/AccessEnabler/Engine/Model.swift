@@ -192,3 +192,49 @@ public enum AccessEnablerError: Error, Equatable {
     /// handleExternalURL with a URL that is not the registered redirect URL (scheme, host and path compared).
     case invalidRedirectURL(String)
 }
+
+/// The answer of `preauthorize` (the iOS SDK 3.6's `PreauthorizeResponse`; Protocol/README.md, "Preauthorization"):
+/// a decision for each resource asked, in the host's order, each with the error that refused it; `status` when the
+/// whole request failed before any decision (then every decision is a refusal carrying it).
+public struct PreauthorizeResponse: Sendable, Equatable {
+    /// One resource's decision.
+    public struct Decision: Sendable, Equatable {
+        public var id: String
+        public var authorized: Bool
+        public var error: PreauthorizeError?
+
+        public init(id: String, authorized: Bool, error: PreauthorizeError?) {
+            self.id = id
+            self.authorized = authorized
+            self.error = error
+        }
+    }
+
+    public var status: PreauthorizeError?
+    public var decisions: [Decision]
+
+    public init(status: PreauthorizeError?, decisions: [Decision]) {
+        self.status = status
+        self.decisions = decisions
+    }
+}
+
+/// An error of `preauthorize`, REST API V2's error object as the backend sent it (`status` its HTTP status), or one
+/// the daemon made for what never reached the backend (`status` 0: `authentication_session_missing`,
+/// `requestor_not_configured`, `network_error`, `server_response_format_unknown`, `access_token_unavailable`, the
+/// SDK's own codes).
+public struct PreauthorizeError: Sendable, Equatable {
+    public var status: Int
+    public var code: String
+    public var message: String?
+    public var details: String?
+    public var action: String
+
+    public init(status: Int, code: String, message: String? = nil, details: String? = nil, action: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+        self.action = action
+    }
+}

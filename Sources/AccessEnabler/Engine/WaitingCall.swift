@@ -3,5 +3,5 @@
 /// handleExternalURL and getAuthenticationToken complete the login in progress under its requestor).
 public enum WaitingCall: String, CaseIterable, Sendable {
     case checkAuthentication, getAuthentication, checkAuthorization, getAuthorization, checkPreauthorizedResources
-    case getMetadata, logout
+    case preauthorize, getMetadata, logout
 }

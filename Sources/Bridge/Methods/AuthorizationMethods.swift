@@ -2,9 +2,27 @@ import AccessEnabler
 import JSON
 import JSONRPC
 
-/// The authorization family: checkPreauthorizedResources, checkAuthorization, getAuthorization (Protocol/README.md).
+/// The authorization family: checkPreauthorizedResources, preauthorize, checkAuthorization, getAuthorization
+/// (Protocol/README.md).
 enum AuthorizationMethods {
-    static let all = [checkPreauthorizedResources, checkAuthorization, getAuthorization]
+    static let all = [checkPreauthorizedResources, preauthorize, checkAuthorization, getAuthorization]
+
+    /// `{resources, disableFeatures?}` → `{status?, decisions: [{id, authorized, error?}]}` (the iOS SDK's
+    /// `preauthorize`). `LOCAL_CACHE` asks the backend even for known permits; `REMOTE_CACHE` is refused: REST API V2
+    /// has no server-side cache a client can turn off.
+    static let preauthorize = MethodSpec(name: "preauthorize", needsRequestor: true) { _, params throws(ErrorObject) in
+        let resources = try params.requiredStringArray("resources")
+        let features = try params.stringArray("disableFeatures") ?? []
+        for feature in features where feature != "LOCAL_CACHE" {
+            throw Params.invalid(
+                "disableFeatures",
+                feature == "REMOTE_CACHE"
+                    ? "REMOTE_CACHE cannot be disabled: REST API V2 keeps no server-side cache a client can turn off"
+                    : "\(Text.excerpt(feature)) is not a feature (LOCAL_CACHE, REMOTE_CACHE)")
+        }
+        let localCache = !features.contains("LOCAL_CACHE")
+        return .engine { engine in Wire.preauthorize(await engine.preauthorize(resources, localCache: localCache)) }
+    }
 
     /// `{resources, cache?}` → `{resources}` as in preauthorizedResources.
     static let checkPreauthorizedResources = MethodSpec(name: "checkPreauthorizedResources", needsRequestor: true) {
