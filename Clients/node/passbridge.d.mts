@@ -89,7 +89,20 @@ export type OpCode = 'METADATA_AUTHENTICATION' | 'METADATA_AUTHORIZATION' | 'MET
 
 /** Host→daemon methods: their params and results. */
 export interface Methods {
-  init: { params: { softwareStatement?: string; redirectUrl?: string; webView?: boolean; partnerSSO?: string }; result: {} };
+  init: {
+    params: {
+      softwareStatement?: string;
+      redirectUrl?: string;
+      webView?: boolean;
+      partnerSSO?: string;
+      /** The MVPDs whose pages open in the Safari View Controller (with setOptions handleSVC), and their redirect URL. */
+      svcMVPDs?: string[];
+      svcRedirectUrl?: string;
+      /** The SDK's initWithStorageCheck. */
+      storageCheck?: 'none' | 'all' | 'clear';
+    };
+    result: {};
+  };
   setOptions: { params: { applicationProfile?: string; visitorID?: string; device_info?: string; handleSVC?: boolean }; result: {} };
   setRequestor: { params: { requestorID: string; serviceProviders?: string[] }; result: { status: 0 | 1 } & Reasons };
   checkAuthentication: { params: {}; result: AuthenticationStatus };

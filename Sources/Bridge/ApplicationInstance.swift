@@ -138,7 +138,7 @@ final class ApplicationInstance: RPCHandler {
     /// This connection's engine, created with `init {}` defaults on first use.
     func engine() -> any AccessEnabler {
         if let engine = state.withLock({ $0.engine }) { return engine }
-        let (engine, delegate) = makeEngine(softwareStatement: nil, redirectURL: nil, webView: nil)
+        let (engine, delegate) = makeEngine(InitSettings())
         return state.withLock { state in
             if let existing = state.engine { return existing }
             (state.engine, state.delegate) = (engine, delegate)
@@ -149,13 +149,8 @@ final class ApplicationInstance: RPCHandler {
     /// `init`: a fresh engine with these settings replaces any earlier one: its calls still running are answered
     /// -32003 now, before init's response; it sends nothing more and is closed. The new instance has no requestor
     /// yet.
-    func initialize(
-        softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil,
-        singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
-    ) {
-        let (engine, delegate) = makeEngine(
-            softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device,
-            singleSignOn: singleSignOn)
+    func initialize(_ settings: InitSettings) {
+        let (engine, delegate) = makeEngine(settings)
         let previous = state.withLock { state in
             defer { (state.engine, state.delegate, state.calls) = (engine, delegate, [:]) }
             return (state.engine, state.delegate, state.calls.values)
@@ -170,27 +165,28 @@ final class ApplicationInstance: RPCHandler {
     static let replaced = ErrorObject(
         code: .shuttingDown, message: "Instance replaced", data: ["reason": "a later init replaced the instance"])
 
-    /// `partnerSSO`: the partner the host answers for; only then (and only over a connection that can carry
-    /// daemon→host requests) does the engine get a `PartnerSSOHost`.
-    private func makeEngine(
-        softwareStatement: String?, redirectURL: String?, webView: Bool?, partnerSSO: String? = nil, device: HostedDevice? = nil,
-        singleSignOn: SingleSignOnTokens = SingleSignOnTokens()
-    ) -> (any AccessEnabler, DelegateAdapter) {
+    /// The engine of `settings` over the daemon's configuration; `partnerSSO`: the partner the host answers for;
+    /// only then (and only over a connection that can carry daemon→host requests) does the engine get a
+    /// `PartnerSSOHost`.
+    private func makeEngine(_ settings: InitSettings) -> (any AccessEnabler, DelegateAdapter) {
         var engineConfiguration = configuration.engine
-        engineConfiguration.singleSignOn = singleSignOn
+        engineConfiguration.singleSignOn = settings.singleSignOn
         // The engine runs on the event loop that reads this connection (ARCHITECTURE.md, "Threads").
         if let connection = outbound as? Connection { engineConfiguration.executor = connection.executor }
-        if let device {
+        if let device = settings.device {
             engineConfiguration.deviceID = device.identifier
             engineConfiguration.deviceInfo = device.info
             engineConfiguration.forwardedFor = device.address
         }
-        if let softwareStatement { engineConfiguration.softwareStatement = softwareStatement }
-        if let redirectURL { engineConfiguration.redirectURL = redirectURL }
-        if let webView { engineConfiguration.webView = webView }
+        if let softwareStatement = settings.softwareStatement { engineConfiguration.softwareStatement = softwareStatement }
+        if let redirectURL = settings.redirectURL { engineConfiguration.redirectURL = redirectURL }
+        if let webView = settings.webView { engineConfiguration.webView = webView }
+        if let svcMVPDs = settings.svcMVPDs { engineConfiguration.svcMVPDs = svcMVPDs }
+        if let svcRedirectURL = settings.svcRedirectURL { engineConfiguration.svcRedirectURL = svcRedirectURL }
+        if let storageCheck = settings.storageCheck { engineConfiguration.storageCheck = storageCheck }
         let adapter = DelegateAdapter(outbound: outbound)
         engineConfiguration.partnerSSO = nil
-        if let partnerSSO, let requester = outbound as? any HostRequester {
+        if let partnerSSO = settings.partnerSSO, let requester = outbound as? any HostRequester {
             engineConfiguration.partnerSSO = PartnerSSOHost(partner: partnerSSO, requester: requester)
         }
         return (factory(engineConfiguration, adapter), adapter)
@@ -207,6 +203,19 @@ final class ApplicationInstance: RPCHandler {
         if counted.exchange(2, ordering: .relaxed) == 1 { statistics.connections.subtract(1, ordering: .relaxed) }
         engine().close()
     }
+}
+
+/// What `init` sets (Protocol/README.md, Lifecycle 2); nil members keep the daemon's own settings.
+struct InitSettings {
+    var softwareStatement: String?
+    var redirectURL: String?
+    var webView: Bool?
+    var partnerSSO: String?
+    var device: HostedDevice?
+    var singleSignOn = SingleSignOnTokens()
+    var svcMVPDs: Set<String>?
+    var svcRedirectURL: String?
+    var storageCheck: StorageCheck?
 }
 
 /// The device a host acts for (`init {deviceIdentifier, deviceInfo?, forwardedFor?}`, server-to-server).

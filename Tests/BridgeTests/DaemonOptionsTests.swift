@@ -26,6 +26,8 @@ final class DaemonOptionsTests: XCTestCase {
         "--store": (["--store=postgresql://db/pass"], { $0.store == "postgresql://db/pass" }),
         "--request-timeout": (["--request-timeout", "2.5"], { $0.requestTimeout == .milliseconds(2500) }),
         "--redirect-url": (["--redirect-url", "app://back"], { $0.redirectURL == "app://back" }),
+        "--svc-mvpds": (["--svc-mvpds", "MockMVPD, Other"], { $0.svcMVPDs == ["MockMVPD", "Other"] }),
+        "--svc-redirect-url": (["--svc-redirect-url", "myapp://svc"], { $0.svcRedirectURL == "myapp://svc" }),
         "--activation-url": (["--activation-url", "https://tv.example/activate"], { $0.activationURL == "https://tv.example/activate" }),
         "--log-level": (["--log-level", "debug"], { $0.logLevel == .debug }),
     ]

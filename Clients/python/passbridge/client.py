@@ -346,11 +346,17 @@ class AsyncAccessEnabler:
         redirectUrl: Optional[str] = None,
         webView: Optional[bool] = None,
         partnerSSO: Optional[str] = None,
+        svcMVPDs: Optional[List[str]] = None,
+        svcRedirectUrl: Optional[str] = None,
+        storageCheck: Optional[str] = None,
     ) -> Empty:
         """Configures this instance: software statement (else the daemon's flag), redirect URL (default
-        ``adobepass://ios.app``), ``webView=False`` for a second-screen host, ``partnerSSO`` (e.g. "Apple")."""
+        ``adobepass://ios.app``), ``webView=False`` for a second-screen host, ``partnerSSO`` (e.g. "Apple"), the MVPDs
+        whose pages open in the Safari View Controller and their redirect URL (``svcMVPDs``, ``svcRedirectUrl``), and
+        ``storageCheck`` ("none", "all", "clear": the SDK's initWithStorageCheck)."""
         return cast(Empty, await self._call("init", softwareStatement=softwareStatement, redirectUrl=redirectUrl,
-                                            webView=webView, partnerSSO=partnerSSO))
+                                            webView=webView, partnerSSO=partnerSSO, svcMVPDs=svcMVPDs,
+                                            svcRedirectUrl=svcRedirectUrl, storageCheck=storageCheck))
 
     async def setOptions(self, **options: Any) -> Empty:
         """Sets ``applicationProfile``, ``visitorID``, ``device_info``, ``handleSVC`` (never queued)."""

@@ -257,10 +257,12 @@ class AccessEnabler:
         return self.call(method, {k: v for k, v in params.items() if v is not None})
 
     def init(self, softwareStatement: Optional[str] = None, redirectUrl: Optional[str] = None,
-             webView: Optional[bool] = None, partnerSSO: Optional[str] = None) -> Empty:
+             webView: Optional[bool] = None, partnerSSO: Optional[str] = None, svcMVPDs: Optional[List[str]] = None,
+             svcRedirectUrl: Optional[str] = None, storageCheck: Optional[str] = None) -> Empty:
         """Configures this instance (see ``AsyncAccessEnabler.init``); returns ``{}``."""
         return cast(Empty, self._call("init", softwareStatement=softwareStatement, redirectUrl=redirectUrl,
-                                      webView=webView, partnerSSO=partnerSSO))
+                                      webView=webView, partnerSSO=partnerSSO, svcMVPDs=svcMVPDs,
+                                      svcRedirectUrl=svcRedirectUrl, storageCheck=storageCheck))
 
     def setOptions(self, **options: Any) -> Empty:
         """Sets ``applicationProfile``, ``visitorID``, ``device_info``, ``handleSVC``; returns ``{}``."""

@@ -169,7 +169,10 @@ extension Engine: AccessEnabler {
     }
 
     public nonisolated func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {
-        guard RedirectURL.matches(url, registered: configuration.redirectURL) else {
+        guard
+            RedirectURL.matches(url, registered: configuration.redirectURL)
+                || configuration.svcRedirectURL.map({ RedirectURL.matches(url, registered: $0) }) == true
+        else {
             throw .invalidRedirectURL(url)
         }
         return await handleExternalURL()

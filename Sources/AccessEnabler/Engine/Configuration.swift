@@ -12,6 +12,15 @@ public struct AccessEnablerConfiguration: Sendable {
     public var missingStatementHelp: String?
     /// The registered redirect URL handleExternalURL accepts (default `adobepass://ios.app`).
     public var redirectURL: String
+    /// The MVPDs whose login and logout pages the host opens in the Safari View Controller (with setOptions'
+    /// `handleSVC`), as the SDK's app knows them; nil: the configuration answer's `requiresSVC` says (only
+    /// pass-emulator sends it).
+    public var svcMVPDs: Set<String>?
+    /// The redirect URL of those MVPDs' sessions and logouts (the app's custom scheme the view controller ends at);
+    /// handleExternalURL accepts it too. nil: `redirectURL`.
+    public var svcRedirectURL: String?
+    /// What the first setRequestor does to this instance's stored state (the iOS SDK's `initWithStorageCheck`).
+    public var storageCheck = StorageCheck.none
     /// false: a second-screen host (REGCODE + polling, no navigateToUrl), like tvOS.
     public var webView: Bool
     /// The programmer's second-screen page (`--activation-url`), reported in the REGCODE status as
@@ -139,4 +148,15 @@ public enum EngineLogLevel: Sendable {
     case warning
     /// The engine cannot do its work (no HTTP at all).
     case error
+}
+
+/// The iOS SDK's integrity check of its storage (`initWithStorageCheck`; Protocol/README.md, "Lifecycle"), run by the
+/// instance's first setRequestor, before its re-sync.
+public enum StorageCheck: String, Sendable, CaseIterable {
+    /// Nothing (the default).
+    case none
+    /// The store answers a read of the requestor's logins and every stored value of them reads; else as `clear`.
+    case all
+    /// The requestor's logins on this device are ended at the backend (one logout per MVPD) and removed here.
+    case clear
 }

@@ -66,6 +66,17 @@ public actor Engine {
     /// The requestor in force: the ready one, or during a setRequestor the one before it.
     var inForce: Requestor? { machine.inForce }
 
+    /// Whether `mvpd`'s pages go to the host with `useSVC: true` (`Options.useSVC`).
+    nonisolated func useSVC(for mvpd: MVPD?) -> Bool {
+        shared.withLock { $0.options.useSVC(for: mvpd, listed: configuration.svcMVPDs) }
+    }
+
+    /// The redirect URL of `mvpd`'s session and logout: init's `svcRedirectUrl` for a page the Safari View Controller
+    /// opens, else the instance's.
+    nonisolated func redirectURL(for mvpd: MVPD?) -> String {
+        useSVC(for: mvpd) ? configuration.svcRedirectURL ?? configuration.redirectURL : configuration.redirectURL
+    }
+
     /// Whether a second screen is being polled (its login waits at the second screen).
     var isPolling: Bool { machine.login.map { machine.isPolling($0.id) } ?? false }
 
@@ -145,6 +156,7 @@ public actor Engine {
         if let requestor {
             watchLogins(requestor)
             do {
+                if machine.storageCheckDue() { try await checkStorage(requestor) }
                 partnerStatus = try await partnerSetRequestor(requestor)
                 selected = try await store.selectedProvider(selectionKey(requestor)).flatMap { requestor.mvpd($0) }
                 try await settle(requestor)
@@ -352,6 +364,36 @@ public actor Engine {
         let key = profileKey(requestor, mvpd)
         preauthorized[key] = nil
         try await store.deleteProfile(key, writer: loginWatch)
+    }
+
+    /// init's storage check (the iOS SDK's `initWithStorageCheck`; Protocol/README.md, "Lifecycle"), before the
+    /// first re-sync: `clear` always, `all` when the store cannot read the requestor's logins or one of them does not
+    /// read as a profile, ends each of the requestor's logins on this device at the backend (a logout per MVPD, no
+    /// page, whatever it answers) and removes it here, with the selected MVPD, so that the re-sync finds nothing to
+    /// bring back.
+    /// - Throws: a store failure of the removal (setRequestor then fails with STORE500).
+    func checkStorage(_ requestor: Requestor) async throws {
+        let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
+        var stored: [(ProfileKey, StoredProfile)] = []
+        var sound = true
+        do {
+            stored = try await store.profiles(keys, fresh: true)
+            sound = stored.allSatisfy { (try? JSON.parse($0.1.json))?.objectValue != nil }
+        } catch {
+            configuration.log?(.warning, "storage check: the store could not read the logins of \(requestor.id): \(error)")
+            sound = false
+        }
+        guard configuration.storageCheck == .clear || (configuration.storageCheck == .all && !sound) else { return }
+        configuration.log?(.warning, "storage check (\(configuration.storageCheck.rawValue)): ending the logins of \(requestor.id)")
+        for key in keys {
+            let mvpd = requestor.mvpd(key.mvpd)
+            if stored.contains(where: { $0.0 == key }) {
+                _ = await call(
+                    RESTV2.logout(requestor.id, mvpd: key.mvpd, redirectURL: redirectURL(for: mvpd)), with: requestor.client(for: key.mvpd))
+            }
+            try await deleteProfile(key.mvpd, requestor)
+        }
+        select(nil, requestor)
     }
 
     /// Records the selection at once in memory; the store write is queued in order (not awaited: a lost

@@ -200,7 +200,7 @@ extension Engine {
         case .authenticate where configuration.webView:
             guard let code = session.code, let url = session.url else { break }
             machine.sessionOpened(flow: flowID, .page(code: code, mvpd: mvpd.ID)).stopPolling?.cancel()
-            let useSVC = shared.withLock { $0.options.useSVC(for: mvpd) }
+            let useSVC = useSVC(for: mvpd)
             delegate.navigate(toUrl: client.absolute(url), useSVC: useSVC)
             return .started
         case .authenticate,
@@ -235,12 +235,14 @@ extension Engine {
     /// `redirectUrl`), and the page that sends the phone to the authenticate URL completes it (Protocol/README.md,
     /// "Second screen").
     private func createSession(_ mvpdID: String, _ requestor: Requestor) -> Endpoint<SessionAnswer> {
-        RESTV2.createSession(requestor.id, mvpd: mvpdID, redirectURL: sessionRedirectURL, identity: machine.tempPassIdentity)
+        RESTV2.createSession(
+            requestor.id, mvpd: mvpdID, redirectURL: sessionRedirectURL(requestor.mvpd(mvpdID)), identity: machine.tempPassIdentity)
     }
 
-    /// The `redirectUrl` of the login's session: the host's redirect URL, except a custom scheme on a second-screen host.
-    private var sessionRedirectURL: String? {
-        let redirect = configuration.redirectURL
+    /// The `redirectUrl` of the login's session: the host's redirect URL (`svcRedirectUrl` for a page the Safari View
+    /// Controller opens), except a custom scheme on a second-screen host.
+    private func sessionRedirectURL(_ mvpd: MVPD?) -> String? {
+        let redirect = redirectURL(for: mvpd)
         if configuration.webView { return redirect }
         let scheme = redirect.prefix { $0 != ":" }.lowercased()
         return scheme == "http" || scheme == "https" ? redirect : nil

@@ -24,7 +24,8 @@ extension Engine {
         }
         for profile in stored {
             let client = requestor.client(for: profile.mvpd)
-            let answer = await call(RESTV2.logout(requestor.id, mvpd: profile.mvpd, redirectURL: configuration.redirectURL), with: client)
+            let redirect = redirectURL(for: requestor.mvpd(profile.mvpd))
+            let answer = await call(RESTV2.logout(requestor.id, mvpd: profile.mvpd, redirectURL: redirect), with: client)
             let entry = answer.value?.entry(for: profile.mvpd)
             if profile.isPartner || entry?.actionName == "partner_logout" { partner = true }
             if let entry, entry.actionName == "logout", let url = entry.url, logoutURL == nil {
@@ -65,7 +66,7 @@ extension Engine {
                 let flow = machine.logoutStarted(continuation, partner: partner)
                 awaited.id = flow
                 startLogoutTimer(flow: flow)
-                delegate.navigate(toUrl: logoutURL, useSVC: shared.withLock { $0.options.useSVC(for: logoutMVPD) })
+                delegate.navigate(toUrl: logoutURL, useSVC: useSVC(for: logoutMVPD))
             }
         } onCancel: {
             after(.zero) { engine in

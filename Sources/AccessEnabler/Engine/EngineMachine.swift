@@ -160,6 +160,14 @@ struct EngineMachine<Requestor, Call, Waiter> {
     private(set) var tempPassIdentity: [(String, String)] = []
     /// The platform account as the host last described it (partner SSO).
     var partnerAccount: PartnerAccount?
+    /// The instance's storage check (`StorageCheck`) has run: it runs once, at the first setRequestor that configures.
+    private var storageChecked = false
+
+    /// Whether the storage check runs now (the first time it is asked; never after close).
+    mutating func storageCheckDue() -> Bool {
+        defer { storageChecked = true }
+        return !storageChecked && !closed
+    }
 
     /// The live-login view: what the instance told its host of the login and what it knows of it.
     struct LiveLogin {

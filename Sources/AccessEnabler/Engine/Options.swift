@@ -26,9 +26,12 @@ public struct Options: Sendable {
     }
 
     /// Whether a login or logout page of `mvpd` goes to the host with `useSVC: true` (Adobe's "iOS/tvOS API
-    /// Reference", `navigateToUrl:useSVC:`): only with `handleSVC` set, and only for an MVPD whose configuration
-    /// says it requires the Safari View Controller.
-    func useSVC(for mvpd: MVPD?) -> Bool { handleSVC && mvpd?.requiresSVC == true }
+    /// Reference", `navigateToUrl:useSVC:`): only with `handleSVC` set, and only for an MVPD the app listed
+    /// (`listed`, init's `svcMVPDs`), else one whose configuration says it requires the Safari View Controller.
+    func useSVC(for mvpd: MVPD?, listed: Set<String>?) -> Bool {
+        guard handleSVC, let mvpd else { return false }
+        return listed.map { $0.contains(mvpd.ID) } ?? mvpd.requiresSVC
+    }
 }
 
 /// State read synchronously by the never-queued calls (under `Engine.shared`).

@@ -65,6 +65,8 @@ struct Backend {
             requestTimeout: options.requestTimeout,
             log: Logger.sink(label: "engine"))
         engine.missingStatementHelp = missingStatementHelp
+        engine.svcMVPDs = options.svcMVPDs
+        engine.svcRedirectURL = options.svcRedirectURL
         return Backend(
             configuration: BridgeConfiguration(engine: engine, store: store), emulator: emulator,
             temporaryStateDirectory: temporary ? stateDirectory : nil)

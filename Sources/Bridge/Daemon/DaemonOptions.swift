@@ -30,6 +30,10 @@ public struct DaemonOptions: Sendable {
     public var store: String?
     /// `--redirect-url`: what the application's web view intercepts, unless a connection's `init` names another.
     public var redirectURL = "adobepass://ios.app"
+    /// `--svc-mvpds`: the MVPDs whose pages open in the Safari View Controller, unless `init` names them.
+    public var svcMVPDs: Set<String>?
+    /// `--svc-redirect-url`: those MVPDs' redirect URL, unless `init` names another.
+    public var svcRedirectURL: String?
     public var activationURL: String?
     /// `--socket-group` resolved to a gid.
     public var socketGroup: UInt32?
@@ -165,6 +169,22 @@ extension DaemonOptions {
                             throw .usage("--redirect-url needs an absolute URL such as \(DaemonOptions().redirectURL), got \(url)")
                         }
                         options.redirectURL = url
+                    },
+                    .option(
+                        "--svc-mvpds", "IDS",
+                        help:
+                            "MVPD ids, comma-separated, whose login and logout pages the host opens in the Safari View Controller (with setOptions handleSVC); default: the configuration's requiresSVC."
+                    ) { (options, text) throws(CommandLineError) in
+                        let ids = text.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+                        guard !ids.isEmpty else { throw .usage("--svc-mvpds needs MVPD ids, comma-separated, got \(text)") }
+                        options.svcMVPDs = Set(ids)
+                    },
+                    .option("--svc-redirect-url", "URL", help: "Redirect URL of the --svc-mvpds pages; default: --redirect-url.") {
+                        (options, url) throws(CommandLineError) in
+                        guard let parsed = URL(string: url), parsed.scheme != nil, !url.contains(where: \.isWhitespace) else {
+                            throw .usage("--svc-redirect-url needs an absolute URL such as myapp://svc, got \(url)")
+                        }
+                        options.svcRedirectURL = url
                     },
                     .option(
                         "--activation-url", "URL",

@@ -30,9 +30,19 @@ enum LifecycleMethods {
             if value?.isEmpty == true { throw Params.invalid(name, "must not be empty") }
             singleSignOn[keyPath: token] = value
         }
+        let svcRedirectURL = try params.string("svcRedirectUrl")
+        if let svcRedirectURL, !isAbsoluteURL(svcRedirectURL) {
+            throw Params.invalid("svcRedirectUrl", "must be an absolute URL such as myapp://svc")
+        }
+        let storageCheck = try params.string("storageCheck").map { name throws(ErrorObject) in
+            guard let check = StorageCheck(rawValue: name) else { throw Params.invalid("storageCheck", "must be none, all or clear") }
+            return check
+        }
         instance.initialize(
-            softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device,
-            singleSignOn: singleSignOn)
+            InitSettings(
+                softwareStatement: softwareStatement, redirectURL: redirectURL, webView: webView, partnerSSO: partnerSSO, device: device,
+                singleSignOn: singleSignOn, svcMVPDs: try params.stringArray("svcMVPDs").map(Set.init), svcRedirectURL: svcRedirectURL,
+                storageCheck: storageCheck))
         return .now(.object([:]))
     }
 

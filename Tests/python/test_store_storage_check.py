@@ -1,0 +1,74 @@
+"""init's storageCheck, the iOS SDK's initWithStorageCheck (Protocol/README.md, Lifecycle 2), over a real SQLite
+state directory and the emulator: `clear` ends the requestor's login at Adobe and here, so that neither the next
+checkAuthentication nor a later setRequestor's re-sync finds it; `all` does so only when a stored value does not
+read; `none` and a sound store leave the login alone."""
+import json
+import sqlite3
+import urllib.request
+
+from rpc_helper import StdioDaemon, daemon_args, web_login
+
+
+def logouts(emulator) -> int:
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as response:
+        return sum(1 for r in json.loads(response.read())["requests"] if r["path"] == "/api/v2/REF/logout/MockMVPD")
+
+
+def logged_in_daemon(bin_dir, emulator, state):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    web_login(daemon)
+    assert daemon.stop() == 0
+
+
+def start_with(bin_dir, emulator, state, check: str) -> StdioDaemon:
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    assert daemon.call("init", {"storageCheck": check}) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    return daemon
+
+
+def test_clear_ends_the_login_at_adobe_and_here(bin_dir, emulator, tmp_path):
+    state = tmp_path / "state"
+    logged_in_daemon(bin_dir, emulator, state)
+    before = logouts(emulator)
+    daemon = start_with(bin_dir, emulator, state, "clear")
+    assert logouts(emulator) == before + 1, "the login was not ended at Adobe"
+    assert daemon.call("checkAuthentication")["status"] == 0
+    # The re-sync of a later setRequestor finds nothing to bring back, and the check ran once.
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert logouts(emulator) == before + 1
+    assert daemon.stop() == 0
+
+
+def test_all_clears_a_store_whose_login_does_not_read(bin_dir, emulator, tmp_path):
+    state = tmp_path / "state"
+    logged_in_daemon(bin_dir, emulator, state)
+    with sqlite3.connect(state / "passbridge.sqlite") as database:
+        assert database.execute("UPDATE profiles SET profile = '{not json' WHERE requestor = 'REF'").rowcount == 1
+    before = logouts(emulator)
+    daemon = start_with(bin_dir, emulator, state, "all")
+    assert logouts(emulator) == before + 1
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.stop() == 0
+
+
+def test_all_and_none_leave_a_sound_login_alone(bin_dir, emulator, tmp_path):
+    state = tmp_path / "state"
+    logged_in_daemon(bin_dir, emulator, state)
+    before = logouts(emulator)
+    for check in ("all", "none"):
+        daemon = start_with(bin_dir, emulator, state, check)
+        assert daemon.call("checkAuthentication")["status"] == 1, check
+        assert daemon.stop() == 0
+    assert logouts(emulator) == before
+
+
+def test_an_unknown_check_is_refused(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    _, refused = daemon.exchange("init", {"storageCheck": "some"})
+    assert refused["error"]["code"] == -32602 and "none, all or clear" in refused["error"]["message"]
+    assert daemon.stop() == 0
