@@ -148,3 +148,26 @@ public struct NearNames: Sendable {
         }
     }
 }
+
+/// The SDK's date string of a token expiry, `yyyy/MM/dd HH:mm:ss zzz Z` in GMT (`2026/12/01 18:45:00 GMT +0000`):
+/// the form the AccessEnabler SDK's getMetadata answered with (Protocol/README.md, "Values").
+public enum SDKDate {
+    /// `millis`: epoch milliseconds.
+    public static func format(millis: Int64) -> String {
+        let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let time = seconds - days * 86_400
+        // Civil date from days since 1970-01-01 (the proleptic Gregorian calendar; Howard Hinnant's algorithm).
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)/\(two(month))/\(two(day)) \(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60)) GMT +0000"
+    }
+}
