@@ -187,7 +187,7 @@ final class ApplicationInstance: RPCHandler {
         let adapter = DelegateAdapter(outbound: outbound)
         engineConfiguration.partnerSSO = nil
         if let partnerSSO = settings.partnerSSO, let requester = outbound as? any HostRequester {
-            engineConfiguration.partnerSSO = PartnerSSOHost(partner: partnerSSO, requester: requester)
+            engineConfiguration.partnerSSO = PartnerSSOHost(partner: partnerSSO, requester: requester) { adapter.detached }
         }
         return (factory(engineConfiguration, adapter), adapter)
     }

@@ -15,8 +15,11 @@ final class DelegateAdapter: EntitlementDelegate {
 
     init(outbound: any Outbound) { self.outbound = outbound }
 
-    /// The instance was replaced: later callbacks are dropped.
+    /// The instance was replaced: later callbacks are dropped, and its partner SSO host asks the host nothing more.
     func detach() { replaced.store(true, ordering: .releasing) }
+
+    /// Whether `detach` ran.
+    var detached: Bool { replaced.load(ordering: .acquiring) }
 
     private func notify(method: String, params: JSON) {
         guard !replaced.load(ordering: .acquiring) else { return }

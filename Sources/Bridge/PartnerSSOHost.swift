@@ -25,10 +25,13 @@ final class PartnerSSOHost: PartnerSSOProvider {
 
     let partner: String
     private weak let requester: (any HostRequester)?
+    /// Whether the instance was replaced (a later `init`): it then asks the host nothing more.
+    private let replaced: @Sendable () -> Bool
 
-    init(partner: String, requester: any HostRequester) {
+    init(partner: String, requester: any HostRequester, replaced: @escaping @Sendable () -> Bool = { false }) {
         self.partner = partner
         self.requester = requester
+        self.replaced = replaced
     }
 
     func checkAccessStatus(prompt: Bool) async throws -> PartnerAccessStatus {
@@ -65,7 +68,7 @@ final class PartnerSSOHost: PartnerSSOProvider {
 
     /// One request to the host; its error as a `PartnerSSOError`.
     private func ask(_ method: String, _ params: JSON) async throws -> JSON {
-        guard let requester else { throw PartnerSSOError(.userCancelled, message: "the host is gone") }
+        guard let requester, !replaced() else { throw PartnerSSOError(.userCancelled, message: "the host is gone") }
         let answer = await withCheckedContinuation { continuation in
             requester.request(method: method, params: params, timeout: Self.timeout) { continuation.resume(returning: $0) }
         }

@@ -126,3 +126,34 @@ def test_a_logout_page_and_a_login_page_open_together_end_logout_first(bin_dir, 
     assert daemon.call("handleExternalURL", {"url": redirect})["status"] == 1
     assert daemon.response(login, start)[1]["result"]["status"] == 1
     assert daemon.stop() == 0
+
+
+def test_a_temppass_logout_is_not_undone_by_the_next_setrequestor(bin_dir, emulator, tmp_path):
+    """The re-sync adds no TempPass profile (Protocol/README.md, "Live logins"): logged out is logged out until the
+    user picks TempPass again."""
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = daemon.mark()
+    login = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    daemon.call("setSelectedProvider", {"mvpdId": "TempPass"})
+    assert daemon.response(login, start)[1]["result"]["status"] == 1
+    assert daemon.call("logout")["status"] == 0
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.stop() == 0
+
+
+def test_a_login_page_handed_back_before_it_was_walked_says_why(bin_dir, emulator, tmp_path):
+    from rpc_helper import REDIRECT_URL
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = daemon.mark()
+    login = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    daemon.call("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    result = daemon.call("handleExternalURL", {"url": REDIRECT_URL})
+    assert result["errorCode"] == "Generic Authentication Error"
+    assert [s["id"] for s in result["statuses"]] == ["N130"] and "not completed" in result["statuses"][0]["message"]
+    assert daemon.response(login, start)[1]["result"]["statuses"] == result["statuses"]
+    assert daemon.stop() == 0

@@ -4,6 +4,7 @@ daemon's partnerSSO/* requests on the same connection. One test per branch of th
 import json
 import pathlib
 import socket
+import threading
 import time
 import urllib.request
 
@@ -509,3 +510,36 @@ def test_demo_logs_in_with_no_login_page(bin_dir):
     assert "navigateToUrl" not in out and "displayProviderDialog" not in out and "web view:" not in out
     assert '"id": "VSA203"' in out
     assert out.splitlines()[-1] == "DEMO OK: every step did what it should"
+
+
+class GatedPlatform(Platform):
+    """A platform whose first answer waits until the test opens `gate`."""
+
+    def __init__(self, emulator, **script):
+        super().__init__(emulator, **script)
+        self.gate = threading.Event()
+
+    def answer(self, method: str, params: dict):
+        self.gate.wait(20)
+        return super().answer(method, params)
+
+
+def test_a_replaced_instance_asks_the_platform_nothing_more_and_stores_no_login(bin_dir, emulator, tmp_path):
+    """A later init replaces the instance while its setRequestor waits on the host's checkAccessStatus: once the host
+    answers, the replaced instance asks nothing more (its silent exchange would have stored a login), and the new
+    instance, which declared no partner, is never asked either."""
+    platform = GatedPlatform(emulator)
+    daemon = ScriptedHost(bin_dir, platform, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
+    daemon.send("setRequestor", {"requestorID": "REF"})
+    deadline = time.monotonic() + 10
+    while not daemon.host_requests:
+        assert time.monotonic() < deadline, "no partnerSSO/checkAccessStatus"
+        time.sleep(0.01)
+    assert daemon.call("init", {}) == {}
+    asked = len(daemon.host_requests)
+    platform.gate.set()
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.stop() == 0
+    assert len(daemon.host_requests) == asked, f"asked after the replacement: {daemon.host_requests[asked:]}"

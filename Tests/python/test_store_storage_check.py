@@ -72,3 +72,20 @@ def test_an_unknown_check_is_refused(bin_dir, emulator, tmp_path):
     _, refused = daemon.exchange("init", {"storageCheck": "some"})
     assert refused["error"]["code"] == -32602 and "none, all or clear" in refused["error"]["message"]
     assert daemon.stop() == 0
+
+
+def test_clear_ends_a_login_adobe_has_and_this_store_lost(bin_dir, emulator, tmp_path):
+    """A login Adobe keeps for the device while the store has none (made elsewhere, or after `passbridge state
+    reset`): clear ends it there too, so that the re-sync does not bring it back."""
+    from test_store_live_logins import admin
+    state = tmp_path / "state"
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    device = daemon.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
+    assert daemon.stop() == 0
+    assert admin(emulator, "POST", {"serviceProvider": "REF", "mvpd": "MockMVPD", "device": device})["profiles"] >= 1
+    before = logouts(emulator)
+    daemon = start_with(bin_dir, emulator, state, "clear")
+    assert logouts(emulator) == before + 1
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.stop() == 0

@@ -385,9 +385,20 @@ public actor Engine {
         }
         guard configuration.storageCheck == .clear || (configuration.storageCheck == .all && !sound) else { return }
         configuration.log?(.warning, "storage check (\(configuration.storageCheck.rawValue)): ending the logins of \(requestor.id)")
+        // The logins Adobe has for the device too (one GET profiles per service provider): a login this store lost is
+        // still one the re-sync would bring back.
+        var clients: [ObjectIdentifier: RestClient] = [:]
+        for mvpd in requestor.mvpds {
+            let client = requestor.client(for: mvpd.ID)
+            clients[ObjectIdentifier(client)] = client
+        }
+        var atBackend = Set<String>()
+        for client in clients.values {
+            if let found = await call(RESTV2.profiles(requestor.id), with: client).value?.profiles { atBackend.formUnion(found.keys) }
+        }
         for key in keys {
             let mvpd = requestor.mvpd(key.mvpd)
-            if stored.contains(where: { $0.0 == key }) {
+            if stored.contains(where: { $0.0 == key }) || atBackend.contains(key.mvpd) {
                 _ = await call(
                     RESTV2.logout(requestor.id, mvpd: key.mvpd, redirectURL: redirectURL(for: mvpd)), with: requestor.client(for: key.mvpd))
             }

@@ -116,8 +116,11 @@ extension Engine {
             for mvpd in requestor.mvpds where requestor.client(for: mvpd.ID) === client {
                 let mine = stored.first { $0.mvpd == mvpd.ID }
                 if let json = found[mvpd.ID], json.objectValue != nil {
+                    // A TempPass is not a login made elsewhere: it comes back only when the user picks it again.
                     let fresh = Profile(mvpd: mvpd.ID, json: json)
-                    if fresh.notAfter > now, !fresh.isPartner, fresh.json != mine?.json { try await saveProfile(fresh, requestor) }
+                    if fresh.notAfter > now, !fresh.isPartner, !fresh.isTemporary, !mvpd.isTempPass, fresh.json != mine?.json {
+                        try await saveProfile(fresh, requestor)
+                    }
                 } else if let mine, !mine.isPartner, !mine.isTemporary, !mine.isDegraded {
                     try await deleteProfile(mvpd.ID, requestor)
                 }

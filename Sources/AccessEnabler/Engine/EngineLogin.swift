@@ -271,7 +271,11 @@ extension Engine {
             return await loginSucceeded(profile, requestor)
         }
         if answer.error?.endsTempPass == true { return tempPassOver(requestor) }
-        if case .ok = answer.result { return loginFailed(SDKErrorCode.genericAuthentication, requestor) }
+        if case .ok = answer.result {
+            return loginFailed(
+                SDKErrorCode.genericAuthentication, requestor,
+                status: AdvancedStatus(.n130, message: "The backend has no profile for \(Text.excerpt(mvpdID)) on this device"))
+        }
         return loginFailure(answer.result, requestor)
     }
 
@@ -334,7 +338,10 @@ extension Engine {
             if let profile = answer.value?.first(preferring: mvpd) { return await loginSucceeded(profile, requestor) }
             if attempt < 3 { await uncancelledSleep(for: .milliseconds(500), on: executor) }
         }
-        return loginFailed(SDKErrorCode.genericAuthentication, requestor)
+        // The page came back without a login behind it: walked away from, or its redirect handed over too early.
+        return loginFailed(
+            SDKErrorCode.genericAuthentication, requestor,
+            status: AdvancedStatus(.n130, message: "The login page was not completed: the backend has no profile for its session"))
     }
 
     // MARK: second screen (Protocol/README.md)

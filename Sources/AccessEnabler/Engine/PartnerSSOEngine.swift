@@ -106,7 +106,8 @@ extension Engine {
     /// PS2 raises none: that is no error between the device and the platform.
     /// - Throws: a store failure (the stored profiles are then left as they were).
     func partnerSetRequestor(_ requestor: Requestor) async throws -> AdvancedStatus? {
-        guard partnerApplies(requestor) else {
+        // A closed instance (its host went away, a later init replaced it) asks the platform nothing.
+        guard partnerApplies(requestor), !machine.closed else {
             try await synchronizeProfiles(requestor)
             return nil
         }
@@ -117,6 +118,7 @@ extension Engine {
         }
         switch await partnerExchange(requestor, account: account, interactive: false) {
         case .profile(let profile):
+            guard !machine.closed else { return check.status }
             try await saveProfile(profile, requestor)
             select(requestor.mvpd(profile.mvpd), requestor)
         case .failed(let status?):
