@@ -50,9 +50,18 @@ public func writeOut(_ text: String) {
     write(all: Array(text.utf8), to: 1)
 }
 
-/// Writes `line` and a newline to stderr.
+/// Writes `line` and a newline to stderr, on one line whatever it holds: a control character (a value a user gave
+/// with a newline in it) is written as `\u{…}`.
 public func writeError(_ line: String) {
-    write(all: Array((line + "\n").utf8), to: 2)
+    var text = ""
+    for scalar in line.unicodeScalars {
+        if scalar.value < 0x20 || scalar.value == 0x7F {
+            text += "\\u{" + String(scalar.value, radix: 16) + "}"
+        } else {
+            text.unicodeScalars.append(scalar)
+        }
+    }
+    write(all: Array((text + "\n").utf8), to: 2)
 }
 
 private func write(all bytes: [UInt8], to fd: Int32) {

@@ -52,7 +52,10 @@ enum StateCommand {
         "OPTIONS",
         [
             .option("--state-dir", "DIR", help: "The daemon's state directory (passbridge --help tells its default).") {
-                options, directory in options.stateDir = directory
+                (options, directory) throws(UsageError) in
+                // An empty value (an unset variable in a script) is not the default directory.
+                guard !directory.isEmpty else { throw UsageError("--state-dir needs a path") }
+                options.stateDir = directory
             },
             .option("--store", "postgresql://…", help: "The daemon's PostgreSQL store, used instead of the state directory.") {
                 options, uri in options.store = uri

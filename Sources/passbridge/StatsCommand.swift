@@ -17,7 +17,9 @@ enum StatsCommand {
             "OPTIONS",
             [
                 .option("--socket", "PATH", help: "The daemon's Unix socket (passbridge --socket PATH).", default: { $0.socket }) {
-                    options, path in options.socket = path
+                    (options, path) throws(UsageError) in
+                    guard !path.isEmpty else { throw UsageError("--socket needs a path") }
+                    options.socket = path
                 },
                 .option(
                     "--format", "openmetrics|prometheus",

@@ -70,6 +70,14 @@ def test_without_handle_svc_the_listed_mvpd_keeps_the_redirect_url(connection):
     assert page.get("useSVC", False) is False and reached.startswith(REDIRECT_URL)
 
 
+def test_a_redirect_url_with_a_space_or_a_control_character_is_refused_at_init(connection):
+    for name in ("redirectUrl", "svcRedirectUrl"):
+        for value in ("myapp://svc x", "myapp://s\u0007vc", "myapp://svc\u0000x", "myapp:/no-host"):
+            _, refused = connection.exchange("init", {name: value})
+            assert refused["error"]["code"] == -32602 and refused["error"]["data"]["param"] == name, (name, value)
+    assert connection.call("init", {"svcRedirectUrl": SVC}) == {}
+
+
 def test_a_box_names_them_on_the_command_line(bin_dir, emulator, tmp_path):
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state", "--svc-mvpds", "MockMVPD",
                                                "--svc-redirect-url", SVC))

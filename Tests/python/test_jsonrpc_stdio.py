@@ -247,6 +247,12 @@ def test_command_line_model(passbridge, test_daemon):
         (["--redirect-url", "ios.app"], "--redirect-url needs an absolute URL such as adobepass://ios.app, got ios.app"),
         (["--redirect-url", "adobepass://ios app"], "--redirect-url needs an absolute URL such as adobepass://ios.app, got "
                                                     "adobepass://ios app"),
+        # Init's rule exactly: a host, no control character; the message stays on one line.
+        (["--svc-redirect-url", "myapp:/only-path"], "--svc-redirect-url needs an absolute URL such as myapp://svc, got "
+                                                     "myapp:/only-path"),
+        (["--svc-redirect-url", "myapp://svc\nINJECTED"], "--svc-redirect-url needs an absolute URL such as myapp://svc, got "
+                                                          "myapp://svc\\u{a}INJECTED"),
+        (["--svc-mvpds", ","], "--svc-mvpds needs MVPD ids, comma-separated, got ,"),
     ]:
         refused = subprocess.run([passbridge, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
         assert (refused.returncode, refused.stdout, refused.stderr) == (2, "", f"passbridge: {message} (see passbridge --help)\n")

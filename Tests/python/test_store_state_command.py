@@ -72,6 +72,10 @@ def test_state_usage_errors_exit_2(bin_dir):
     assert state(bin_dir, "list", "--backend", "https://sp.auth.adobe.com").returncode == 2  # for logout only
     assert state(bin_dir, "logout", "--backend", "emulator").returncode == 2
     assert state(bin_dir, "logout", "--backend", "http://example.com").returncode == 2  # plain http off loopback
+    # An empty directory (an unset variable in a script) is not the default store: reset must not reach it.
+    for action in ("list", "reset", "logout"):
+        refused = state(bin_dir, action, "--state-dir", "")
+        assert refused.returncode == 2 and "--state-dir needs a path" in refused.stderr
 
 
 def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):

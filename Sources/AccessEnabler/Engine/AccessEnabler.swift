@@ -201,7 +201,18 @@ extension Engine: AccessEnabler {
 }
 
 /// The redirect URL rule: scheme, host and path compared; query and fragment ignored (Protocol/README.md).
-enum RedirectURL {
+public enum RedirectURL {
+    /// What may be registered as a redirect URL (`init`'s `redirectUrl` and `svcRedirectUrl`, the daemon's
+    /// `--redirect-url` and `--svc-redirect-url`): an absolute URL with a scheme and a host (`adobepass://ios.app`,
+    /// `https://example.com/done`), no space and no control character (it goes to the backend as a session's and a
+    /// logout's `redirectUrl`).
+    public static func isValid(_ text: String) -> Bool {
+        guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }),
+            let url = URLComponents(string: text), url.scheme?.isEmpty == false, url.host?.isEmpty == false
+        else { return false }
+        return true
+    }
+
     static func matches(_ candidate: String, registered: String) -> Bool {
         guard let a = URLComponents(string: candidate), let b = URLComponents(string: registered),
             let schemeA = a.scheme, let schemeB = b.scheme

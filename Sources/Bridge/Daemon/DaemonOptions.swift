@@ -165,7 +165,7 @@ extension DaemonOptions {
                     .option(
                         "--redirect-url", "URL", help: "Redirect URL registered for the application.", default: { $0.redirectURL }
                     ) { (options, url) throws(CommandLineError) in
-                        guard let parsed = URL(string: url), parsed.scheme != nil, !url.contains(where: \.isWhitespace) else {
+                        guard RedirectURL.isValid(url) else {
                             throw .usage("--redirect-url needs an absolute URL such as \(DaemonOptions().redirectURL), got \(url)")
                         }
                         options.redirectURL = url
@@ -181,7 +181,7 @@ extension DaemonOptions {
                     },
                     .option("--svc-redirect-url", "URL", help: "Redirect URL of the --svc-mvpds pages; default: --redirect-url.") {
                         (options, url) throws(CommandLineError) in
-                        guard let parsed = URL(string: url), parsed.scheme != nil, !url.contains(where: \.isWhitespace) else {
+                        guard RedirectURL.isValid(url) else {
                             throw .usage("--svc-redirect-url needs an absolute URL such as myapp://svc, got \(url)")
                         }
                         options.svcRedirectURL = url

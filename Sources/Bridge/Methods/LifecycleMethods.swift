@@ -17,8 +17,8 @@ enum LifecycleMethods {
     static let initialize = MethodSpec(name: "init", needsRequestor: false) { instance, params throws(ErrorObject) in
         let softwareStatement = try params.string("softwareStatement")
         let redirectURL = try params.string("redirectUrl")
-        if let redirectURL, !isAbsoluteURL(redirectURL) {
-            throw Params.invalid("redirectUrl", "must be an absolute URL such as adobepass://ios.app")
+        if let redirectURL, !RedirectURL.isValid(redirectURL) {
+            throw Params.invalid("redirectUrl", "must be an absolute URL with a host and no space, such as adobepass://ios.app")
         }
         let webView = try params.bool("webView")
         let partnerSSO = try params.string("partnerSSO")
@@ -31,8 +31,8 @@ enum LifecycleMethods {
             singleSignOn[keyPath: token] = value
         }
         let svcRedirectURL = try params.string("svcRedirectUrl")
-        if let svcRedirectURL, !isAbsoluteURL(svcRedirectURL) {
-            throw Params.invalid("svcRedirectUrl", "must be an absolute URL such as myapp://svc")
+        if let svcRedirectURL, !RedirectURL.isValid(svcRedirectURL) {
+            throw Params.invalid("svcRedirectUrl", "must be an absolute URL with a host and no space, such as myapp://svc")
         }
         let storageCheck = try params.string("storageCheck").map { name throws(ErrorObject) in
             guard let check = StorageCheck(rawValue: name) else { throw Params.invalid("storageCheck", "must be none, all or clear") }
@@ -71,13 +71,6 @@ enum LifecycleMethods {
         var v4 = in_addr()
         var v6 = in6_addr()
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
-    }
-
-    /// A URL with a scheme and a host (`adobepass://ios.app`, `https://example.com/done`): what a login page can
-    /// redirect to and `handleExternalURL` can compare.
-    static func isAbsoluteURL(_ text: String) -> Bool {
-        guard let url = URL(string: text), url.scheme?.isEmpty == false, url.host?.isEmpty == false else { return false }
-        return true
     }
 
     /// `setOptions {applicationProfile?, visitorID?, device_info?, handleSVC?}` → `{}`; never queued. The keys are
