@@ -10,18 +10,21 @@ final class BridgeStatistics: Sendable {
     /// Engine calls accepted and not answered yet, those waiting for setRequestor included.
     let callsInFlight = Atomic<Int>(0)
 
-    /// `{instances, connections, callsInFlight, profileReads: {memory, store}}`; `instances` counts the
-    /// AccessEnabler instances alive in the process (one per connection that made an engine call, until it is freed
-    /// after its connection closed); `profileReads` counts the reads of stored logins since start, those served from
-    /// the daemon's memory (`TokenStore.watch`) and those that waited on the store, re-reads after a change made
-    /// elsewhere included.
+    /// `{instances, connections, callsInFlight, profileReads: {memory, store}, authorizationExpiries: {written,
+    /// unchanged}}`; `instances` counts the AccessEnabler instances alive in the process (one per connection that
+    /// made an engine call, until it is freed after its connection closed); `profileReads` counts the reads of
+    /// stored logins since start, those served from the daemon's memory (`TokenStore.watch`) and those that waited
+    /// on the store, re-reads after a change made elsewhere included; `authorizationExpiries` the cached expiries
+    /// written to the store and those not written because it held them (`TokenStore.submit`).
     func json(store: TokenStore) -> JSON {
         let reads = store.profileReads
+        let expiries = store.authorizationExpiries
         return [
             "instances": .integer(Int64(Engine.liveInstances)),
             "connections": .integer(Int64(connections.load(ordering: .relaxed))),
             "callsInFlight": .integer(Int64(callsInFlight.load(ordering: .relaxed))),
             "profileReads": ["memory": .integer(Int64(reads.memory)), "store": .integer(Int64(reads.store))],
+            "authorizationExpiries": ["written": .integer(Int64(expiries.written)), "unchanged": .integer(Int64(expiries.unchanged))],
         ]
     }
 }

@@ -1,3 +1,4 @@
+import AccessEnabler
 import ArgumentParsing
 import Glibc
 import JSONRPC
@@ -38,6 +39,10 @@ public struct DaemonOptions: Sendable {
     public var limits = ConnectionLimits()
     /// `--request-timeout` in seconds: the hard deadline of each HTTP request to the backend.
     public var requestTimeout: Duration = .seconds(15)
+    /// How often the store looks for other processes' login changes when it has no socket to wait on for them
+    /// (`TokenStore.defaultLookInterval`). Not a flag of `passbridge`: the test daemon sets it
+    /// (`passbridge-test-daemon --test-store-look-seconds`) to show that PostgreSQL's notifications need no look.
+    public var storeLookInterval = TokenStore.defaultLookInterval
 }
 
 /// Why the daemon cannot start as asked.
