@@ -11,10 +11,10 @@ import ThreadAffinity
 /// database (`open`) before running that job, so a daemon that has not yet needed its store neither maps SQLite's
 /// pages nor holds a thread for it. When `open` fails, the job gets the error and the next job tries again.
 ///
-/// Between jobs the worker sleeps in `poll(2)` on a pipe that a submit writes to only while it sleeps, and on the
-/// database's notification socket while one is wanted (PostgreSQL's `LISTEN`, ``Look``); it wakes by itself only
-/// for deferred writes that are due (``Deferred``) and for a look that has no socket to wait on (SQLite's). With no
-/// job, no deferred write and no look wanted it does not wake at all.
+/// Between jobs the worker sleeps on a condition variable, or, while it waits on the database's notification socket
+/// (PostgreSQL's `LISTEN`, ``Look``), in `poll(2)` on that socket and on a pipe that a submit then writes to; it wakes
+/// by itself only for deferred writes that are due (``Deferred``) and for a look that has no socket to wait on
+/// (SQLite's). With no job, no deferred write and no look wanted it does not wake at all.
 final class StoreExecutor: Sendable {
     typealias Job = @Sendable (Result<any StoreDatabase, any Error>) -> Void
 
@@ -23,8 +23,6 @@ final class StoreExecutor: Sendable {
         var closed = false
         var started = false
         var finished = false
-        /// The worker is in (or about to enter) its `poll`: a submit must write to the pipe to wake it.
-        var sleeping = false
         /// `wake()` was called: the worker asks its look and its deferred writes again before it sleeps.
         var woken = false
         /// While the worker sleeps: when it wakes by itself (nil: never) and whether it waits on a socket.
@@ -62,7 +60,8 @@ final class StoreExecutor: Sendable {
     private let name: String
     private let open: @Sendable () throws -> any StoreDatabase
     private let queue = Mutex(Queue())
-    /// The worker sleeps on `pipe[0]`; `pipe[1]` wakes it.
+    /// The worker sleeps on `condition`, or in `poll` on `pipe.read` (with a socket), which `pipe.write` ends.
+    private let condition = ThreadCondition()
     private let pipe: (read: Int32, write: Int32)
     private let look = Mutex<Look?>(nil)
     private let deferred = Mutex<Deferred?>(nil)
@@ -103,15 +102,28 @@ final class StoreExecutor: Sendable {
     /// Queues `job` without waiting for it; the first job starts the worker. After `close`, `job` gets a failure at
     /// once.
     func submit(_ job: @escaping Job) {
-        let (start, closed, sleeping) = queue.withLock { queue -> (Bool, Bool, Bool) in
-            if queue.closed { return (false, true, false) }
+        let (start, closed) = notifying { queue -> (Bool, Bool) in
+            if queue.closed { return (false, true) }
             queue.jobs.append(job)
             defer { queue.started = true }
-            return (!queue.started, false, queue.sleeping)
+            return (!queue.started, false)
         }
         if closed { job(.failure(TokenStoreError.io(operation: "the store is closed", errno: EBADF))) }
         if start { startThread(name: name) { [self] in self.work() } }
-        if sleeping { signal() }
+    }
+
+    /// Changes the queue and wakes the worker however it sleeps: on the condition (signalled under its lock, so that
+    /// a worker about to wait cannot miss it) or in `poll` (the pipe).
+    private func notifying<T>(_ change: (inout Queue) -> T) -> T {
+        condition.lock()
+        let (result, polling) = queue.withLock { queue in (change(&queue), queue.sleep?.socket == true) }
+        condition.signal()
+        condition.unlock()
+        if polling {
+            var one: UInt8 = 1
+            _ = Glibc.write(pipe.write, &one, 1)
+        }
+        return result
     }
 
     /// Sets the look for other processes' changes (`TokenStore`: the live logins).
@@ -122,13 +134,7 @@ final class StoreExecutor: Sendable {
 
     /// Wakes the worker so that it asks ``Look/wanted`` and ``Deferred/due`` again (a watch started, a deferred
     /// write was queued); costs nothing when the worker is not asleep or not started.
-    func wake() {
-        let sleeping = queue.withLock { queue in
-            queue.woken = true
-            return queue.sleeping
-        }
-        if sleeping { signal() }
-    }
+    func wake() { notifying { $0.woken = true } }
 
     /// Whether the database's connection was gone at the end of the last job or look: then the next operation
     /// reconnects, and nothing is gained by keeping writes back (`TokenStore.submit`).
@@ -139,25 +145,14 @@ final class StoreExecutor: Sendable {
 
     /// Lets the worker finish what is queued, then end (closing its database); with `wait`, returns once it has.
     func close(wait: Bool = false) {
-        let started = queue.withLock { queue in
+        let started = notifying { queue in
             queue.closed = true
             return queue.started
         }
-        if started { signal() }
         guard wait, started else { return }
         ended.lock()
         while !queue.withLock({ $0.finished }) { ended.wait() }
         ended.unlock()
-    }
-
-    private func signal() {
-        var one: UInt8 = 1
-        _ = Glibc.write(pipe.write, &one, 1)
-    }
-
-    private func drain() {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while Glibc.read(pipe.read, &bytes, bytes.count) > 0 {}
     }
 
     private func work() {
@@ -172,12 +167,21 @@ final class StoreExecutor: Sendable {
     private func run() {
         var database: (any StoreDatabase)?
         var lastLook = TimerQueue.now()
-        /// The last look failed: its socket is not waited on (a connection that is gone reads as readable forever).
+        /// The last look failed and no operation has found the connection up since: its socket is not waited on (a
+        /// connection that is gone reads as readable forever).
         var lookFailed = false
+        /// After each operation: whether the connection is gone now (a reconnect by a job or a write makes its new
+        /// socket one to wait on again).
+        func noteConnection(_ database: any StoreDatabase) {
+            let gone = database.connectionLost
+            lost.store(gone, ordering: .relaxed)
+            if !gone { lookFailed = false }
+        }
         func runLook(_ look: Look, _ database: any StoreDatabase) {
-            lookFailed = !look.run(database)
+            let succeeded = look.run(database)
             lastLook = TimerQueue.now()
-            lost.store(database.connectionLost, ordering: .relaxed)
+            noteConnection(database)
+            if !succeeded { lookFailed = true }
         }
         while true {
             let (job, closed) = queue.withLock { queue -> (Job?, Bool) in
@@ -198,7 +202,7 @@ final class StoreExecutor: Sendable {
                 }
                 if let deferredWork, deferredWork.due() != nil { deferredWork.run(database!) }
                 job(.success(database!))
-                lost.store(database!.connectionLost, ordering: .relaxed)
+                noteConnection(database!)
                 if let look = look.withLock({ $0 }), look.wanted(), look.socket(database!) != nil { runLook(look, database!) }
                 continue
             }
@@ -214,7 +218,7 @@ final class StoreExecutor: Sendable {
             let flushDue = deferredWork?.due()
             if let deferredWork, let flushDue, flushDue <= now {
                 deferredWork.run(database)
-                lost.store(database.connectionLost, ordering: .relaxed)
+                noteConnection(database)
                 continue
             }
             let wantedLook = look.withLock { $0 }.flatMap { $0.wanted() ? $0 : nil }
@@ -235,34 +239,42 @@ final class StoreExecutor: Sendable {
         }
     }
 
-    /// Sleeps until the pipe is written to, `socket` (if any) is readable, or `deadline` (monotonic ns; nil: no
-    /// limit), unless a job, a wake or the close came since the worker last looked. Returns whether `socket` is
-    /// readable.
+    /// Sleeps until a job, a wake or the close comes (at once if one came since the worker last looked), `socket`
+    /// (if any) is readable, or `deadline` (monotonic ns; nil: no limit). Returns whether `socket` is readable.
     @discardableResult
     private func sleep(until deadline: UInt64?, socket: Int32?) -> Bool {
+        condition.lock()
         let pending = queue.withLock { queue in
-            queue.sleeping = queue.jobs.isEmpty && !queue.closed && !queue.woken
+            let pending = !queue.jobs.isEmpty || queue.closed || queue.woken
             queue.woken = false
-            if queue.sleeping { queue.sleep = Sleep(deadline: deadline, socket: socket != nil) }
-            return !queue.sleeping
+            if !pending { queue.sleep = Sleep(deadline: deadline, socket: socket != nil) }
+            return pending
         }
-        defer {
-            queue.withLock { queue in
-                queue.sleeping = false
-                queue.sleep = nil
-            }
+        defer { queue.withLock { $0.sleep = nil } }
+        if pending {
+            condition.unlock()
+            return false
         }
-        if pending { return false }
-        var fds = [pollfd(fd: pipe.read, events: Int16(POLLIN), revents: 0)]
-        if let socket { fds.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
+        guard let socket else {
+            if let deadline { condition.wait(until: deadline) } else { condition.wait() }
+            condition.unlock()
+            return false
+        }
+        condition.unlock()
+        var fds = (pollfd(fd: pipe.read, events: Int16(POLLIN), revents: 0), pollfd(fd: socket, events: Int16(POLLIN), revents: 0))
         var timeout: Int32 = -1
         if let deadline {
             let now = TimerQueue.now()
             timeout = deadline <= now ? 0 : Int32(min((deadline - now + 999_999) / 1_000_000, UInt64(Int32.max)))
         }
-        let ready = poll(&fds, nfds_t(fds.count), timeout)
-        if ready > 0, fds[0].revents != 0 { drain() }
-        return ready > 0 && fds.count > 1 && fds[1].revents != 0
+        let ready = withUnsafeMutableBytes(of: &fds) { raw in
+            poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeout)
+        }
+        if ready > 0, fds.0.revents != 0 {
+            var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+            _ = Glibc.read(pipe.read, &bytes, MemoryLayout.size(ofValue: bytes))
+        }
+        return ready > 0 && fds.1.revents != 0
     }
 
     static func nanoseconds(_ duration: Duration) -> UInt64 {
