@@ -91,7 +91,7 @@ actor RestClient {
     }
 
     static func scope(baseURL: URL, softwareStatement: String) -> StoreScope {
-        StoreScope(backend: baseURL.absoluteString.trimmingSuffix("/"), statementSHA256: Hash.sha256Hex(softwareStatement))
+        StoreScope(backend: baseURL.absoluteString.trimmingSuffix("/"), statementSHA256: Hash.statementSHA256(softwareStatement))
     }
 
     /// An absolute URL for a path the backend returned (relative or absolute).
@@ -175,11 +175,11 @@ actor RestClient {
             }
             if (300..<400).contains(status) {
                 // Never followed: the next hop could be plain http, and the request carries credentials.
-                log?(.debug, "\(request.method) \(request.url.path): redirect to \(headers["location"] ?? "nowhere") not followed")
+                log?(.debug, "\(request.method) \(request.path): redirect to \(headers["location"] ?? "nowhere") not followed")
                 return .transport(.network)
             }
-            let isJSON = (headers["content-type"] ?? "").lowercased().contains("json")
-            let parsed = isJSON ? try? JSON.parse([UInt8](body)) : nil
+            let isJSON = headers["content-type"].map { ASCII.contains($0, "json") } ?? false
+            let parsed = isJSON ? body.withUnsafeBytes { try? JSON.parse($0) } : nil
             if (200..<300).contains(status) {
                 if body.isEmpty { return .ok(.null) }
                 guard let parsed else { return .garbage }
@@ -191,8 +191,8 @@ actor RestClient {
 
     /// `GET /api/v2/REF/profiles/code/<code> → 200`: no query, the authentication code redacted.
     static func logLine(_ request: RESTRequest, _ result: HTTPResult) -> String {
-        var path = request.url.path
-        if let range = path.firstRange(of: "/code/") { path = String(path[..<range.upperBound]) + "<code>" }
+        var path = request.path
+        if let end = ASCII.end(of: "/code/", in: path) { path = String(path.utf8[..<end])! + "<code>" }
         if path.hasPrefix("/api/v2/authenticate/") { path = "/api/v2/authenticate/<code>" }
         let outcome: String
         switch result {
