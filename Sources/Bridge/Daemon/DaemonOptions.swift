@@ -168,7 +168,7 @@ extension DaemonOptions {
             .init(
                 "OTHER",
                 [
-                    .option("--log-level", "LEVEL", help: "One of \(levelNames).", default: { "\($0.logLevel)" }) {
+                    .option("--log-level", "LEVEL", help: "One of \(levelNames).", default: { $0.logLevel.name }) {
                         (options, text) throws(CommandLineError) in
                         guard let level = Logger.Level(name: text) else { throw .usage("--log-level must be \(levelNames), got \(text)") }
                         options.logLevel = level
@@ -187,7 +187,7 @@ extension DaemonOptions {
 
     /// `trace, debug, info, warning or error`.
     private static var levelNames: String {
-        let names = Logger.Level.allCases.map { "\($0)" }
+        let names = Logger.Level.allCases.map(\.name)
         return names.dropLast().joined(separator: ", ") + " or " + names[names.count - 1]
     }
 
