@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import JSON
+import Synchronization
 import ThreadAffinity
 
 /// What a REST V2 call ended with.
@@ -59,9 +60,20 @@ actor RestClient {
     private var clockSkewNoticed = false
     private let log: (@Sendable (EngineLogLevel, String) -> Void)?
     private var tokenTask: Task<String?, Never>?
-    /// The access token last read from or written to the store, used without asking the store again until a
-    /// minute before it expires or until the backend refuses it.
-    private var heldToken: AccessTokenRecord?
+    /// The access token last read from or written to the store by any client of this scope in the process, used
+    /// without asking the store again until a minute before it expires or until the backend refuses it (every
+    /// connection has clients of its own: a new one needs no store call for the token).
+    private var heldToken: AccessTokenRecord? {
+        get { Self.heldTokens.withLock { $0[scope] } }
+        set {
+            Self.heldTokens.withLock { held in
+                if held.count >= 64, held[scope] == nil { held.removeAll() }  // scopes a host made up do not pile up
+                held[scope] = newValue
+            }
+        }
+    }
+
+    private static let heldTokens = Mutex<[StoreScope: AccessTokenRecord]>([:])
     private var registrationRefused = false
     /// Why the last token fetch failed when the backend could not be reached or the store failed (then no R4xx
     /// applies).
