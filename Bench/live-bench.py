@@ -5,8 +5,9 @@ PostgreSQL database (fleet mode, `--store`) or on one SQLite state directory, ag
 
 Each round logs device D in through A (the real flow, through the emulator's login page) and out again through A
 (a host without a web view: no logout page), each change after a random pause of up to 250 ms (so that changes
-do not fall in step with the store thread's 200 ms look); the time measured is from A's answer to the change to
-B's notification. Reported: median and 99th percentile over `--rounds` logins and as many logouts.
+do not fall in step with the SQLite store's look every 200 ms; PostgreSQL's notifications wake B's store thread on
+its connection's socket); the time measured is from A's answer to the change to B's notification. Reported:
+median and 99th percentile over `--rounds` logins and as many logouts.
 
     swift build -c release --product passbridge --product pass-emulator
     python3 Bench/live-bench.py --bin-dir .build/release --store postgresql:///db?host=/tmp/...   # or --store sqlite

@@ -6,6 +6,38 @@ extension StringProtocol {
     }
 }
 
+/// Searches of ASCII text in UTF-8 bytes, for header values and paths (Unicode's comparisons cost a hundred
+/// times more, and these texts are compared on every backend call).
+enum ASCII {
+    /// Whether `needle` (lower-case ASCII) occurs in `text`, ignoring ASCII case.
+    static func contains(_ text: String, _ needle: StaticString) -> Bool {
+        let count = needle.utf8CodeUnitCount
+        let bytes = Array(text.utf8)
+        guard bytes.count >= count else { return false }
+        outer: for start in 0...(bytes.count - count) {
+            for index in 0..<count {
+                let byte = bytes[start + index]
+                let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+                if lower != needle.utf8Start[index] { continue outer }
+            }
+            return true
+        }
+        return false
+    }
+
+    /// The position just after the first occurrence of `needle` in `text` (exact bytes), if any.
+    static func end(of needle: StaticString, in text: String) -> String.UTF8View.Index? {
+        let count = needle.utf8CodeUnitCount
+        let utf8 = text.utf8
+        var start = utf8.startIndex
+        while let end = utf8.index(start, offsetBy: count, limitedBy: utf8.endIndex) {
+            if utf8[start..<end].elementsEqual(UnsafeBufferPointer(start: needle.utf8Start, count: count)) { return end }
+            start = utf8.index(after: start)
+        }
+        return nil
+    }
+}
+
 /// Path text as the shell and POSIX see it.
 public enum FilePath {
     /// `/a/b/c` → `/a/b`, `/a` → `/`, `c` → `""` (trailing slashes ignored).

@@ -12,19 +12,23 @@ final class BridgeStatistics: Sendable {
     /// When the daemon began serving (the statistics are made then).
     let started = ContinuousClock.now
 
-    /// `{instances, connections, callsInFlight, profileReads: {memory, store}, uptimeSeconds}`; `instances` counts the
-    /// AccessEnabler instances alive in the process (one per connection that made an engine call, until it is freed
-    /// after its connection closed); `profileReads` counts the reads of stored logins since start, those served from
-    /// the daemon's memory (`TokenStore.watch`) and those that waited on the store, re-reads after a change made
-    /// elsewhere included; `uptimeSeconds` is the time since the daemon began serving, in seconds (ms resolution).
+    /// `{instances, connections, callsInFlight, profileReads: {memory, store}, authorizationExpiries: {written,
+    /// unchanged}, uptimeSeconds}`; `instances` counts the AccessEnabler instances alive in the process (one per
+    /// connection that made an engine call, until it is freed after its connection closed); `profileReads` counts the
+    /// reads of stored logins since start, those served from the daemon's memory (`TokenStore.watch`) and those that
+    /// waited on the store, re-reads after a change made elsewhere included; `authorizationExpiries` the cached
+    /// expiries written to the store and those not written because it held them (`TokenStore.submit`);
+    /// `uptimeSeconds` is the time since the daemon began serving, in seconds (ms resolution).
     func json(store: TokenStore) -> JSON {
         let reads = store.profileReads
+        let expiries = store.authorizationExpiries
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
         return [
             "instances": .integer(Int64(Engine.liveInstances)),
             "connections": .integer(Int64(connections.load(ordering: .relaxed))),
             "callsInFlight": .integer(Int64(callsInFlight.load(ordering: .relaxed))),
             "profileReads": ["memory": .integer(Int64(reads.memory)), "store": .integer(Int64(reads.store))],
+            "authorizationExpiries": ["written": .integer(Int64(expiries.written)), "unchanged": .integer(Int64(expiries.unchanged))],
             "uptimeSeconds": .double(Double(seconds) + Double(attoseconds / 1_000_000_000_000_000) / 1000),
         ]
     }

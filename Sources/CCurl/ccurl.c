@@ -14,6 +14,7 @@ static struct {
     CURLMcode (*multi_wakeup)(CURLM *);
     CURLMsg *(*multi_info_read)(CURLM *, int *);
     CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+    CURLMcode (*multi_socket_action)(CURLM *, curl_socket_t, int, int *);
     CURL *(*easy_init)(void);
     void (*easy_cleanup)(CURL *);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
@@ -46,6 +47,7 @@ static void load(void) {
     BIND(multi_wakeup, "curl_multi_wakeup")
     BIND(multi_info_read, "curl_multi_info_read")
     BIND(multi_setopt, "curl_multi_setopt")
+    BIND(multi_socket_action, "curl_multi_socket_action")
     BIND(easy_init, "curl_easy_init")
     BIND(easy_cleanup, "curl_easy_cleanup")
     BIND(easy_setopt, "curl_easy_setopt")
@@ -83,3 +85,13 @@ CURLcode ccurl_setopt_write(CURL *easy, CURLoption option, curl_write_callback c
 }
 CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value) { return curl.easy_getinfo(easy, info, value); }
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) { return curl.multi_setopt(multi, option, value); }
+CURLMcode ccurl_multi_socket_action(CURLM *multi, curl_socket_t socket, int events, int *running) {
+    return curl.multi_socket_action(multi, socket, events, running);
+}
+CURLMcode ccurl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) { return curl.multi_setopt(multi, option, value); }
+CURLMcode ccurl_multi_setopt_socket(CURLM *multi, curl_socket_callback callback) {
+    return curl.multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+CURLMcode ccurl_multi_setopt_timer(CURLM *multi, curl_multi_timer_callback callback) {
+    return curl.multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}

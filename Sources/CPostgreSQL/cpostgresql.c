@@ -24,6 +24,7 @@ static struct {
     PGnotify *(*notifies)(PGconn *);
     void (*freemem)(void *);
     int (*backendPID)(const PGconn *);
+    int (*socket)(const PGconn *);
 } pq;
 
 static char load_error[512];
@@ -59,6 +60,7 @@ static void load(void) {
     BIND(notifies)
     BIND(freemem)
     BIND(backendPID)
+    BIND(socket)
 #undef BIND
 }
 
@@ -89,3 +91,4 @@ int cpq_consumeInput(PGconn *connection) { return pq.consumeInput(connection); }
 PGnotify *cpq_notifies(PGconn *connection) { return pq.notifies(connection); }
 void cpq_freemem(void *pointer) { pq.freemem(pointer); }
 int cpq_backendPID(const PGconn *connection) { return pq.backendPID(connection); }
+int cpq_socket(const PGconn *connection) { return pq.socket(connection); }

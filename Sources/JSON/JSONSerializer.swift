@@ -94,10 +94,19 @@ private struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         text.withUTF8 { utf8 in
             var runStart = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            var index = 0
+            let count = utf8.count
+            while index < count {
+                let byte = utf8[index]
+                // One comparison for the plain bytes: 0x20 and above but `"` (0x22) and `\` (0x5C).
+                if byte >= 0x20 && byte != 0x22 && byte != 0x5C {
+                    index += 1
+                    continue
+                }
                 bytes += UnsafeBufferPointer(rebasing: utf8[runStart..<index])
                 appendEscape(byte)
-                runStart = index + 1
+                index += 1
+                runStart = index
             }
             bytes += UnsafeBufferPointer(rebasing: utf8[runStart...])
         }

@@ -148,7 +148,16 @@ public final class Connection: Sendable {
         guard !state.writeFailed else { return }
         if state.outbound.isEmpty { state.lastWriteProgress = monotonicNanos() }
         state.outbound.append(body, framing: state.framing)
-        if !state.corked { flushLocked(&state) }
+        if state.corked { return }
+        // A job the loop runs (an engine call resuming) usually writes its notifications and its response one after
+        // the other: they go out together once the loop's jobs are done (`EventLoop.holdWrite`).
+        if loop.holdWrite(self) { return }
+        flushLocked(&state)
+    }
+
+    /// Writes what the loop held back while it ran its jobs. Loop thread.
+    func flushHeld() {
+        state.withLock { flushLocked(&$0) }
     }
 
     /// Appends a finished batch's answers as one array (one message), copying each answer once.

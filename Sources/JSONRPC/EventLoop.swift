@@ -94,14 +94,60 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
         precondition(thread.isOwner, "not on the event loop that is this actor's executor")
     }
 
-    /// Runs the queued jobs, including those they enqueue, until the queue is empty.
+    /// Runs the queued jobs, including those they enqueue, until the queue is empty; what they write to
+    /// connections goes out once they are done, one write per connection (`holdWrite`).
     private func runJobs() {
+        runningJobs = true
+        defer {
+            runningJobs = false
+            for connection in heldWrites { connection.flushHeld() }
+            heldWrites.removeAll(keepingCapacity: true)
+        }
         while true {
             var batch: [UnownedJob] = []
             jobs.withLock { swap(&batch, &$0) }
             if batch.isEmpty { return }
             for job in batch { job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor()) }
         }
+    }
+
+    // MARK: descriptors watched for others (the engines' HTTP transfers, `LoopDescriptors`)
+
+    /// Tokens of watched descriptors: `watchToken | fd` (connection tokens stay below, special ones above).
+    private static let watchToken: UInt64 = 1 << 62
+    /// Loop-thread state: what to call when a watched fd is ready.
+    private var watchers: [Int32: (_ readable: Bool, _ writable: Bool) -> Void] = [:]
+
+    /// Waits on `fd` in the loop's own wait: `ready` runs on the loop thread whenever it is readable (`reading`) or
+    /// writable (`writing`), until `forget(_:)`; a second watch of `fd` replaces the first. Loop thread.
+    func watch(_ fd: Int32, reading: Bool, writing: Bool, _ ready: @escaping (_ readable: Bool, _ writable: Bool) -> Void) {
+        thread.check("EventLoop.watch")
+        let events = (reading ? EPOLLIN.rawValue : 0) | (writing ? EPOLLOUT.rawValue : 0)
+        let token = Self.watchToken | UInt64(UInt32(bitPattern: fd))
+        if watchers.updateValue(ready, forKey: fd) == nil {
+            _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events, token)
+        } else {
+            _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events, token)
+        }
+    }
+
+    /// Stops waiting on `fd` (before it is closed). Loop thread.
+    func forget(_ fd: Int32) {
+        thread.check("EventLoop.forget")
+        guard watchers.removeValue(forKey: fd) != nil else { return }
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
+    }
+
+    /// Loop-thread state of `runJobs`: set while it runs, and the connections written to meanwhile.
+    private var runningJobs = false
+    private var heldWrites: [Connection] = []
+
+    /// Whether `connection`'s queued output may wait for the end of the jobs the loop is running (then it is
+    /// written after them); false from any other thread, or outside them. Called under the connection's lock.
+    func holdWrite(_ connection: Connection) -> Bool {
+        guard thread.isOwner, runningJobs else { return false }
+        if !heldWrites.contains(where: { $0 === connection }) { heldWrites.append(connection) }
+        return true
     }
 
     private var hasJobs: Bool { jobs.withLock { !$0.isEmpty } }
@@ -258,6 +304,12 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
         }
         if token == EventLoop.listenerToken {
             acceptHandler?()
+            return
+        }
+        if token >> 62 == 1 {
+            let hangup = events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+            watchers[Int32(bitPattern: UInt32(truncatingIfNeeded: token))]?(
+                events & EPOLLIN.rawValue != 0 || hangup, events & EPOLLOUT.rawValue != 0 || hangup)
             return
         }
         guard let connection = connections[token >> 1] else { return }

@@ -12,8 +12,20 @@ public struct Logger: Sendable {
         case trace, debug, info, warning, error
 
         public init?(name: String) {
-            guard let level = Level.allCases.first(where: { "\($0)" == name.lowercased() }) else { return nil }
+            guard let level = Level.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
             self = level
+        }
+
+        /// `trace`, `debug`, … as written in logs and on the command line (spelled out: interpolating an enum
+        /// looks its conformances up at run time, a millisecond at start-up).
+        public var name: String {
+            switch self {
+            case .trace: "trace"
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
         }
 
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -63,7 +75,7 @@ public struct Logger: Sendable {
     /// ``format(_:label:_:)`` for a given journald answer and time (epoch milliseconds).
     static func format(_ level: Level, label: String, _ message: String, journald: Bool, now: Int64) -> [UInt8] {
         let prefix = journald ? "<\(level.syslogPriority)>" : LogStream.timestamp(now) + " "
-        return Array("\(prefix)passbridge[\(getpid())] \(level) \(label): \(escaped(message))\n".utf8)
+        return Array("\(prefix)passbridge[\(getpid())] \(level.name) \(label): \(escaped(message))\n".utf8)
     }
 
     /// `message` on one line: a control character (a CR, LF or NUL a host put in a requestor id, say) is written as

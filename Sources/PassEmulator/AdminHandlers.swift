@@ -9,15 +9,21 @@ extension Emulator {
             return .json(200, ["nowMillis": .integer(clock.nowMillis())])
         case ("POST", ["clock"]):
             let body = try adminBody(request)
+            let stopped = body["stopped"]
+            guard stopped == nil || stopped?.boolValue != nil else { return .json(400, ["error": "stopped must be true or false"]) }
+            if let stopped = stopped?.boolValue { clock.stop(stopped) }
             // Within a century either way: the clock is Int64 milliseconds.
             if let seconds = body["advanceSeconds"]?.doubleValue, seconds.magnitude <= 3_155_760_000 {
                 clock.advance(seconds: seconds)
             } else if let millis = body["setMillis"]?.int64Value, (0...253_402_300_799_999).contains(millis) {
                 clock.set(millis: millis)
-            } else {
+            } else if stopped == nil {
                 return .json(
-                    400, ["error": "expected {advanceSeconds} (at most a century either way) or {setMillis} (epoch ms, years 1970 to 9999)"]
-                )
+                    400,
+                    [
+                        "error":
+                            "expected {advanceSeconds} (at most a century either way), {setMillis} (epoch ms, years 1970 to 9999) or {stopped}"
+                    ])
             }
             return .json(200, ["nowMillis": .integer(clock.nowMillis())])
         case ("POST", ["reset"]):

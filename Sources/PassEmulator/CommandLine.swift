@@ -95,7 +95,7 @@ public enum PassEmulatorCommand {
         "ADMIN (JSON bodies; never faulted nor throttled)", [],
         text: """
               GET    /__admin/clock          -> {nowMillis}
-              POST   /__admin/clock          {advanceSeconds} or {setMillis} -> {nowMillis}
+              POST   /__admin/clock          {advanceSeconds} or {setMillis}, {stopped}? -> {nowMillis}
               POST   /__admin/reset          forget clients, sessions, profiles, passes, faults, rules, the request log,
                                              platform services switched off; system clock again
               POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, error, malformed,

@@ -73,7 +73,7 @@ extension Emulator {
 /// Base64 helpers (standard and URL-safe, padding optional).
 enum Base64 {
     static func decode(_ text: String) -> Data? {
-        var value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        var value = Trim.whitespace(text, newlines: true)
         let remainder = value.count % 4
         if remainder > 0 { value += String(repeating: "=", count: 4 - remainder) }
         return Data(base64Encoded: value)

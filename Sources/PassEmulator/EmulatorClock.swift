@@ -1,24 +1,55 @@
 import Glibc
 import Synchronization
 
-/// The emulator's clock: the system clock plus an offset that `/__admin/clock` moves. Every timestamp,
-/// expiry and `Date` header of the emulator reads it.
+/// The emulator's clock: the system clock plus an offset that `/__admin/clock` moves, or, once stopped there, one
+/// instant that only `/__admin/clock` moves. Every timestamp, expiry and `Date` header of the emulator reads it.
 public final class EmulatorClock: Sendable {
-    private let offsetMillis = Mutex<Int64>(0)
+    private struct State {
+        var offsetMillis: Int64 = 0
+        /// The instant the clock stands at while stopped.
+        var stoppedAt: Int64?
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
     /// Milliseconds since the Unix epoch as the emulator sees them.
-    public func nowMillis() -> Int64 { systemMillis() + offsetMillis.withLock { $0 } }
+    public func nowMillis() -> Int64 { state.withLock { now($0) } }
 
     /// Moves the clock forward (or back, when negative) by `seconds`.
-    public func advance(seconds: Double) { offsetMillis.withLock { $0 += Int64(seconds * 1000) } }
+    public func advance(seconds: Double) {
+        state.withLock { state in
+            let millis = Int64(seconds * 1000)
+            if let stopped = state.stoppedAt { state.stoppedAt = stopped + millis } else { state.offsetMillis += millis }
+        }
+    }
 
-    /// Sets the clock to `millis` since the epoch; it keeps running from there.
-    public func set(millis: Int64) { offsetMillis.withLock { $0 = millis - systemMillis() } }
+    /// Sets the clock to `millis` since the epoch; it keeps running from there unless stopped.
+    public func set(millis: Int64) {
+        state.withLock { state in
+            if state.stoppedAt != nil { state.stoppedAt = millis } else { state.offsetMillis = millis - systemMillis() }
+        }
+    }
 
-    /// Back to the system clock.
-    public func reset() { offsetMillis.withLock { $0 = 0 } }
+    /// Stops the clock where it is (`true`: every later read gives the same instant until it is moved or runs
+    /// again), or lets it run on from there (`false`).
+    public func stop(_ stopped: Bool) {
+        state.withLock { state in
+            let now = now(state)
+            if stopped {
+                state.stoppedAt = now
+            } else {
+                state.stoppedAt = nil
+                state.offsetMillis = now - systemMillis()
+            }
+        }
+    }
+
+    /// Back to the system clock, running.
+    public func reset() { state.withLock { $0 = State() } }
+
+    private func now(_ state: State) -> Int64 { state.stoppedAt ?? systemMillis() + state.offsetMillis }
 
     private func systemMillis() -> Int64 {
         var spec = timespec()

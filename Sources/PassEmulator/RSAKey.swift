@@ -90,6 +90,33 @@ enum Digest {
         let bytes = Array(text.utf8)
         var length: UInt32 = 0
         _ = bytes.withUnsafeBufferPointer { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_sha256(), nil) }
-        return digest.map { String(format: "%02x", $0) }.joined()
+        return hex(digest)
+    }
+
+    /// Lower-case hex of `bytes`.
+    static func hex(_ bytes: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            let digits: StaticString = "0123456789abcdef"
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                text[2 * index + 1] = digits.utf8Start[Int(byte & 0xF)]
+            }
+            return bytes.count * 2
+        }
+    }
+}
+
+/// Whitespace trimmed as Foundation's `trimmingCharacters(in:)` trims it, without Foundation for the ASCII text of
+/// headers (per request); other text goes to Foundation.
+enum Trim {
+    /// `.whitespaces` (`newlines` false: space and tab in ASCII) or `.whitespacesAndNewlines` (also LF, VT, FF, CR).
+    static func whitespace(_ text: String, newlines: Bool = false) -> String {
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return text.trimmingCharacters(in: newlines ? .whitespacesAndNewlines : .whitespaces)
+        }
+        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || (newlines && byte >= 0x0A && byte <= 0x0D) }
+        let bytes = Array(text.utf8)
+        guard let first = bytes.firstIndex(where: { !blank($0) }), let last = bytes.lastIndex(where: { !blank($0) }) else { return "" }
+        return first == 0 && last == bytes.count - 1 ? text : String(decoding: bytes[first...last], as: UTF8.self)
     }
 }

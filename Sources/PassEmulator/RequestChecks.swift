@@ -25,7 +25,7 @@ extension Emulator {
         guard let authorization = request.header("authorization"), authorization.lowercased().hasPrefix("bearer ") else {
             throw Failure("invalid_access_token_client_application")
         }
-        let value = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        let value = Trim.whitespace(String(authorization.dropFirst(7)))
         guard let token = state.withLock({ $0.tokens[value] }), token.expiresAt > now else {
             throw Failure("invalid_access_token_client_application")
         }
@@ -63,7 +63,7 @@ extension Emulator {
 
     /// `fingerprint <base64>` → the base64 text; nil when malformed.
     static func deviceIdentifier(_ header: String) -> String? {
-        let parts = header.trimmingCharacters(in: .whitespaces).split(separator: " ", omittingEmptySubsequences: true)
+        let parts = Trim.whitespace(header).split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "fingerprint", let data = Base64.decode(String(parts[1])), !data.isEmpty else {
             return nil
         }

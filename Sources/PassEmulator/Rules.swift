@@ -123,7 +123,12 @@ extension Emulator {
     func record(_ request: HTTPRequest) {
         guard request.path.hasPrefix("/api/v2/") || request.path.hasPrefix("/o/") else { return }
         var resources: [String]?
-        if request.path.contains("/decisions/"), let body = try? JSON.parse(request.body) {
+        let path = Array(request.path.utf8)
+        let marker = Array("/decisions/".utf8)
+        let decisions =
+            path.count >= marker.count
+            && (0...(path.count - marker.count)).contains { path[$0..<($0 + marker.count)].elementsEqual(marker) }
+        if decisions, let body = try? JSON.parse(request.body) {
             resources = body["resources"]?.arrayValue?.compactMap(\.stringValue)
         }
         let entry = LoggedRequest(method: request.method, path: request.path, query: request.query, resources: resources)

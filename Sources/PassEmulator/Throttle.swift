@@ -90,7 +90,7 @@ extension Emulator {
     }
 
     private func throttleKey(_ request: HTTPRequest, _ per: ThrottleSettings.Key, tokens: [String: AccessToken]) -> String {
-        let forwarded = request.header("x-forwarded-for")?.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) }
+        let forwarded = request.header("x-forwarded-for")?.split(separator: ",").first.map { Trim.whitespace(String($0)) }
         let address = "address " + (forwarded.flatMap(nonEmpty) ?? "127.0.0.1")
         switch per {
         case .address:
@@ -99,7 +99,7 @@ extension Emulator {
             return request.header("ap-device-identifier").map { "device " + $0 } ?? address
         case .client:
             if let bearer = request.header("authorization"), bearer.lowercased().hasPrefix("bearer "),
-                let token = tokens[String(bearer.dropFirst(7)).trimmingCharacters(in: .whitespaces)]
+                let token = tokens[Trim.whitespace(String(bearer.dropFirst(7)))]
             {
                 return "client " + token.clientID
             }

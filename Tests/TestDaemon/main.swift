@@ -8,15 +8,26 @@ import Foundation
 let program = CommandLineProgram(
     name: "passbridge-test-daemon", version: DaemonOptions.version,
     usage: """
-        USAGE: passbridge-test-daemon [passbridge options]
+        USAGE: passbridge-test-daemon [passbridge options] [--test-store-look-seconds S]
 
         passbridge (see passbridge --help) with the test methods of Tests/TestDaemon/TestMethods.swift: the
         JSON-RPC 2.0 specification's examples (subtract, sum, get_data, update, notify_hello, notify_sum),
         echo, test/sleep, test/notify, test/callHost and test/print. For tests only.
 
+        --test-store-look-seconds S   how often the store looks for other processes' login changes when it has
+                                      no socket to wait on (passbridge: 0.2; DaemonOptions.storeLookInterval)
+
         """)
-let arguments = Array(CommandLine.arguments.dropFirst())
+var arguments = Array(CommandLine.arguments.dropFirst())
 if let status = program.helpOrVersion(arguments) { exit(status) }
+var lookInterval: Duration?
+if let index = arguments.firstIndex(of: "--test-store-look-seconds") {
+    guard index + 1 < arguments.count, let seconds = Double(arguments[index + 1]), seconds > 0 else {
+        exit(program.usageError(UsageError("--test-store-look-seconds needs a positive number of seconds")))
+    }
+    lookInterval = .milliseconds(Int64(seconds * 1000))
+    arguments.removeSubrange(index...(index + 1))
+}
 var options: DaemonOptions
 do throws(CommandLineError) {
     options = try DaemonOptions.parse(arguments)
@@ -26,6 +37,7 @@ do throws(CommandLineError) {
     case .failure(let message): exit(program.failure(message))
     }
 }
+if let lookInterval { options.storeLookInterval = lookInterval }
 var temporary: URL?
 if options.stateDir == nil && options.store == nil {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("passbridge-test-daemon-\(UUID().uuidString)")

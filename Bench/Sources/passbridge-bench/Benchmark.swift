@@ -7,9 +7,8 @@ enum Figure: Hashable {
     /// Microseconds per call through the C client (`c == true`) or this bench's Swift client.
     case stdioPingPong(c: Bool), stdioPipelined(c: Bool), socketPingPong(c: Bool), socketPipelined(c: Bool)
     case spawnMs, rssIdleKiB, rss1000KiB
-    /// Milliseconds per sequential logged-in getAuthorization (through auth-bench.py's Python client, and through
-    /// the C client), and per the same REST call by curl (keep-alive).
-    case authorizationMs, authorizationCMs, curlKeepAliveMs
+    /// The binary's size in bytes (passbridge columns).
+    case binaryBytes
 }
 
 struct Options {
@@ -18,6 +17,8 @@ struct Options {
     var before: String?
     var footprint = false
     var steps: [(String, String)] = []
+    /// Also count instructions per call under callgrind (`cpu-bench.py --instructions`).
+    var instructions = false
 }
 
 func runBenchmark(_ options: Options) throws {
@@ -27,6 +28,8 @@ func runBenchmark(_ options: Options) throws {
     setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     let programs = try Programs.prepare(passbridge: options.passbridge, before: options.before)
     defer { try? FileManager.default.removeItem(atPath: programs.scratch) }
+    // The headline first: CPU per operation, beside curl's (Bench/README.md, "Why CPU").
+    let cpu = try cpuTable(programs, options)
     let pingCalls = options.quick ? 2000 : 10000
     let pipelinedCalls = options.quick ? 20000 : 100000
     let rounds = options.quick ? 1 : 5
@@ -54,15 +57,12 @@ func runBenchmark(_ options: Options) throws {
         figures[.rssIdleKiB] = Double(idle)
         figures[.rss1000KiB] = Double(loaded)
         if let binary = server.passbridge {
-            let authorization = try authorizationFigures(binary, programs, calls: options.quick ? 50 : 300)
-            figures[.authorizationMs] = authorization["authorization_ms"]
-            figures[.authorizationCMs] = authorization["authorization_c_ms"]
-            figures[.curlKeepAliveMs] = authorization["curl_keepalive_ms"]
+            figures[.binaryBytes] = (try? FileManager.default.attributesOfItem(atPath: binary)[.size] as? Int).map(Double.init)
         }
         results.append(figures)
-        FileHandle.standardError.write(Data("\(server.name): spawn, RSS and authorization done\n".utf8))
+        FileHandle.standardError.write(Data("\(server.name): spawn and RSS done\n".utf8))
     }
-    print(report(programs.servers, results))
+    print("CPU per operation (cpu-bench.py):\n\n" + cpu + "\n\n" + report(programs.servers, results))
 }
 
 /// Ping-pong and pipelined (64 in flight) over stdio, then over a Unix socket, through one client.
@@ -148,14 +148,19 @@ func runFootprint(_ options: Options) throws {
     print(footprintReport(servers, spawns: spawns, sizes: sizes))
 }
 
-/// `auth-bench.py` for one passbridge binary, against the pass-emulator built next to this bench.
-func authorizationFigures(_ passbridge: String, _ programs: Programs, calls: Int) throws -> [String: Double] {
+/// `cpu-bench.py` for the measured passbridge (and `--before`), against the pass-emulator built next to this bench:
+/// its Markdown tables.
+func cpuTable(_ programs: Programs, _ options: Options) throws -> String {
     let emulator = programs.binDir + "/pass-emulator"
     guard FileManager.default.isExecutableFile(atPath: emulator) else {
         throw BenchError("\(emulator) is missing: run `swift build -c release --product pass-emulator` first")
     }
-    return try printedFigures(of: [
-        "python3", programs.benchDir + "/auth-bench.py", "--bin-dir", programs.binDir, "--passbridge", passbridge, "--calls", "\(calls)",
-        "--c-client", programs.cClient,
-    ])
+    let daemons = programs.servers.compactMap(\.passbridge)
+    var command = [
+        "python3", programs.benchDir + "/cpu-bench.py", "--bin-dir", programs.binDir, "--passbridge", daemons[0],
+        "--calls", options.quick ? "200" : "1000", "--flows", options.quick ? "10" : "40", "--rounds", options.quick ? "1" : "3",
+    ]
+    if let before = options.before { command += ["--before", before] }
+    if options.instructions { command.append("--instructions") }
+    return try output(of: command).trimmingCharacters(in: .whitespacesAndNewlines)
 }

@@ -66,8 +66,8 @@ struct BenchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs a program to its end and returns its standard output's `name value` lines as numbers.
-func printedFigures(of command: [String]) throws -> [String: Double] {
+/// What `command` printed on stdout; throws when it fails.
+func output(of command: [String]) throws -> String {
     let process = Process()
     let output = Pipe()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -79,8 +79,13 @@ func printedFigures(of command: [String]) throws -> [String: Double] {
     guard process.terminationStatus == 0 else {
         throw BenchError("\(command.joined(separator: " ")) failed (\(process.terminationStatus))")
     }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Runs a program to its end and returns its standard output's `name value` lines as numbers.
+func printedFigures(of command: [String]) throws -> [String: Double] {
     var values: [String: Double] = [:]
-    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+    for line in try output(of: command).split(separator: "\n") {
         let parts = line.split(separator: " ")
         if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
     }

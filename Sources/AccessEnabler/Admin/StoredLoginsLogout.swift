@@ -44,9 +44,8 @@ extension TokenStore {
             }
             outcomes.append(StoredLogoutOutcome(login: StoredLogin(key, profile), failure: failure))
         }
-        for login in clients.keys where !kept.contains(login) {
-            try await setSelectedProvider(nil, login)
-        }
+        let ended = Dictionary(uniqueKeysWithValues: clients.keys.filter { !kept.contains($0) }.map { ($0, String?.none) })
+        if !ended.isEmpty { try await executor.run { try $0.writeCache(expiries: [:], selections: ended) } }
         return outcomes
     }
 

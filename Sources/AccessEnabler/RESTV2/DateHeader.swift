@@ -7,6 +7,7 @@ enum DateHeader {
 
     /// The date, or nil when `text` is not `Www, DD Mon YYYY HH:MM:SS GMT` (the weekday is not checked).
     static func parse(_ text: String) -> Date? {
+        if let seconds = fixdateSeconds(text) { return Date(timeIntervalSince1970: Double(seconds)) }
         let fields = text.split(separator: " ")
         guard fields.count == 6, fields[0].hasSuffix(","), fields[5] == "GMT" || fields[5] == "UTC",
             let day = Int(fields[1]), let month = months.firstIndex(of: String(fields[2])), let year = Int(fields[3])
@@ -17,6 +18,30 @@ enum DateHeader {
         else { return nil }
         let days = daysSinceEpoch(year: year, month: month + 1, day: day)
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))
+    }
+
+    /// The seconds of an IMF-fixdate exactly as servers write it (29 bytes, two-digit day, `GMT`), read byte by
+    /// byte: every backend answer carries one. nil for any other text, which `parse` then reads field by field.
+    private static func fixdateSeconds(_ text: String) -> Int? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 0x20, bytes[7] == 0x20, bytes[11] == 0x20,
+            bytes[16] == 0x20, bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"), bytes[25] == 0x20,
+            bytes[26...] == [UInt8(ascii: "G"), UInt8(ascii: "M"), UInt8(ascii: "T")]
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                guard bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        let name = bytes[8..<11]
+        guard let month = months.firstIndex(where: { $0.utf8.elementsEqual(name) }), let day = number(5..<7),
+            let year = number(12..<16), let hour = number(17..<19), let minute = number(20..<22), let second = number(23..<25),
+            (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
+        return daysSinceEpoch(year: year, month: month + 1, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
     }
 
     static func format(_ date: Date) -> String {

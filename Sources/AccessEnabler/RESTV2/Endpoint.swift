@@ -63,7 +63,7 @@ struct Endpoint<Response: Sendable>: Sendable {
     /// `token` is ignored for DCR. nil when the URL is not valid.
     func request(on baseURL: URL, token: String, device: DeviceHeaders) -> RESTRequest? {
         guard let target = url(on: baseURL) else { return nil }
-        var request = RESTRequest(method: method, url: target)
+        var request = RESTRequest(method: method, url: target, path: path)
         switch kind {
         case .api:
             request.headers = [

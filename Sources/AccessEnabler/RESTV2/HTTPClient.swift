@@ -15,6 +15,16 @@ struct RESTRequest: Sendable {
     var url: URL
     var headers: [(String, String)] = []
     var body: Data?
+    /// The URL's path as the endpoint wrote it (escaped), for log lines.
+    var path: String
+
+    init(method: String, url: URL, headers: [(String, String)] = [], body: Data? = nil, path: String? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.path = path ?? url.path
+    }
 }
 
 /// One HTTP exchange's result.

@@ -28,6 +28,10 @@ final class HTTPTransport: HTTPClient, Sendable {
         // A header line is ended by CR or LF and cut by NUL: a value holding one would add header lines of its
         // own to the request. The bridge refuses such values (-32602); this is the last guard: never sent.
         guard request.headers.allSatisfy({ HeaderValue.isSafe($0.0) && HeaderValue.isSafe($0.1) }) else { return .failure(.network) }
+        // On an event loop that drives its own transfers (the daemon's), no other thread takes part.
+        if let client = isolation as? RestClient, let transfers = HTTPLoops.transfers(of: client) {
+            return await transfers.perform(isolation: isolation, request, timeout: timeout)
+        }
         let started = pool.withLock { pool in
             if pool == nil { pool = TransferPool.start() }
             return pool!
@@ -99,13 +103,13 @@ private final class TransferPool: @unchecked Sendable {
 
 /// One request in flight: its easy handle, header list and what has come back so far. Built by the caller,
 /// then touched only by the pool's thread (hence unchecked Sendable).
-private final class Transfer: @unchecked Sendable {
+final class Transfer: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let continuation: CheckedContinuation<HTTPResult, Never>
     /// Response headers, names lower-cased; reset by each status line (a 100 Continue, say).
     var headers: [String: String] = [:]
-    var body: [UInt8] = []
+    var body = Data()
 
     init?(_ request: RESTRequest, timeout: Duration, continuation: CheckedContinuation<HTTPResult, Never>) {
         guard let easy = ccurl_easy_init() else { return nil }
@@ -138,7 +142,7 @@ private final class Transfer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         _ = ccurl_setopt_write(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-            transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
+            if let data { data.withMemoryRebound(to: UInt8.self, capacity: size * count) { transfer.body.append($0, count: size * count) } }
             return size * count
         }
         _ = ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
@@ -158,15 +162,27 @@ private final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// One header line as libcurl hands it over (with its CRLF).
+    /// One header line as libcurl hands it over (with its CRLF): the name lower-cased (ASCII, as HTTP names are),
+    /// the value without the spaces, tabs and line break around it.
     private func header(_ line: UnsafeRawBufferPointer) {
         if line.starts(with: "HTTP/".utf8) {
             headers = [:]
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
-        headers[name] = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingWhitespace()
+        let name = String(unsafeUninitializedCapacity: colon) { name in
+            for index in 0..<colon {
+                let byte = line[index]
+                name[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+            }
+            return colon
+        }
+        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        var start = colon + 1
+        var end = line.count
+        while start < end, blank(line[start]) { start += 1 }
+        while end > start, blank(line[end - 1]) { end -= 1 }
+        headers[name] = String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
     }
 
     /// Hands the result to the waiting caller and frees the handle.
@@ -176,7 +192,7 @@ private final class Transfer: @unchecked Sendable {
         case CURLE_OK:
             var status = 0
             _ = ccurl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-            result = .response(status: status, headers: headers, body: Data(body))
+            result = .response(status: status, headers: headers, body: body)
         case CURLE_OPERATION_TIMEDOUT:
             result = .failure(.timeout)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,

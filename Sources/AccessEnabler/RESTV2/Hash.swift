@@ -1,4 +1,5 @@
 import CDigest
+import Synchronization
 
 /// Hex digests through libcrypto (tracking GUID = MD5; store keys = SHA-256), loaded by the first one.
 ///
@@ -16,9 +17,27 @@ enum Hash {
         let bytes = Array(text.utf8)
         let done = bytes.withUnsafeBytes { input in digest(input.baseAddress, input.count, &output) }
         precondition(done == 1, "libcrypto's EVP_Digest failed")
-        return output.map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        return String(unsafeUninitializedCapacity: count * 2) { text in
+            let digits: StaticString = "0123456789abcdef"
+            for (index, byte) in output.enumerated() {
+                text[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                text[2 * index + 1] = digits.utf8Start[Int(byte & 0xF)]
+            }
+            return count * 2
+        }
+    }
+
+    private static let statementHashes = Mutex<[String: String]>([:])
+
+    /// `sha256Hex` of a software statement, remembered: a process has one or two, and their hash keys every store
+    /// call (`RestClient.scope`).
+    static func statementSHA256(_ statement: String) -> String {
+        if let known = statementHashes.withLock({ $0[statement] }) { return known }
+        let hash = sha256Hex(statement)
+        statementHashes.withLock { known in
+            if known.count >= 16 { known.removeAll() }  // statements a host made up do not pile up
+            known[statement] = hash
+        }
+        return hash
     }
 }

@@ -198,5 +198,5 @@ struct RegistrationError: Sendable, Equatable {
     var isInvalidClient: Bool { error == "invalid_client" }
 
     /// The software statement was refused (its `error`, else its `code`, names it).
-    var refusesSoftwareStatement: Bool { (error ?? code ?? "").contains("software_statement") }
+    var refusesSoftwareStatement: Bool { ASCII.end(of: "software_statement", in: error ?? code ?? "") != nil }
 }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import JSON
+import Synchronization
 import ThreadAffinity
 
 /// What a REST V2 call ended with.
@@ -60,9 +61,20 @@ actor RestClient {
     private var clockSkewNoticed = false
     private let log: (@Sendable (EngineLogLevel, String) -> Void)?
     private var tokenTask: Task<String?, Never>?
-    /// The access token last read from or written to the store, used without asking the store again until a
-    /// minute before it expires or until the backend refuses it.
-    private var heldToken: AccessTokenRecord?
+    /// The access token last read from or written to the store by any client of this scope in the process, used
+    /// without asking the store again until a minute before it expires or until the backend refuses it (every
+    /// connection has clients of its own: a new one needs no store call for the token).
+    private var heldToken: AccessTokenRecord? {
+        get { Self.heldTokens.withLock { $0[scope] } }
+        set {
+            Self.heldTokens.withLock { held in
+                if held.count >= 64, held[scope] == nil { held.removeAll() }  // scopes a host made up do not pile up
+                held[scope] = newValue
+            }
+        }
+    }
+
+    private static let heldTokens = Mutex<[StoreScope: AccessTokenRecord]>([:])
     private var registrationRefused = false
     /// Why the last token fetch failed when the backend could not be reached or the store failed (then no R4xx
     /// applies).
@@ -93,7 +105,7 @@ actor RestClient {
     }
 
     static func scope(baseURL: URL, softwareStatement: String) -> StoreScope {
-        StoreScope(backend: baseURL.absoluteString.trimmingSuffix("/"), statementSHA256: Hash.sha256Hex(softwareStatement))
+        StoreScope(backend: baseURL.absoluteString.trimmingSuffix("/"), statementSHA256: Hash.statementSHA256(softwareStatement))
     }
 
     /// An absolute URL for a path the backend returned (relative or absolute).
@@ -177,11 +189,11 @@ actor RestClient {
             }
             if (300..<400).contains(status) {
                 // Never followed: the next hop could be plain http, and the request carries credentials.
-                log?(.debug, "\(request.method) \(request.url.path): redirect to \(headers["location"] ?? "nowhere") not followed")
+                log?(.debug, "\(request.method) \(request.path): redirect to \(headers["location"] ?? "nowhere") not followed")
                 return .transport(.network)
             }
-            let isJSON = (headers["content-type"] ?? "").lowercased().contains("json")
-            let parsed = isJSON ? try? JSON.parse([UInt8](body)) : nil
+            let isJSON = headers["content-type"].map { ASCII.contains($0, "json") } ?? false
+            let parsed = isJSON ? body.withUnsafeBytes { try? JSON.parse($0) } : nil
             if (200..<300).contains(status) {
                 if body.isEmpty { return .ok(.null) }
                 guard let parsed else { return .garbage }
@@ -193,8 +205,8 @@ actor RestClient {
 
     /// `GET /api/v2/REF/profiles/code/<code> → 200`: no query, the authentication code redacted.
     static func logLine(_ request: RESTRequest, _ result: HTTPResult) -> String {
-        var path = request.url.path
-        if let range = path.firstRange(of: "/code/") { path = String(path[..<range.upperBound]) + "<code>" }
+        var path = request.path
+        if let end = ASCII.end(of: "/code/", in: path) { path = String(path.utf8[..<end])! + "<code>" }
         if path.hasPrefix("/api/v2/authenticate/") { path = "/api/v2/authenticate/<code>" }
         let outcome: String
         switch result {

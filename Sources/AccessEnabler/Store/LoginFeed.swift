@@ -60,12 +60,17 @@ final class LoginFeed: Sendable {
         var nextID = 0
         /// The profiles of watched logins, by MVPD, as stored; a login absent here is read from the store.
         var profiles: [LoginKey: [String: StoredProfile]] = [:]
+        /// The authorization expiries this process wrote for watched logins in memory, as stored (`storedExpiry`);
+        /// forgotten with the login's profiles, and whenever they change (a logout deletes its expiries).
+        var expiries: [LoginKey: [ExpiryKey: Int64]] = [:]
         /// Reads served from memory, and reads that waited on the store (`rpc.stats`).
         var memoryReads = 0
         var storeReads = 0
-        /// A look for other processes' changes is owed: logins were watched since the last look that found none
-        /// watched (PostgreSQL then stops listening).
+        /// A look for other processes' changes is owed at once: a watch started (PostgreSQL then starts listening)
+        /// or the last one ended (PostgreSQL then stops).
         var lookOwed = false
+        /// Wakes the store's worker for a look owed (`TokenStore`).
+        var wake: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
@@ -77,10 +82,13 @@ final class LoginFeed: Sendable {
     /// more after the last watch ended.
     var wantsLook: Bool { state.withLock { !$0.watchers.isEmpty || $0.lookOwed } }
 
-    /// The worker is about to look: returns whether anything is watched, and pays the look owed when nothing is.
+    /// Whether a look is owed at once (a watch started, or the last one ended).
+    var lookOwed: Bool { state.withLock { $0.lookOwed } }
+
+    /// The worker is about to look: returns whether anything is watched, and pays the look owed.
     func looking() -> Bool {
         state.withLock { state in
-            if state.watchers.isEmpty { state.lookOwed = false }
+            state.lookOwed = false
             return !state.watchers.isEmpty
         }
     }
@@ -96,10 +104,33 @@ final class LoginFeed: Sendable {
     }
 
     func remove(_ id: Int) {
-        state.withLock { state in
-            guard state.watchers.removeValue(forKey: id) != nil else { return }
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.watchers.removeValue(forKey: id) != nil else { return nil }
             let watched = Set(state.watchers.values.flatMap(\.logins))
             state.profiles = state.profiles.filter { watched.contains($0.key) }
+            state.expiries = state.expiries.filter { watched.contains($0.key) }
+            guard state.watchers.isEmpty else { return nil }
+            state.lookOwed = true
+            return state.wake
+        }
+        wake?()
+    }
+
+    /// Sets what wakes the store's worker when the last watch ends (a look is then owed).
+    func setWake(_ wake: @escaping @Sendable () -> Void) { state.withLock { $0.wake = wake } }
+
+    /// The authorization expiry stored under `key` as this process last wrote it, when its login is watched and in
+    /// memory and has not changed since; else nil (unknown).
+    func storedExpiry(_ key: ExpiryKey) -> Int64? {
+        state.withLock { $0.expiries[key.profile.login]?[key] }
+    }
+
+    /// Worker thread: these expiries were just written; those of watched logins in memory are remembered.
+    func wroteExpiries(_ written: [ExpiryKey: Int64]) {
+        state.withLock { state in
+            for (key, notAfter) in written where state.profiles[key.profile.login] != nil {
+                state.expiries[key.profile.login, default: [:]][key] = notAfter
+            }
         }
     }
 
@@ -124,7 +155,10 @@ final class LoginFeed: Sendable {
             let watched = Set(state.watchers.values.flatMap(\.logins))
             var changed: Set<LoginChange> = []
             for (login, stored) in profiles where watched.contains(login) {
-                if let known = state.profiles[login], known != stored { changed.insert(.login(login)) }
+                if let known = state.profiles[login], known != stored {
+                    changed.insert(.login(login))
+                    state.expiries[login] = nil
+                }
                 state.profiles[login] = stored
             }
             return changed.isEmpty ? [] : Self.affected(state, changed)
@@ -138,6 +172,7 @@ final class LoginFeed: Sendable {
     func wrote(_ profile: StoredProfile?, _ key: ProfileKey, by writer: Int? = nil) {
         let deliveries = state.withLock { state -> [(Watcher, Set<LoginKey>)] in
             if state.profiles[key.login] != nil { state.profiles[key.login]?[key.mvpd] = profile }
+            state.expiries[key.login] = nil
             return Self.affected(state, [.login(key.login)], except: writer)
         }
         for (watcher, logins) in deliveries { watcher.deliver(logins) }
@@ -155,7 +190,10 @@ final class LoginFeed: Sendable {
             let stored = try read(login)
             state.withLock { state in
                 state.storeReads += 1
-                if state.profiles[login] != stored { changed.insert(login) }
+                if state.profiles[login] != stored {
+                    changed.insert(login)
+                    state.expiries[login] = nil
+                }
                 state.profiles[login] = stored
             }
         }
@@ -170,6 +208,7 @@ final class LoginFeed: Sendable {
     func forget(_ change: LoginChange) {
         let deliveries = state.withLock { state -> [(Watcher, Set<LoginKey>)] in
             state.profiles = state.profiles.filter { !change.covers($0.key) }
+            state.expiries = state.expiries.filter { !change.covers($0.key) }
             return Self.affected(state, [change])
         }
         for (watcher, logins) in deliveries { watcher.deliver(logins) }

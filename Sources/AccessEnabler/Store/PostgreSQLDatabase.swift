@@ -122,6 +122,14 @@ final class PostgreSQLDatabase {
         return reconnectedSinceNotifications ? nil : payloads
     }
 
+    /// The connection's socket, for a wait until the server sends something (a notification); nil while the
+    /// connection is lost.
+    var socket: Int32? {
+        guard !lost, cpq_status(connection) == CONNECTION_OK else { return nil }
+        let fd = cpq_socket(connection)
+        return fd >= 0 ? fd : nil
+    }
+
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) {
         _ = try query(sql, arguments)
     }

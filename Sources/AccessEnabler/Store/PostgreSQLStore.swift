@@ -195,6 +195,7 @@ final class PostgreSQLStore: StoreDatabase {
         try database.withReconnect(.idempotent) { () throws(TokenStoreError) -> ExternalChanges in
             guard watching else {
                 try database.listen(nil)
+                listening = false
                 return .none
             }
             let starting = !listening
@@ -213,20 +214,6 @@ final class PostgreSQLStore: StoreDatabase {
         ).first?.first?.text
     }
 
-    func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) throws {
-        if let mvpd {
-            _ = try rows(
-                """
-                INSERT INTO selected_providers(backend, statement_sha256, device_id, requestor, mvpd) VALUES ($1, $2, $3, $4, $5)
-                ON CONFLICT (backend, statement_sha256, device_id, requestor) DO UPDATE SET mvpd = excluded.mvpd
-                """, SQLiteStore.values(key) + [.text(mvpd)])
-        } else {
-            _ = try rows(
-                "DELETE FROM selected_providers WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4",
-                SQLiteStore.values(key))
-        }
-    }
-
     func authorizationExpiry(_ key: ProfileKey, resource: String) throws -> Int64? {
         try rows(
             """
@@ -236,14 +223,40 @@ final class PostgreSQLStore: StoreDatabase {
         ).first?.first?.integer
     }
 
-    func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws {
-        try cacheWrite(
-            """
-            INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
-            ON CONFLICT (backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
-            """, SQLiteStore.values(key) + [.text(resource), .integer(notAfter)])
+    /// Committed without waiting for its WAL flush, in one transaction; upserts and deletes by key, so idempotent.
+    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws {
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) in
+            try database.transaction { () throws(TokenStoreError) in
+                try database.execute("SET LOCAL synchronous_commit = off")
+                for (key, notAfter) in expiries {
+                    try database.execute(
+                        """
+                        INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
+                        VALUES ($1, $2, $3, $4, $5, $6, $7)
+                        ON CONFLICT (backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
+                        """, SQLiteStore.values(key.profile) + [.text(key.resource), .integer(notAfter)])
+                }
+                for (key, mvpd) in selections {
+                    if let mvpd {
+                        try database.execute(
+                            """
+                            INSERT INTO selected_providers(backend, statement_sha256, device_id, requestor, mvpd) VALUES ($1, $2, $3, $4, $5)
+                            ON CONFLICT (backend, statement_sha256, device_id, requestor) DO UPDATE SET mvpd = excluded.mvpd
+                            """, SQLiteStore.values(key) + [.text(mvpd)])
+                    } else {
+                        try database.execute(
+                            "DELETE FROM selected_providers WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4",
+                            SQLiteStore.values(key))
+                    }
+                }
+            }
+        }
     }
+
+    /// The connection's socket while it listens and is up: notifications arrive on it.
+    var notificationSocket: Int32? { listening ? database.socket : nil }
+
+    var connectionLost: Bool { database.socket == nil }
 
     func allProfiles() throws -> [(ProfileKey, StoredProfile)] {
         try rows(

@@ -162,20 +162,6 @@ final class SQLiteStore: StoreDatabase {
             Self.values(key))
     }
 
-    func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) throws {
-        if let mvpd {
-            try database.execute(
-                """
-                INSERT INTO selected_providers(backend, statement_sha256, device_id, requestor, mvpd) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(backend, statement_sha256, device_id, requestor) DO UPDATE SET mvpd = excluded.mvpd
-                """, Self.values(key) + [.text(mvpd)])
-        } else {
-            try database.execute(
-                "DELETE FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?",
-                Self.values(key))
-        }
-    }
-
     func authorizationExpiry(_ key: ProfileKey, resource: String) throws -> Int64? {
         var result: Int64?
         try database.query(
@@ -187,14 +173,38 @@ final class SQLiteStore: StoreDatabase {
         return result
     }
 
-    func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws {
-        try cacheWrite(
-            """
-            INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
-            """, Self.values(key) + [.text(resource), .integer(notAfter)])
+    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws {
+        try database.execute("PRAGMA synchronous=NORMAL")
+        defer { _ = try? database.execute("PRAGMA synchronous=FULL") }
+        try database.transaction { () throws(TokenStoreError) in
+            for (key, notAfter) in expiries {
+                try database.execute(
+                    """
+                    INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
+                    """, Self.values(key.profile) + [.text(key.resource), .integer(notAfter)])
+            }
+            for (key, mvpd) in selections {
+                if let mvpd {
+                    try database.execute(
+                        """
+                        INSERT INTO selected_providers(backend, statement_sha256, device_id, requestor, mvpd) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT(backend, statement_sha256, device_id, requestor) DO UPDATE SET mvpd = excluded.mvpd
+                        """, Self.values(key) + [.text(mvpd)])
+                } else {
+                    try database.execute(
+                        "DELETE FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?",
+                        Self.values(key))
+                }
+            }
+        }
     }
+
+    /// SQLite has no socket to wait on: other processes' commits are looked for (`externalChanges`).
+    var notificationSocket: Int32? { nil }
+
+    var connectionLost: Bool { false }
 
     func allProfiles() throws -> [(ProfileKey, StoredProfile)] {
         var rows: [(ProfileKey, StoredProfile)] = []

@@ -10,6 +10,11 @@ import ThreadAffinity
 /// Nothing runs before the first job: the thread is started by the first ``submit(_:)``, and it opens its
 /// database (`open`) before running that job, so a daemon that has not yet needed its store neither maps SQLite's
 /// pages nor holds a thread for it. When `open` fails, the job gets the error and the next job tries again.
+///
+/// Between jobs the worker sleeps on a condition variable, or, while it waits on the database's notification socket
+/// (PostgreSQL's `LISTEN`, ``Look``), in `poll(2)` on that socket and on a pipe that a submit then writes to; it wakes
+/// by itself only for deferred writes that are due (``Deferred``) and for a look that has no socket to wait on
+/// (SQLite's). With no job, no deferred write and no look wanted it does not wake at all.
 final class StoreExecutor: Sendable {
     typealias Job = @Sendable (Result<any StoreDatabase, any Error>) -> Void
 
@@ -18,25 +23,69 @@ final class StoreExecutor: Sendable {
         var closed = false
         var started = false
         var finished = false
+        /// `wake()` was called: the worker asks its look and its deferred writes again before it sleeps.
+        var woken = false
+        /// While the worker sleeps: when it wakes by itself (nil: never) and whether it waits on a socket.
+        var sleep: Sleep?
     }
 
-    /// Work the worker does between jobs: once `interval` has passed without a job, while `wanted` says so.
-    struct IdleWork: Sendable {
+    /// How the worker sleeps (`sleeping`): until `deadline` (monotonic ns; nil: until woken), and on the
+    /// database's notification socket or not.
+    struct Sleep: Sendable, Equatable {
+        var deadline: UInt64?
+        var socket: Bool
+    }
+
+    /// Looking for other processes' changes (`TokenStore`: the live logins), while `wanted` says so: at once when
+    /// `owed` says so (a watch started or ended), then on the database's socket when it has one (`socket`), else
+    /// every `interval`; also after every job while wanted, when there is a socket, so that what the database read
+    /// on the way (notifications libpq took in with a query's answer) is not left waiting. `run` returns false when
+    /// it failed: the socket is then not waited on until a look succeeds.
+    struct Look: Sendable {
         let interval: Duration
         let wanted: @Sendable () -> Bool
+        let owed: @Sendable () -> Bool
+        let socket: @Sendable (any StoreDatabase) -> Int32?
+        let run: @Sendable (any StoreDatabase) -> Bool
+    }
+
+    /// Writes kept back to be made together (`TokenStore`'s cache writes): `due` says when they must be made (nil:
+    /// none are waiting); `run` makes them. They are also made before every job, so that a job reads what was
+    /// written before it was submitted, and before the worker ends.
+    struct Deferred: Sendable {
+        let due: @Sendable () -> UInt64?
         let run: @Sendable (any StoreDatabase) -> Void
     }
 
     private let name: String
     private let open: @Sendable () throws -> any StoreDatabase
     private let queue = Mutex(Queue())
+    /// The worker sleeps on `condition`, or in `poll` on `pipe.read` (with a socket), which `pipe.write` ends.
     private let condition = ThreadCondition()
-    private let idle = Mutex<IdleWork?>(nil)
+    private let pipe: (read: Int32, write: Int32)
+    private let look = Mutex<Look?>(nil)
+    private let deferred = Mutex<Deferred?>(nil)
+    /// The database's connection is known to be gone (`StoreDatabase.connectionLost`, as of the last job or look).
+    private let lost = Atomic<Bool>(false)
+    /// Signalled once the worker has ended (`close(wait:)`).
+    private let ended = ThreadCondition()
 
     /// - Parameter open: makes the database, on the worker thread, before the first job (again after a failure).
     init(name: String, open: @escaping @Sendable () throws -> any StoreDatabase) {
         self.name = name
         self.open = open
+        var fds: [Int32] = [-1, -1]
+        precondition(Glibc.pipe(&fds) == 0, "pipe failed: \(String(cString: strerror(errno)))")
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        pipe = (fds[0], fds[1])
+    }
+
+    deinit {
+        Glibc.close(pipe.read)
+        Glibc.close(pipe.write)
     }
 
     /// Runs `job` on the worker with its database and returns its result (or rethrows its error, or the error of
@@ -53,94 +102,182 @@ final class StoreExecutor: Sendable {
     /// Queues `job` without waiting for it; the first job starts the worker. After `close`, `job` gets a failure at
     /// once.
     func submit(_ job: @escaping Job) {
-        condition.lock()
-        let (start, closed) = queue.withLock { queue -> (Bool, Bool) in
+        let (start, closed) = notifying { queue -> (Bool, Bool) in
             if queue.closed { return (false, true) }
             queue.jobs.append(job)
             defer { queue.started = true }
             return (!queue.started, false)
         }
-        condition.signal()
-        condition.unlock()
         if closed { job(.failure(TokenStoreError.io(operation: "the store is closed", errno: EBADF))) }
         if start { startThread(name: name) { [self] in self.work() } }
     }
 
-    /// Sets the work done between jobs (`TokenStore`: looking for other processes' login changes).
-    func setIdleWork(_ work: IdleWork) { idle.withLock { $0 = work } }
-
-    /// Wakes the worker so that it asks `IdleWork.wanted` again (a watch started).
-    func wake() {
+    /// Changes the queue and wakes the worker however it sleeps: on the condition (signalled under its lock, so that
+    /// a worker about to wait cannot miss it) or in `poll` (the pipe).
+    private func notifying<T>(_ change: (inout Queue) -> T) -> T {
         condition.lock()
+        let (result, polling) = queue.withLock { queue in (change(&queue), queue.sleep?.socket == true) }
         condition.signal()
         condition.unlock()
+        if polling {
+            var one: UInt8 = 1
+            _ = Glibc.write(pipe.write, &one, 1)
+        }
+        return result
     }
+
+    /// Sets the look for other processes' changes (`TokenStore`: the live logins).
+    func setLook(_ work: Look) { look.withLock { $0 = work } }
+
+    /// Sets the deferred writes (`TokenStore`'s cache writes).
+    func setDeferred(_ work: Deferred) { deferred.withLock { $0 = work } }
+
+    /// Wakes the worker so that it asks ``Look/wanted`` and ``Deferred/due`` again (a watch started, a deferred
+    /// write was queued); costs nothing when the worker is not asleep or not started.
+    func wake() { notifying { $0.woken = true } }
+
+    /// Whether the database's connection was gone at the end of the last job or look: then the next operation
+    /// reconnects, and nothing is gained by keeping writes back (`TokenStore.submit`).
+    var connectionLost: Bool { lost.load(ordering: .relaxed) }
+
+    /// How the worker sleeps now; nil while it works (or before it started).
+    var sleeping: Sleep? { queue.withLock { $0.sleep } }
 
     /// Lets the worker finish what is queued, then end (closing its database); with `wait`, returns once it has.
     func close(wait: Bool = false) {
-        condition.lock()
-        queue.withLock { $0.closed = true }
-        condition.broadcast()
-        while wait, queue.withLock({ $0.started && !$0.finished }) { condition.wait() }
-        condition.unlock()
+        let started = notifying { queue in
+            queue.closed = true
+            return queue.started
+        }
+        guard wait, started else { return }
+        ended.lock()
+        while !queue.withLock({ $0.finished }) { ended.wait() }
+        ended.unlock()
     }
 
     private func work() {
         run()
         // The database is closed by now (`run` held the only reference).
-        condition.lock()
+        ended.lock()
         queue.withLock { $0.finished = true }
-        condition.broadcast()
-        condition.unlock()
+        ended.broadcast()
+        ended.unlock()
     }
 
     private func run() {
         var database: (any StoreDatabase)?
-        var lastIdle = TimerQueue.now()
+        var lastLook = TimerQueue.now()
+        /// The last look failed and no operation has found the connection up since: its socket is not waited on (a
+        /// connection that is gone reads as readable forever).
+        var lookFailed = false
+        /// After each operation: whether the connection is gone now (a reconnect by a job or a write makes its new
+        /// socket one to wait on again).
+        func noteConnection(_ database: any StoreDatabase) {
+            let gone = database.connectionLost
+            lost.store(gone, ordering: .relaxed)
+            if !gone { lookFailed = false }
+        }
+        func runLook(_ look: Look, _ database: any StoreDatabase) {
+            let succeeded = look.run(database)
+            lastLook = TimerQueue.now()
+            noteConnection(database)
+            if !succeeded { lookFailed = true }
+        }
         while true {
-            // The idle work runs at its interval also while jobs keep coming, so that a busy store still learns
-            // of other processes' changes.
-            let work = database == nil ? nil : idle.withLock({ $0 }).flatMap { $0.wanted() ? $0 : nil }
-            let due = work.map { lastIdle &+ Self.nanoseconds($0.interval) }
-            if let work, let database, let due, TimerQueue.now() >= due {
-                work.run(database)
-                lastIdle = TimerQueue.now()
+            let (job, closed) = queue.withLock { queue -> (Job?, Bool) in
+                if !queue.jobs.isEmpty { return (queue.jobs.removeFirst(), false) }
+                return (nil, queue.closed)
+            }
+            let deferredWork = deferred.withLock { $0 }
+            if let job {
+                if database == nil {
+                    do {
+                        let opened = try open()
+                        opened.thread.claim()
+                        database = opened
+                    } catch {
+                        job(.failure(error))
+                        continue
+                    }
+                }
+                if let deferredWork, deferredWork.due() != nil { deferredWork.run(database!) }
+                job(.success(database!))
+                noteConnection(database!)
+                if let look = look.withLock({ $0 }), look.wanted(), look.socket(database!) != nil { runLook(look, database!) }
                 continue
             }
-            condition.lock()
-            var job: Job?
-            var closed = false
-            var timedOut = false
-            while job == nil, !closed, !timedOut {
-                (job, closed) = queue.withLock { queue in queue.jobs.isEmpty ? (nil, queue.closed) : (queue.jobs.removeFirst(), false) }
-                guard job == nil, !closed else { break }
-                if let due {
-                    condition.wait(until: due)
-                    timedOut = TimerQueue.now() >= due
-                } else {
-                    condition.wait()
-                    // A watch may have started: the idle work is asked again.
-                    timedOut = database != nil && idle.withLock({ $0 })?.wanted() == true
-                }
+            if closed {
+                if let database, let deferredWork, deferredWork.due() != nil { deferredWork.run(database) }
+                return
             }
-            condition.unlock()
-            if job == nil, !closed { continue }
-            guard let job else { return }
-            if database == nil {
-                do {
-                    let opened = try open()
-                    opened.thread.claim()
-                    database = opened
-                } catch {
-                    job(.failure(error))
-                    continue
-                }
+            guard let database else {
+                sleep(until: nil, socket: nil)
+                continue
             }
-            job(.success(database!))
+            let now = TimerQueue.now()
+            let flushDue = deferredWork?.due()
+            if let deferredWork, let flushDue, flushDue <= now {
+                deferredWork.run(database)
+                noteConnection(database)
+                continue
+            }
+            let wantedLook = look.withLock { $0 }.flatMap { $0.wanted() ? $0 : nil }
+            if let wantedLook, wantedLook.owed() {
+                runLook(wantedLook, database)
+                continue
+            }
+            let socket = wantedLook.flatMap { lookFailed ? nil : $0.socket(database) }
+            // A look with a socket to wait on needs no timer; one without (SQLite's, or a connection that failed)
+            // comes at its interval.
+            let lookDue = wantedLook.flatMap { look in socket == nil ? lastLook &+ Self.nanoseconds(look.interval) : nil }
+            if let wantedLook, let lookDue, lookDue <= now {
+                runLook(wantedLook, database)
+                continue
+            }
+            let deadline = [flushDue, lookDue].compactMap { $0 }.min()
+            if sleep(until: deadline, socket: socket), let wantedLook { runLook(wantedLook, database) }
         }
     }
 
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+    /// Sleeps until a job, a wake or the close comes (at once if one came since the worker last looked), `socket`
+    /// (if any) is readable, or `deadline` (monotonic ns; nil: no limit). Returns whether `socket` is readable.
+    @discardableResult
+    private func sleep(until deadline: UInt64?, socket: Int32?) -> Bool {
+        condition.lock()
+        let pending = queue.withLock { queue in
+            let pending = !queue.jobs.isEmpty || queue.closed || queue.woken
+            queue.woken = false
+            if !pending { queue.sleep = Sleep(deadline: deadline, socket: socket != nil) }
+            return pending
+        }
+        defer { queue.withLock { $0.sleep = nil } }
+        if pending {
+            condition.unlock()
+            return false
+        }
+        guard let socket else {
+            if let deadline { condition.wait(until: deadline) } else { condition.wait() }
+            condition.unlock()
+            return false
+        }
+        condition.unlock()
+        var fds = (pollfd(fd: pipe.read, events: Int16(POLLIN), revents: 0), pollfd(fd: socket, events: Int16(POLLIN), revents: 0))
+        var timeout: Int32 = -1
+        if let deadline {
+            let now = TimerQueue.now()
+            timeout = deadline <= now ? 0 : Int32(min((deadline - now + 999_999) / 1_000_000, UInt64(Int32.max)))
+        }
+        let ready = withUnsafeMutableBytes(of: &fds) { raw in
+            poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeout)
+        }
+        if ready > 0, fds.0.revents != 0 {
+            var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+            _ = Glibc.read(pipe.read, &bytes, MemoryLayout.size(ofValue: bytes))
+        }
+        return ready > 0 && fds.1.revents != 0
+    }
+
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
         UInt64(max(0, duration.components.seconds)) &* 1_000_000_000 &+ UInt64(max(0, duration.components.attoseconds) / 1_000_000_000)
     }
 }

@@ -94,10 +94,10 @@ protocol StoreDatabase: AnyObject {
     /// Deletes the profile and its authorization expiries (durable).
     func deleteProfile(_ key: ProfileKey) throws
     func selectedProvider(_ key: LoginKey) throws -> String?
-    func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) throws
     func authorizationExpiry(_ key: ProfileKey, resource: String) throws -> Int64?
-    /// A cache write: not synced to disk per call.
-    func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws
+    /// Cache writes (`TokenStore.submit`), in one transaction not synced to disk: authorization expiries, and
+    /// selected MVPDs (nil: none).
+    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws
     /// Every stored profile, ordered by key.
     func allProfiles() throws -> [(ProfileKey, StoredProfile)]
     /// Deletes every profile, selection and authorization expiry (of `requestor` only, when given); returns
@@ -106,4 +106,17 @@ protocol StoreDatabase: AnyObject {
     /// What other processes changed in the profiles since the last call (`LoginFeed`); `watching` says whether
     /// anyone in this process still cares (PostgreSQL listens only then).
     func externalChanges(watching: Bool) throws -> ExternalChanges
+    /// The socket on which other processes' changes arrive while they are listened for (PostgreSQL's connection,
+    /// after `externalChanges(watching: true)`), for the worker to wait on; nil when there is none to wait on
+    /// (SQLite, which is looked at instead; a connection that failed).
+    var notificationSocket: Int32? { get }
+    /// Whether the connection is known to be gone (PostgreSQL's, until a reconnect); SQLite's never is.
+    var connectionLost: Bool { get }
+}
+
+extension StoreDatabase {
+    /// One authorization expiry written at once (`writeCache`); the engine's go through `TokenStore.submit`.
+    func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws {
+        try writeCache(expiries: [ExpiryKey(profile: key, resource: resource): notAfter], selections: [:])
+    }
 }

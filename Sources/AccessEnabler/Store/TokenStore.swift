@@ -14,8 +14,14 @@ public final class TokenStore: Sendable {
     let executor: StoreExecutor
     /// The watched logins' profiles in memory, and their watchers (`watch`).
     let feed = LoginFeed()
-    /// How often the store's worker looks for other processes' login changes while logins are watched.
-    public static let externalChangeInterval = Duration.milliseconds(200)
+    /// Cache writes waiting for the worker (`submit`).
+    private let cache = PendingCache()
+    /// How often the store's worker looks for other processes' login changes while logins are watched, when it
+    /// has no socket to wait on for them: SQLite's `data_version`; PostgreSQL's notifications arrive on the
+    /// connection's socket, and this interval is used only while that connection is failing.
+    public static let defaultLookInterval = Duration.milliseconds(200)
+    /// How long cache writes wait for more before they are written together (`submit`).
+    public static let cacheWriteDelay = Duration.milliseconds(250)
     /// Where the store lives, for messages: the database file, or the PostgreSQL URL without its password.
     public let location: String
 
@@ -30,10 +36,12 @@ public final class TokenStore: Sendable {
     /// cannot be opened (corrupt, written by a newer PassBridge) fails that call, and the next call tries again.
     /// - Parameters:
     ///   - busyTimeout: how long a call waits for another process's write lock before failing.
+    ///   - lookInterval: how often other processes' login changes are looked for (`defaultLookInterval`).
     ///   - log: receives, at `.warning`, one line per store file made 0600.
     /// - Throws: `TokenStoreError` for the directory or a store file.
     public init(
-        directory: URL, busyTimeout: Duration = .seconds(5), log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
+        directory: URL, busyTimeout: Duration = .seconds(5), lookInterval: Duration = defaultLookInterval,
+        log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
     ) throws {
         try StateDirectoryRule.prepare(directory.path)
         let path = directory.appendingPathComponent("passbridge.sqlite").path
@@ -45,46 +53,67 @@ public final class TokenStore: Sendable {
             try StoreFileRule.verify(path)
             return database
         }
-        startLooking()
+        startWorking(lookInterval: lookInterval)
     }
 
     /// Connects to the fleet's PostgreSQL database (a libpq URI, `postgresql://user@host/db` or
     /// `postgresql:///db?host=/socket/dir`) and brings its schema up to date, now: a fleet daemon with a wrong URL
     /// or an unreachable server fails at start. A connection the server closed later is reopened by the next
     /// call, which then runs again when that is safe (`PostgreSQLStore`); `log` receives each reconnect at
-    /// `.warning`.
+    /// `.warning`. `lookInterval`: how often the look is made while the connection fails (`defaultLookInterval`;
+    /// the tests set it to an hour to show that notifications come on the socket).
     /// - Throws: `TokenStoreError.postgreSQL` when it cannot connect or migrate.
-    public init(postgreSQL url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil) throws {
+    public init(
+        postgreSQL url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil, lookInterval: Duration = defaultLookInterval
+    ) throws {
         let database = OpenedDatabase(try PostgreSQLStore(url: url, log: log))
         location = PostgreSQLURL.redacted(url)
         executor = StoreExecutor(name: "passbridge-store") { database.database }
-        startLooking()
+        startWorking(lookInterval: lookInterval)
     }
 
-    /// The worker's idle work: while logins are watched, every `externalChangeInterval`, what other processes
-    /// changed is read again into memory and told to the watchers (`LoginFeed.refresh`).
-    private func startLooking() {
+    /// The worker's work between jobs: the look for other processes' login changes while logins are watched (what
+    /// they changed is read again into memory and told to the watchers, `LoginFeed.refresh`), and the cache writes.
+    private func startWorking(lookInterval: Duration) {
         let feed = self.feed
-        executor.setIdleWork(
-            StoreExecutor.IdleWork(
-                interval: Self.externalChangeInterval, wanted: { feed.wantsLook },
+        feed.setWake { [weak executor] in executor?.wake() }
+        executor.setLook(
+            StoreExecutor.Look(
+                interval: lookInterval, wanted: { feed.wantsLook }, owed: { feed.lookOwed },
+                socket: { $0.notificationSocket },
                 run: { database in
                     let watching = feed.looking()
                     // A failure (the database is away) is tried again at the next look; `.unknown` then makes
                     // up for what was missed.
-                    guard let changes = try? database.externalChanges(watching: watching) else { return }
+                    guard let changes = try? database.externalChanges(watching: watching) else { return false }
                     switch changes {
-                    case .none: break
-                    case .some(let changes): _ = try? feed.refresh(changes, read: database.profiles)
-                    case .unknown: _ = try? feed.refresh([.everything], read: database.profiles)
+                    case .none: return true
+                    case .some(let changes): return (try? feed.refresh(changes, read: database.profiles)) != nil
+                    case .unknown: return (try? feed.refresh([.everything], read: database.profiles)) != nil
+                    }
+                }))
+        let cache = self.cache
+        executor.setDeferred(
+            StoreExecutor.Deferred(
+                due: { cache.withLock { $0.due } },
+                run: { database in
+                    let waiting = cache.withLock { $0.take() }
+                    guard !waiting.isEmpty else { return }
+                    do {
+                        try database.writeCache(expiries: waiting.expiries, selections: waiting.selections)
+                        feed.wroteExpiries(waiting.expiries)
+                        cache.withLock { $0.written += waiting.expiries.count }
+                    } catch {
+                        let givenUp = cache.withLock { $0.putBack(waiting, delay: Self.cacheWriteDelay) }
+                        for failed in givenUp ?? [] { failed(error) }
                     }
                 }))
     }
 
     /// Watches `logins`: `deliver` gets the ones among them whose profiles changed — written by this process
-    /// (through any instance), by another process on the same SQLite file (seen within
-    /// `externalChangeInterval`), or by another daemon of the fleet (PostgreSQL's `LISTEN`/`NOTIFY`, likewise; all
-    /// of them after a reconnect) — and reads of watched logins are served from memory meanwhile. `deliver` runs
+    /// (through any instance), by another process on the same SQLite file (seen within the look's interval), or by
+    /// another daemon of the fleet (PostgreSQL's `LISTEN`/`NOTIFY`, as the notification arrives on the connection's
+    /// socket; all of them after a reconnect) — and reads of watched logins are served from memory meanwhile. `deliver` runs
     /// on the store's worker thread and must not block: hop to your own executor. Keep the watch as long as you
     /// care; it ends when freed or cancelled.
     public func watch(_ logins: Set<LoginKey>, deliver: @escaping @Sendable (Set<LoginKey>) -> Void) -> LoginWatch {
@@ -95,6 +124,10 @@ public final class TokenStore: Sendable {
 
     /// Reads of profiles served from memory and reads that went to the store, since start (`rpc.stats`).
     public var profileReads: (memory: Int, store: Int) { feed.readCounts }
+
+    /// Authorization expiry rows written to the store, and expiries not written because the store already held
+    /// them, since start (`rpc.stats`).
+    public var authorizationExpiries: (written: Int, unchanged: Int) { cache.withLock { ($0.written, $0.unchanged) } }
 
     deinit { executor.close() }
 
@@ -196,19 +229,25 @@ public final class TokenStore: Sendable {
         try await executor.run(isolation: isolation) { try $0.selectedProvider(key) }
     }
 
-    func setSelectedProvider(isolation: isolated (any Actor)? = #isolation, _ mvpd: String?, _ key: LoginKey) async throws {
-        try await executor.run(isolation: isolation) { try $0.setSelectedProvider(mvpd, key) }
-    }
-
     func authorizationExpiry(isolation: isolated (any Actor)? = #isolation, _ key: ProfileKey, resource: String) async throws -> Int64? {
         try await executor.run(isolation: isolation) { try $0.authorizationExpiry(key, resource: resource) }
     }
 
-    /// Queues a cache write without waiting for it; `failed` is called when it fails.
-    func submit(_ failed: @escaping @Sendable (any Error) -> Void, _ write: @escaping @Sendable (any StoreDatabase) throws -> Void) {
-        executor.submit { database in
-            do { try write(try database.get()) } catch { failed(error) }
-        }
+    /// Queues cache writes without waiting for them: `record` names them on the caller's thread; they are made by
+    /// the worker together with the others waiting, within `cacheWriteDelay` or before its next job, whichever
+    /// comes first (so a read sees them), in one transaction without an fsync (they may be lost in a crash); a write
+    /// that fails (the database restarting) is tried again with the next ones, a few times (`CacheQueue`); while
+    /// the connection is known to be gone writes are not kept back, so that the first one after a restart
+    /// reconnects. An authorization expiry the store already holds, as far as this process knows, is not written again (counted in
+    /// `authorizationExpiries.unchanged`). `failed` is called when the write fails.
+    func submit(_ failed: @escaping @Sendable (any Error) -> Void, _ record: (inout CacheWrites) throws -> Void) {
+        var writes = CacheWrites()
+        do { try record(&writes) } catch { return failed(error) }
+        let feed = self.feed
+        // While the connection is gone the write is made at once: the first call after a restart reconnects.
+        let delay = executor.connectionLost ? .zero : Self.cacheWriteDelay
+        let first = cache.withLock { $0.add(writes, failed: failed, delay: delay, stored: feed.storedExpiry) }
+        if first { executor.wake() }
     }
 
     // MARK: administration (`passbridge state`)

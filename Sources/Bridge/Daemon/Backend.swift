@@ -53,7 +53,7 @@ struct Backend {
         }
         let store: TokenStore
         do {
-            store = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory)
+            store = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory, lookInterval: options.storeLookInterval)
         } catch {
             emulator?.stop()
             if temporary { try? FileManager.default.removeItem(atPath: stateDirectory) }

@@ -44,6 +44,10 @@ public struct DaemonOptions: Sendable {
     public var limits = ConnectionLimits()
     /// `--request-timeout` in seconds: the hard deadline of each HTTP request to the backend.
     public var requestTimeout = AccessEnablerConfiguration.defaultRequestTimeout
+    /// How often the store looks for other processes' login changes when it has no socket to wait on for them
+    /// (`TokenStore.defaultLookInterval`). Not a flag of `passbridge`: the test daemon sets it
+    /// (`passbridge-test-daemon --test-store-look-seconds`) to show that PostgreSQL's notifications need no look.
+    public var storeLookInterval = TokenStore.defaultLookInterval
 
     /// The defaults `passbridge --help` shows.
     public init() {}
@@ -197,7 +201,7 @@ extension DaemonOptions {
             .init(
                 "OTHER",
                 [
-                    .option("--log-level", "LEVEL", help: "One of \(levelNames).", default: { "\($0.logLevel)" }) {
+                    .option("--log-level", "LEVEL", help: "One of \(levelNames).", default: { $0.logLevel.name }) {
                         (options, text) throws(CommandLineError) in
                         guard let level = Logger.Level(name: text) else { throw .usage("--log-level must be \(levelNames), got \(text)") }
                         options.logLevel = level
@@ -216,7 +220,7 @@ extension DaemonOptions {
 
     /// `trace, debug, info, warning or error`.
     private static var levelNames: String {
-        let names = Logger.Level.allCases.map { "\($0)" }
+        let names = Logger.Level.allCases.map(\.name)
         return names.dropLast().joined(separator: ", ") + " or " + names[names.count - 1]
     }
 

@@ -1,3 +1,4 @@
+import AccessEnabler
 import ArgumentParsing
 import Glibc
 import JSONRPC
@@ -65,7 +66,9 @@ public enum Daemon {
         return serve(
             options,
             factory: { connection in
-                wrapInstance(ApplicationInstance(outbound: connection, configuration: configuration, statistics: statistics))
+                // The engines' HTTP transfers run on the connection's loop, in its own wait (once per loop).
+                HTTPLoops.drive(connection.executor, on: LoopForTransfers(connection.loopDescriptors))
+                return wrapInstance(ApplicationInstance(outbound: connection, configuration: configuration, statistics: statistics))
             }, stopper: stopper, log: log)
     }
 
@@ -98,4 +101,19 @@ public enum Daemon {
             return 0
         }
     }
+}
+
+/// The connection's event loop as the engines' HTTP transfers use it (`HTTPLoops`).
+private final class LoopForTransfers: DescriptorLoop {
+    let descriptors: LoopDescriptors
+
+    init(_ descriptors: LoopDescriptors) { self.descriptors = descriptors }
+
+    func watch(_ fd: Int32, reading: Bool, writing: Bool, _ ready: @escaping (_ readable: Bool, _ writable: Bool) -> Void) {
+        descriptors.watch(fd, reading: reading, writing: writing, ready)
+    }
+
+    func forget(_ fd: Int32) { descriptors.forget(fd) }
+
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) { descriptors.run(after: delay, body) }
 }

@@ -9,16 +9,21 @@ import JSONRPC
 /// identifier is read by the first setRequestor (`Engine.resolveDeviceID`).
 public enum StoreSetup {
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
-    public static func open(store url: String?, stateDirectory: String) throws(CommandLineError) -> TokenStore {
+    /// - Parameter lookInterval: `DaemonOptions.storeLookInterval`.
+    public static func open(
+        store url: String?, stateDirectory: String, lookInterval: Duration = TokenStore.defaultLookInterval
+    ) throws(CommandLineError) -> TokenStore {
         do {
             let store: TokenStore
             if let url {
                 guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
                     throw CommandLineError.failure("--store needs a postgresql:// URL, got \(PostgreSQLURL.redacted(url))")
                 }
-                store = try TokenStore(postgreSQL: url, log: Logger.sink(label: "store"))
+                store = try TokenStore(postgreSQL: url, log: Logger.sink(label: "store"), lookInterval: lookInterval)
             } else {
-                store = try TokenStore(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true), log: Logger.sink(label: "store"))
+                store = try TokenStore(
+                    directory: URL(fileURLWithPath: stateDirectory, isDirectory: true), lookInterval: lookInterval,
+                    log: Logger.sink(label: "store"))
             }
             return store
         } catch let error as CommandLineError {

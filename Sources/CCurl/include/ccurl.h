@@ -31,5 +31,12 @@ CURLcode ccurl_setopt_string(CURL *easy, CURLoption option, const char *value);
 CURLcode ccurl_setopt_write(CURL *easy, CURLoption option, curl_write_callback callback);
 CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLMcode ccurl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+CURLMcode ccurl_multi_setopt_socket(CURLM *multi, curl_socket_callback callback);
+CURLMcode ccurl_multi_setopt_timer(CURLM *multi, curl_multi_timer_callback callback);
+
+// The multi handle driven by its caller's event loop (curl_multi_socket_action, "libcurl-multi"): the socket
+// callback says which descriptors to wait on, the timer callback when to call again with CURL_SOCKET_TIMEOUT.
+CURLMcode ccurl_multi_socket_action(CURLM *multi, curl_socket_t socket, int events, int *running);
 
 #endif

@@ -31,5 +31,6 @@ int cpq_consumeInput(PGconn *connection);
 PGnotify *cpq_notifies(PGconn *connection);
 void cpq_freemem(void *pointer);
 int cpq_backendPID(const PGconn *connection);
+int cpq_socket(const PGconn *connection);
 
 #endif

@@ -1,0 +1,149 @@
+import CCurl
+import FoundationEssentials
+import Synchronization
+import ThreadAffinity
+
+/// An event loop's own wait, offered to the HTTP transfers of the engines that run on that loop
+/// (`HTTPLoops.drive(_:on:)`): their sockets are waited on in the loop's wait and their timeouts are the loop's
+/// timers, so that a request is sent, and its answer read, on the loop's thread with no other thread woken. The
+/// daemon gives its event loop (`Bridge`, from `JSONRPC.LoopDescriptors`).
+public protocol DescriptorLoop: AnyObject, Sendable {
+    /// Loop thread: `ready(readable, writable)` runs on the loop thread whenever `fd` is readable (`reading`) or
+    /// writable (`writing`), until `forget(_:)`; a second watch of `fd` replaces the first.
+    func watch(_ fd: Int32, reading: Bool, writing: Bool, _ ready: @escaping (_ readable: Bool, _ writable: Bool) -> Void)
+    /// Loop thread: stops waiting on `fd`.
+    func forget(_ fd: Int32)
+    /// Any thread: runs `body` on the loop thread once `delay` has passed.
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void)
+}
+
+/// The event loops that drive the HTTP transfers of the engines running on them.
+public enum HTTPLoops {
+    /// The loops, by the identity of the executor they are.
+    private static let loops = Mutex<[ObjectIdentifier: LoopTransfers]>([:])
+
+    /// From now on, the HTTP transfers of engines whose executor is `executor` are driven by `loop` (which runs that
+    /// executor's jobs) instead of the transport's own thread. Once per loop; later calls for it do nothing.
+    public static func drive(_ executor: any SerialExecutor, on loop: any DescriptorLoop) {
+        loops.withLock { loops in
+            let key = ObjectIdentifier(executor)
+            if loops[key] == nil { loops[key] = LoopTransfers(loop: loop) }
+        }
+    }
+
+    /// The transfers of the loop `client` runs on, if that loop drives its own.
+    static func transfers(of client: RestClient) -> LoopTransfers? {
+        loops.withLock { $0[ObjectIdentifier(client.executor)] }
+    }
+}
+
+/// The transfers of the engines that run on one event loop, driven on that loop's thread: one libcurl multi handle
+/// in socket mode ("libcurl-multi": `curl_multi_socket_action`), started by the first request. Every method runs
+/// on the loop's thread (the engine's `RestClient` calls from there, and the loop calls back from there), so the
+/// handle and the transfers need no lock.
+final class LoopTransfers: @unchecked Sendable {
+    private let loop: any DescriptorLoop
+    /// The multi handle, made by the first request; the failure when libcurl could not be loaded.
+    private var multi: Result<UnsafeMutableRawPointer, TransportFailure>?
+    private var running: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// When libcurl wants to be called again for its timeouts (monotonic ns), and the deadline a loop timer is set
+    /// for (libcurl moves its timeout on every call: a timer is set only for a sooner one).
+    private var deadline: UInt64?
+    private var timerSetFor: UInt64?
+
+    init(loop: any DescriptorLoop) { self.loop = loop }
+
+    func perform(isolation: isolated (any Actor)?, _ request: RESTRequest, timeout: Duration) async -> HTTPResult {
+        await withCheckedContinuation(isolation: isolation) { continuation in
+            switch started() {
+            case .failure(let failure):
+                continuation.resume(returning: .failure(failure))
+            case .success(let multi):
+                guard let transfer = Transfer(request, timeout: timeout, continuation: continuation) else {
+                    continuation.resume(returning: .failure(.network))
+                    return
+                }
+                running[transfer.easy] = transfer
+                ccurl_multi_add_handle(multi, transfer.easy)
+                act(multi, on: CURL_SOCKET_TIMEOUT, events: 0)
+            }
+        }
+    }
+
+    /// The multi handle, made (with its callbacks) by the first request.
+    private func started() -> Result<UnsafeMutableRawPointer, TransportFailure> {
+        if let multi { return multi }
+        let made: Result<UnsafeMutableRawPointer, TransportFailure>
+        if let reason = ccurl_load() {
+            made = .failure(.unavailable(String(cString: reason)))
+        } else if let handle = ccurl_multi_init() {
+            ccurl_global_init(Int(CURL_GLOBAL_DEFAULT))
+            _ = ccurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+            // Unretained: the loop's transfers live as long as the process (`HTTPLoops`).
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            _ = ccurl_multi_setopt_pointer(handle, CURLMOPT_SOCKETDATA, context)
+            _ = ccurl_multi_setopt_pointer(handle, CURLMOPT_TIMERDATA, context)
+            _ = ccurl_multi_setopt_socket(handle) { _, socket, what, context, _ in
+                Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().socket(socket, what)
+                return 0
+            }
+            _ = ccurl_multi_setopt_timer(handle) { _, milliseconds, context in
+                Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().timer(milliseconds)
+                return 0
+            }
+            made = .success(handle)
+        } else {
+            made = .failure(.unavailable("curl_multi_init failed"))
+        }
+        multi = made
+        return made
+    }
+
+    /// libcurl's socket callback: wait on `socket` as `what` says, or stop.
+    private func socket(_ socket: curl_socket_t, _ what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            loop.forget(socket)
+            return
+        }
+        loop.watch(socket, reading: what & CURL_POLL_IN != 0, writing: what & CURL_POLL_OUT != 0) { [unowned self] readable, writable in
+            guard case .success(let multi) = multi else { return }
+            act(multi, on: socket, events: (readable ? CURL_CSELECT_IN : 0) | (writable ? CURL_CSELECT_OUT : 0))
+        }
+    }
+
+    /// libcurl's timer callback: call again with `CURL_SOCKET_TIMEOUT` in `milliseconds` (-1: never).
+    private func timer(_ milliseconds: Int) {
+        deadline = milliseconds < 0 ? nil : TimerQueue.now() &+ UInt64(milliseconds) &* 1_000_000
+        arm()
+    }
+
+    /// Sets a loop timer for `deadline` unless one is set for it or sooner.
+    private func arm() {
+        guard let deadline, timerSetFor.map({ deadline < $0 }) ?? true else { return }
+        timerSetFor = deadline
+        let now = TimerQueue.now()
+        loop.run(after: .nanoseconds(Int64(deadline > now ? deadline - now : 0))) { [unowned self] in
+            if timerSetFor == deadline { timerSetFor = nil }
+            if let due = self.deadline, due <= TimerQueue.now(), case .success(let multi) = multi {
+                self.deadline = nil
+                act(multi, on: CURL_SOCKET_TIMEOUT, events: 0)
+            }
+            arm()
+        }
+    }
+
+    /// Lets libcurl do what `events` on `socket` (or its timeouts) allow, then finishes the transfers that ended.
+    private func act(_ multi: UnsafeMutableRawPointer, on socket: curl_socket_t, events: Int32) {
+        var active: Int32 = 0
+        ccurl_multi_socket_action(multi, socket, events, &active)
+        var left: Int32 = 0
+        while let message = ccurl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                let transfer = running.removeValue(forKey: easy)
+            else { continue }
+            let code = message.pointee.data.result
+            ccurl_multi_remove_handle(multi, easy)
+            transfer.finish(code)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import XCTest
+
+@testable import AccessEnabler
+
+/// What the store's worker does not do: write an authorization expiry the store holds (`TokenStore.submit`), wake
+/// while nothing is watched or waiting, or look at PostgreSQL at an interval when its connection's socket tells it
+/// of the other daemons' changes (`StoreExecutor`).
+final class StoreQuietTests: XCTestCase {
+    private let profile = StoredProfile(json: #"{"mvpd":"MockMVPD"}"#, notAfter: 4_102_444_800_000)
+
+    private func directory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("pb-quiet-\(UUID().uuidString)")
+    }
+
+    private func queueExpiry(_ store: TokenStore, _ notAfter: Int64, _ key: ProfileKey) {
+        store.submit({ XCTFail("cache write failed: \($0)") }) { try $0.setAuthorizationExpiry(notAfter, key, resource: "ch1") }
+    }
+
+    /// The worker's sleep once it sleeps as `expected` says (waits for that, up to 5 s); nil when it never did.
+    static func sleep(of store: TokenStore, _ expected: (StoreExecutor.Sleep) -> Bool) -> StoreExecutor.Sleep? {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let sleep = store.executor.sleeping, expected(sleep) { return sleep }
+            usleep(1000)
+        }
+        return nil
+    }
+
+    func testAnExpiryTheStoreHoldsIsNotWrittenAgainWhileItsLoginIsWatched() async throws {
+        let store = try TokenStore(directory: directory())
+        let key = TokenStoreTests.key()
+        let watch = store.watch([key.login]) { _ in }
+        _ = try await store.profiles([key])
+        try await store.saveProfile(profile, key)
+        queueExpiry(store, 1000, key)
+        let first = try await store.authorizationExpiry(key, resource: "ch1")
+        XCTAssertEqual(first, 1000, "a read comes after the writes queued before it")
+        XCTAssertEqual(store.authorizationExpiries.written, 1)
+        for _ in 0..<3 { queueExpiry(store, 1000, key) }
+        XCTAssertEqual(store.authorizationExpiries.unchanged, 3)
+        queueExpiry(store, 2000, key)
+        queueExpiry(store, 3000, key)
+        let latest = try await store.authorizationExpiry(key, resource: "ch1")
+        XCTAssertEqual(latest, 3000)
+        XCTAssertEqual(store.authorizationExpiries.written, 2, "two values queued for one row before the write make one write")
+        // The logout deletes the expiries: the same value is written again.
+        try await store.deleteProfile(key)
+        try await store.saveProfile(profile, key)
+        queueExpiry(store, 3000, key)
+        let again = try await store.authorizationExpiry(key, resource: "ch1")
+        XCTAssertEqual(again, 3000)
+        XCTAssertEqual(store.authorizationExpiries.written, 3)
+        withExtendedLifetime(watch) {}
+    }
+
+    func testAnUnwatchedLoginsExpiryIsAlwaysWrittenAndQueuedWritesAreMadeAtClose() async throws {
+        let shared = directory()
+        let store = try TokenStore(directory: shared)
+        let key = TokenStoreTests.key()
+        try await store.saveProfile(profile, key)
+        queueExpiry(store, 1000, key)
+        _ = try await store.authorizationExpiry(key, resource: "ch1")
+        queueExpiry(store, 1000, key)
+        store.close()
+        XCTAssertEqual(store.authorizationExpiries.written, 2, "an unwatched login's expiry is not remembered")
+        XCTAssertEqual(store.authorizationExpiries.unchanged, 0)
+        let reopened = try TokenStore(directory: shared)
+        let stored = try await reopened.authorizationExpiry(key, resource: "ch1")
+        XCTAssertEqual(stored, 1000)
+    }
+
+    func testWithNothingWatchedOrQueuedTheWorkerSleepsWithoutATimer() async throws {
+        let store = try TokenStore(directory: directory())
+        let key = TokenStoreTests.key()
+        try await store.saveProfile(profile, key)
+        let untimed = { (sleep: StoreExecutor.Sleep) in sleep == StoreExecutor.Sleep(deadline: nil, socket: false) }
+        XCTAssertNotNil(Self.sleep(of: store, untimed), "nothing watched or queued: no timer")
+        queueExpiry(store, 1000, key)
+        XCTAssertNotNil(Self.sleep(of: store) { $0.deadline != nil }, "a queued write is made at its time")
+        XCTAssertNotNil(Self.sleep(of: store, untimed), "and then nothing is left to wake for")
+        let watch = store.watch([key.login]) { _ in }
+        _ = try await store.profiles([key])
+        XCTAssertNotNil(Self.sleep(of: store) { $0.deadline != nil }, "SQLite is looked at while a login is watched")
+        watch.cancel()
+        XCTAssertNotNil(Self.sleep(of: store, untimed), "and not once the watch ended")
+    }
+}
+
+/// The fleet's feed sleeps on its connection's socket; skipped without PASSBRIDGE_TEST_POSTGRES_URL.
+final class PostgreSQLStoreQuietTests: XCTestCase {
+    private var database: PostgreSQLTestDatabase?
+
+    override func setUpWithError() throws { database = try PostgreSQLTestDatabase() }
+
+    override func tearDownWithError() throws { try database?.drop() }
+
+    func testAWatchingStoreSleepsOnItsSocketWithoutATimer() async throws {
+        let store = try TokenStore(postgreSQL: try XCTUnwrap(database).url, lookInterval: .seconds(3600))
+        let key = TokenStoreTests.key()
+        _ = try await store.profiles([key])
+        let watch = store.watch([key.login]) { _ in }
+        let sleep = StoreQuietTests.sleep(of: store) { $0.socket }
+        XCTAssertEqual(sleep, StoreExecutor.Sleep(deadline: nil, socket: true), "on the socket, with no timer")
+        watch.cancel()
+        XCTAssertNotNil(StoreQuietTests.sleep(of: store) { !$0.socket && $0.deadline == nil }, "nothing once the watch ended")
+    }
+}

@@ -1,0 +1,70 @@
+import XCTest
+
+@testable import JSON
+
+/// `JSONFastParser` declines what it does not read exactly as jansson does: on every text, either it declines or
+/// its value is jansson's (random texts, and the edges of numbers, strings and names).
+final class JSONFastParserTests: XCTestCase {
+    private func outcomes(_ text: [UInt8], maxDepth: Int = JSON.defaultMaxDepth) -> (fast: JSON?, jansson: Result<JSON, JSONParseError>) {
+        text.withUnsafeBytes { bytes in
+            (
+                JSONFastParser.parse(bytes, maxDepth: maxDepth),
+                Result { () throws(JSONParseError) in try JSON.parseThroughJansson(bytes, maxDepth: maxDepth) }
+            )
+        }
+    }
+
+    private func assertAgrees(_ text: String, maxDepth: Int = JSON.defaultMaxDepth, accepted: Bool? = nil, line: UInt = #line) {
+        let (fast, jansson) = outcomes(Array(text.utf8), maxDepth: maxDepth)
+        if let fast {
+            XCTAssertEqual(fast, try? jansson.get(), text, line: line)
+            // Equality of objects ignores order: the texts must agree too.
+            XCTAssertEqual(fast.serializedString(), (try? jansson.get())?.serializedString(), text, line: line)
+        }
+        if let accepted { XCTAssertEqual(fast != nil, accepted, text, line: line) }
+    }
+
+    func testTheEdgesAgreeWithJansson() {
+        for (text, accepted) in [
+            ("0", true), ("-0", true), ("-0.0", true), ("1.5e3", true), ("1E+2", true), ("1e-400", true), ("123456789012345678", true),
+            ("1234567890123456789", false), ("1e400", false), ("01", false), ("1.", false), (".5", false), ("-", false), ("+1", false),
+            (#""a\"b\\c\/d\b\f\n\r\t""#, true), (#""\u00e9\u20AC""#, true), (#""\u0000""#, false), (#""\ud83d\ude00""#, false),
+            ("\"é\"", false), ("\"\u{1}\"", false), (#"{"a":1,"a":2}"#, false), (#"{"a":1,"b":[true,false,null,{}]}"#, true),
+            ("[1,]", false), ("[,1]", false), (#"{"a":1,}"#, false), (" [ 1 , 2 ] ", true), ("[1] x", false), ("\u{FEFF}1", false),
+            ("\"abc", false), ("tru", false), ("nulll", false), ("[]", true), ("{}", true), ("\t\n\r 7 \n", true),
+        ] {
+            assertAgrees(text, accepted: accepted)
+        }
+        assertAgrees("[[[1]]]", maxDepth: 3, accepted: true)
+        assertAgrees("[[[[1]]]]", maxDepth: 3, accepted: false)
+    }
+
+    func testRandomTextsAgreeWithJansson() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = [
+            "\"a\"", "\"\\u00e9\"", "\"é\"", "\"x\\\\y\"", "-0", "12", "1.25", "3e2", "true", "null", "[]", "{}", "1e400",
+            "\"\\u0000\"", "01", "\"\\ud800\"",
+        ]
+        func text(_ depth: Int) -> String {
+            switch Int.random(in: 0..<(depth > 3 ? 1 : 4), using: &generator) {
+            case 1: return "[" + (0..<Int.random(in: 0..<4, using: &generator)).map { _ in text(depth + 1) }.joined(separator: ",") + "]"
+            case 2:
+                let names = ["\"k\"", "\"k\"", "\"l\"", "\"\\u006b\"", "\"m\""]
+                return "{"
+                    + (0..<Int.random(in: 0..<4, using: &generator)).map { _ in
+                        names.randomElement(using: &generator)! + " : " + text(depth + 1)
+                    }.joined(separator: ",") + "}"
+            default: return pieces.randomElement(using: &generator)!
+            }
+        }
+        var accepted = 0
+        for _ in 0..<3000 {
+            let sample = text(0)
+            if JSONFastParser.parse(UnsafeRawBufferPointer(start: Array(sample.utf8), count: sample.utf8.count), maxDepth: 128) != nil {
+                accepted += 1
+            }
+            assertAgrees(sample)
+        }
+        XCTAssertGreaterThan(accepted, 500, "the fast parser takes the common texts")
+    }
+}

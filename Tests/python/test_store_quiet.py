@@ -1,0 +1,96 @@
+"""What the store does not do (Protocol/README.md, "Diagnostics" and "Live logins"): an authorization whose expiry
+the store already holds writes nothing (`rpc.stats` `authorizationExpiries`), and the PostgreSQL feed brings
+another daemon's change on its connection's socket, with no look: the test daemons here look only once an hour
+(`passbridge-test-daemon --test-store-look-seconds 3600`). Real daemons on real sockets, the emulator, and
+PostgreSQL from Tests/postgres-cluster.sh."""
+import json
+import urllib.request
+
+from postgres_fixtures import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
+from rpc_helper import SocketDaemon, daemon_args
+from test_store_fleet import login
+from test_store_live_logins import LOGGED_IN, LOGGED_OUT, instance, quiet_logout, unsolicited
+
+AN_HOUR = ["--test-store-look-seconds", "3600"]
+
+
+def clock(emulator, body: dict) -> int:
+    """POST /__admin/clock; the emulator's time after it."""
+    request = urllib.request.Request(emulator.base + "/__admin/clock", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())["nowMillis"]
+
+
+def expiries(client) -> dict:
+    return client.call("rpc.stats")["authorizationExpiries"]
+
+
+def stored_expiry(client) -> int:
+    """The authorization expiry of ch1 as the store holds it (a store call: it comes after every write queued)."""
+    return client.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"})["metadata"]
+
+
+def test_an_authorization_whose_expiry_is_unchanged_makes_no_store_write(daemon, emulator):
+    client = instance(daemon)
+    login(client)
+    # The emulator's clock stands still: every decision has the same notAfter until the clock is moved.
+    clock(emulator, {"stopped": True})
+    before = expiries(client)
+    assert "token" in client.call("getAuthorization", {"resource": "ch1"})
+    first = stored_expiry(client)
+    after_first = expiries(client)
+    assert after_first == {"written": before["written"] + 1, "unchanged": before["unchanged"]}
+
+    for _ in range(5):
+        assert "token" in client.call("getAuthorization", {"resource": "ch1"})
+    assert stored_expiry(client) == first
+    assert expiries(client) == {"written": after_first["written"], "unchanged": after_first["unchanged"] + 5}
+
+    # A decision with another expiry is written, once.
+    clock(emulator, {"advanceSeconds": 60})
+    assert "token" in client.call("getAuthorization", {"resource": "ch1"})
+    assert stored_expiry(client) == first + 60_000
+    assert expiries(client) == {"written": after_first["written"] + 1, "unchanged": after_first["unchanged"] + 5}
+
+
+def test_after_a_logout_and_a_new_login_the_same_expiry_is_written_again(daemon, emulator):
+    client = instance(daemon)
+    login(client)
+    clock(emulator, {"stopped": True})
+    assert "token" in client.call("getAuthorization", {"resource": "ch1"})
+    first = stored_expiry(client)
+    # The logout deletes the login's expiries: the next one is written although it equals the last.
+    client.call("init", {"webView": False})
+    client.call("setRequestor", {"requestorID": "REF"})
+    quiet_logout(client)
+    assert stored_expiry(client) is None
+    client.call("init", {"webView": True})
+    client.call("setRequestor", {"requestorID": "REF"})
+    login(client)
+    written = expiries(client)["written"]
+    assert "token" in client.call("getAuthorization", {"resource": "ch1"})
+    assert stored_expiry(client) == first
+    assert expiries(client)["written"] == written + 1
+
+
+def test_the_postgresql_feed_delivers_another_daemons_change_without_the_look(test_daemon, emulator, tmp_path, short_tmp,
+                                                                             postgres_url):
+    a = SocketDaemon(test_daemon, short_tmp / "a.sock", *AN_HOUR, *daemon_args(emulator.base, tmp_path / "a", "--store", postgres_url))
+    b = SocketDaemon(test_daemon, short_tmp / "b.sock", *AN_HOUR, *daemon_args(emulator.base, tmp_path / "b", "--store", postgres_url))
+    try:
+        on_a = instance(a, device="device-D")
+        on_b = instance(b, device="device-D", web_view=False)
+        assert on_b.call("checkAuthentication") == LOGGED_OUT
+        mark = on_b.mark()
+        login(on_a)
+        unsolicited(on_b, mark, LOGGED_IN, timeout=10)
+        assert on_b.call("checkAuthentication") == LOGGED_IN
+
+        mark = on_b.mark()
+        quiet_logout(instance(a, device="device-D", web_view=False))
+        unsolicited(on_b, mark, LOGGED_OUT, timeout=10)
+        assert on_b.call("checkAuthentication") == LOGGED_OUT
+    finally:
+        assert a.stop() == 0
+        assert b.stop() == 0
