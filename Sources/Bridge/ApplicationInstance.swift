@@ -24,9 +24,15 @@ final class ApplicationInstance: RPCHandler {
         var engine: (any AccessEnabler)?
         /// The engine's delegate, detached when a later `init` replaces the engine.
         var delegate: DelegateAdapter?
-        /// The engine calls not yet ended, by request id (the latest one for an id sent twice), for
-        /// `$/cancelRequest`.
-        var calls: [RequestID: Answer] = [:]
+        /// The engine calls not yet ended, by request id (every one of an id the host sent for several), for
+        /// `$/cancelRequest` and for a later `init`.
+        var calls: [RequestID: [Answer]] = [:]
+
+        /// The call `answer` of request `id` ended.
+        mutating func ended(_ answer: Answer, _ id: RequestID) {
+            calls[id]?.removeAll { $0 === answer }
+            if calls[id]?.isEmpty == true { calls[id] = nil }
+        }
     }
     private let state = Mutex(State())
 
@@ -116,21 +122,22 @@ final class ApplicationInstance: RPCHandler {
             case .failure(let error): outbound.respond(to: id, error: error)
             }
         }
-        if let id { state.withLock { $0.calls[id] = answer } }
+        if let id { state.withLock { $0.calls[id, default: []].append(answer) } }
         // The whole call runs on the connection's loop: the engine's jobs, and the bridge's code around them.
         let task = Task.immediate(executorPreference: (outbound as? Connection)?.taskExecutor) { [weak self] in
             await body(engine) { answer.send($0) }
             answer.send(.failure(ErrorObject(code: .internalError, message: "Internal error: the call ended without an answer")))
-            if let id { self?.state.withLock { if $0.calls[id] === answer { $0.calls[id] = nil } } }
+            if let id { self?.state.withLock { $0.ended(answer, id) } }
         }
         answer.run(in: task)
     }
 
-    /// `$/cancelRequest {id}`: the engine call answering request `id` is cancelled (its task, which the engine
-    /// reads as the user's cancel wherever the call waits on the host) and answered -32800 when it ends. An id
-    /// that is not a call of this connection still running is ignored (Protocol/README.md, "Cancelling a request").
+    /// `$/cancelRequest {id}`: the engine calls answering request `id` (one, unless the host reused the id) are
+    /// cancelled (their tasks, which the engine reads as the user's cancel wherever a call waits on the host) and
+    /// answered -32800 when they end. An id that is not a call of this connection still running is ignored
+    /// (Protocol/README.md, "Cancelling a request").
     func cancel(request id: RequestID) {
-        state.withLock { $0.calls[id] }?.cancel()
+        for answer in state.withLock({ $0.calls[id] ?? [] }) { answer.cancel() }
     }
 
     // MARK: engine instance
@@ -153,7 +160,7 @@ final class ApplicationInstance: RPCHandler {
         let (engine, delegate) = makeEngine(settings)
         let previous = state.withLock { state in
             defer { (state.engine, state.delegate, state.calls) = (engine, delegate, [:]) }
-            return (state.engine, state.delegate, state.calls.values)
+            return (state.engine, state.delegate, state.calls.values.joined())
         }
         // Nothing of the replaced instance after init's response: its calls are answered now, it says nothing more.
         previous.1?.detach()

@@ -160,3 +160,32 @@ def test_a_get_authentication_cancelled_while_it_waits_for_set_requestor_shows_n
     # It waited its turn: after setRequestor's response, as every held call does.
     configured_at, configured = client.response(configuring, start)
     assert configured["result"] == {"status": 1} and configured_at < index
+
+
+def responses_to(messages, request_id):
+    return [m for m in messages if "method" not in m and m.get("id") == request_id]
+
+
+def test_an_id_sent_for_two_calls_cancels_both_and_init_answers_both(client):
+    """A host that reuses an id while its first call still runs gets both calls answered with it, `$/cancelRequest`
+    with that id cancels both, and a later init answers both -32003 before its own response."""
+    start = client.mark()
+    client.send_raw('{"jsonrpc": "2.0", "id": "twice", "method": "getAuthentication"}')
+    client.notification("displayProviderDialog", start)
+    client.send_raw('{"jsonrpc": "2.0", "id": "twice", "method": "getAuthentication"}')
+    cancel(client, "twice")
+    client.wait_for(lambda m: len(responses_to(client.received[start:], "twice")) == 2, start)
+    answers = responses_to(client.received[start:], "twice")
+    assert [a["error"]["code"] for a in answers] == [CANCELLED, CANCELLED]
+    assert client.call("rpc.stats")["callsInFlight"] == 0
+
+    start = client.mark()
+    client.send_raw('{"jsonrpc": "2.0", "id": 9, "method": "getAuthentication"}')
+    client.notification("displayProviderDialog", start)
+    client.send_raw('{"jsonrpc": "2.0", "id": 9, "method": "getAuthentication"}')
+    assert client.call("init", {}) == {}
+    answered = responses_to(client.received[start:], 9)
+    assert [a["error"]["code"] for a in answered] == [-32003, -32003], "a call of the replaced instance was not answered before init's"
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert responses_to(client.received[start:], 9) == answered, "the replaced instance answered again"
+    assert client.call("rpc.stats")["callsInFlight"] == 0

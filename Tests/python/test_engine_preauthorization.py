@@ -158,3 +158,71 @@ def test_preauthorize_when_nobody_is_logged_in_says_so_for_every_resource(daemon
     assert result == {"status": missing, "decisions": [{"id": "ch1", "authorized": False, "error": missing},
                                                        {"id": "ch2", "authorized": False, "error": missing}]}
     connection.close()
+
+
+def test_a_backend_that_refuses_even_one_resource_is_not_asked_for_the_others(client, emulator):
+    """A `too_many_resources` refusal of a single resource holds for every other: the daemon stops shrinking
+    there instead of asking each remaining resource alone, and says P100 for all of them."""
+    asked = resources(6)
+    emulator.admin("faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "error", "value": "too_many_resources",
+                              "count": 100})
+    notes, result = preauthorize(client, asked)
+    assert result == {"resources": []}
+    assert [len(c["resources"]) for c in requests_at(emulator, PREAUTHORIZE)] == [6, 5, 4, 3, 2, 1]
+    statuses = [n["params"] for n in notes if n["method"] == "status"]
+    assert [(s["id"], s.get("details")) for s in statuses] == [("P100", "No decision for 6 of 6 resources")]
+
+
+def test_preauthorize_hands_each_resource_the_refusal_of_its_chunk(client, emulator):
+    """A resource whose chunk the backend refused carries that error object, HTTP status included, not a made-up
+    network_error; one whose chunk got no error object (a body that is not JSON) still says network_error."""
+    emulator.admin("faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "error", "value": "internal_server_error",
+                              "count": 1})
+    result = client.call("preauthorize", {"resources": ["ch1", "ch2"], "disableFeatures": ["LOCAL_CACHE"]})
+    assert "status" not in result
+    for decision in result["decisions"]:
+        assert decision["authorized"] is False
+        assert {k: decision["error"][k] for k in ("status", "code", "action")} == {
+            "status": 500, "code": "internal_server_error", "action": "none"}
+
+    emulator.admin("faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "malformed", "count": 1})
+    result = client.call("preauthorize", {"resources": ["ch1"], "disableFeatures": ["LOCAL_CACHE"]})
+    assert result["decisions"] == [{"id": "ch1", "authorized": False, "error": {
+        "status": 0, "code": "network_error", "message": "No decision could be had for this resource", "action": "retry"}}]
+
+    # The connection goes on: the next call is answered by the backend again.
+    assert client.call("preauthorize", {"resources": ["ch1"], "disableFeatures": ["LOCAL_CACHE"]})["decisions"] == [
+        {"id": "ch1", "authorized": True}]
+
+
+@pytest.mark.parametrize("method", ["checkPreauthorizedResources", "preauthorize"])
+def test_an_empty_resource_is_refused_and_the_connection_goes_on(client, emulator, method):
+    before = len(requests_at(emulator, PREAUTHORIZE))
+    notes, response = client.exchange(method, {"resources": ["ch1", ""]})
+    assert notes == []
+    assert response["error"]["code"] == -32602
+    assert response["error"]["data"] == {"param": "resources", "reason": "item 1 must not be empty"}
+    assert len(requests_at(emulator, PREAUTHORIZE)) == before, "an invalid list reached the backend"
+    assert client.call("checkPreauthorizedResources", {"resources": ["ch1"], "cache": False}) == {"resources": ["ch1"]}
+
+
+def test_permits_are_dropped_when_someone_else_rewrites_the_login(client, daemon, emulator):
+    """Another instance's re-sync stores a new login at the same MVPD (a login made out of band: possibly another
+    user): the status is unchanged, so nothing is announced, but the permits this instance cached were the old
+    login's and a cached answer must not come from them."""
+    assert client.call("checkPreauthorizedResources", {"resources": ["ch1"], "cache": False}) == {"resources": ["ch1"]}
+    asked = len(requests_at(emulator, PREAUTHORIZE))
+    assert client.call("checkPreauthorizedResources", {"resources": ["ch1"]}) == {"resources": ["ch1"]}
+    assert len(requests_at(emulator, PREAUTHORIZE)) == asked, "a known permit was asked of the backend"
+
+    device = client.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
+    admin(emulator, "profiles", {"serviceProvider": "REF", "mvpd": "MockMVPD", "device": device})
+    other = daemon.client()
+    assert other.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert other.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}  # its re-sync stores the new login
+    other.close()
+
+    notes, response = client.exchange("checkPreauthorizedResources", {"resources": ["ch1"]})
+    assert response["result"] == {"resources": ["ch1"]}
+    assert len(requests_at(emulator, PREAUTHORIZE)) == asked + 1, "the old login's permit answered for the new one"
+    assert [n["method"] for n in notes] == ["preauthorizedResources"], "a status was announced for an unchanged login"

@@ -14,11 +14,17 @@ extension Engine {
     }
 
     /// Watches the logins of `requestor` (after a setRequestor that configured it), replacing the watch of an
-    /// earlier requestor. A change made by someone else is handled on the engine's executor (`loginsChanged`); the
-    /// instance's own writes are not delivered to it (`TokenStore.saveProfile(_:_:writer:)`).
+    /// earlier requestor. A change made by someone else is handled on the engine's executor: the permits cached for
+    /// the logins it touched are dropped (the profile may be another user's now, at the same MVPD), then
+    /// `loginsChanged`; the instance's own writes are not delivered to it (`TokenStore.saveProfile(_:_:writer:)`).
     func watchLogins(_ requestor: Requestor) {
         let logins = Set(requestor.mvpds.map { profileKey(requestor, $0.ID).login })
-        loginWatch = store.watch(logins) { [weak self] _ in self?.after(.zero) { $0.loginsChanged() } }
+        loginWatch = store.watch(logins) { [weak self] changed in
+            self?.after(.zero) { engine in
+                engine.preauthorized = engine.preauthorized.filter { !changed.contains($0.key.login) }
+                engine.loginsChanged()
+            }
+        }
     }
 
     /// setRequestor configured `requestor` and wrote what its re-sync found: that is now what this instance knows,

@@ -115,7 +115,9 @@ extension Engine {
         return PreauthorizeResponse(
             status: nil,
             decisions: unique.map { resource in
-                guard let decision = asked.decisions[resource] else { return .init(id: resource, authorized: false, error: unanswered) }
+                guard let decision = asked.decisions[resource] else {
+                    return .init(id: resource, authorized: false, error: asked.refusals[resource] ?? unanswered)
+                }
                 let authorized = decision.authorized == true
                 return .init(id: resource, authorized: authorized, error: decision.error.map { PreauthorizeError($0, httpStatus: 403) })
             })
@@ -143,35 +145,40 @@ extension Engine {
     /// ``usualPreauthorizeLimit`` (one fewer after each further refusal), a size kept for the requestor. Items
     /// whose decision says `action: retry` are asked again, alone, at most ``preauthorizeRetries`` times.
     /// `unanswered`: the resources left without a decision (their call failed, or they still say retry);
+    /// `refusals`: for those whose last call was refused with an error object, that error (as the host sees it);
     /// `loginGone`: an error, top-level or of an item, whose action is `authentication`.
     private func preauthorize(
         _ resources: [String], requestor: Requestor, profile: Profile
-    ) async -> (decisions: [String: Decision], unanswered: [String], loginGone: EnhancedError?) {
+    ) async -> (decisions: [String: Decision], unanswered: [String], refusals: [String: PreauthorizeError], loginGone: EnhancedError?) {
         let headers = await partnerHeaders(requestor, profile: profile) + machine.tempPassIdentity
         var decisions: [String: Decision] = [:]
+        var refusals: [String: PreauthorizeError] = [:]
         var gone: EnhancedError?
         var unanswered = await preauthorizeInChunks(
-            resources, requestor: requestor, profile: profile, headers: headers, into: &decisions, loginGone: &gone)
+            resources, requestor: requestor, profile: profile, headers: headers, into: &decisions, refusals: &refusals,
+            loginGone: &gone)
         for _ in 0..<Self.preauthorizeRetries {
             let retry = resources.filter { decisions[$0]?.error?.action == .retry }
             guard !retry.isEmpty else { break }
             await uncancelledSleep(for: .milliseconds(300), on: executor)
             unanswered += await preauthorizeInChunks(
-                retry, requestor: requestor, profile: profile, headers: headers, into: &decisions, loginGone: &gone)
+                retry, requestor: requestor, profile: profile, headers: headers, into: &decisions, refusals: &refusals,
+                loginGone: &gone)
         }
         let stillRetry = resources.filter { decisions[$0]?.error?.action == .retry }
         for resource in stillRetry { decisions[resource] = nil }
         let missing = Set(unanswered + stillRetry)
         let itemGone = decisions.values.lazy.compactMap(\.error).first { $0.endsLogin }
-        return (decisions, resources.filter(missing.contains), gone ?? itemGone)
+        return (decisions, resources.filter(missing.contains), refusals, gone ?? itemGone)
     }
 
     /// One pass over `resources` in chunks; answered decisions go into `decisions` (replacing earlier ones).
-    /// Returns the resources of the chunks that got no answer; a top-level error whose action is `authentication`
-    /// goes into `loginGone`.
+    /// Returns the resources of the chunks that got no answer; the error object of a chunk refused with one goes
+    /// into `refusals` for each of its resources; a top-level error whose action is `authentication` goes into
+    /// `loginGone`. A list refused with `too_many_resources` even one resource at a time is not asked further.
     private func preauthorizeInChunks(
         _ resources: [String], requestor: Requestor, profile: Profile, headers: [(String, String)],
-        into decisions: inout [String: Decision], loginGone: inout EnhancedError?
+        into decisions: inout [String: Decision], refusals: inout [String: PreauthorizeError], loginGone: inout EnhancedError?
     ) async -> [String] {
         var unanswered: [String] = []
         var index = 0
@@ -181,14 +188,20 @@ extension Engine {
             let answer = await call(
                 RESTV2.preauthorize(requestor.id, mvpd: profile.mvpd, resources: chunk, headers: headers),
                 with: requestor.client(for: profile.mvpd))
-            if case .httpError = answer.result, answer.error?.known == .tooManyResources, chunk.count > 1 {
+            let tooMany = answer.error?.known == .tooManyResources
+            if tooMany, chunk.count > 1 {
                 preauthorizeChunkSize[requestor.id] = min(Self.usualPreauthorizeLimit, chunk.count - 1)
                 continue
             }
-            index += chunk.count
+            // A refusal of one resource that says "too many" holds for every other: asking them would only fan out.
+            let failed = tooMany ? Array(resources[index...]) : chunk
+            index += failed.count
             if let error = answer.error, error.endsLogin { loginGone = error }
             guard let answered = answer.value?.decisions else {
-                unanswered += chunk
+                if case .httpError(let status, _) = answer.result, let error = answer.error {
+                    for resource in failed { refusals[resource] = PreauthorizeError(error, httpStatus: status) }
+                }
+                unanswered += failed
                 continue
             }
             let asked = Set(chunk)

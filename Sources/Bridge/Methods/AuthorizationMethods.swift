@@ -11,7 +11,7 @@ enum AuthorizationMethods {
     /// `preauthorize`). `LOCAL_CACHE` asks the backend even for known permits; `REMOTE_CACHE` is refused: REST API V2
     /// has no server-side cache a client can turn off.
     static let preauthorize = MethodSpec(name: "preauthorize", needsRequestor: true) { _, params throws(ErrorObject) in
-        let resources = try params.requiredStringArray("resources")
+        let resources = try resourceList(params)
         let features = try params.stringArray("disableFeatures") ?? []
         for feature in features where feature != "LOCAL_CACHE" {
             throw Params.invalid(
@@ -27,7 +27,7 @@ enum AuthorizationMethods {
     /// `{resources, cache?}` → `{resources}` as in preauthorizedResources.
     static let checkPreauthorizedResources = MethodSpec(name: "checkPreauthorizedResources", needsRequestor: true) {
         _, params throws(ErrorObject) in
-        let resources = try params.requiredStringArray("resources")
+        let resources = try resourceList(params)
         let cache = try params.bool("cache") ?? true
         return .engine { engine in Wire.resources(await engine.checkPreauthorizedResources(resources, cache: cache)) }
     }
@@ -42,6 +42,13 @@ enum AuthorizationMethods {
     static let getAuthorization = MethodSpec(name: "getAuthorization", needsRequestor: true) { _, params throws(ErrorObject) in
         let (resource, data) = try authorizationParams(params)
         return .engine { engine in Wire.authorization(await engine.getAuthorization(resource, data: data)) }
+    }
+
+    /// `resources`: an array of resource ids, none empty (an empty one would be asked of the backend as is).
+    static func resourceList(_ params: Params) throws(ErrorObject) -> [String] {
+        let resources = try params.requiredStringArray("resources")
+        if let empty = resources.firstIndex(of: "") { throw Params.invalid("resources", "item \(empty) must not be empty") }
+        return resources
     }
 
     /// `resource` (plain id or MRSS, passed on byte-exact, not empty) and `data?`.
