@@ -13,6 +13,14 @@ final class RedirectURLTests: XCTestCase {
         XCTAssertTrue(RedirectURL.matches("https://app.example/done?x=1", registered: "https://app.example/done"))
     }
 
+    func testComparesPathsAfterPercentEncodingNormalization() {
+        XCTAssertTrue(RedirectURL.matches("https://app.example/done%2fhere", registered: "https://app.example/done%2Fhere"))
+        XCTAssertTrue(RedirectURL.matches("https://app.example/d%6Fne", registered: "https://app.example/done"))
+        XCTAssertTrue(RedirectURL.matches("https://app.example/a%7eb", registered: "https://app.example/a~b"))
+        XCTAssertFalse(RedirectURL.matches("https://app.example/done%2Fhere", registered: "https://app.example/done/here"))
+        XCTAssertFalse(RedirectURL.matches("https://app.example/done%2", registered: "https://app.example/done%20"))
+    }
+
     func testRejectsOtherURLs() {
         XCTAssertFalse(RedirectURL.matches("adobepass://android.app", registered: "adobepass://ios.app"))
         XCTAssertFalse(RedirectURL.matches("https://ios.app", registered: "adobepass://ios.app"))

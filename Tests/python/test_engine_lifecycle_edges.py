@@ -157,3 +157,23 @@ def test_a_login_page_handed_back_before_it_was_walked_says_why(bin_dir, emulato
     assert [s["id"] for s in result["statuses"]] == ["N130"] and "not completed" in result["statuses"][0]["message"]
     assert daemon.response(login, start)[1]["result"]["statuses"] == result["statuses"]
     assert daemon.stop() == 0
+
+
+def test_a_redirect_url_is_recognised_whatever_the_case_of_its_percent_escapes(bin_dir, emulator, tmp_path):
+    """Protocol/README.md, "Errors" (-32602): paths are compared after RFC 3986's normalization, so a browser that
+    hands back `%2f` for the registered `%2F` (or `%7E` for `~`) completes the login; another path is still
+    refused and the connection goes on."""
+    registered = "https://app.example/done%2Fhere~"
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("init", {"redirectUrl": registered}) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    _, refused = daemon.exchange("handleExternalURL", {"url": "https://app.example/done/here~"})
+    assert refused["error"]["code"] == -32602
+    start = daemon.mark()
+    login = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    daemon.call("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    result = daemon.call("handleExternalURL", {"url": "https://app.example/done%2fhere%7E?code=1"})
+    assert [s["id"] for s in result["statuses"]] == ["N130"]  # recognised: the (unwalked) page is over
+    assert daemon.response(login, start)[1]["result"]["statuses"] == result["statuses"]
+    assert daemon.stop() == 0

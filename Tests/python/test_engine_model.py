@@ -102,7 +102,8 @@ class EngineModel(RuleBasedStateMachine):
         self.kinds: dict[str, Violation] = {}  # the first violation of each kind
         self.stopped = False
         # What the emulator holds for the device: a regular MockMVPD login (made by a page walked here, a phone, an
-        # admin call; ended by an admin call or a logout call in its request log), and a TempPass started here.
+        # admin call; ended by an admin call or a logout call in its request log), and a TempPass started here (ended, for
+        # the device, by a logout call for it).
         self.emulator_login = False
         self.temp_pass = False
         self.requests_seen = 0
@@ -168,6 +169,12 @@ class EngineModel(RuleBasedStateMachine):
             for other in self.trackers.values():
                 if other is not tracker:
                     other.news_from_elsewhere(self.logged_in_at_emulator())
+        if method == "logout":
+            # Its profiles go at once, before its page and its own status (Protocol/README.md, "Lifecycle" 4): news
+            # of a logout for the other instance, which may hear of it first.
+            for other in self.trackers.values():
+                if other is not tracker:
+                    other.news_from_elsewhere(0)
         request_id = tracker.client.send(method, params)
         if barrier:
             tracker.client.send("getMetadata", {"opCode": "METADATA_DEVICE_ID"})
@@ -198,11 +205,15 @@ class EngineModel(RuleBasedStateMachine):
                 pass  # the time is up, or the connection ended: checked above
 
     def sync_emulator(self):
-        """Reads the emulator's request log since the last look: a logout call for MockMVPD ended its login there."""
+        """Reads the emulator's request log since the last look: a logout call for MockMVPD ended its login there; one
+        for TempPass leaves the pass at the emulator (it runs its course), but the device is no longer logged in with
+        it until the user picks TempPass again (Protocol/README.md, "Live logins": the re-sync does not add it)."""
         requests = admin(self.emulator, "GET", "requests")["requests"]
         for entry in requests[self.requests_seen:]:
             if entry["method"] == "GET" and entry["path"] == "/api/v2/REF/logout/MockMVPD":
                 self.emulator_login = False
+            if entry["method"] == "GET" and entry["path"] == "/api/v2/REF/logout/TempPass":
+                self.temp_pass = False
         self.requests_seen = len(requests)
 
     def quiet(self) -> bool:
@@ -278,6 +289,7 @@ class EngineModel(RuleBasedStateMachine):
         """setSelectedProvider at any time: at the dialog, at the page, or outside any flow."""
         response = self.request(who, "setSelectedProvider", {"mvpdId": mvpd})
         if mvpd == "TempPass" and response and response.get("result", {}).get("status") == 1:
+            self.sync_emulator()  # a logout logged before this pick does not end it
             self.temp_pass = True
 
     @rule(who=WHO, how=st.integers(0, 3))

@@ -26,9 +26,10 @@ def expiries(client) -> dict:
     return client.call("rpc.stats")["authorizationExpiries"]
 
 
-def stored_expiry(client) -> int:
-    """The authorization expiry of ch1 as the store holds it (a store call: it comes after every write queued)."""
-    return client.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"})["metadata"]
+def stored_expiry(client) -> int | None:
+    """The authorization expiry of ch1 as the store holds it, epoch milliseconds (getMetadata's `expires`; a store
+    call: it comes after every write queued); None when none is stored."""
+    return client.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"}).get("expires")
 
 
 def test_an_authorization_whose_expiry_is_unchanged_makes_no_store_write(daemon, emulator):

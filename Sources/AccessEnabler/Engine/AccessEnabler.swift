@@ -213,12 +213,39 @@ public enum RedirectURL {
         return true
     }
 
+    /// Whether `candidate` (handleExternalURL's URL) returns to `registered`: scheme and host compared without
+    /// case, paths after RFC 3986's normalization ("Uniform Resource Identifier (URI): Generic Syntax", 6.2.2:
+    /// percent-escapes in upper case, unreserved characters decoded; `/` and no path alike); query and fragment
+    /// ignored.
     static func matches(_ candidate: String, registered: String) -> Bool {
         guard let a = URLComponents(string: candidate), let b = URLComponents(string: registered),
             let schemeA = a.scheme, let schemeB = b.scheme
         else { return false }
-        func path(_ c: URLComponents) -> String { c.percentEncodedPath == "/" ? "" : c.percentEncodedPath }
+        func path(_ c: URLComponents) -> String { c.percentEncodedPath == "/" ? "" : normalized(c.percentEncodedPath) }
         return schemeA.lowercased() == schemeB.lowercased() && (a.host ?? "").lowercased() == (b.host ?? "").lowercased()
             && path(a) == path(b)
+    }
+
+    /// `path` with its percent-escapes in RFC 3986's normal form: an escaped unreserved character (letter, digit,
+    /// `-`, `.`, `_`, `~`) decoded, any other escape's hex digits in upper case.
+    private static func normalized(_ path: String) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        func hex(_ byte: UInt8) -> UInt8? { UInt8(String(Unicode.Scalar(byte)), radix: 16) }
+        var input = Array(path.utf8)[...]
+        var output: [UInt8] = []
+        while let byte = input.popFirst() {
+            guard byte == UInt8(ascii: "%"), input.count >= 2, let high = hex(input[input.startIndex]),
+                let low = hex(input[input.startIndex + 1])
+            else {
+                output.append(byte)
+                continue
+            }
+            input = input.dropFirst(2)
+            let value = high << 4 | low
+            let unreserved = value < 0x80 && (Character(Unicode.Scalar(value)).isLetter || Character(Unicode.Scalar(value)).isNumber)
+                || "-._~".utf8.contains(value)
+            output += unreserved ? [value] : [UInt8(ascii: "%"), digits[Int(high)], digits[Int(low)]]
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 }
