@@ -242,8 +242,8 @@ public enum RedirectURL {
             }
             input = input.dropFirst(2)
             let value = high << 4 | low
-            let unreserved = value < 0x80 && (Character(Unicode.Scalar(value)).isLetter || Character(Unicode.Scalar(value)).isNumber)
-                || "-._~".utf8.contains(value)
+            let character = Character(Unicode.Scalar(value))
+            let unreserved = value < 0x80 && (character.isLetter || character.isNumber) || "-._~".utf8.contains(value)
             output += unreserved ? [value] : [UInt8(ascii: "%"), digits[Int(high)], digits[Int(low)]]
         }
         return String(decoding: output, as: UTF8.self)
