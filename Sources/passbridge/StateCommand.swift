@@ -38,8 +38,9 @@ enum StateCommand {
         + "setRequestor on this device finds them again. To end them, use logout."
     private static let logoutHelp: String =
         "Ends the logins at the backend (REST API V2 logout per MVPD, with the stored client credentials and device; no "
-        + "page is opened), then deletes each one ended here. One the backend could not be asked about stays stored and is "
-        + "named (exit 1); logins of other backends are left alone."
+        + "page is opened), then deletes each one ended here, and each one the backend says it no longer has (an error whose "
+        + "action is authentication). One the backend could not be asked about, or refused otherwise, stays stored and is "
+        + "named (exit 1); logins of other backends are left alone, and their backends named."
 
     private static let actions = OptionTable<Options, UsageError>.Section(
         "ACTIONS",
@@ -172,7 +173,10 @@ enum StateCommand {
                 + "logout again once \(base) can be reached (passbridge state reset forgets logins here only)\n"
         }
         if !others.isEmpty {
-            text += "left \(others.count) login\(others.count == 1 ? "" : "s") of other backends (passbridge state list shows them)\n"
+            let backends = Set(others.map(\.backend)).sorted().map(printable).joined(separator: ", ")
+            text +=
+                "left \(others.count) login\(others.count == 1 ? "" : "s") of other backends (\(backends)): passbridge state "
+                + "logout --backend URL ends them there\n"
         }
         writeOut(text)
         return failed > 0 ? 1 : 0

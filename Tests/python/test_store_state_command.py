@@ -152,10 +152,31 @@ def test_state_logout_without_network_says_what_it_could_not_end_and_keeps_it(bi
     # Logins of another backend are left alone; once the backend answers again, the same command ends it.
     other = state(bin_dir, "logout", "--backend", "https://sp.auth.adobe.com", "--state-dir", str(directory))
     assert other.returncode == 0 and other.stdout.splitlines()[-1] == \
-        "left 1 login of other backends (passbridge state list shows them)", other.stdout
+        f"left 1 login of other backends ({emulator.base}): passbridge state logout --backend URL ends them there", other.stdout
     urllib.request.urlopen(urllib.request.Request(emulator.base + "/__admin/faults", method="DELETE"), timeout=10).close()
     ended = state(bin_dir, "logout", "--backend", emulator.base + "/", "--state-dir", str(directory), "--requestor", "REF")
     assert ended.returncode == 0 and ended.stdout.startswith("ended: REF MockMVPD "), ended.stdout + ended.stderr
+    assert state(bin_dir, "list", "--state-dir", str(directory)).stdout.startswith("no logins")
+
+
+def test_state_logout_counts_a_login_the_backend_no_longer_has_as_ended(bin_dir, emulator, tmp_path):
+    """A logout refused with an error whose action is `authentication` (authenticated_profile_missing: logged out
+    elsewhere, or expired there) says the login is gone at Adobe: it is deleted here too, not kept forever. Any
+    other refusal keeps it (the backend may still have it)."""
+    directory = tmp_path / "state"
+    logged_in_then_stopped(bin_dir, emulator, directory)
+    assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "error",
+                                     "value": "internal_server_error", "count": 1}) == 201
+    kept = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
+    assert kept.returncode == 1 and kept.stdout.startswith("not ended: REF MockMVPD "), kept.stdout
+    assert "internal_server_error" in kept.stdout.splitlines()[0]
+    assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2
+
+    assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "error",
+                                     "value": "authenticated_profile_missing", "count": 1}) == 201
+    ended = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
+    assert ended.returncode == 0, ended.stdout + ended.stderr
+    assert ended.stdout.startswith("ended: REF MockMVPD "), ended.stdout
     assert state(bin_dir, "list", "--state-dir", str(directory)).stdout.startswith("no logins")
 
 

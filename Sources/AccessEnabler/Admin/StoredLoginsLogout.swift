@@ -3,7 +3,8 @@ import FoundationEssentials
 /// One stored login (one MVPD of one requestor on one device) that `passbridge state logout` tried to end.
 public struct StoredLogoutOutcome: Sendable {
     public var login: StoredLogin
-    /// nil: the backend answered the logout with 2xx (it no longer has the login) and the store no longer holds it;
+    /// nil: the backend answered the logout with 2xx, or refused it with an error whose action is `authentication`
+    /// (either way it no longer has the login), and the store no longer holds it;
     /// else why it could not be ended, one line (the login stays in the store).
     public var failure: String?
 }
@@ -12,7 +13,7 @@ extension TokenStore {
     /// Ends at `backend` every login stored for it (of `requestor` only, when given): one REST API V2 logout per
     /// MVPD (Adobe Pass REST API V2, "Initiate logout for specific MVPD") with the login's device identifier and the
     /// client credentials stored for its registration — never registering anew, never opening the MVPD's logout
-    /// page — then deletes from the store each login the backend ended, and the requestor's selected MVPD on a device
+    /// page — then deletes from the store each login the backend ended or no longer had, and the requestor's selected MVPD on a device
     /// once none of its logins there is left. A login whose logout failed stays stored.
     /// - Parameters:
     ///   - backend: the base URL (https, or http on loopback), as the daemon's `--backend`.
@@ -36,7 +37,11 @@ extension TokenStore {
             clients[key.login] = client
             let answer = await client.call(RESTV2.logout(key.login.requestor, mvpd: key.mvpd, redirectURL: redirectURL))
             var failure: String?
+            // A refusal whose action is `authentication` (authenticated_profile_missing, …) says the login is already
+            // gone there: ended as well.
             if case .ok = answer.result {
+                try await deleteProfile(key)
+            } else if answer.error?.action == .authentication {
                 try await deleteProfile(key)
             } else {
                 failure = Self.describe(answer.result, backend: base)
