@@ -1,3 +1,4 @@
+import AccessEnabler
 import ArgumentParsing
 import Bridge
 import Glibc
@@ -40,8 +41,10 @@ enum StatsCommand {
         USAGE: passbridge stats [--socket PATH] [--format openmetrics|prometheus]
 
         Asks the daemon listening on PATH for rpc.stats and prints it as OpenMetrics text: passbridge_instances,
-        passbridge_connections, passbridge_calls_in_flight (gauges), passbridge_profile_reads_total{source} (a
-        counter) and passbridge_uptime_seconds. Exit 1 when the daemon cannot be reached or answers with an error.
+        passbridge_connections (this one not counted), passbridge_calls_in_flight (gauges),
+        passbridge_profile_reads_total{source} and passbridge_authorization_expiries_total{outcome} (counters) and
+        passbridge_uptime_seconds. Exit 1 when the daemon cannot be reached or answers with an error or with something
+        that is not rpc.stats.
 
 
         """ + table.usage(defaults: Options(), column: 17)
@@ -63,11 +66,33 @@ enum StatsCommand {
         case .success(let value): answer = value
         case .failure(let failure): return program.failure(failure.message)
         }
-        guard let stats = answer["result"], stats.objectValue != nil else {
-            return program.failure("\(options.socket) answered rpc.stats with \(String(decoding: answer.serialized(), as: UTF8.self))")
+        guard let stats = answer["result"], let missing = missingField(stats) else {
+            let excerpt = Text.excerpt(String(decoding: answer.serialized(), as: UTF8.self))
+            return program.failure("\(options.socket) answered rpc.stats with \(excerpt)")
+        }
+        guard missing.isEmpty else {
+            return program.failure(
+                "\(options.socket) answered rpc.stats without a number for \(missing.joined(separator: ", ")) (is it a PassBridge daemon?)")
         }
         writeOut(text(stats, openMetrics: options.openMetrics))
         return 0
+    }
+
+    /// The fields of an `rpc.stats` result (Protocol/README.md, "Diagnostics") that `text` exports.
+    static let fields = [
+        ["instances"], ["connections"], ["callsInFlight"], ["profileReads", "memory"], ["profileReads", "store"],
+        ["authorizationExpiries", "written"], ["authorizationExpiries", "unchanged"], ["uptimeSeconds"],
+    ]
+
+    /// nil when `stats` is no object; else the exported fields it lacks a number for (dotted), none when complete.
+    static func missingField(_ stats: JSON) -> [String]? {
+        guard stats.objectValue != nil else { return nil }
+        return fields.filter { path in
+            switch path.reduce(Optional(stats), { $0?[$1] }) {
+            case .integer, .double: false
+            default: true
+            }
+        }.map { $0.joined(separator: ".") }
     }
 
     /// The text of `stats` (an `rpc.stats` result): one family per field, with `# EOF` last in OpenMetrics; in
@@ -80,19 +105,33 @@ enum StatsCommand {
             default: "NaN"
             }
         }
+        // The connection that asked is one of the daemon's `connections`: not counted, so a scrape does not show itself.
+        let connections: JSON? =
+            switch stats["connections"] {
+            case .integer(let count): .integer(max(0, count - 1))
+            case let other: other
+            }
         var text = ""
-        for (name, field, help) in [
-            ("instances", "instances", "AccessEnabler instances alive in the daemon."),
-            ("connections", "connections", "Connections with an instance."),
-            ("calls_in_flight", "callsInFlight", "Calls accepted and not answered yet."),
+        for (name, value, help) in [
+            ("instances", stats["instances"], "AccessEnabler instances alive in the daemon."),
+            ("connections", connections, "Connections with an instance, the one asking for these metrics not counted."),
+            ("calls_in_flight", stats["callsInFlight"], "Calls accepted and not answered yet."),
         ] {
-            text += "# HELP passbridge_\(name) \(help)\n# TYPE passbridge_\(name) gauge\npassbridge_\(name) \(number(stats[field]))\n"
+            text += "# HELP passbridge_\(name) \(help)\n# TYPE passbridge_\(name) gauge\npassbridge_\(name) \(number(value))\n"
         }
-        let reads = openMetrics ? "passbridge_profile_reads" : "passbridge_profile_reads_total"
-        text += "# HELP \(reads) Reads of stored logins since the daemon started, by where they were served.\n"
-        text += "# TYPE \(reads) counter\n"
-        for source in ["memory", "store"] {
-            text += "passbridge_profile_reads_total{source=\"\(source)\"} \(number(stats["profileReads"]?[source]))\n"
+        for (name, field, label, help) in [
+            ("profile_reads", "profileReads", "source", "Reads of stored logins since the daemon started, by where they were served."),
+            (
+                "authorization_expiries", "authorizationExpiries", "outcome",
+                "Authorization expiries since the daemon started: written to the store, or not written because it held them."
+            ),
+        ] {
+            let family = openMetrics ? "passbridge_\(name)" : "passbridge_\(name)_total"
+            text += "# HELP \(family) \(help)\n# TYPE \(family) counter\n"
+            let values = field == "profileReads" ? ["memory", "store"] : ["written", "unchanged"]
+            for value in values {
+                text += "passbridge_\(name)_total{\(label)=\"\(value)\"} \(number(stats[field]?[value]))\n"
+            }
         }
         text += "# HELP passbridge_uptime_seconds Time since the daemon began serving.\n# TYPE passbridge_uptime_seconds gauge\n"
         if openMetrics { text += "# UNIT passbridge_uptime_seconds seconds\n" }

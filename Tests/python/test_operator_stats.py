@@ -4,6 +4,9 @@ answers, 2 on bad usage."""
 import json
 import socket
 import subprocess
+import threading
+
+import pytest
 
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.parser import text_string_to_metric_families as prometheus_text_families
@@ -34,6 +37,8 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
     ready(app)
     login(app)
     assert app.call("getAuthorization", {"resource": "ch1"})["resource"] == "ch1"
+    # A store read: the authorization's expiry, queued for the store, is written before it (Diagnostics).
+    assert "expires" in app.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"})
 
     asked = rpc_stats(str(daemon.path))
     printed = stats_text(bin_dir, "--socket", str(daemon.path))
@@ -41,26 +46,31 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
     assert printed.stdout.endswith("# EOF\n")
     families = {family.name: family for family in text_string_to_metric_families(printed.stdout)}
     assert set(families) == {"passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight",
-                             "passbridge_profile_reads", "passbridge_uptime_seconds"}
+                             "passbridge_profile_reads", "passbridge_authorization_expiries", "passbridge_uptime_seconds"}
     for family in families.values():
         assert family.documentation, family.name  # a HELP line each
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
-    assert families["passbridge_profile_reads"].type == "counter"
+    assert families["passbridge_profile_reads"].type == families["passbridge_authorization_expiries"].type == "counter"
     assert {name: families[name].type for name in ("passbridge_instances", "passbridge_connections",
                                                    "passbridge_calls_in_flight", "passbridge_uptime_seconds")} == \
         dict.fromkeys(("passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight",
                        "passbridge_uptime_seconds"), "gauge")
     assert families["passbridge_uptime_seconds"].unit == "seconds"
-    # The counts are rpc.stats' (asked the same way, so the asking connection counts in both).
+    # The counts are rpc.stats' (asked the same way), but for the connection that asks: rpc.stats counts it, the
+    # metric does not, so that a scrape does not show up as a connection.
     assert samples == {
         ("passbridge_instances", ()): asked["instances"],
-        ("passbridge_connections", ()): asked["connections"],
+        ("passbridge_connections", ()): asked["connections"] - 1,
         ("passbridge_calls_in_flight", ()): asked["callsInFlight"],
         ("passbridge_profile_reads_total", (("source", "memory"),)): asked["profileReads"]["memory"],
         ("passbridge_profile_reads_total", (("source", "store"),)): asked["profileReads"]["store"],
+        ("passbridge_authorization_expiries_total", (("outcome", "written"),)): asked["authorizationExpiries"]["written"],
+        ("passbridge_authorization_expiries_total", (("outcome", "unchanged"),)):
+            asked["authorizationExpiries"]["unchanged"],
         ("passbridge_uptime_seconds", ()): samples[("passbridge_uptime_seconds", ())],
     }
     assert (asked["instances"], asked["connections"], asked["callsInFlight"]) == (1, 2, 0)
+    assert asked["authorizationExpiries"]["written"] == 1  # the authorization's expiry
     assert asked["profileReads"]["memory"] + asked["profileReads"]["store"] >= 1  # the authorization read the login
     assert 0 < asked["uptimeSeconds"] <= samples[("passbridge_uptime_seconds", ())] < 600
 
@@ -72,7 +82,7 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
     parsed = {family.name: family.type for family in prometheus_text_families(older.stdout)}
     assert parsed == {"passbridge_instances": "gauge", "passbridge_connections": "gauge",
                       "passbridge_calls_in_flight": "gauge", "passbridge_profile_reads": "counter",
-                      "passbridge_uptime_seconds": "gauge"}
+                      "passbridge_authorization_expiries": "counter", "passbridge_uptime_seconds": "gauge"}
     app.close()
 
 
@@ -86,3 +96,29 @@ def test_stats_without_a_daemon_fails_and_bad_usage_exits_2(bin_dir, tmp_path):
     assert stats_text(bin_dir, "--format", "json").returncode == 2
     helped = stats_text(bin_dir, "--help")
     assert helped.returncode == 0 and "(default: /run/passbridge/passbridge.sock)" in " ".join(helped.stdout.split())
+
+
+@pytest.mark.parametrize("answer", [b'{"jsonrpc":"2.0","id":1,"result":{"instances":1}}\n',
+                                    b'{"jsonrpc":"2.0","id":1,"result":5}\n'])
+def test_stats_of_something_that_is_not_a_passbridge_daemon_fail(bin_dir, short_tmp, answer):
+    """A socket that answers, but not with rpc.stats' fields: exit 1 with a line saying so, nothing on stdout (a
+    scrape of NaN or zeros would look like a healthy, idle daemon)."""
+    path = short_tmp / "other.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(path))
+        server.listen(1)
+
+        def serve():
+            peer, _ = server.accept()
+            with peer:
+                peer.recv(4096)
+                peer.sendall(answer)
+
+        thread = threading.Thread(target=serve)
+        thread.start()
+        printed = stats_text(bin_dir, "--socket", str(path))
+        thread.join(10)
+    assert printed.returncode == 1 and printed.stdout == "", printed.stdout
+    assert printed.stderr.startswith(f"passbridge stats: {path} answered rpc.stats "), printed.stderr
+    if b"instances" in answer:
+        assert "without a number for connections, callsInFlight, profileReads.memory" in printed.stderr
