@@ -73,15 +73,15 @@ enum Wire {
             if let details = error.details { object["details"] = .string(details) }
             return .object(object)
         }
-        var object: JSONObject = [
-            "decisions": .array(
-                response.decisions.map { decision in
-                    var item: JSONObject = ["id": .string(decision.id), "authorized": .bool(decision.authorized)]
-                    if let failure = decision.error { item["error"] = error(failure) }
-                    return .object(item)
-                })
-        ]
+        // `status` first: a reader without a JSON parser (Clients/shell/passbridge-call) tells a failed call by its start.
+        var object: JSONObject = [:]
         if let status = response.status { object["status"] = error(status) }
+        object["decisions"] = .array(
+            response.decisions.map { decision in
+                var item: JSONObject = ["id": .string(decision.id), "authorized": .bool(decision.authorized)]
+                if let failure = decision.error { item["error"] = error(failure) }
+                return .object(item)
+            })
         return .object(object)
     }
 

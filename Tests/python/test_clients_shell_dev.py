@@ -67,6 +67,8 @@ def test_dev_then_login_and_authorize_in_separate_commands(bin_dir, short_tmp):
         socket_path = started.stdout.strip()
         assert socket_path == str(directory / "passbridge.sock")
         assert "passbridge-call: dev: pass-emulator at http://127.0.0.1:" in started.stderr
+        # The store is named where `passbridge state` finds it: DIR/state, not DIR.
+        assert f"the store in {directory}/state (passbridge state list --state-dir {directory}/state)" in started.stderr
         printed = subprocess.run([CALL, "dev", "--state-dir", str(directory)], env=starter, capture_output=True, text=True, timeout=60)
         assert (printed.returncode, printed.stdout) == (0, f"export PASSBRIDGE_SOCKET={socket_path}\n")
         assert "already running" in printed.stderr

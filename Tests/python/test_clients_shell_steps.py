@@ -109,6 +109,18 @@ def test_a_call_that_needs_a_requestor_says_each_command_is_a_new_instance(env):
     assert "each passbridge-call is a new instance: pass --requestor ID" in run.stderr, run.stderr
 
 
+def test_a_preauthorize_that_failed_before_any_decision_exits_1_with_its_reason(env):
+    """preauthorize answers a failure with a top-level `status` (nobody logged in here); the result still goes to
+    stdout, the reason to stderr, and the exit status says it failed. Decisions alone (even all refused) are not a
+    failed call."""
+    run = subprocess.run([CALL, "--requestor", "REF", "preauthorize", '{"resources":["ch1"]}'], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert json.loads(run.stdout)["status"]["code"] == "authentication_session_missing"
+    assert run.stderr.splitlines()[-1] == ("passbridge-call: preauthorize failed: authentication_session_missing: "
+                                           "The user is not authenticated")
+
+
 def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
     env = dict(os.environ, PASSBRIDGE=str(bin_dir / "passbridge"))
     env["PASSBRIDGE_ARGS"] = f"--backend {emulator_url} --state-dir {tmp_path / 'state'}"
