@@ -247,8 +247,14 @@ export interface AuthorizationFailure {
 }
 export type Authorization = MediaToken | AuthorizationFailure;
 export interface Preauthorization {
+  /** The resources the user may watch (UI decoration only), in the order asked. */
   authorized: string[];
+  /** The others asked about. */
   denied: string[];
+  /** Why each refused resource was refused (absent for a plain "no" without an error object). */
+  errors: Record<string, PreauthorizeError>;
+  /** The error of a request that failed before any decision (every resource then carries it). */
+  failure?: PreauthorizeError;
 }
 export interface Metadata {
   /** The op code's number: 0 authentication expiry, 1 authorization expiry (`value` in epoch ms, from `expires`), 2
@@ -328,7 +334,8 @@ export declare class PassBridge {
   /** The media token for `resource`; rejects with NotAuthorized, NotAuthenticated / LoginCancelled, AuthorizationFailed. */
   authorize(resource: string, options?: AuthorizeOptions): Promise<string>;
   /** checkPreauthorizedResources, typed. */
-  preauthorize(resources: string[], options?: CallOptions): Promise<Preauthorization>;
+  /** The wire's preauthorize; `cache: false` asks the backend even for permits this instance knows. */
+  preauthorize(resources: string[], options?: CallOptions & { cache?: boolean }): Promise<Preauthorization>;
   /** getMetadata, typed; `key` is the user attribute for op code 3. */
   metadata(opCode: OpCode, options?: CallOptions & { resource?: string; key?: string }): Promise<Metadata>;
   /** Logs in on a web-view host: `openUrl` gets the login page, resolves to the redirect URL reached (or null). */

@@ -298,10 +298,19 @@ export class PassBridge extends EventEmitter {
     throw authorizationError(outcome);
   }
 
-  /** checkPreauthorizedResources as {authorized, denied}. */
-  async preauthorize(resources, options = {}) {
-    const { resources: authorized } = await this.call('checkPreauthorizedResources', { resources }, options);
-    return { authorized, denied: resources.filter((r) => !authorized.includes(r)) };
+  /** The wire's preauthorize as {authorized, denied, errors, failure?}: `errors` maps each refused resource to REST
+   * API V2's error object; `failure` is the error of a request that failed before any decision. `cache: false` asks
+   * the backend even for permits this instance knows (disableFeatures LOCAL_CACHE). */
+  async preauthorize(resources, { cache, ...options } = {}) {
+    const params = cache === false ? { resources, disableFeatures: ['LOCAL_CACHE'] } : { resources };
+    const result = await this.call('preauthorize', params, options);
+    const byId = new Map(result.decisions.map((d) => [d.id, d]));
+    const asked = [...new Set(resources)];
+    const authorized = asked.filter((r) => byId.get(r)?.authorized === true);
+    const errors = Object.fromEntries(asked.filter((r) => byId.get(r)?.error).map((r) => [r, byId.get(r).error]));
+    const outcome = { authorized, denied: asked.filter((r) => !authorized.includes(r)), errors };
+    if (result.status) outcome.failure = result.status;
+    return outcome;
   }
 
   /** getMetadata as {key, value, encrypted, arguments} (`value` of an expiry in epoch ms); `key` of the options is the

@@ -108,7 +108,10 @@ def test_node_typed_helpers_and_abort_signal_cancel_request(bin_dir, emulator_ur
     assert (out["denied"]["errorCode"], out["denied"]["mvpdMessage"]) == (passbridge.USER_NOT_AUTHORIZED_ERROR, DENIED)
     assert out["denied"]["reasons"][0].startswith("Z100 ")
     assert out["check"]["kind"] == "failure" and out["check"]["description"] == DENIED
-    assert out["pre"] == {"authorized": ["ch1"], "denied": ["ch2"]}
+    assert {k: out["pre"][k] for k in ("authorized", "denied")} == {"authorized": ["ch1"], "denied": ["ch2"]}
+    # The wire's preauthorize (not checkPreauthorizedResources): each refusal says why; no failure.
+    assert list(out["pre"]["errors"]) == ["ch2"] and out["pre"]["errors"]["ch2"]["code"] == "preauthorization_denied_by_mvpd"
+    assert "failure" not in out["pre"]
     assert out["zip"]["key"] == 3 and out["zip"]["encrypted"] is True
     assert out["logout"] == {"statuses": []}
     assert out["abortedAuthorize"]["rejected"] == "back button"

@@ -61,12 +61,26 @@ class Watcher(passbridge.EntitlementDelegate):
 
     def __init__(self) -> None:
         self.steps: List[str] = []
+        self.metadata: List[str] = []
 
     def displayProviderDialog(self, mvpds: Any) -> None:
         self.steps.append("displayProviderDialog")
 
     def navigateToUrl(self, url: str, useSVC: Any) -> None:
         self.steps.append("navigateToUrl")
+
+    def setMetadataStatus(self, metadata: Any, encrypted: bool, key: int, arguments: Any, expires: Optional[int] = None) -> None:
+        self.metadata.append(f"{key} {metadata} {expires}")
+
+
+class SDKOnlyWatcher(passbridge.EntitlementDelegate):
+    """A delegate written with the SDK's params alone: the daemon's extra `expires` must not break it."""
+
+    def __init__(self) -> None:
+        self.metadata: List[Any] = []
+
+    def setMetadataStatus(self, metadata: Any, encrypted: bool, key: int, arguments: Any) -> None:
+        self.metadata.append((key, metadata))
 
 
 def test_web_session_with_typed_outcomes_and_exceptions(bin_dir, emulator_url, tmp_path) -> None:
@@ -111,8 +125,14 @@ def test_web_session_with_typed_outcomes_and_exceptions(bin_dir, emulator_url, t
     assert failure == passbridge.AuthorizationFailure("ch2", passbridge.USER_NOT_AUTHORIZED_ERROR, DENIED,
                                                       tuple(denied.statuses))
     assert isinstance(granted, passbridge.MediaToken) and granted.resource == "ch1"
-    assert (pre.authorized, pre.denied) == (("ch1",), ("ch2",))
+    assert (pre.authorized, pre.denied, pre.failure) == (("ch1",), ("ch2",), None)
+    # The wire's preauthorize (not checkPreauthorizedResources): each refusal says why.
+    assert list(pre.errors) == ["ch2"] and pre.errors["ch2"]["code"] == "preauthorization_denied_by_mvpd"
+    assert pre.errors["ch2"]["details"] == DENIED
     assert expiry.key == 0 and expiry.value > time.time() * 1000
+    # The delegate that declares `expires` gets it beside the SDK's date string.
+    told = [line for line in watcher.metadata if line.startswith("0 ")]
+    assert told and told[0].endswith(f" GMT +0000 {expiry.value}"), watcher.metadata
     assert (zip_code.key, zip_code.encrypted, zip_code.arguments["userMetaKey"]) == (3, True, "zip")
     assert len(pages) == 1 and pages[0].startswith(emulator_url)
     assert logout == passbridge.Logout()
@@ -465,3 +485,16 @@ def test_an_idle_client_keeps_a_fixed_number_of_tasks(bin_dir, emulator_url, tmp
 
     counts = asyncio.run(main())
     assert counts[0] == counts[1] == counts[2], counts
+
+
+def test_a_delegate_with_the_sdk_params_only_still_gets_set_metadata_status(bin_dir, emulator_url, tmp_path) -> None:
+    async def main() -> List[Any]:
+        delegate = SDKOnlyWatcher()
+        async with await spawn(bin_dir, emulator_url, tmp_path, delegate) as ae:
+            await ae.set_requestor("REF")
+            await ae.login_web(lambda url: asyncio.to_thread(web_view, url), mvpd=MVPD, timeout=60)
+            await ae.metadata(passbridge.METADATA_AUTHENTICATION)
+        return delegate.metadata
+
+    told = asyncio.run(main())
+    assert len(told) == 1 and told[0][0] == 0 and told[0][1].endswith(" GMT +0000"), told

@@ -465,8 +465,14 @@ class AsyncAccessEnabler:
         raise outcome.error()
 
     async def preauthorize(self, resources: List[str], cache: Optional[bool] = None) -> Preauthorization:
-        """``checkPreauthorizedResources``: which of ``resources`` the user may watch (UI decoration only)."""
-        return Preauthorization.from_result(resources, await self.checkPreauthorizedResources(resources, cache))
+        """``preauthorize`` (the wire method of that name): which of ``resources`` the user may watch (UI decoration
+        only), and why each other one was refused. ``cache=False`` asks the backend even for permits this instance
+        already knows (``disableFeatures: ["LOCAL_CACHE"]``). Sends no notification; raises only as every call does
+        (``Timeout``, ``RPCError``, ``ConnectionClosed``)."""
+        params: Dict[str, Any] = {"resources": resources}
+        if cache is False:
+            params["disableFeatures"] = ["LOCAL_CACHE"]
+        return Preauthorization.from_result(resources, await self.call("preauthorize", params))
 
     async def metadata(self, op_code: Union[str, int], resource: Optional[str] = None,
                        key: Optional[str] = None) -> Metadata:

@@ -14,8 +14,8 @@ GENERIC_AUTHENTICATION_ERROR = "Generic Authentication Error"
 GENERIC_AUTHORIZATION_ERROR = "Generic Authorization Error"
 
 #: ``getMetadata`` op-codes: name → number (either may be sent).
-METADATA_AUTHENTICATION = "METADATA_AUTHENTICATION"  # 0: authentication expiry, epoch ms
-METADATA_AUTHORIZATION = "METADATA_AUTHORIZATION"  # 1: authorization expiry of ``resource``, epoch ms
+METADATA_AUTHENTICATION = "METADATA_AUTHENTICATION"  # 0: authentication expiry (SDK date string; ``expires`` epoch ms)
+METADATA_AUTHORIZATION = "METADATA_AUTHORIZATION"  # 1: authorization expiry of ``resource`` (as 0)
 METADATA_DEVICE_ID = "METADATA_DEVICE_ID"  # 2: the device id (string)
 METADATA_USER_META = "METADATA_USER_META"  # 3: the user attribute named ``userMetaKey``
 METADATA_OPCODES = {

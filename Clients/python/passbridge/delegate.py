@@ -2,10 +2,12 @@
 
 Every daemon notification (Protocol/README.md) is one callback. The client calls the delegate method of the same name
 with the notification's params as positional arguments in the SDK's order (table ``CALLBACKS``); a param the
-daemon left out arrives as ``None``, and params this version does not know are ignored. ``status`` receives the
+daemon left out arrives as ``None``, params it adds to the SDK's (table ``EXTRAS``: setMetadataStatus's ``expires``)
+come by keyword to a method that declares them, and params this version does not know are ignored. ``status`` receives the
 whole status dictionary (``{id, level, message?, details?, resource?}``; for second screen
 ``{id: "REGCODE", level, code, url, authenticateUrl, activationUrl?, notAfter}``).
 """
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -25,6 +27,12 @@ CALLBACKS: Dict[str, Tuple[str, ...]] = {
     "sendTrackingData": ("data", "eventType"),
     "presentTvProviderDialog": (),
     "dismissTvProviderDialog": (),
+}
+
+#: notification name → params the daemon adds to the SDK's, passed by keyword to a delegate method that takes them
+#: (so that a method written with the SDK's params alone keeps working).
+EXTRAS: Dict[str, Tuple[str, ...]] = {
+    "setMetadataStatus": ("expires",),
 }
 
 
@@ -58,7 +66,17 @@ def invoke(delegate: Any, event: Event) -> Any:
     if fn is None:
         fallback = getattr(delegate, "onNotification", None)
         return fallback(event.name, dict(event.params)) if fallback is not None else None
-    return fn(*callback_args(event))
+    return fn(*callback_args(event), **{n: event.params.get(n) for n in EXTRAS.get(event.name, ()) if _takes(fn, n)})
+
+
+def _takes(fn: Any, name: str) -> bool:
+    """Whether ``fn`` takes a keyword argument ``name`` (by that name, or through ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or p.kind == p.VAR_KEYWORD
+               for p in parameters)
 
 
 class EntitlementDelegate:
@@ -109,8 +127,11 @@ class EntitlementDelegate:
     def selectedProvider(self, mvpd: Optional[MVPD]) -> Any:
         """Answer to ``getSelectedProvider``: the MVPD object or ``None``."""
 
-    def setMetadataStatus(self, metadata: Any, encrypted: bool, key: int, arguments: Dict[str, Any]) -> Any:
-        """Answer to ``getMetadata``: expiry in epoch ms for key 0/1, device id for 2, attribute value for 3."""
+    def setMetadataStatus(self, metadata: Any, encrypted: bool, key: int, arguments: Dict[str, Any],
+                          expires: Optional[int] = None) -> Any:
+        """Answer to ``getMetadata``: for key 0/1 the expiry as the SDK's date string (``"2026/12/01 18:45:00 GMT
+        +0000"``) and ``expires`` the same instant in epoch ms (``None`` when there is no expiry); the device id for 2,
+        the attribute value for 3."""
 
     def sendTrackingData(self, data: List[Any], eventType: int) -> Any:
         """Analytics: ``eventType`` 0 authentication, 1 authorization, 2 MVPD selection; ``data`` strings."""

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 from .constants import METADATA_OPCODES, PROVIDER_NOT_SELECTED_ERROR, USER_NOT_AUTHENTICATED_ERROR, USER_NOT_AUTHORIZED_ERROR
 from .errors import (AuthorizationFailed, EntitlementError, LoginCancelled, NotAuthenticated, NotAuthorized,
                      RequestorFailed)
-from .results import Status
+from .results import PreauthorizeError, Status
 
 
 def _statuses(result: Mapping[str, Any]) -> Tuple[Status, ...]:
@@ -85,17 +85,23 @@ def authorization_from_result(resource: str, result: Mapping[str, Any]) -> Autho
 
 @dataclass(frozen=True)
 class Preauthorization:
-    """``checkPreauthorizedResources``: ``authorized`` the resources the user may watch (UI decoration only),
-    ``denied`` the rest of those asked about, ``statuses`` (P100 when the check failed)."""
+    """``preauthorize`` (the iOS SDK's): ``authorized`` the resources the user may watch (UI decoration only: playing
+    needs ``authorize``), ``denied`` the rest of those asked about, in the order asked; ``errors`` why each denied
+    one was refused (REST API V2's error object, ``PreauthorizeError``; none for a plain "no"); ``failure`` the
+    error of a request that failed before any decision (``authentication_session_missing`` when nobody is logged
+    in…), which every resource then carries."""
 
     authorized: Tuple[str, ...]
     denied: Tuple[str, ...] = ()
-    statuses: Tuple[Status, ...] = ()
+    errors: Mapping[str, PreauthorizeError] = field(default_factory=dict)
+    failure: Optional[PreauthorizeError] = None
 
     @classmethod
     def from_result(cls, asked: Sequence[str], result: Mapping[str, Any]) -> "Preauthorization":
-        ok = tuple(result.get("resources") or ())
-        return cls(ok, tuple(r for r in asked if r not in ok), _statuses(result))
+        decisions = {d["id"]: d for d in result.get("decisions") or ()}
+        ok = tuple(r for r in dict.fromkeys(asked) if decisions.get(r, {}).get("authorized") is True)
+        errors = {r: decisions[r]["error"] for r in dict.fromkeys(asked) if "error" in decisions.get(r, {})}
+        return cls(ok, tuple(r for r in dict.fromkeys(asked) if r not in ok), errors, result.get("status"))
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,7 @@ class _PreauthorizeResponseRequired(TypedDict):
 
 
 class PreauthorizeResponse(_PreauthorizeResponseRequired, total=False):
-    """``preauthorize`` (``call("preauthorize", resources=..., disableFeatures=["LOCAL_CACHE"])``): a decision per
+    """``preauthorize`` (``call("preauthorize", {"resources": [...], "disableFeatures": ["LOCAL_CACHE"]})``): a decision per
     resource, in the order asked; ``status`` when the whole request failed."""
 
     status: PreauthorizeError

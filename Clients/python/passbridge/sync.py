@@ -344,7 +344,7 @@ class AccessEnabler:
         return cast(str, self._wait(self._client().authorize(resource, login=login, data=data, timeout=timeout)))
 
     def preauthorize(self, resources: List[str], cache: Optional[bool] = None) -> Preauthorization:
-        """Which of ``resources`` the user may watch."""
+        """Which of ``resources`` the user may watch, and why not the others (see ``AsyncAccessEnabler.preauthorize``)."""
         return cast(Preauthorization, self._wait(self._client().preauthorize(resources, cache)))
 
     def metadata(self, op_code: Union[str, int], resource: Optional[str] = None, key: Optional[str] = None) -> Metadata:
