@@ -224,6 +224,14 @@ def test_spawn_from_dev_null_exits_0(passbridge):
 def test_command_line_model(passbridge, test_daemon):
     ok = subprocess.run([passbridge, "--help"], capture_output=True, text=True, timeout=10)
     assert ok.returncode == 0 and "--socket PATH" in ok.stdout and "test" not in ok.stdout
+    # The top-level usage shows every subcommand form with the options its own --help gives it.
+    top = ok.stdout.split("\n\n")[0]
+    for sub in ("state", "stats"):
+        helped = subprocess.run([passbridge, sub, "--help"], capture_output=True, text=True, timeout=10).stdout
+        for line in helped.split("\n\n")[0].replace("USAGE:", "").splitlines():
+            form = line.strip().replace("postgresql://…", "URL")
+            for word in form.split(" "):
+                assert word in top, f"{word!r} of {form!r} is missing from passbridge --help:\n{top}"
     test_help = subprocess.run([test_daemon, "--stdio", "--help"], capture_output=True, text=True, timeout=10)
     assert test_help.returncode == 0 and "subtract, sum, get_data" in test_help.stdout
     version = subprocess.run([passbridge, "--version"], capture_output=True, text=True, timeout=10)
@@ -277,3 +285,17 @@ def test_backpressure_never_drops_a_message(daemon):
     answers = [json.loads(line) for line in lines if not line.startswith(b'{"jsonrpc":"2.0","method"')]
     assert [a["id"] for a in answers] == ["burst"] + list(range(100))
     assert all(a["result"] == a["id"] + 1 for a in answers[1:])
+
+
+def test_backend_emulator_without_pass_emulator_beside_says_what_to_do(passbridge, tmp_path):
+    """A passbridge copied alone: `--backend emulator` exits 1 at once naming the missing binary and the way out,
+    with nothing on stdout (the protocol's)."""
+    import shutil
+    alone = tmp_path / "bin" / "passbridge"
+    alone.parent.mkdir()
+    shutil.copy(passbridge, alone)
+    run = subprocess.run([str(alone), "--backend", "emulator", "--state-dir", str(tmp_path)], input="", capture_output=True,
+                         text=True, timeout=30)
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr.startswith(f"passbridge: --backend emulator: {alone.parent}/pass-emulator not found or not executable")
+    assert "--backend URL" in run.stderr and run.stderr.count("\n") == 1, run.stderr

@@ -67,8 +67,9 @@ extension DaemonOptions {
     public static var usage: String {
         """
         USAGE: passbridge [--stdio | --socket PATH] [options]
-               passbridge state list|reset|logout [--state-dir DIR | --store URL] [--requestor ID]
-               passbridge stats [--socket PATH]
+               passbridge state list|reset [--state-dir DIR | --store URL] [--requestor ID]
+               passbridge state logout [--backend URL | --staging] [--state-dir DIR | --store URL] [--requestor ID]
+               passbridge stats [--socket PATH] [--format openmetrics|prometheus]
 
         Serves Adobe Pass AccessEnabler as JSON-RPC 2.0 (NDJSON, or LSP Content-Length framing when the
         peer starts with it) over stdin/stdout (default) or a Unix socket. Logs go to stderr.

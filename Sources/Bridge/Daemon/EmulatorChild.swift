@@ -31,7 +31,11 @@ final class EmulatorChild: Sendable {
     /// Starts the child and waits (at most `timeout`) for its base URL.
     static func launch(timeout: Duration = .seconds(15)) throws(CommandLineError) -> EmulatorChild {
         let binary = executableDirectory() + "/pass-emulator"
-        guard access(binary, X_OK) == 0 else { throw .failure("--backend emulator: \(binary) not found or not executable") }
+        guard access(binary, X_OK) == 0 else {
+            throw .failure(
+                "--backend emulator: \(binary) not found or not executable (pass-emulator must sit beside passbridge, as "
+                    + "swift build and the package put it; or give --backend URL of an emulator or of Adobe)")
+        }
         var output: [Int32] = [-1, -1]
         // We hold the write end of the child's stdin until we exit, however we exit: then it sees end of input and stops.
         var lifeline: [Int32] = [-1, -1]
