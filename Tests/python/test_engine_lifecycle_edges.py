@@ -177,3 +177,21 @@ def test_a_redirect_url_is_recognised_whatever_the_case_of_its_percent_escapes(b
     assert [s["id"] for s in result["statuses"]] == ["N130"]  # recognised: the (unwalked) page is over
     assert daemon.response(login, start)[1]["result"]["statuses"] == result["statuses"]
     assert daemon.stop() == 0
+
+
+def test_at_end_of_input_calls_held_for_a_configuring_set_requestor_are_answered_first(bin_dir, emulator, tmp_path):
+    """Protocol/README.md, Lifecycle 6: a checkAuthentication held behind a setRequestor whose configuration the
+    backend answers slowly ends with its failure outcome at once when input ends, before that setRequestor's own
+    response (which still comes, with its outcome)."""
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency",
+                                     "value": 1500, "count": 1}) == 201
+    configuring = daemon.send("setRequestor", {"requestorID": "REF"})
+    held = daemon.send("checkAuthentication")
+    daemon.close_input()
+    held_at, held_answer = daemon.response(held)
+    configured_at, configured = daemon.response(configuring)
+    assert held_at < configured_at
+    assert held_answer["result"]["status"] == 0
+    assert configured["result"] == {"status": 1}
+    assert daemon.stop() == 0
