@@ -36,24 +36,33 @@ struct Fault {
             throw Failure(.json(400, ["error": "count must be a positive integer"]))
         }
         switch kind {
-        case .latency, .status:
+        case .latency:
             guard let number = json["value"]?.intValue, number >= 0 else {
-                throw Failure(.json(400, ["error": .string("\(kind.rawValue) needs a numeric value")]))
+                throw Failure(.json(400, ["error": "latency needs the delay in milliseconds (an integer, 0 or more) as value"]))
             }
-            if kind == .status, !(100...599).contains(number) { throw Failure(.json(400, ["error": "status value must be 100-599"])) }
+        case .status:
+            guard let number = json["value"]?.intValue, (100...599).contains(number) else {
+                throw Failure(.json(400, ["error": "status needs an HTTP status (an integer, 100-599) as value"]))
+            }
         case .error:
             guard let code = json["value"]?.stringValue, EnhancedError.table[code] != nil else {
                 throw Failure(.json(400, ["error": "error needs a known enhanced error code as value"]))
             }
         case .redirect:
-            guard let location = json["value"]?.stringValue, !location.isEmpty else {
-                throw Failure(.json(400, ["error": "redirect needs the Location as value"]))
+            guard let location = json["value"]?.stringValue, !location.isEmpty, Self.isHeaderValue(location) else {
+                throw Failure(.json(400, ["error": "redirect needs the Location as value (no control character)"]))
             }
             if let status = json["status"], !status.isNull {
                 guard let code = status.intValue, [301, 302, 303, 307, 308].contains(code) else {
                     throw Failure(.json(400, ["error": "redirect status must be 301, 302, 303, 307 or 308"]))
                 }
                 redirectStatus = code
+            }
+        case .contentType:
+            if let value = json["value"], !value.isNull {
+                guard let type = value.stringValue, !type.isEmpty, Self.isHeaderValue(type) else {
+                    throw Failure(.json(400, ["error": "contentType needs the Content-Type as value (no control character), or none"]))
+                }
             }
         default: break
         }
@@ -62,6 +71,12 @@ struct Fault {
         self.kind = kind
         self.value = json["value"]
         self.remaining = json["count"]?.intValue
+    }
+
+    /// Whether `text` can be sent as an HTTP header's value as is: no CR, LF or other control character (a fault
+    /// must not split the response it breaks into two).
+    static func isHeaderValue(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 
     /// The 429 page Adobe's throttler sends (Adobe's "Throttling mechanism"): HTML, no Retry-After.

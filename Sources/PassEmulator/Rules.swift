@@ -100,8 +100,9 @@ extension Emulator {
             guard let resource = json["resource"]?.stringValue, let code = json["code"]?.stringValue,
                 EnhancedError.table[code] != nil
             else { return .json(400, ["error": "expected {resource, code, count?} with a known enhanced error code"]) }
-            let count = json["count"]?.intValue ?? 1
-            guard count >= 1 else { return .json(400, ["error": "count must be a positive integer"]) }
+            var count = 1
+            if let given = json["count"], !given.isNull { count = given.intValue ?? 0 }
+            guard count >= 1 else { return .json(400, ["error": "count must be a positive integer (or absent: 1)"]) }
             state.withLock { $0.rules.itemErrors[resource] = (code, count) }
             return .json(
                 201,

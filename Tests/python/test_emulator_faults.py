@@ -112,6 +112,20 @@ def test_bad_fault_requests_are_rejected(emulator):
     assert emulator.admin("POST", "faults", {"path": PATH, "kind": "latency"}).status == 400
     assert emulator.admin("POST", "faults", {"path": PATH, "kind": "redirect"}).status == 400
     assert emulator.admin("POST", "faults", {"path": PATH, "kind": "redirect", "value": "http://x/", "status": 200}).status == 400
+    # A value that would split the response into two (header injection) is refused, with the reason.
+    split = emulator.admin("POST", "faults", {"path": PATH, "kind": "redirect", "value": "http://x/\r\nSet-Cookie: a=b"})
+    assert (split.status, split.json()) == (400, {"error": "redirect needs the Location as value (no control character)"})
+    typed = emulator.admin("POST", "faults", {"path": PATH, "kind": "contentType", "value": "text/html\nX: y"})
+    assert typed.status == 400 and "no control character" in typed.json()["error"]
+    for kind, value, reason in [
+        ("status", 99, "status needs an HTTP status (an integer, 100-599) as value"),
+        ("status", "500", "status needs an HTTP status (an integer, 100-599) as value"),
+        ("latency", -1, "latency needs the delay in milliseconds (an integer, 0 or more) as value"),
+    ]:
+        refused = emulator.admin("POST", "faults", {"path": PATH, "kind": kind, "value": value})
+        assert (refused.status, refused.json()) == (400, {"error": reason}), (kind, value)
+    for count in (1.5, "3", 1e300, 0):
+        assert emulator.admin("POST", "faults", {"path": PATH, "kind": "drop", "count": count}).status == 400, count
 
 
 def test_a_slow_request_does_not_block_another(emulator, token):

@@ -68,11 +68,19 @@ def test_bad_rule_bodies_are_refused_with_the_reason(emulator):
         ("degradation", {"mvpd": "MockMVPD", "rule": "AuthZSome"}, "rule must be AuthNAll, AuthZAll, AuthZNone or null"),
         ("degradation", {"mvpd": "MockMVPD"}, "rule must be AuthNAll, AuthZAll, AuthZNone or null"),
         ("item-errors", {"resource": "ch1", "code": "no_such_code"}, "expected {resource, code, count?} with a known enhanced error code"),
-        ("item-errors", {"resource": "ch1", "code": "network_received_error", "count": 0}, "count must be a positive integer"),
+        ("item-errors", {"resource": "ch1", "code": "network_received_error", "count": 0},
+         "count must be a positive integer (or absent: 1)"),
+        # Not an integer: refused, not read as 1.
+        *[("item-errors", {"resource": "ch1", "code": "network_received_error", "count": count},
+           "count must be a positive integer (or absent: 1)") for count in (1.5, "3", 1e300, -2, True)],
     ]:
         response = emulator.admin("POST", path, body)
         assert (response.status, response.json()) == (400, {"error": reason}), (path, body)
     assert emulator.call("POST", "/__admin/limits", b"[]").status == 400
+    # null is an absent count, and 3.0 is the integer 3.
+    for count, kept in ((None, 1), (3.0, 3)):
+        answer = emulator.admin("POST", "item-errors", {"resource": "ch1", "code": "network_received_error", "count": count})
+        assert (answer.status, answer.json()["count"]) == (201, kept)
 
 
 def test_a_clock_move_out_of_range_is_refused_and_the_emulator_goes_on(emulator, token):
