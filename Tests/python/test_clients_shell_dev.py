@@ -16,7 +16,7 @@ from typing import Dict, List
 
 import pytest
 
-from clients_support import ROOT, emulator_url, statement  # noqa: F401  (fixture)
+from clients_support import ROOT, emulator_url, path_without_passbridge, statement  # noqa: F401  (fixtures)
 from rpc_helper import SocketDaemon, StdioDaemon
 
 from browser import Browser  # noqa: E402
@@ -25,10 +25,11 @@ CALL = str(ROOT / "Clients" / "shell" / "passbridge-call")
 EXAMPLES = ROOT / "Clients" / "shell" / "examples"
 
 
-def socket_env(bin_dir: pathlib.Path, socket_path: str) -> Dict[str, str]:
-    """A caller that knows the socket and the relay, but neither PASSBRIDGE nor a PATH holding the daemon."""
+def socket_env(bin_dir: pathlib.Path, socket_path: str, path: str) -> Dict[str, str]:
+    """A caller that knows the socket and the relay, but neither PASSBRIDGE nor a PATH holding the daemon (`path`, the
+    path_without_passbridge fixture)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PASSBRIDGE", "PASSBRIDGE_ARGS")}
-    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not (pathlib.Path(p) / "passbridge").exists())
+    env["PATH"] = path
     env.update(PASSBRIDGE_SOCKET=socket_path, PASSBRIDGE_RELAY=str(bin_dir / "passbridge-relay"))
     return env
 
@@ -57,7 +58,7 @@ def login_on_the_web(env: Dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def test_dev_then_login_and_authorize_in_separate_commands(bin_dir, short_tmp):
+def test_dev_then_login_and_authorize_in_separate_commands(bin_dir, short_tmp, path_without_passbridge):
     directory = short_tmp / "dev"
     starter = dict(os.environ, PASSBRIDGE=str(bin_dir / "passbridge"))
     try:
@@ -73,7 +74,7 @@ def test_dev_then_login_and_authorize_in_separate_commands(bin_dir, short_tmp):
         assert (printed.returncode, printed.stdout) == (0, f"export PASSBRIDGE_SOCKET={socket_path}\n")
         assert "already running" in printed.stderr
 
-        env = socket_env(bin_dir, socket_path)
+        env = socket_env(bin_dir, socket_path, path_without_passbridge)
         assert call(env, "--requestor", "REF", "checkAuthentication").returncode == 1
         login = login_on_the_web(env)
         assert (login.returncode, login.stdout) == (0, '{"status":1,"errorCode":""}\n'), login.stderr
@@ -98,11 +99,11 @@ def test_dev_then_login_and_authorize_in_separate_commands(bin_dir, short_tmp):
     assert stopped.returncode == 0 and stopped.stderr == "passbridge-call: dev: stopped\n"
     for pid in pids:
         assert not pathlib.Path(f"/proc/{pid}").exists() or "zombie" in pathlib.Path(f"/proc/{pid}/status").read_text()
-    gone = call(socket_env(bin_dir, socket_path), "rpc.stats")
+    gone = call(socket_env(bin_dir, socket_path, path_without_passbridge), "rpc.stats")
     assert (gone.returncode, gone.stderr) == (2, f"passbridge-call: cannot connect to {socket_path}: no such socket\n")
 
 
-def test_dev_for_a_phone_shows_the_activation_page_at_the_network_address(bin_dir, short_tmp):
+def test_dev_for_a_phone_shows_the_activation_page_at_the_network_address(bin_dir, short_tmp, path_without_passbridge):
     from test_emulator_network import RecordingBrowser, interface_addresses
     if not interface_addresses():
         pytest.skip("this machine has no IPv4 address but loopback: nothing else to reach the emulator at")
@@ -115,7 +116,7 @@ def test_dev_for_a_phone_shows_the_activation_page_at_the_network_address(bin_di
         public = (directory / "emulator.url").read_text().strip()
         assert urllib.parse.urlsplit(public).hostname in interface_addresses(), public
         assert f"(other devices: {public})" in started.stderr
-        env = socket_env(bin_dir, str(directory / "passbridge.sock"))
+        env = socket_env(bin_dir, str(directory / "passbridge.sock"), path_without_passbridge)
         proc = subprocess.Popen([CALL, "--requestor", "REF", "--no-web-view", "--mvpd", "MockMVPD", "getAuthentication"],
                                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -170,9 +171,9 @@ def test_parse_error_offsets_count_bytes_into_the_callers_params(bin_dir, stdio_
     assert json.loads(session.stdout)["error"]["data"]["offset"] == expected, session.stdout
 
 
-def second_screen_runs(bin_dir: pathlib.Path, socket_path: str, runs: int) -> List[str]:
+def second_screen_runs(bin_dir: pathlib.Path, socket_path: str, runs: int, path: str) -> List[str]:
     """`second-screen.sh --socket` `runs` times on one daemon, the phone logging in, then a logout; the failures."""
-    env = socket_env(bin_dir, socket_path)
+    env = socket_env(bin_dir, socket_path, path)
     failures = []
     for run in range(runs):
         proc = subprocess.Popen(["bash", str(EXAMPLES / "second-screen.sh"), "--socket", socket_path], env=env,
@@ -199,7 +200,8 @@ def second_screen_runs(bin_dir: pathlib.Path, socket_path: str, runs: int) -> Li
     return failures
 
 
-def test_the_socket_second_screen_example_passes_50_of_50_runs_beside_a_cpu_hog(bin_dir, emulator_url, short_tmp):
+def test_the_socket_second_screen_example_passes_50_of_50_runs_beside_a_cpu_hog(bin_dir, emulator_url, short_tmp,
+                                                                               path_without_passbridge):
     """Five daemons (five devices) take ten runs each, side by side, while one busy loop per core competes for the
     CPU; before the session pipes were the script's own, 3 of 19 runs under load ended "PB_SESSION[0]: unbound"."""
     lanes, runs = 5, 10
@@ -211,7 +213,8 @@ def test_the_socket_second_screen_example_passes_50_of_50_runs_beside_a_cpu_hog(
                                         str(short_tmp / f"state{lane}"), "--software-statement", statement(),
                                         "--activation-url", f"{emulator_url}/activate"))
         with concurrent.futures.ThreadPoolExecutor(lanes) as pool:
-            results = list(pool.map(lambda daemon: second_screen_runs(bin_dir, daemon.path, runs), daemons))
+            results = list(pool.map(lambda daemon: second_screen_runs(bin_dir, daemon.path, runs, path_without_passbridge),
+                                    daemons))
     finally:
         for hog in hogs:
             hog.kill()
@@ -222,7 +225,7 @@ def test_the_socket_second_screen_example_passes_50_of_50_runs_beside_a_cpu_hog(
     assert failures == [], f"{len(failures)} of {lanes * runs} runs failed:\n" + "\n".join(failures)
 
 
-def test_over_a_socket_only_the_relay_is_looked_for_never_the_daemon(bin_dir, daemon, tmp_path):
+def test_over_a_socket_only_the_relay_is_looked_for_never_the_daemon(bin_dir, daemon, tmp_path, path_without_passbridge):
     """`--socket` needs passbridge-relay and nothing else: with no daemon binary anywhere it answers; without a relay
     it says that the relay is missing, and where it looked, not that PASSBRIDGE (the daemon) should be set."""
     alone = tmp_path / "alone"
@@ -232,12 +235,12 @@ def test_over_a_socket_only_the_relay_is_looked_for_never_the_daemon(bin_dir, da
     relays.mkdir()
     (relays / "passbridge-relay").symlink_to(bin_dir / "passbridge-relay")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PASSBRIDGE")}
-    env["PATH"] = f"{relays}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    env["PATH"] = f"{relays}{os.pathsep}{path_without_passbridge}"
     script = str(alone / "passbridge-call")
     stats = subprocess.run([script, "--socket", str(daemon.path), "rpc.stats"], env=env, capture_output=True, text=True,
                            timeout=60)
     assert stats.returncode == 0 and json.loads(stats.stdout)["connections"] == 1, stats.stderr
-    env["PATH"] = f"/usr/bin{os.pathsep}/bin"
+    env["PATH"] = path_without_passbridge
     missing = subprocess.run([script, "--socket", str(daemon.path), "rpc.stats"], env=env, capture_output=True, text=True,
                              timeout=60)
     assert (missing.returncode, missing.stdout) == (2, "")

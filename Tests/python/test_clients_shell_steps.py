@@ -10,7 +10,7 @@ from typing import List
 
 import pytest
 
-from clients_support import ROOT, emulator_url, statement  # noqa: F401  (fixture)
+from clients_support import ROOT, emulator_url, path_without, statement  # noqa: F401  (fixture)
 
 from browser import Browser  # noqa: E402
 
@@ -181,13 +181,9 @@ def test_a_provider_dialog_with_stdin_closed_asks_for_mvpd(env):
     assert "passbridge-call: stdin is closed, so nobody can choose: pass --mvpd ID" in run.stderr.splitlines(), run.stderr
 
 
-def path_without_qrencode() -> str:
-    return os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if not (pathlib.Path(d) / "qrencode").exists())
-
-
 @pytest.mark.parametrize("installed", [True, False], ids=["with-qrencode", "without-qrencode"])
 def test_the_page_to_open_is_also_a_qr_code_when_qrencode_is_installed(env, tmp_path, installed):
-    path = path_without_qrencode()
+    path = path_without({"qrencode"}, tmp_path / "path")
     if installed:
         fake = tmp_path / "fake-bin"
         fake.mkdir()

@@ -2,8 +2,9 @@
 this clone (release, static; once per session), then
 
 * the .deb is installed (with CI=true as root: `apt-get install ./passbridge_*.deb` on this machine, purged again at
-  the end; otherwise `dpkg -x` into a scratch root, which changes nothing here) and one login + authorization goes
-  through the installed daemon, started by `systemd-socket-activate` with the ExecStart= of the installed unit;
+  the end of this file, so no later suite finds it in /usr/bin; otherwise `dpkg -x` into a scratch root, which
+  changes nothing here) and one login + authorization goes through the installed daemon, started by
+  `systemd-socket-activate` with the ExecStart= of the installed unit;
 * the wheels go into a fresh venv with `pip install --no-index`, and with no passbridge on PATH
   `AccessEnabler.spawn("--backend", "emulator")` runs the bundled daemon and the emulator wheel's pass-emulator for
   one login + authorization; the client without any daemon raises DaemonNotFound saying where it looked;
@@ -180,7 +181,7 @@ class Installed:
         self.root, self.seconds = root, seconds
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def installed(packages, tmp_path_factory) -> Iterator[Installed]:
     deb = packages["deb"]
     if not REAL_INSTALL:
