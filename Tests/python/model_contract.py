@@ -91,6 +91,7 @@ class Request:
     matched: bool = False  # it accounted for a setAuthenticationStatus (invariant 2)
     during_login: bool = False  # sent while a login waited on the host
     page_open: bool = False  # sent while the login's page was open
+    logout_open: bool = False  # sent while a logout page was open: a handleExternalURL then ends the logout first
 
 
 def brief(message: dict) -> str:
@@ -230,7 +231,8 @@ class Tracker:
         if "id" not in message:
             return  # a notification ($/cancelRequest)
         request = Request(message["id"], message["method"], message.get("params"), index,
-                          during_login=self.in_login, page_open=self.page is not None)
+                          during_login=self.in_login, page_open=self.page is not None,
+                          logout_open=self.logout_page is not None)
         if request.method == "init":
             if self.inits:
                 self.replacing = (request.id, frozenset(self.requests))
@@ -271,7 +273,8 @@ class Tracker:
             message.get("error", {}).get("code") == -32800
         if request.id in self.members or cancelled_joiner \
                 or (request.method == "setSelectedProvider" and request.during_login and ended_with_status) \
-                or (request.method in ("handleExternalURL", "getAuthenticationToken") and request.page_open and ended_with_status):
+                or (request.method in ("handleExternalURL", "getAuthenticationToken") and request.page_open and ended_with_status
+                    and not (request.method == "handleExternalURL" and request.logout_open)):
             self.login_over()
         if request.method == "logout":
             self.logout_page = None

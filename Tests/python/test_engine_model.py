@@ -108,6 +108,7 @@ class EngineModel(RuleBasedStateMachine):
         self.temp_pass = False
         self.requests_seen = 0
         self.abandoned: set[str] = set()
+        self.walked: dict[str, str] = {}  # login page → its redirect URL: a redirect the logout took is handed again
         self.phoned: set[str] = set()
         self.device = None
         env.sequences += 1
@@ -319,8 +320,12 @@ class EngineModel(RuleBasedStateMachine):
                 self.do_select_provider(who, None)
             else:
                 self.sync_emulator()
-                self.log.append(f"{who}: walks the login page")
-                redirect = follow_to_redirect_url(tracker.page)
+                if tracker.page in self.walked:
+                    self.log.append(f"{who}: hands the login page's redirect again")
+                else:
+                    self.log.append(f"{who}: walks the login page")
+                    self.walked[tracker.page] = follow_to_redirect_url(tracker.page)
+                redirect = self.walked[tracker.page]
                 self.emulator_login = True
                 self.request(who, "handleExternalURL", {"url": redirect})
         elif login and tracker.regcode:
@@ -618,6 +623,25 @@ def test_the_checker_flags_each_rule_on_a_made_up_transcript(case):
     if news is not None:
         tracker.news_from_elsewhere(news)
     assert [violation.kind for violation in tracker.update()] == kinds
+
+
+def test_a_redirect_while_a_logout_page_is_open_ends_the_logout_and_the_login_page_still_waits():
+    """Protocol/README.md, "Ordering rules": with a logout page and a login page open together, the next
+    handleExternalURL ends the logout; the login waits on the host for the one after. Found by a random run (1 in
+    3,069 sequences): the checker took the first redirect as the login's end, then reported the login's calls as
+    neither answered nor waiting."""
+    transcript = [_sent(1, "getAuthentication", {"forceAuthn": True}), DIALOG, _sent(2, "logout"),
+                  _told("navigateToUrl", {"url": "http://e/mock-mvpd/MockMVPD/logout"}),
+                  _sent(3, "setSelectedProvider", {"mvpdId": "MockMVPD"}), _told("navigateToUrl", {"url": "http://e/a"}),
+                  _answer(3, {}), _sent(4, "handleExternalURL", {"url": REDIRECT_URL}), _told("setAuthenticationStatus", OUT),
+                  _answer(4, OUT), _answer(2, OUT)]
+    tracker = Tracker("app", type("Client", (), {"transcript": transcript})())
+    assert tracker.update() == []
+    assert tracker.in_login and tracker.waits_on_host(tracker.requests[1])
+    transcript += [_sent(5, "handleExternalURL", {"url": REDIRECT_URL}), _told("setAuthenticationStatus", IN), _answer(5, IN),
+                   _answer(1, IN)]
+    assert tracker.update() == []
+    assert not tracker.in_login and not tracker.pending()
 
 
 # ---------------------------------------------------------------------------------------------------- the TempPass case
