@@ -5,12 +5,13 @@
 #   --with-test-tools   also the test tools: python3-venv (for the virtual environment Tests/run-all.sh makes;
 #                       nothing is installed into the system Python), Node.js with Debian's TypeScript compiler
 #                       (tsc checks Clients/node), systemd (systemd-analyze and systemd-socket-activate check
-#                       Clients/systemd), lintian (checks the .deb) and shellcheck (checks every shell file);
+#                       Clients/systemd), lintian (checks the .deb), shellcheck (checks every shell file) and
+#                       valgrind (callgrind counts the instructions of the transport's linear-work test);
 #                       the Python test tools are in Tests/python/requirements.txt
 set -euo pipefail
 apt_packages=(libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev pkg-config postgresql socat strace binutils python3)
 if [ "${1:-}" = "--with-test-tools" ]; then
-  apt_packages+=(python3-venv nodejs node-typescript systemd lintian shellcheck)
+  apt_packages+=(python3-venv nodejs node-typescript systemd lintian shellcheck valgrind)
 fi
 missing=()
 for p in "${apt_packages[@]}"; do
