@@ -30,7 +30,8 @@ let package = Package(
             name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "CDigest", "CCurl", "ThreadAffinity"],
             exclude: ["README.md"]),
         .target(
-            name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing", "ThreadAffinity"], plugins: ["EmbedOpenRPC"]),
+            name: "Bridge", dependencies: ["JSONRPC", "AccessEnabler", "ArgumentParsing", "CShims", "ThreadAffinity"],
+            plugins: ["EmbedOpenRPC"]),
         // Protocol/openrpc.json compiled into Bridge at build time; its info.version (the one version of PassBridge)
         // also into the relay and the emulator.
         .executableTarget(name: "embed-openrpc", dependencies: ["JSON"]),

@@ -1,4 +1,5 @@
 import AccessEnabler
+import CShims
 import JSON
 import Synchronization
 
@@ -13,22 +14,27 @@ final class BridgeStatistics: Sendable {
     let started = ContinuousClock.now
 
     /// `{instances, connections, callsInFlight, profileReads: {memory, store}, authorizationExpiries: {written,
-    /// unchanged}, uptimeSeconds}`; `instances` counts the AccessEnabler instances alive in the process (one per
+    /// unchanged}, heapBytes, uptimeSeconds}`; `instances` counts the AccessEnabler instances alive in the process (one per
     /// connection that made an engine call, until it is freed after its connection closed); `profileReads` counts the
     /// reads of stored logins since start, those served from the daemon's memory (`TokenStore.watch`) and those that
     /// waited on the store, re-reads after a change made elsewhere included; `authorizationExpiries` the cached
     /// expiries written to the store and those not written because it held them (`TokenStore.submit`);
+    /// `heapBytes` the bytes the C allocator has handed out and not taken back, every thread's arena and its mmapped
+    /// blocks (glibc's `mallinfo2`: `uordblks + hblkhd`; Swift's objects and buffers are among them): unlike RSS, it
+    /// does not count what the allocator keeps for reuse, so it tells a leak from an arena that grew once;
     /// `uptimeSeconds` is the time since the daemon began serving, in seconds (ms resolution).
     func json(store: TokenStore) -> JSON {
         let reads = store.profileReads
         let expiries = store.authorizationExpiries
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        let heap = mallinfo2()
         return [
             "instances": .integer(Int64(Engine.liveInstances)),
             "connections": .integer(Int64(connections.load(ordering: .relaxed))),
             "callsInFlight": .integer(Int64(callsInFlight.load(ordering: .relaxed))),
             "profileReads": ["memory": .integer(Int64(reads.memory)), "store": .integer(Int64(reads.store))],
             "authorizationExpiries": ["written": .integer(Int64(expiries.written)), "unchanged": .integer(Int64(expiries.unchanged))],
+            "heapBytes": .integer(Int64(heap.uordblks + heap.hblkhd)),
             "uptimeSeconds": .double(Double(seconds) + Double(attoseconds / 1_000_000_000_000_000) / 1000),
         ]
     }

@@ -42,8 +42,8 @@ enum StatsCommand {
 
         Asks the daemon listening on PATH for rpc.stats and prints it as OpenMetrics text: passbridge_instances,
         passbridge_connections (this one not counted), passbridge_calls_in_flight (gauges),
-        passbridge_profile_reads_total{source} and passbridge_authorization_expiries_total{outcome} (counters) and
-        passbridge_uptime_seconds. Exit 1 when the daemon cannot be reached or answers with an error or with something
+        passbridge_profile_reads_total{source} and passbridge_authorization_expiries_total{outcome} (counters),
+        passbridge_heap_bytes and passbridge_uptime_seconds. Exit 1 when the daemon cannot be reached or answers with an error or with something
         that is not rpc.stats.
 
 
@@ -81,7 +81,7 @@ enum StatsCommand {
     /// The fields of an `rpc.stats` result (Protocol/README.md, "Diagnostics") that `text` exports.
     static let fields = [
         ["instances"], ["connections"], ["callsInFlight"], ["profileReads", "memory"], ["profileReads", "store"],
-        ["authorizationExpiries", "written"], ["authorizationExpiries", "unchanged"], ["uptimeSeconds"],
+        ["authorizationExpiries", "written"], ["authorizationExpiries", "unchanged"], ["heapBytes"], ["uptimeSeconds"],
     ]
 
     /// nil when `stats` is no object; else the exported fields it lacks a number for (dotted), none when complete.
@@ -133,6 +133,10 @@ enum StatsCommand {
                 text += "passbridge_\(name)_total{\(label)=\"\(value)\"} \(number(stats[field]?[value]))\n"
             }
         }
+        text += "# HELP passbridge_heap_bytes Memory the daemon's allocator has handed out and not taken back.\n"
+        text += "# TYPE passbridge_heap_bytes gauge\n"
+        if openMetrics { text += "# UNIT passbridge_heap_bytes bytes\n" }
+        text += "passbridge_heap_bytes \(number(stats["heapBytes"]))\n"
         text += "# HELP passbridge_uptime_seconds Time since the daemon began serving.\n# TYPE passbridge_uptime_seconds gauge\n"
         if openMetrics { text += "# UNIT passbridge_uptime_seconds seconds\n" }
         text += "passbridge_uptime_seconds \(number(stats["uptimeSeconds"]))\n"

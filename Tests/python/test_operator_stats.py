@@ -46,16 +46,19 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
     assert printed.stdout.endswith("# EOF\n")
     families = {family.name: family for family in text_string_to_metric_families(printed.stdout)}
     assert set(families) == {"passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight",
-                             "passbridge_profile_reads", "passbridge_authorization_expiries", "passbridge_uptime_seconds"}
+                             "passbridge_profile_reads", "passbridge_authorization_expiries", "passbridge_heap_bytes",
+                             "passbridge_uptime_seconds"}
     for family in families.values():
         assert family.documentation, family.name  # a HELP line each
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
     assert families["passbridge_profile_reads"].type == families["passbridge_authorization_expiries"].type == "counter"
     assert {name: families[name].type for name in ("passbridge_instances", "passbridge_connections",
-                                                   "passbridge_calls_in_flight", "passbridge_uptime_seconds")} == \
+                                                   "passbridge_calls_in_flight", "passbridge_heap_bytes",
+                                                   "passbridge_uptime_seconds")} == \
         dict.fromkeys(("passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight",
-                       "passbridge_uptime_seconds"), "gauge")
+                       "passbridge_heap_bytes", "passbridge_uptime_seconds"), "gauge")
     assert families["passbridge_uptime_seconds"].unit == "seconds"
+    assert families["passbridge_heap_bytes"].unit == "bytes"
     # The counts are rpc.stats' (asked the same way), but for the connection that asks: rpc.stats counts it, the
     # metric does not, so that a scrape does not show up as a connection.
     assert samples == {
@@ -67,12 +70,15 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
         ("passbridge_authorization_expiries_total", (("outcome", "written"),)): asked["authorizationExpiries"]["written"],
         ("passbridge_authorization_expiries_total", (("outcome", "unchanged"),)):
             asked["authorizationExpiries"]["unchanged"],
+        ("passbridge_heap_bytes", ()): samples[("passbridge_heap_bytes", ())],
         ("passbridge_uptime_seconds", ()): samples[("passbridge_uptime_seconds", ())],
     }
     assert (asked["instances"], asked["connections"], asked["callsInFlight"]) == (1, 2, 0)
     assert asked["authorizationExpiries"]["written"] == 1  # the authorization's expiry
     assert asked["profileReads"]["memory"] + asked["profileReads"]["store"] >= 1  # the authorization read the login
     assert 0 < asked["uptimeSeconds"] <= samples[("passbridge_uptime_seconds", ())] < 600
+    # The heap moves between two asks (each reads and writes a connection's buffers): in the same range, not equal.
+    assert 100_000 < asked["heapBytes"] < 100_000_000 and 100_000 < samples[("passbridge_heap_bytes", ())] < 100_000_000
 
     # The older text format, for node_exporter's textfile collector: the same families and types, parsed by the
     # client library's own parser of that format.
@@ -82,7 +88,8 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
     parsed = {family.name: family.type for family in prometheus_text_families(older.stdout)}
     assert parsed == {"passbridge_instances": "gauge", "passbridge_connections": "gauge",
                       "passbridge_calls_in_flight": "gauge", "passbridge_profile_reads": "counter",
-                      "passbridge_authorization_expiries": "counter", "passbridge_uptime_seconds": "gauge"}
+                      "passbridge_authorization_expiries": "counter", "passbridge_heap_bytes": "gauge",
+                      "passbridge_uptime_seconds": "gauge"}
     app.close()
 
 

@@ -1,6 +1,6 @@
 #ifndef PASSBRIDGE_CSHIMS_H
 #define PASSBRIDGE_CSHIMS_H
-// What Glibc hides from Swift: epoll, accept4, struct ucred, eventfd, mallopt.
+// What Glibc hides from Swift: epoll, accept4, struct ucred, eventfd, mallopt, mallinfo2.
 #include <malloc.h>
 #include <stdint.h>
 #include <sys/types.h>
