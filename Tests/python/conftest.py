@@ -88,28 +88,53 @@ def daemon(bin_dir, emulator, tmp_path, short_tmp):
 
 # --- one line per suite ---------------------------------------------------------------------------------------------
 # After the last test of each file, one line with the file's wall time and outcomes ("== test_store.py: 12 s, 14
-# passed, 2 skipped"), so that a long run shows where it is (Tests/run-all.sh).
+# passed, 2 skipped"), so that a long run shows where it is (Tests/run-all.sh). Under pytest-xdist the workers run
+# whole files (--dist loadfile) and only the controller, which receives every report, prints: the hooks below do
+# nothing in a worker.
 
-_suite = {"file": None, "started": 0.0, "outcomes": {}}
+_files: dict = {}  # file → {"left": tests not torn down yet, "started": monotonic time, "outcomes": {outcome: n}}
+_reporter = None  # the controller's terminal reporter (none in a worker)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    import time
-    if _suite["file"] != item.path:
-        _suite.update(file=item.path, started=time.monotonic(), outcomes={})
-    yield
-    if nextitem is None or nextitem.path != item.path:
-        reporter = item.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            counts = ", ".join(f"{n} {outcome}" for outcome, n in _suite["outcomes"].items())
-            reporter.write("\n")  # after the file's progress dots
-            reporter.write_line(f"== {item.path.name}: {time.monotonic() - _suite['started']:.0f} s, {counts or 'nothing run'}")
+def _count(nodeids) -> None:
+    for nodeid in nodeids:
+        entry = _files.setdefault(nodeid.split("::")[0], {"left": 0, "started": None, "outcomes": {}})
+        entry["left"] += 1
+
+
+def pytest_sessionstart(session):
+    global _reporter
+    if not hasattr(session.config, "workerinput"):
+        _reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+
+
+def pytest_collection_finish(session):
+    if not hasattr(session.config, "workerinput"):  # without xdist: this process runs the tests it selected
+        _count(item.nodeid for item in session.items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    if not _files:  # every worker collects the same tests
+        _count(ids)
 
 
 def pytest_runtest_logreport(report):
+    import time
+    entry = _files.get(report.nodeid.split("::")[0])
+    if _reporter is None or entry is None:
+        return
+    if entry["started"] is None:  # the first report comes after its setup, module fixtures included
+        entry["started"] = time.monotonic() - report.duration
     if report.when == "call" or report.outcome != "passed":  # a skip or an error in setup counts once
         outcome = "skipped" if report.skipped else "failed" if report.failed else "passed"
         if report.when != "call" and report.failed:
             outcome = "errors"
-        _suite["outcomes"][outcome] = _suite["outcomes"].get(outcome, 0) + 1
+        entry["outcomes"][outcome] = entry["outcomes"].get(outcome, 0) + 1
+    if report.when == "teardown":
+        entry["left"] -= 1
+        if entry["left"] == 0:
+            counts = ", ".join(f"{n} {outcome}" for outcome, n in entry["outcomes"].items())
+            _reporter.write("\n")  # after the progress dots
+            _reporter.write_line(f"== {pathlib.Path(report.nodeid.split('::')[0]).name}: "
+                                 f"{time.monotonic() - entry['started']:.0f} s, {counts or 'nothing run'}")
