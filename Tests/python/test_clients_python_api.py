@@ -287,6 +287,47 @@ def pending_tasks() -> List[str]:
             if t is not asyncio.current_task() and not t.done() and t.get_coro().__qualname__ not in own]
 
 
+def test_a_login_task_cancelled_again_while_its_cancel_waits_still_ends_after_the_daemons_answer(
+        bin_dir, emulator_url, tmp_path) -> None:
+    """A second cancellation of the login's task while its $/cancelRequest waits for the answer (the blocking
+    client's Ctrl-C in show_code cancels twice: the callback, then the call it waited in) does not cut that wait
+    short: the task ends once the daemon answered the login -32800. It did not, and CI caught the blocking
+    client raising KeyboardInterrupt before the answer under load."""
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+
+        class CancelAgain(logging.Handler):
+            """Cancels the login task again right after its $/cancelRequest is written, before any answer can
+            be read (the loop runs the callback before it next polls the pipe)."""
+            def emit(self, record: logging.LogRecord) -> None:
+                if '"method":"$/cancelRequest"' in record.getMessage():
+                    loop.call_soon(login.cancel)
+
+        again = CancelAgain(logging.DEBUG)
+        with Wire() as wire:
+            logging.getLogger("passbridge.wire").addHandler(again)
+            try:
+                async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+                    await ae.init(webView=False)
+                    await ae.set_requestor("REF")
+                    shown = asyncio.Event()
+                    login = asyncio.ensure_future(ae.login_second_screen(lambda code: shown.set(), mvpd=MVPD))
+                    await asyncio.wait_for(shown.wait(), 30)
+                    login.cancel()
+                    with pytest.raises(asyncio.CancelledError):
+                        await login
+                    login_id = wire.sent("getAuthentication")[0]["id"]
+                    answered = [m for d, m in wire.messages if d == "<--" and "method" not in m and m.get("id") == login_id]
+                    left = pending_tasks()
+            finally:
+                logging.getLogger("passbridge.wire").removeHandler(again)
+        return answered, left
+
+    answered, left = asyncio.run(main())
+    assert [answer["error"]["code"] for answer in answered] == [passbridge.REQUEST_CANCELLED]
+    assert left == []
+
+
 def test_cancelling_a_second_screen_login_task_sends_cancel_request_and_leaves_nothing_waiting(
         bin_dir, emulator_url, tmp_path) -> None:
     async def main() -> Any:

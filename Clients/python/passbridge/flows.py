@@ -40,14 +40,26 @@ async def _page(ae: "AsyncAccessEnabler", open_url: OpenURL, url: str) -> None:
         await ae.handleExternalURL(str(reached))
 
 
-async def _end(task: "Optional[asyncio.Future[Any]]") -> None:
-    """Cancels ``task`` if still running and waits until it has ended."""
-    if task is not None:
+async def _end(*tasks: "Optional[asyncio.Future[Any]]") -> None:
+    """Cancels each of ``tasks`` still running, in order, and waits until each has ended, even when the flow itself
+    is cancelled meanwhile (the blocking client's Ctrl-C cancels twice): a cancelled call waits for the daemon's
+    answer to its ``$/cancelRequest`` (``CANCEL_GRACE`` seconds at most), and that wait is not cut short. A
+    cancellation that came meanwhile is raised once all have ended."""
+    cancelled = False
+    for task in tasks:
+        if task is None:
+            continue
         if not task.done():
             task.cancel()
-        await asyncio.wait([task])
+        while not task.done():
+            try:
+                await asyncio.wait([task])
+            except asyncio.CancelledError:
+                cancelled = True
         if not task.cancelled():
             task.exception()  # retrieved: the flow reports its own outcome
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any], *,
@@ -128,6 +140,4 @@ async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any]
     finally:
         ae._helper_steps.remove(taken)
         stream.close()
-        await _end(getter)
-        await _end(page)
-        await _end(request)  # sends $/cancelRequest if unanswered, and waits for its answer
+        await _end(getter, page, request)  # the request: $/cancelRequest if unanswered, and its answer awaited
