@@ -14,6 +14,9 @@ bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -n "$bin" ] || { echo "postgres-cluster.sh: Debian's postgresql package is not installed" >&2; exit 1; }
 run=()
 if [ "$(id -u)" = 0 ]; then run=(runuser -u postgres --); fi
+# Every path below is absolute; from /, the postgres user never starts in a directory it cannot enter (a clone
+# under /root), which pg_ctl and postgres would report on every command.
+cd /
 # The server's options (pg_ctl restart keeps them; start needs them again).
 options() { echo "-c listen_addresses='' -c unix_socket_directories='$1' -c max_connections=200"; }
 # DIR, checked to be a cluster of this script.
