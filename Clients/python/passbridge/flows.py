@@ -138,6 +138,10 @@ async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any]
                     await asyncio.wait([page], timeout=5)  # handleExternalURL may answer just after the flow
                 return request.result()
     finally:
-        ae._helper_steps.remove(taken)
-        stream.close()
-        await _end(getter, page, request)  # the request: $/cancelRequest if unanswered, and its answer awaited
+        try:
+            await _end(getter, page, request)  # the request: $/cancelRequest if unanswered, and its answer awaited
+        finally:
+            # Only now: a dialog or page the daemon sent before it read the $/cancelRequest is still the flow's,
+            # not the delegate's.
+            ae._helper_steps.remove(taken)
+            stream.close()

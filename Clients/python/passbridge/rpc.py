@@ -464,15 +464,32 @@ class AsyncConnection(_Dispatch):
 
     async def _cancel(self, id: int, future: "asyncio.Future[Any]") -> bool:
         """Sends ``$/cancelRequest {id}`` unless ``future`` is done, and waits for it; True when the request was
-        answered with a result (not cancelled)."""
+        answered with a result (not cancelled). The wait is not cut short when the awaiting task is cancelled
+        (again) meanwhile: that cancellation is raised once the answer came, or ``CANCEL_GRACE`` passed."""
+        cancelled = False
         if not future.done() and not self.closed:
             try:
                 await self.notify("$/cancelRequest", {"id": id})
-                await asyncio.wait_for(asyncio.shield(future), CANCEL_GRACE)
-            except asyncio.TimeoutError:
-                wire_log.warning("request %s: no answer within %s s after $/cancelRequest", id, CANCEL_GRACE)
-            except Exception:  # noqa: BLE001 - the answer (-32800) or a closed connection: the request is over
+            except asyncio.CancelledError:
+                cancelled = True
+            except Exception:  # noqa: BLE001 - a closed connection: the request is over
                 pass
+            deadline = asyncio.get_running_loop().time() + CANCEL_GRACE
+            while not future.done() and not self.closed:
+                left = deadline - asyncio.get_running_loop().time()
+                if left <= 0:
+                    wire_log.warning("request %s: no answer within %s s after $/cancelRequest", id, CANCEL_GRACE)
+                    break
+                try:
+                    await asyncio.wait([future], timeout=left)
+                except asyncio.CancelledError:
+                    cancelled = True
+        if cancelled:
+            if not future.done():
+                future.cancel()
+            elif not future.cancelled():
+                future.exception()  # retrieved: the caller is cancelled, whatever the answer
+            raise asyncio.CancelledError
         if future.done() and not future.cancelled():
             return future.exception() is None
         future.cancel()
