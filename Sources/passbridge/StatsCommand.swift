@@ -66,13 +66,14 @@ enum StatsCommand {
         case .success(let value): answer = value
         case .failure(let failure): return program.failure(failure.message)
         }
-        guard let stats = answer["result"], let missing = missingField(stats) else {
+        guard answer["id"] == .integer(1), let stats = answer["result"], let missing = missingField(stats) else {
             let excerpt = Text.excerpt(String(decoding: answer.serialized(), as: UTF8.self))
             return program.failure("\(options.socket) answered rpc.stats with \(excerpt)")
         }
         guard missing.isEmpty else {
             return program.failure(
-                "\(options.socket) answered rpc.stats without a number for \(missing.joined(separator: ", ")) (is it a PassBridge daemon?)")
+                "\(options.socket) answered rpc.stats without a number of 0 or more for \(missing.joined(separator: ", "))"
+                    + " (is it a PassBridge daemon?)")
         }
         writeOut(text(stats, openMetrics: options.openMetrics))
         return 0
@@ -84,12 +85,14 @@ enum StatsCommand {
         ["authorizationExpiries", "written"], ["authorizationExpiries", "unchanged"], ["heapBytes"], ["uptimeSeconds"],
     ]
 
-    /// nil when `stats` is no object; else the exported fields it lacks a number for (dotted), none when complete.
+    /// nil when `stats` is no object; else the exported fields it lacks a number of 0 or more for (dotted; every
+    /// field is a count, a size or a time), none when complete.
     static func missingField(_ stats: JSON) -> [String]? {
         guard stats.objectValue != nil else { return nil }
         return fields.filter { path in
             switch path.reduce(Optional(stats), { $0?[$1] }) {
-            case .integer, .double: false
+            case .integer(let value): value < 0
+            case .double(let value): !(value >= 0 && value.isFinite)
             default: true
             }
         }.map { $0.joined(separator: ".") }
@@ -148,7 +151,11 @@ enum StatsCommand {
         let message: String
     }
 
-    /// Sends one `rpc.stats` request on a new connection to `path` and reads the answer's line (5 s at most).
+    /// The longest answer line read: a daemon's is about 250 bytes.
+    static let answerLimit = 65_536
+
+    /// Sends one `rpc.stats` request on a new connection to `path` and reads the answer's line: 5 s at most for the
+    /// whole exchange, and at most `answerLimit` bytes.
     private static func ask(_ path: String) -> Result<JSON, Failure> {
         var address = sockaddr_un()
         let bytes = Array(path.utf8)
@@ -173,15 +180,28 @@ enum StatsCommand {
         }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while !received.contains(0x0A) {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        let deadline = ContinuousClock.now + .seconds(5)
+        var lineEnd: Int?
+        while lineEnd == nil {
+            let left = deadline - ContinuousClock.now
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let milliseconds = max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            guard left > .zero, poll(&ready, 1, milliseconds) > 0 else {
+                return .failure(Failure(message: "no answer from \(path) within 5 s"))
+            }
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             guard count > 0 else {
+                if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
                 let reason = count == 0 ? "closed the connection" : String(cString: strerror(errno))
                 return .failure(Failure(message: "no answer from \(path): \(reason)"))
             }
+            lineEnd = chunk[..<count].firstIndex(of: 0x0A).map { received.count + $0 }
             received += chunk[..<count]
+            guard lineEnd != nil || received.count <= answerLimit else {
+                return .failure(Failure(message: "\(path) answered more than \(answerLimit) bytes without a line end"))
+            }
         }
-        let line = received[..<(received.firstIndex(of: 0x0A) ?? received.endIndex)]
+        let line = received[..<(lineEnd ?? received.endIndex)]
         guard let answer = try? JSON.parse(Array(line)) else { return .failure(Failure(message: "\(path) answered with no JSON")) }
         return .success(answer)
     }

@@ -5,6 +5,7 @@ import json
 import socket
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -105,8 +106,17 @@ def test_stats_without_a_daemon_fails_and_bad_usage_exits_2(bin_dir, tmp_path):
     assert helped.returncode == 0 and "(default: /run/passbridge/passbridge.sock)" in " ".join(helped.stdout.split())
 
 
-@pytest.mark.parametrize("answer", [b'{"jsonrpc":"2.0","id":1,"result":{"instances":1}}\n',
-                                    b'{"jsonrpc":"2.0","id":1,"result":5}\n'])
+COMPLETE = {"instances": 0, "connections": 1, "callsInFlight": 0, "profileReads": {"memory": 0, "store": 0},
+            "authorizationExpiries": {"written": 0, "unchanged": 0}, "heapBytes": 1, "uptimeSeconds": 1.0}
+
+
+@pytest.mark.parametrize("answer", [
+    b'{"jsonrpc":"2.0","id":1,"result":{"instances":1}}\n',
+    b'{"jsonrpc":"2.0","id":1,"result":5}\n',
+    # A counter below 0 (Prometheus' parser refuses it), and the answer to another request: found by a bad-input pass.
+    json.dumps({"jsonrpc": "2.0", "id": 1, "result": COMPLETE | {"profileReads": {"memory": -5, "store": 0}}}).encode() + b"\n",
+    json.dumps({"jsonrpc": "2.0", "id": 99, "result": COMPLETE}).encode() + b"\n",
+], ids=["fields-missing", "not-an-object", "negative-counter", "another-id"])
 def test_stats_of_something_that_is_not_a_passbridge_daemon_fail(bin_dir, short_tmp, answer):
     """A socket that answers, but not with rpc.stats' fields: exit 1 with a line saying so, nothing on stdout (a
     scrape of NaN or zeros would look like a healthy, idle daemon)."""
@@ -127,5 +137,56 @@ def test_stats_of_something_that_is_not_a_passbridge_daemon_fail(bin_dir, short_
         thread.join(10)
     assert printed.returncode == 1 and printed.stdout == "", printed.stdout
     assert printed.stderr.startswith(f"passbridge stats: {path} answered rpc.stats "), printed.stderr
-    if b"instances" in answer:
-        assert "without a number for connections, callsInFlight, profileReads.memory" in printed.stderr
+    if b"instances\":1" in answer:
+        assert "without a number of 0 or more for connections, callsInFlight, profileReads.memory" in printed.stderr
+    if b"-5" in answer:
+        assert "without a number of 0 or more for profileReads.memory (" in printed.stderr
+
+
+def peer_that(behave, path):
+    """A socket at `path` whose one peer, once it sent its request, gets `behave(peer)`."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+
+    def serve():
+        peer, _ = server.accept()
+        with peer:
+            peer.recv(4096)
+            try:
+                behave(peer)
+            except OSError:
+                pass  # the command gave up and closed
+        server.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def trickle(peer):
+    """One byte of a valid answer's leading blanks every 0.3 s, for up to 30 s: each read comes in time."""
+    for _ in range(100):
+        peer.sendall(b" ")
+        time.sleep(0.3)
+
+
+@pytest.mark.parametrize("behave, why", [
+    (trickle, "within 5 s"),
+    (lambda peer: peer.sendall(b" " * (1 << 20) + b"{}\n"), "answered more than 65536 bytes without a line end"),
+    (lambda peer: time.sleep(8), "within 5 s"),
+], ids=["trickle", "a-mebibyte-line", "silent"])
+def test_stats_gives_up_after_5_s_or_64_kib_of_answer(bin_dir, short_tmp, behave, why):
+    """A peer that answers a byte at a time, one whose line is a mebibyte long, one that never answers: exit 1 with
+    a line saying why, within the 5 s the whole exchange may take (Protocol/README.md, "Diagnostics"). Before, each
+    read had its own 5 s, so a trickle never ended, and the line was searched again after each read (4 MiB: 70 s)."""
+    path = short_tmp / "slow.sock"
+    thread = peer_that(behave, path)
+    started = time.monotonic()
+    printed = stats_text(bin_dir, "--socket", str(path))
+    elapsed = time.monotonic() - started
+    thread.join(30)
+    assert printed.returncode == 1 and printed.stdout == "", printed.stdout
+    assert elapsed < 7, f"{elapsed:.1f} s"
+    assert printed.stderr.startswith("passbridge stats: ") and printed.stderr.count("\n") == 1, printed.stderr
+    assert why in printed.stderr, printed.stderr
