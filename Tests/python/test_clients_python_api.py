@@ -287,6 +287,26 @@ def pending_tasks() -> List[str]:
             if t is not asyncio.current_task() and not t.done() and t.get_coro().__qualname__ not in own]
 
 
+class CancelAgain(logging.Handler):
+    """While in use (`with`), cancels `task()` again right after a $/cancelRequest is written, before any answer
+    can be read (the loop runs the callback before it next polls the pipe)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: Any) -> None:
+        super().__init__(logging.DEBUG)
+        self.loop, self.task = loop, task
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if '"method":"$/cancelRequest"' in record.getMessage():
+            self.loop.call_soon(lambda: self.task().cancel())
+
+    def __enter__(self) -> "CancelAgain":
+        logging.getLogger("passbridge.wire").addHandler(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        logging.getLogger("passbridge.wire").removeHandler(self)
+
+
 def test_a_login_task_cancelled_again_while_its_cancel_waits_still_ends_after_the_daemons_answer(
         bin_dir, emulator_url, tmp_path) -> None:
     """A second cancellation of the login's task while its $/cancelRequest waits for the answer (the blocking
@@ -294,33 +314,19 @@ def test_a_login_task_cancelled_again_while_its_cancel_waits_still_ends_after_th
     short: the task ends once the daemon answered the login -32800. It did not, and CI caught the blocking
     client raising KeyboardInterrupt before the answer under load."""
     async def main() -> Any:
-        loop = asyncio.get_running_loop()
-
-        class CancelAgain(logging.Handler):
-            """Cancels the login task again right after its $/cancelRequest is written, before any answer can
-            be read (the loop runs the callback before it next polls the pipe)."""
-            def emit(self, record: logging.LogRecord) -> None:
-                if '"method":"$/cancelRequest"' in record.getMessage():
-                    loop.call_soon(login.cancel)
-
-        again = CancelAgain(logging.DEBUG)
-        with Wire() as wire:
-            logging.getLogger("passbridge.wire").addHandler(again)
-            try:
-                async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
-                    await ae.init(webView=False)
-                    await ae.set_requestor("REF")
-                    shown = asyncio.Event()
-                    login = asyncio.ensure_future(ae.login_second_screen(lambda code: shown.set(), mvpd=MVPD))
-                    await asyncio.wait_for(shown.wait(), 30)
-                    login.cancel()
-                    with pytest.raises(asyncio.CancelledError):
-                        await login
-                    login_id = wire.sent("getAuthentication")[0]["id"]
-                    answered = [m for d, m in wire.messages if d == "<--" and "method" not in m and m.get("id") == login_id]
-                    left = pending_tasks()
-            finally:
-                logging.getLogger("passbridge.wire").removeHandler(again)
+        with Wire() as wire, CancelAgain(asyncio.get_running_loop(), lambda: login):
+            async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+                await ae.init(webView=False)
+                await ae.set_requestor("REF")
+                shown = asyncio.Event()
+                login = asyncio.ensure_future(ae.login_second_screen(lambda code: shown.set(), mvpd=MVPD))
+                await asyncio.wait_for(shown.wait(), 30)
+                login.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await login
+                login_id = wire.sent("getAuthentication")[0]["id"]
+                answered = [m for d, m in wire.messages if d == "<--" and "method" not in m and m.get("id") == login_id]
+                left = pending_tasks()
         return answered, left
 
     answered, left = asyncio.run(main())
@@ -335,36 +341,24 @@ def test_an_sdk_named_call_cancelled_again_while_its_cancel_waits_still_ends_aft
     connection's call itself (Clients/python/README.md: the client waits for the answer before letting the
     CancelledError go on). A bad-input pass found the second cancellation ending them before the -32800."""
     async def main() -> Any:
-        loop = asyncio.get_running_loop()
-
-        class CancelAgain(logging.Handler):
-            def emit(self, record: logging.LogRecord) -> None:
-                if '"method":"$/cancelRequest"' in record.getMessage():
-                    loop.call_soon(task.cancel)
-
-        again = CancelAgain(logging.DEBUG)
-        with Wire() as wire:
-            logging.getLogger("passbridge.wire").addHandler(again)
-            try:
-                async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
-                    await ae.init(webView=False)
-                    await ae.set_requestor("REF")
-                    events = ae.events("displayProviderDialog", "status")
-                    started = ae.getAuthentication() if call == "getAuthentication" else ae.authorize("ch1", login=True)
-                    task = asyncio.ensure_future(started)
-                    await events.next("displayProviderDialog", timeout=30)
-                    await ae.setSelectedProvider(MVPD)
-                    while (await events.next("status", timeout=30))["id"] != "REGCODE":
-                        pass
-                    task.cancel()
-                    with pytest.raises(asyncio.CancelledError):
-                        await task
-                    # authorize(login=True) is one getAuthorization, which logs in first (the SDK's behaviour).
-                    sent = wire.sent("getAuthentication" if call == "getAuthentication" else "getAuthorization")
-                    answered = [m for d, m in wire.messages if d == "<--" and "method" not in m and m.get("id") == sent[0]["id"]]
-                    left = pending_tasks()
-            finally:
-                logging.getLogger("passbridge.wire").removeHandler(again)
+        with Wire() as wire, CancelAgain(asyncio.get_running_loop(), lambda: task):
+            async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+                await ae.init(webView=False)
+                await ae.set_requestor("REF")
+                events = ae.events("displayProviderDialog", "status")
+                started = ae.getAuthentication() if call == "getAuthentication" else ae.authorize("ch1", login=True)
+                task = asyncio.ensure_future(started)
+                await events.next("displayProviderDialog", timeout=30)
+                await ae.setSelectedProvider(MVPD)
+                while (await events.next("status", timeout=30))["id"] != "REGCODE":
+                    pass
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                # authorize(login=True) is one getAuthorization, which logs in first (the SDK's behaviour).
+                sent = wire.sent("getAuthentication" if call == "getAuthentication" else "getAuthorization")
+                answered = [m for d, m in wire.messages if d == "<--" and "method" not in m and m.get("id") == sent[0]["id"]]
+                left = pending_tasks()
         return answered, left
 
     answered, left = asyncio.run(main())

@@ -106,43 +106,6 @@ def test_stats_without_a_daemon_fails_and_bad_usage_exits_2(bin_dir, tmp_path):
     assert helped.returncode == 0 and "(default: /run/passbridge/passbridge.sock)" in " ".join(helped.stdout.split())
 
 
-COMPLETE = {"instances": 0, "connections": 1, "callsInFlight": 0, "profileReads": {"memory": 0, "store": 0},
-            "authorizationExpiries": {"written": 0, "unchanged": 0}, "heapBytes": 1, "uptimeSeconds": 1.0}
-
-
-@pytest.mark.parametrize("answer", [
-    b'{"jsonrpc":"2.0","id":1,"result":{"instances":1}}\n',
-    b'{"jsonrpc":"2.0","id":1,"result":5}\n',
-    # A counter below 0 (Prometheus' parser refuses it), and the answer to another request: found by a bad-input pass.
-    json.dumps({"jsonrpc": "2.0", "id": 1, "result": COMPLETE | {"profileReads": {"memory": -5, "store": 0}}}).encode() + b"\n",
-    json.dumps({"jsonrpc": "2.0", "id": 99, "result": COMPLETE}).encode() + b"\n",
-], ids=["fields-missing", "not-an-object", "negative-counter", "another-id"])
-def test_stats_of_something_that_is_not_a_passbridge_daemon_fail(bin_dir, short_tmp, answer):
-    """A socket that answers, but not with rpc.stats' fields: exit 1 with a line saying so, nothing on stdout (a
-    scrape of NaN or zeros would look like a healthy, idle daemon)."""
-    path = short_tmp / "other.sock"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
-        server.bind(str(path))
-        server.listen(1)
-
-        def serve():
-            peer, _ = server.accept()
-            with peer:
-                peer.recv(4096)
-                peer.sendall(answer)
-
-        thread = threading.Thread(target=serve)
-        thread.start()
-        printed = stats_text(bin_dir, "--socket", str(path))
-        thread.join(10)
-    assert printed.returncode == 1 and printed.stdout == "", printed.stdout
-    assert printed.stderr.startswith(f"passbridge stats: {path} answered rpc.stats "), printed.stderr
-    if b"instances\":1" in answer:
-        assert "without a number of 0 or more for connections, callsInFlight, profileReads.memory" in printed.stderr
-    if b"-5" in answer:
-        assert "without a number of 0 or more for profileReads.memory (" in printed.stderr
-
-
 def peer_that(behave, path):
     """A socket at `path` whose one peer, once it sent its request, gets `behave(peer)`."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -162,6 +125,32 @@ def peer_that(behave, path):
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     return thread
+
+
+COMPLETE = {"instances": 0, "connections": 1, "callsInFlight": 0, "profileReads": {"memory": 0, "store": 0},
+            "authorizationExpiries": {"written": 0, "unchanged": 0}, "heapBytes": 1, "uptimeSeconds": 1.0}
+
+
+@pytest.mark.parametrize("answer", [
+    b'{"jsonrpc":"2.0","id":1,"result":{"instances":1}}\n',
+    b'{"jsonrpc":"2.0","id":1,"result":5}\n',
+    # A counter below 0 (Prometheus' parser refuses it), and the answer to another request: found by a bad-input pass.
+    json.dumps({"jsonrpc": "2.0", "id": 1, "result": COMPLETE | {"profileReads": {"memory": -5, "store": 0}}}).encode() + b"\n",
+    json.dumps({"jsonrpc": "2.0", "id": 99, "result": COMPLETE}).encode() + b"\n",
+], ids=["fields-missing", "not-an-object", "negative-counter", "another-id"])
+def test_stats_of_something_that_is_not_a_passbridge_daemon_fail(bin_dir, short_tmp, answer):
+    """A socket that answers, but not with rpc.stats' fields: exit 1 with a line saying so, nothing on stdout (a
+    scrape of NaN or zeros would look like a healthy, idle daemon)."""
+    path = short_tmp / "other.sock"
+    thread = peer_that(lambda peer: peer.sendall(answer), path)
+    printed = stats_text(bin_dir, "--socket", str(path))
+    thread.join(10)
+    assert printed.returncode == 1 and printed.stdout == "", printed.stdout
+    assert printed.stderr.startswith(f"passbridge stats: {path} answered rpc.stats "), printed.stderr
+    if b"instances\":1" in answer:
+        assert "without a number of 0 or more for connections, callsInFlight, profileReads.memory" in printed.stderr
+    if b"-5" in answer:
+        assert "without a number of 0 or more for profileReads.memory (" in printed.stderr
 
 
 def trickle(peer):
