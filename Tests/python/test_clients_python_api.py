@@ -8,7 +8,9 @@ delegate's `client`, and the cancellation of a login by its task or its timeout 
 import asyncio
 import json
 import logging
+import os
 import pathlib
+import signal
 import subprocess
 import sys
 import threading
@@ -411,6 +413,27 @@ def test_a_provider_dialog_that_comes_while_a_cancelled_login_ends_is_not_the_de
     wire = asyncio.run(main())
     assert wire.sent("setSelectedProvider") == []
     assert App.pickers == 0
+
+
+def test_a_login_helper_whose_daemon_dies_raises_daemon_exited(bin_dir, emulator_url, tmp_path) -> None:
+    """The spawned daemon killed while a login helper waits on the user: the helper fails with DaemonExited and
+    the exit status, as the SDK-named calls do (Clients/python/README.md), not with a bare ConnectionClosed (the
+    events end with the connection before the client knows why; a bad-input pass found the helper saying only
+    "connection closed")."""
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            await ae.init(webView=False)
+            await ae.set_requestor("REF")
+            assert ae.process is not None
+            process = ae.process
+            with pytest.raises(passbridge.DaemonExited) as raised:
+                await ae.login_second_screen(lambda code: os.kill(process.pid, signal.SIGKILL), mvpd=MVPD)
+            with pytest.raises(passbridge.DaemonExited):
+                await ae.check_authentication()
+            return raised.value
+
+    error = asyncio.run(main())
+    assert error.returncode == -signal.SIGKILL, error
 
 
 def test_cancelling_a_second_screen_login_task_sends_cancel_request_and_leaves_nothing_waiting(

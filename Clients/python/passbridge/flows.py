@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Set, Union
 
 from .delegate import Event, handles
-from .errors import Error, Timeout
+from .errors import ConnectionClosed, Error, Timeout
 from .outcomes import RegistrationCode
 from .results import MVPD
 
@@ -109,6 +109,12 @@ async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any]
                 finished, page = page, None
                 finished.result()  # raises what open_url raised
             if getter in done:
+                if isinstance(getter.exception(), ConnectionClosed):
+                    # The events ended with the connection: the call's own failure says why (DaemonExited when a
+                    # spawned daemon died), once the client knows it.
+                    getter = None
+                    await asyncio.wait([request])
+                    return request.result()
                 event, getter = getter.result(), None
                 if event.name == "displayProviderDialog" and not picker_to_delegate:
                     mvpds: List[MVPD] = list(event["mvpds"] or [])
