@@ -559,6 +559,36 @@ def test_blocking_ctrl_c_in_show_code_cancels_the_login_before_it_is_raised(bin_
     assert [m["params"]["id"] for m in wire.sent("$/cancelRequest")] == [login_id]
 
 
+def test_blocking_second_ctrl_c_while_the_cancel_waits_is_raised_at_once_and_leaves_nothing_behind(
+        bin_dir, emulator_url, tmp_path) -> None:
+    """Ctrl-C in show_code, then again while the cancelled login waits for the daemon's answer (here raised by the
+    delegate's setAuthenticationStatus, which the cancel brings before the -32800): the second is raised at once,
+    as a second Ctrl-C is; the login's end, when it comes, is dropped, not kept for the client's life (a bad-input
+    pass found it left in the client), and the next calls work."""
+    class App(passbridge.EntitlementDelegate):
+        interrupt = False
+
+        def setAuthenticationStatus(self, status: int, errorCode: str) -> None:
+            if App.interrupt:
+                App.interrupt = False
+                raise KeyboardInterrupt
+
+    def interrupted(code: passbridge.RegistrationCode) -> None:
+        App.interrupt = True
+        raise KeyboardInterrupt
+
+    with passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                        stderr=subprocess.DEVNULL, delegate=App()) as ae:
+        ae.init(webView=False)
+        ae.set_requestor("REF")
+        with pytest.raises(KeyboardInterrupt):
+            ae.login_second_screen(interrupted, mvpd=MVPD)
+        assert App.interrupt is False  # the second one was raised
+        assert ae.check_authentication().authenticated is False
+        assert ae.check_authentication().authenticated is False  # the abandoned login's end has been delivered
+        assert ae._done == {} and ae._abandoned == set()
+
+
 def test_login_web_waits_for_the_app_to_hand_the_redirect_over_itself(bin_dir, emulator_url, tmp_path) -> None:
     async def main() -> Any:
         async with await spawn(bin_dir, emulator_url, tmp_path) as ae:

@@ -20,7 +20,7 @@ import queue
 import threading
 import weakref
 from concurrent.futures import Future
-from typing import Any, Callable, Coroutine, Dict, List, Optional, Tuple, Union, cast
+from typing import Any, Callable, Coroutine, Dict, List, Optional, Set, Tuple, Union, cast
 
 from .client import _DEFAULT, DEFAULT_TIMEOUT, AsyncAccessEnabler
 from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
@@ -57,6 +57,8 @@ class AccessEnabler:
         self.timeout = timeout
         self._inbox: "queue.Queue[_Item]" = queue.Queue()
         self._done: Dict[int, Tuple[Any, Optional[BaseException]]] = {}
+        # Calls given up on by a second exception while their cancellation was awaited: their end is dropped.
+        self._abandoned: Set[int] = set()
         self._ids = itertools.count(1)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="passbridge-io", daemon=True)
@@ -194,7 +196,10 @@ class AccessEnabler:
                 fut.cancel()
                 raise
         elif kind == "done":
-            self._done[item[1]] = (item[2], item[3])
+            if item[1] in self._abandoned:
+                self._abandoned.discard(item[1])
+            else:
+                self._done[item[1]] = (item[2], item[3])
 
     def _abandon_login(self, step: str) -> None:
         """``AsyncAccessEnabler.abandon_login`` on the I/O thread (not waited for: the call being waited on ends)."""
@@ -234,8 +239,12 @@ class AccessEnabler:
                 self._deliver(self._inbox.get())
         except BaseException:
             running.cancel()
-            while token not in self._done:
-                self._deliver(self._inbox.get())
+            try:
+                while token not in self._done:
+                    self._deliver(self._inbox.get())
+            except BaseException:  # a second Ctrl-C (or callback) while waiting: raised at once, the call's end dropped
+                self._abandoned.add(token)
+                raise
             self._done.pop(token)
             raise
         result, error = self._done.pop(token)
