@@ -167,8 +167,7 @@ enum StatsCommand {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(Failure(message: "socket: \(String(cString: strerror(errno)))")) }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)  // the request; the answer has its own deadline below
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
@@ -185,8 +184,7 @@ enum StatsCommand {
         while lineEnd == nil {
             let left = deadline - ContinuousClock.now
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-            guard left > .zero, poll(&ready, 1, milliseconds) > 0 else {
+            guard left > .zero, poll(&ready, 1, Int32((left / .milliseconds(1)).rounded(.up))) > 0 else {
                 return .failure(Failure(message: "no answer from \(path) within 5 s"))
             }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }

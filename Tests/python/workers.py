@@ -15,31 +15,31 @@ class Worker:
     def __init__(self, transport, bin_dir, emulator, state_dir, socket_dir, platform=None):
         self.transport, self.bin_dir, self.platform = transport, bin_dir, platform
         self.args = daemon_args(emulator.base, state_dir)
-        self.daemon = None
-        self.others: list = []
-        if transport == "pipes":
-            self.client = ScriptedHost(bin_dir, platform, *self.args) if platform else StdioDaemon(bin_dir, *self.args)
-            self.daemon = self.client
-        else:
+        if transport == "socket":
             self.socket = SocketDaemon(bin_dir, socket_dir / "pb.sock", *self.args)
-            self.client = ScriptedSocketHost(self.socket.path, platform) if platform else self.socket.client()
+        self.connections: list = []
+        self.client = self.other()
 
     def other(self):
-        """Another writer of the same device's logins: over pipes a second daemon on the same state directory, over
-        a socket a second connection to the same daemon (with its own scripted host when the worker has one)."""
+        """A connection to this worker's device: over pipes a daemon of its own on the worker's state directory,
+        over a socket a connection to the worker's daemon; with a scripted partner SSO host when the worker has
+        one. The first is `client`; the next ones are other writers of the same device's logins."""
         if self.transport == "pipes":
-            other = ScriptedHost(self.bin_dir, self.platform, *self.args) if self.platform else StdioDaemon(self.bin_dir, *self.args)
+            connection = ScriptedHost(self.bin_dir, self.platform, *self.args) if self.platform else StdioDaemon(self.bin_dir, *self.args)
         else:
-            other = ScriptedSocketHost(self.socket.path, self.platform) if self.platform else self.socket.client()
-        self.others.append(other)
-        return other
+            connection = ScriptedSocketHost(self.socket.path, self.platform) if self.platform else self.socket.client()
+        self.connections.append(connection)
+        return connection
 
     def stop(self) -> int:
-        codes = [other.stop() if self.transport == "pipes" else other.close() or 0 for other in self.others]
-        if self.daemon is not None:
-            return self.daemon.stop() or max(codes, default=0)
-        self.client.close()
-        return self.socket.stop() or max(codes, default=0)
+        """The first non-zero exit status of the worker's daemons, else 0."""
+        if self.transport == "pipes":
+            codes = [connection.stop() for connection in self.connections]
+        else:
+            for connection in self.connections:
+                connection.close()
+            codes = [self.socket.stop()]
+        return next((code for code in codes if code != 0), 0)
 
 
 def run_in_workers(case, runs, transport, bin_dir, emulator, tmp_path, short_tmp, partner=False):

@@ -16,6 +16,7 @@ from .delegate import Event, handles
 from .errors import ConnectionClosed, Error, Timeout
 from .outcomes import RegistrationCode
 from .results import MVPD
+from .rpc import wait_through_cancellation
 
 if TYPE_CHECKING:
     from .client import AsyncAccessEnabler
@@ -51,11 +52,7 @@ async def _end(*tasks: "Optional[asyncio.Future[Any]]") -> None:
             continue
         if not task.done():
             task.cancel()
-        while not task.done():
-            try:
-                await asyncio.wait([task])
-            except asyncio.CancelledError:
-                cancelled = True
+        cancelled = await wait_through_cancellation(task) or cancelled
         if not task.cancelled():
             task.exception()  # retrieved: the flow reports its own outcome
     if cancelled:

@@ -42,6 +42,24 @@ CANCEL_GRACE = 10.0
 
 wire_log = logging.getLogger("passbridge.wire")
 
+
+async def wait_through_cancellation(future: "asyncio.Future[Any]", timeout: Optional[float] = None) -> bool:
+    """Waits until ``future`` is done (or ``timeout`` seconds passed), even when the awaiting task is cancelled
+    meanwhile, once or more; returns whether it was, so that the caller raises that cancellation once it is done
+    with ``future`` (a cancelled call's answer to its ``$/cancelRequest`` is not given up on half-way)."""
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    cancelled = False
+    while not future.done():
+        left = None if deadline is None else deadline - loop.time()
+        if left is not None and left <= 0:
+            break
+        try:
+            await asyncio.wait([future], timeout=left)
+        except asyncio.CancelledError:
+            cancelled = True
+    return cancelled
+
 Message = Dict[str, Any]
 NotificationCallback = Callable[..., Any]
 #: A blocking byte stream: a pipe's file object or a socket's ``makefile``.
@@ -474,16 +492,9 @@ class AsyncConnection(_Dispatch):
                 cancelled = True
             except Exception:  # noqa: BLE001 - a closed connection: the request is over
                 pass
-            deadline = asyncio.get_running_loop().time() + CANCEL_GRACE
-            while not future.done() and not self.closed:
-                left = deadline - asyncio.get_running_loop().time()
-                if left <= 0:
-                    wire_log.warning("request %s: no answer within %s s after $/cancelRequest", id, CANCEL_GRACE)
-                    break
-                try:
-                    await asyncio.wait([future], timeout=left)
-                except asyncio.CancelledError:
-                    cancelled = True
+            cancelled = await wait_through_cancellation(future, CANCEL_GRACE) or cancelled
+            if not future.done():
+                wire_log.warning("request %s: no answer within %s s after $/cancelRequest", id, CANCEL_GRACE)
         if cancelled:
             if not future.done():
                 future.cancel()
