@@ -41,10 +41,10 @@ enum StatsCommand {
         USAGE: passbridge stats [--socket PATH] [--format openmetrics|prometheus]
 
         Asks the daemon listening on PATH for rpc.stats and prints it as OpenMetrics text: passbridge_instances,
-        passbridge_connections (this one not counted), passbridge_calls_in_flight (gauges),
-        passbridge_profile_reads_total{source} and passbridge_authorization_expiries_total{outcome} (counters),
-        passbridge_heap_bytes and passbridge_uptime_seconds. Exit 1 when the daemon cannot be reached or answers with an error or with something
-        that is not rpc.stats.
+        passbridge_connections (this one not counted), passbridge_calls_in_flight, passbridge_heap_bytes and
+        passbridge_uptime_seconds (gauges), passbridge_profile_reads_total{source} and
+        passbridge_authorization_expiries_total{outcome} (counters). Exit 1 when the daemon cannot be reached, or
+        answers with an error or with something that is not rpc.stats, or gives no answer line within 5 s.
 
 
         """ + table.usage(defaults: Options(), column: 17)
