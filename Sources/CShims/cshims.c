@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include "cshims.h"
@@ -70,4 +72,13 @@ int cshims_pin_to_cpu(int cpu) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int remove_entry(const char *path, const struct stat *info, int flag, struct FTW *walk) {
+    (void)info; (void)flag; (void)walk;
+    return remove(path);
+}
+
+int cshims_remove_tree(const char *path) {
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }

@@ -1,7 +1,6 @@
 import AccessEnabler
 import ArgumentParsing
 import Bridge
-import FoundationEssentials
 import Glibc
 
 /// `passbridge state list|reset|logout`: what the store holds, forgetting it here, and ending it at Adobe too (never
@@ -81,7 +80,7 @@ enum StateCommand {
         if let status = program.helpOrVersion(arguments) { return status }
         var options = Options()
         let action: String
-        let backend: URL
+        let backend: BackendURL
         do throws(UsageError) {
             let parsed = try table.parse(arguments, into: &options, positionals: 1)
             guard let first = parsed.positionals.first else { throw UsageError("say list, reset or logout") }
@@ -103,7 +102,7 @@ enum StateCommand {
                     return program.failure(
                         "no state directory \(directory) (passbridge --help tells the default; --state-dir names another)")
                 }
-                if !exists || !FileManager.default.fileExists(atPath: directory + "/passbridge.sqlite") {
+                if !exists || access(directory + "/passbridge.sqlite", F_OK) != 0 {
                     writeOut(action == "reset" ? "deleted 0 logins\n" : "no logins (no store in \(directory))\n")
                     return 0
                 }
@@ -133,7 +132,7 @@ enum StateCommand {
     }
 
     /// `--backend` (or `--staging`, or the default) as a URL; `emulator` is no backend the logins could be at.
-    private static func logoutBackend(_ given: String?) throws(UsageError) -> URL {
+    private static func logoutBackend(_ given: String?) throws(UsageError) -> BackendURL {
         let text = given ?? DaemonOptions().backend
         guard text != "emulator" else {
             throw UsageError("logout needs the backend's URL (for an emulator: the URL pass-emulator printed)")
@@ -147,13 +146,13 @@ enum StateCommand {
     }
 
     /// `logout`: one line per login tried, then what was ended and what was not; 1 when one could not be ended.
-    private static func logout(_ store: TokenStore, backend: URL, requestor: String?) throws -> Int32 {
+    private static func logout(_ store: TokenStore, backend: BackendURL, requestor: String?) throws -> Int32 {
         let defaults = DaemonOptions()
         let outcomes = try StoreSetup.blocking {
             try await store.logOut(
                 atBackend: backend, requestor: requestor, redirectURL: defaults.redirectURL, timeout: defaults.requestTimeout)
         }
-        var base = backend.absoluteString
+        var base = backend.text
         while base.hasSuffix("/") { base.removeLast() }
         let others = try StoreSetup.blocking { try await store.logins() }.filter {
             (requestor == nil || $0.requestor == requestor) && $0.backend != base
@@ -189,11 +188,21 @@ enum StateCommand {
         return "no logins\(requestor.map { " for requestor \(printable($0))" } ?? "") in \(location)\n"
     }
 
+    /// `2026-12-02T06:34:30Z`: ISO 8601 in UTC, to the second.
+    static func utcTime(milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
     /// Aligned columns with a header; strings are shown JSON-escaped when they hold control characters.
     static func table(_ logins: [StoredLogin]) -> String {
         var rows = [["REQUESTOR", "MVPD", "USER", "EXPIRES", "DEVICE", "BACKEND"]]
         for login in logins {
-            let expires = Date(timeIntervalSince1970: Double(login.notAfter) / 1000).formatted(.iso8601)
+            let expires = utcTime(milliseconds: login.notAfter)
             rows.append([login.requestor, login.mvpd, login.userID ?? "-", expires, login.device, login.backend].map(printable))
         }
         let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }

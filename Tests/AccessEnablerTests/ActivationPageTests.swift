@@ -8,7 +8,7 @@ import XCTest
 /// `authenticateUrl`'s path escapes the requestor and the code as one segment each.
 final class ActivationPageTests: XCTestCase {
     private func page(_ activation: String?, code: String = "AB12CD") -> String? {
-        var configuration = AccessEnablerConfiguration(backendURL: URL(string: "https://sp.auth.adobe.com")!, softwareStatement: nil)
+        var configuration = AccessEnablerConfiguration(backendURL: try! BackendURL("https://sp.auth.adobe.com"), softwareStatement: nil)
         configuration.activationURL = activation
         return configuration.activationPage(code: code)
     }

@@ -40,7 +40,7 @@ class EmulatorTestCase: XCTestCase {
         let store = try TokenStore(directory: directory)
         let delegate = RecordingDelegate()
         var configuration = AccessEnablerConfiguration(
-            backendURL: backend ?? emulator.baseURL, softwareStatement: Self.softwareStatement, redirectURL: redirectURL,
+            backendURL: BackendURL(backend ?? emulator.baseURL), softwareStatement: Self.softwareStatement, redirectURL: redirectURL,
             webView: webView, activationURL: activationURL, requestTimeout: requestTimeout, logoutTimeout: logoutTimeout,
             pollInterval: .milliseconds(300), maxThrottleRetries: 2)
         if let httpClient { configuration.httpClient = httpClient }

@@ -13,7 +13,7 @@ final class EngineInterleavingTests: XCTestCase {
 
     private func makeEngine() throws -> (Engine, RecordingDelegate, ScriptedHTTP) {
         let http = ScriptedHTTP()
-        var configuration = AccessEnablerConfiguration(backendURL: URL(string: "https://sp.example")!, softwareStatement: "a.b.c")
+        var configuration = AccessEnablerConfiguration(backendURL: try BackendURL("https://sp.example"), softwareStatement: "a.b.c")
         configuration.httpClient = http
         let delegate = RecordingDelegate()
         return (
@@ -168,7 +168,7 @@ final class ScriptedHTTP: HTTPClient {
     }
 
     func perform(isolation: isolated (any Actor)?, _ request: RESTRequest, timeout: Duration) async -> HTTPResult {
-        let path = request.url.path
+        let path = request.path
         let hold = state.withLock { state -> String? in
             state.requests.append("\(request.method) \(path)")
             guard let index = state.holds.firstIndex(where: { path.hasSuffix($0) }) else { return nil }
@@ -190,7 +190,7 @@ final class ScriptedHTTP: HTTPClient {
             return state.loggedIn
         }
         let body = Self.answer(request.method, path, loggedIn: loggedIn)
-        return .response(status: 200, headers: ["content-type": "application/json"], body: Data(body.serialized()))
+        return .response(status: 200, headers: ["content-type": "application/json"], body: body.serialized())
     }
 
     static let profile: JSON = ["notAfter": 4_102_444_800_000, "issuer": "MockMVPD", "type": "regular", "attributes": [:]]

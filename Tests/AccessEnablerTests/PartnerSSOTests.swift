@@ -18,7 +18,7 @@ final class PartnerSSOTests: EmulatorTestCase {
         let platform = ScriptedPlatform(emulatorURL: emulator.baseURL, configure)
         let delegate = RecordingDelegate()
         let configuration = AccessEnablerConfiguration(
-            backendURL: emulator.baseURL, softwareStatement: Self.softwareStatement, requestTimeout: .seconds(5),
+            backendURL: BackendURL(emulator.baseURL), softwareStatement: Self.softwareStatement, requestTimeout: .seconds(5),
             partnerSSO: platform, partnerSSOTimeout: timeout, pollInterval: .milliseconds(300), maxThrottleRetries: 2)
         let engine = Engine(configuration: configuration, store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         return PartnerClient(engine: engine, delegate: delegate, platform: platform)

@@ -96,3 +96,15 @@ let testRoot = FileManager.default.temporaryDirectory.appendingPathComponent("ae
 func temporaryDirectory() -> URL {
     testRoot.appendingPathComponent(UUID().uuidString.lowercased()).appendingPathComponent("state")
 }
+
+extension TokenStore {
+    /// A SQLite store in a test's state directory (`temporaryDirectory()`).
+    convenience init(directory: URL, busyTimeout: Duration = .seconds(5)) throws {
+        try self.init(directory: directory.path, busyTimeout: busyTimeout)
+    }
+}
+
+extension BackendURL {
+    /// An emulator's or a capture server's loopback URL (known to be a backend URL).
+    init(_ url: URL) { try! self.init(url.absoluteString) }
+}

@@ -8,8 +8,8 @@ final class ResilienceTests: EmulatorTestCase {
     func testTwoServiceProvidersOneDownOneSlow() async throws {
         try await emulator.fault(method: "GET", path: "/api/v2/REF/configuration", kind: "latency", value: 600, count: 1)
         let client = try makeClient()
-        let down = URL(string: "http://127.0.0.1:1")!
-        let status = await client.engine.setRequestor("REF", serviceProviders: [down, emulator.baseURL])
+        let down = try BackendURL("http://127.0.0.1:1")
+        let status = await client.engine.setRequestor("REF", serviceProviders: [down, BackendURL(emulator.baseURL)])
         XCTAssertEqual(status.status, 1)
         XCTAssertEqual(client.delegate.take(), [.setRequestorComplete(1)])
         try await login(client)
@@ -17,9 +17,11 @@ final class ResilienceTests: EmulatorTestCase {
         guard case .token = play else { return XCTFail("MVPD not paired with the live service provider: \(play)") }
     }
 
+    /// A plain-http provider off loopback is no `BackendURL`, so the engine is left none to ask: CFG404.
     func testNonLoopbackHTTPServiceProvidersAreRefused() async throws {
+        XCTAssertThrowsError(try BackendURL("http://example.com"))
         let client = try makeClient()
-        let status = await client.engine.setRequestor("REF", serviceProviders: [URL(string: "http://example.com")!])
+        let status = await client.engine.setRequestor("REF", serviceProviders: [])
         XCTAssertEqual(status.status, 0)
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
@@ -121,7 +123,8 @@ extension ResilienceTests {
         let store = try TokenStore(directory: temporaryDirectory())
         let delegate = RecordingDelegate()
         let engine = Engine(
-            configuration: AccessEnablerConfiguration(backendURL: emulator.baseURL, softwareStatement: "not-a-jwt"), store: store,
+            configuration: AccessEnablerConfiguration(backendURL: BackendURL(emulator.baseURL), softwareStatement: "not-a-jwt"),
+            store: store,
             delegate: delegate)
         let status = await engine.setRequestor("REF", serviceProviders: nil)
         XCTAssertEqual(status.status, 0)

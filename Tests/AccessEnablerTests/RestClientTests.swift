@@ -13,7 +13,8 @@ final class RestClientTests: XCTestCase {
 
     func makeClient(_ server: CaptureServer, store: TokenStore, clock: SkewedClock = SkewedClock(local: { Date() })) -> RestClient {
         RestClient(
-            baseURL: server.url, softwareStatement: Self.statement, redirectURL: "adobepass://ios.app", store: store, clock: clock,
+            baseURL: BackendURL(server.url), softwareStatement: Self.statement, redirectURL: "adobepass://ios.app", store: store,
+            clock: clock,
             transport: HTTPTransport(), timeout: .seconds(5), maxThrottleRetries: 2,
             headers: { DeviceHeaders(deviceID: "ba23d141-d715-561c-94f4-e9e4c966b1eb", deviceInfo: Self.deviceInfo, visitorID: "ECID-42") })
     }
@@ -70,7 +71,7 @@ final class RestClientTests: XCTestCase {
         let server = try CaptureServer(responses: [Self.registered, Self.token("AT1"), Self.ok, Self.ok])
         defer { server.stop() }
         let client = RestClient(
-            baseURL: server.url, softwareStatement: Self.statement, redirectURL: "adobepass://ios.app",
+            baseURL: BackendURL(server.url), softwareStatement: Self.statement, redirectURL: "adobepass://ios.app",
             store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport(),
             timeout: .seconds(5), maxThrottleRetries: 2,
             headers: { DeviceHeaders(deviceID: "tv-0042", deviceInfo: Self.deviceInfo, visitorID: nil, forwardedFor: "2001:db8::42") })
@@ -172,7 +173,8 @@ final class OptionsOnTheWireTests: XCTestCase {
         defer { server.stop() }
         let delegate = RecordingDelegate()
         let engine = Engine(
-            configuration: AccessEnablerConfiguration(backendURL: server.url, softwareStatement: "h.p.s", deviceID: "device-42"),
+            configuration: AccessEnablerConfiguration(
+                backendURL: BackendURL(server.url), softwareStatement: "h.p.s", deviceID: "device-42"),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         engine.setOptions(["visitorID": "ECID-7", "device_info": "eyJtb2RlbCI6IlRWIn0=", "applicationProfile": "p"])
         let status = await engine.setRequestor("REF", serviceProviders: nil)
@@ -206,7 +208,8 @@ final class ApplicationProfileTests: XCTestCase {
         let server = try CaptureServer(responses: [RestClientTests.registered, RestClientTests.token("AT1"), Self.configuration])
         defer { server.stop() }
         let engine = Engine(
-            configuration: AccessEnablerConfiguration(backendURL: server.url, softwareStatement: "h.p.s", deviceID: "device-42"),
+            configuration: AccessEnablerConfiguration(
+                backendURL: BackendURL(server.url), softwareStatement: "h.p.s", deviceID: "device-42"),
             store: try TokenStore(directory: temporaryDirectory()), delegate: RecordingDelegate())
         if let options { engine.setOptions(options) }
         let status = await engine.setRequestor("REF", serviceProviders: nil)
@@ -233,7 +236,7 @@ final class LogRedactionTests: XCTestCase {
         defer { server.stop() }
         let lines = Mutex<[String]>([])
         let client = RestClient(
-            baseURL: server.url, softwareStatement: "h.p.s", redirectURL: "adobepass://ios.app",
+            baseURL: BackendURL(server.url), softwareStatement: "h.p.s", redirectURL: "adobepass://ios.app",
             store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport.shared,
             timeout: .seconds(5), maxThrottleRetries: 1,
             headers: { DeviceHeaders(deviceID: "d", deviceInfo: "e30=", visitorID: nil) },

@@ -112,7 +112,7 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
         let client = try makeClient()
         await ready(client)
         try await login(client)
-        let scope = RestClient.scope(baseURL: emulator.baseURL, softwareStatement: Self.softwareStatement)
+        let scope = RestClient.scope(baseURL: BackendURL(emulator.baseURL), softwareStatement: Self.softwareStatement)
         let credentials = try await XCTUnwrapAsync(await client.store.clientCredentials(scope))
         let token = try await XCTUnwrapAsync(await client.store.accessToken(scope))
         // 6 h + 1 min later the cached token is refused (401); the engine refreshes it once and retries.

@@ -32,7 +32,7 @@ final class RedirectURLTests: XCTestCase {
     func testHandleExternalURLThrowsForAForeignURL() async throws {
         let delegate = RecordingDelegate()
         let engine = Engine(
-            configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
+            configuration: AccessEnablerConfiguration(backendURL: try BackendURL("http://127.0.0.1:1"), softwareStatement: nil),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         do {
             _ = try await engine.handleExternalURL("https://evil.example/")
@@ -122,14 +122,26 @@ final class HeaderTests: XCTestCase {
     }
 
     func testOnlyHTTPSOrLoopbackBackends() {
-        XCTAssertTrue(BackendURL.isAllowed(URL(string: "https://sp.auth.adobe.com")!))
-        XCTAssertTrue(BackendURL.isAllowed(URL(string: "http://127.0.0.1:8080")!))
-        XCTAssertTrue(BackendURL.isAllowed(URL(string: "http://127.0.0.2:8080")!))
-        XCTAssertTrue(BackendURL.isAllowed(URL(string: "http://localhost:8080")!))
-        XCTAssertTrue(BackendURL.isAllowed(URL(string: "http://[::1]:8080")!))
-        XCTAssertFalse(BackendURL.isAllowed(URL(string: "http://sp.auth.adobe.com")!))
-        XCTAssertFalse(BackendURL.isAllowed(URL(string: "http://127.example.com")!))
-        XCTAssertFalse(BackendURL.isAllowed(URL(string: "ftp://127.0.0.1")!))
+        for allowed in [
+            "https://sp.auth.adobe.com", "HTTPS://sp.auth.adobe.com/", "http://127.0.0.1:8080", "http://127.0.0.2:8080",
+            "http://localhost:8080", "http://[::1]:8080", "https://user@sp.example:443/base",
+        ] {
+            XCTAssertEqual((try? BackendURL(allowed))?.text, allowed)
+        }
+        func refusal(_ text: String) -> BackendURL.Refusal? {
+            do throws(BackendURL.Refusal) {
+                _ = try BackendURL(text)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        XCTAssertEqual(refusal("http://sp.auth.adobe.com"), .plainHTTP)
+        XCTAssertEqual(refusal("http://127.example.com"), .plainHTTP)
+        XCTAssertEqual(refusal("ftp://127.0.0.1"), .scheme)
+        for malformed in ["", "sp.auth.adobe.com", "https:sp.example", "https://", "https:///path", "https://a b", "https://a:8x"] {
+            XCTAssertEqual(refusal(malformed), .notAbsolute, malformed)
+        }
         XCTAssertTrue(BackendURL.isLoopback("LocalHost"))
         XCTAssertTrue(BackendURL.isLoopback("[::1]"))
         XCTAssertFalse(BackendURL.isLoopback("127.0.0"))
@@ -162,7 +174,7 @@ final class OfflineEngineTests: XCTestCase {
     func testNoSoftwareStatementEndsSetRequestorWithR400AndFailsQueuedCalls() async throws {
         let delegate = RecordingDelegate()
         let engine = Engine(
-            configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
+            configuration: AccessEnablerConfiguration(backendURL: try BackendURL("http://127.0.0.1:1"), softwareStatement: nil),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         let status = await engine.setRequestor("REF", serviceProviders: nil)
         XCTAssertEqual(status.status, 0)
@@ -187,7 +199,7 @@ final class OfflineEngineTests: XCTestCase {
         let delegate = RecordingDelegate()
         let engine = Engine(
             configuration: AccessEnablerConfiguration(
-                backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: "a.b.c", requestTimeout: .seconds(5)),
+                backendURL: try BackendURL("http://127.0.0.1:1"), softwareStatement: "a.b.c", requestTimeout: .seconds(5)),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         let status = await engine.setRequestor("REF", serviceProviders: nil)
         XCTAssertEqual(status.status, 0)
@@ -203,7 +215,7 @@ final class OfflineEngineTests: XCTestCase {
 
     func testDeviceIdIsPersistedAndReportedAsMetadata() async throws {
         let directory = temporaryDirectory()
-        let config = AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil)
+        let config = AccessEnablerConfiguration(backendURL: try BackendURL("http://127.0.0.1:1"), softwareStatement: nil)
         let first = Engine(configuration: config, store: try TokenStore(directory: directory), delegate: RecordingDelegate())
         let delegate = RecordingDelegate()
         let second = Engine(configuration: config, store: try TokenStore(directory: directory), delegate: delegate)
@@ -217,7 +229,7 @@ final class OfflineEngineTests: XCTestCase {
     func testSelectingWithoutRequestorEndsWithProviderNotSelected() async throws {
         let delegate = RecordingDelegate()
         let engine = Engine(
-            configuration: AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: nil),
+            configuration: AccessEnablerConfiguration(backendURL: try BackendURL("http://127.0.0.1:1"), softwareStatement: nil),
             store: try TokenStore(directory: temporaryDirectory()), delegate: delegate)
         let outcome = await engine.setSelectedProvider(nil)
         XCTAssertEqual(outcome, .ended(AuthenticationStatus(status: 0, errorCode: "Provider not Selected Error")))
@@ -225,5 +237,68 @@ final class OfflineEngineTests: XCTestCase {
         XCTAssertEqual(callbacks.first, .setAuthenticationStatus(0, "Provider not Selected Error"))
         XCTAssertEqual(engine.getSelectedProvider(), nil)
         XCTAssertEqual(delegate.take(), [.selectedProvider(nil)])
+    }
+}
+
+/// The URL splitter (RFC 3986, section 3), base64 through libcrypto, the device UUID and the redacted PostgreSQL URL.
+final class TextFormatTests: XCTestCase {
+    func testAbsoluteURLSplitsTheGenericSyntax() throws {
+        let url = try XCTUnwrap(AbsoluteURL("HTTPS://me:pw@Sp.Example:8443/a/%7Eb;c?x=1&y=%2F#top"))
+        XCTAssertEqual(url.scheme, "https")
+        XCTAssertEqual(url.userinfo, "me:pw")
+        XCTAssertEqual(url.host, "Sp.Example")
+        XCTAssertEqual(url.port, "8443")
+        XCTAssertEqual(url.path, "/a/%7Eb;c")
+        XCTAssertEqual(url.query, "x=1&y=%2F")
+        XCTAssertEqual(url.fragment, "top")
+        let literal = try XCTUnwrap(AbsoluteURL("http://[::1]:80"))
+        XCTAssertEqual([literal.host, literal.port, literal.path], ["[::1]", "80", ""])
+        let app = try XCTUnwrap(AbsoluteURL("adobepass://ios.app"))
+        XCTAssertEqual([app.scheme, app.host, app.path], ["adobepass", "ios.app", ""])
+        XCTAssertNil(app.query)
+        XCTAssertEqual(AbsoluteURL("postgresql:///db?host=/run/postgresql")?.host, "")
+    }
+
+    func testAbsoluteURLRefusesWhatRFC3986DoesNotAllow() {
+        for text in [
+            "", "//host/path", "1http://host", "ht tp://host", "mailto:someone@example.com", "https://a b/", "https://host/a b",
+            "https://host/\u{7F}", "https://hóst/", "https://host/%zz", "https://host/%4", "https://ho[st/", "https://[::1/",
+            "https://[::1]x/", "https://host:80a/", "https://host/<script>", "https://host/a#b#c", "https://host/{x}",
+        ] {
+            XCTAssertNil(AbsoluteURL(text), text)
+        }
+    }
+
+    func testBase64MatchesRFC4648sVectors() {
+        let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors {
+            XCTAssertEqual(Base64.encode(plain.utf8), encoded)
+            XCTAssertEqual(Base64.decode(encoded), Array(plain.utf8), encoded)
+        }
+        XCTAssertEqual(Base64.decode("/+8="), [0xFF, 0xEF])
+        for bad in ["Zg", "Zg=", "Z===", "Zm9v\n", " Zm9v", "Zm=v", "Zm9*", "-_8="] {
+            XCTAssertNil(Base64.decode(bad), bad)
+        }
+    }
+
+    func testTheDeviceUUIDIsARandomVersion4UUID() {
+        let ids = (0..<64).map { _ in TokenStore.randomUUID() }
+        XCTAssertEqual(Set(ids).count, ids.count)
+        for id in ids {
+            let groups = id.split(separator: "-", omittingEmptySubsequences: false)
+            XCTAssertEqual(groups.map(\.count), [8, 4, 4, 4, 12], id)
+            XCTAssertTrue(id.allSatisfy { "0123456789abcdef-".contains($0) }, id)
+            XCTAssertEqual(groups[2].first, "4", id)
+            XCTAssertTrue("89ab".contains(groups[3].first!), id)
+        }
+    }
+
+    func testPostgreSQLURLsAreShownWithoutTheirPasswords() {
+        XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:s3cret@db:5432/passbridge"), "postgresql://fleet:***@db:5432/passbridge")
+        XCTAssertEqual(
+            PostgreSQLURL.redacted("postgresql:///passbridge?host=/run/postgresql&password=s3cret"),
+            "postgresql:///passbridge?host=/run/postgresql&password=***")
+        XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet@db/passbridge"), "postgresql://fleet@db/passbridge")
+        XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:pw@a b/x"), "postgresql://…")
     }
 }

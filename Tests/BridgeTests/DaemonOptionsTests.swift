@@ -163,7 +163,7 @@ final class DaemonOptionsTests: XCTestCase {
     func testTheRequestTimeoutDefaultIsWrittenOnceInTheEngine() throws {
         XCTAssertEqual(AccessEnablerConfiguration.defaultRequestTimeout, .seconds(15))
         XCTAssertEqual(DaemonOptions().requestTimeout, AccessEnablerConfiguration.defaultRequestTimeout)
-        let engine = AccessEnablerConfiguration(backendURL: try XCTUnwrap(URL(string: "https://sp.auth.adobe.com")), softwareStatement: nil)
+        let engine = AccessEnablerConfiguration(backendURL: try BackendURL("https://sp.auth.adobe.com"), softwareStatement: nil)
         XCTAssertEqual(engine.requestTimeout, AccessEnablerConfiguration.defaultRequestTimeout)
     }
 }

@@ -69,9 +69,9 @@ final class FakeEngine: AccessEnabler {
     func setOptions(_ options: JSONObject) { record("setOptions \(JSON.object(options).serializedString())") }
 
     func setRequestor(
-        _ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (RequestorStatus) -> Void
+        _ requestorID: String, serviceProviders: [BackendURL]?, answered: @Sendable (RequestorStatus) -> Void
     ) async -> RequestorStatus {
-        record("setRequestor \(requestorID) \(serviceProviders?.map(\.absoluteString) ?? [])")
+        record("setRequestor \(requestorID) \(serviceProviders?.map(\.text) ?? [])")
         try? await Task.sleep(for: .milliseconds(50))
         delegate.setRequestorComplete(1)
         answered(RequestorStatus(status: 1))
@@ -224,8 +224,8 @@ final class Harness {
 
     init() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-tests-\(UUID().uuidString)")
-        let store = try TokenStore(directory: directory)
-        let template = AccessEnablerConfiguration(backendURL: URL(string: "http://127.0.0.1:1")!, softwareStatement: "flag.jwt.sig")
+        let store = try TokenStore(directory: directory.path)
+        let template = AccessEnablerConfiguration(backendURL: try BackendURL("http://127.0.0.1:1"), softwareStatement: "flag.jwt.sig")
         configuration = BridgeConfiguration(engine: template, store: store)
         instance = makeInstance(writingTo: connection)
     }

@@ -1,4 +1,4 @@
-import FoundationEssentials
+import struct FoundationEssentials.Date
 
 /// One stored login (one MVPD of one requestor on one device) that `passbridge state logout` tried to end.
 public struct StoredLogoutOutcome: Sendable {
@@ -22,10 +22,10 @@ extension TokenStore {
     /// - Returns: one outcome per login of `backend`, in the store's order; logins of other backends are left alone.
     /// - Throws: `TokenStoreError` when the store cannot be read or a deletion fails.
     public func logOut(
-        atBackend backend: URL, requestor: String?, redirectURL: String, timeout: Duration,
+        atBackend backend: BackendURL, requestor: String?, redirectURL: String, timeout: Duration,
         log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
     ) async throws -> [StoredLogoutOutcome] {
-        let base = backend.absoluteString.trimmingSuffix("/")
+        let base = backend.base
         let stored = try await executor.run { try $0.allProfiles() }.filter { key, _ in
             key.login.scope.backend == base && (requestor == nil || key.login.requestor == requestor)
         }
@@ -56,7 +56,7 @@ extension TokenStore {
 
     /// A REST client for `login`'s registration and device: the stored client credentials only (no statement).
     private static func logoutClient(
-        _ backend: URL, _ login: LoginKey, _ redirectURL: String, _ timeout: Duration, store: TokenStore,
+        _ backend: BackendURL, _ login: LoginKey, _ redirectURL: String, _ timeout: Duration, store: TokenStore,
         log: (@Sendable (EngineLogLevel, String) -> Void)?
     ) -> RestClient {
         let device = login.device

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 
 /// The entitlement engine's API: Adobe's AccessEnabler calls over REST API V2 + DCR (ARCHITECTURE.md), declared
@@ -63,7 +62,7 @@ public protocol AccessEnabler: Sendable {
     /// (`WaitingCall`) goes on: a host answers its caller there, so that the waiting calls' callbacks come after
     /// that answer.
     func setRequestor(
-        _ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (RequestorStatus) -> Void
+        _ requestorID: String, serviceProviders: [BackendURL]?, answered: @Sendable (RequestorStatus) -> Void
     ) async -> RequestorStatus
 
     /// Reports the local authentication state (no network): setAuthenticationStatus + tracking (+ N000/N111).
@@ -154,7 +153,7 @@ public enum Admission: Sendable, Equatable {
 
 extension AccessEnabler {
     /// setRequestor for a caller that needs no `answered` hook.
-    public func setRequestor(_ requestorID: String, serviceProviders: [URL]?) async -> RequestorStatus {
+    public func setRequestor(_ requestorID: String, serviceProviders: [BackendURL]?) async -> RequestorStatus {
         await setRequestor(requestorID, serviceProviders: serviceProviders, answered: { _ in })
     }
 }
@@ -207,10 +206,8 @@ public enum RedirectURL {
     /// `https://example.com/done`), no space and no control character (it goes to the backend as a session's and a
     /// logout's `redirectUrl`).
     public static func isValid(_ text: String) -> Bool {
-        guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }),
-            let url = URLComponents(string: text), url.scheme?.isEmpty == false, url.host?.isEmpty == false
-        else { return false }
-        return true
+        guard let url = AbsoluteURL(text) else { return false }
+        return !url.host.isEmpty
     }
 
     /// Whether `candidate` (handleExternalURL's URL) returns to `registered`: scheme and host compared without
@@ -218,12 +215,9 @@ public enum RedirectURL {
     /// percent-escapes in upper case, unreserved characters decoded; `/` and no path alike); query and fragment
     /// ignored.
     static func matches(_ candidate: String, registered: String) -> Bool {
-        guard let a = URLComponents(string: candidate), let b = URLComponents(string: registered),
-            let schemeA = a.scheme, let schemeB = b.scheme
-        else { return false }
-        func path(_ c: URLComponents) -> String { c.percentEncodedPath == "/" ? "" : normalized(c.percentEncodedPath) }
-        return schemeA.lowercased() == schemeB.lowercased() && (a.host ?? "").lowercased() == (b.host ?? "").lowercased()
-            && path(a) == path(b)
+        guard let a = AbsoluteURL(candidate), let b = AbsoluteURL(registered) else { return false }
+        func path(_ url: AbsoluteURL) -> String { url.path == "/" ? "" : normalized(url.path) }
+        return a.scheme == b.scheme && a.host.lowercased() == b.host.lowercased() && path(a) == path(b)
     }
 
     /// `path` with its percent-escapes in RFC 3986's normal form: an escaped unreserved character (letter, digit,

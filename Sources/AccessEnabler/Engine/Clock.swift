@@ -1,4 +1,4 @@
-import FoundationEssentials
+import struct FoundationEssentials.Date
 import Glibc
 import Synchronization
 
@@ -8,28 +8,28 @@ import Synchronization
 /// use `now()`.
 final class SkewedClock: Sendable {
     /// Skew above which the status CFG100 is reported (5 minutes).
-    static let warningThreshold: TimeInterval = 300
+    static let warningThreshold: Double = 300
 
     private let local: @Sendable () -> Date
-    private let elapsed: @Sendable () -> TimeInterval
+    private let elapsed: @Sendable () -> Double
     /// The backend's time at the last anchoring and the elapsed time then; whether CFG100 was reported for the
     /// current skew (backend time minus local wall clock).
-    private let state = Mutex<(anchor: (server: Date, elapsed: TimeInterval)?, warned: Bool)>((nil, false))
+    private let state = Mutex<(anchor: (server: Date, elapsed: Double)?, warned: Bool)>((nil, false))
 
     /// - Parameters:
     ///   - local: the wall clock.
     ///   - elapsed: seconds since an arbitrary fixed origin that only moves forward, suspend included
     ///     (default: CLOCK_BOOTTIME).
-    init(local: @escaping @Sendable () -> Date, elapsed: @escaping @Sendable () -> TimeInterval = SkewedClock.bootTime) {
+    init(local: @escaping @Sendable () -> Date, elapsed: @escaping @Sendable () -> Double = SkewedClock.bootTime) {
         self.local = local
         self.elapsed = elapsed
     }
 
     /// Seconds since boot, suspend included.
-    static func bootTime() -> TimeInterval {
+    static func bootTime() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_BOOTTIME, &time)
-        return TimeInterval(time.tv_sec) + TimeInterval(time.tv_nsec) / 1e9
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     /// The corrected time.

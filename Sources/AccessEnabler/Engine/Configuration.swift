@@ -1,10 +1,10 @@
-import FoundationEssentials
+import struct FoundationEssentials.Date
 import ThreadAffinity
 
 /// How one AccessEnabler instance reaches its backend and its host (Protocol/README.md, `init`).
 public struct AccessEnablerConfiguration: Sendable {
     /// Where REST API V2 and DCR live, e.g. `https://sp.auth.adobe.com`; plain http only for loopback.
-    public var backendURL: URL
+    public var backendURL: BackendURL
     /// The DCR software statement (a JWT). nil: setRequestor ends at once with status 0 and R400, no network.
     public var softwareStatement: String?
     /// What to do about a missing software statement, sent as the `details` of that R400 (the daemon sets it when
@@ -69,7 +69,7 @@ public struct AccessEnablerConfiguration: Sendable {
     var httpClient: any HTTPClient = HTTPTransport.shared
 
     public init(
-        backendURL: URL, softwareStatement: String?, redirectURL: String = "adobepass://ios.app",
+        backendURL: BackendURL, softwareStatement: String?, redirectURL: String = "adobepass://ios.app",
         webView: Bool = true, activationURL: String? = nil, requestTimeout: Duration = defaultRequestTimeout,
         logoutTimeout: Duration = .seconds(10), clock: @escaping @Sendable () -> Date = { Date() },
         deviceID: String? = nil, partnerSSO: (any PartnerSSOProvider)? = nil, partnerSSOTimeout: Duration = .seconds(10),

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 import Synchronization
 import ThreadAffinity
@@ -98,7 +97,7 @@ public actor Engine {
 
     /// `answered` gets the outcome after the callbacks, before any call held behind this setRequestor goes on.
     public func setRequestor(
-        _ requestorID: String, serviceProviders: [URL]?, answered: @Sendable (RequestorStatus) -> Void
+        _ requestorID: String, serviceProviders: [BackendURL]?, answered: @Sendable (RequestorStatus) -> Void
     ) async -> RequestorStatus {
         checkThread()
         let number = machine.setRequestorStarted()
@@ -110,7 +109,7 @@ public actor Engine {
     }
 
     /// setRequestor's work, up to its callbacks: the outcome and the requestor configured (nil when it failed).
-    private func configure(_ requestorID: String, serviceProviders: [URL]?) async -> (RequestorStatus, Requestor?) {
+    private func configure(_ requestorID: String, serviceProviders: [BackendURL]?) async -> (RequestorStatus, Requestor?) {
         guard let statement = configuration.softwareStatement else {
             let r400 = AdvancedStatus(.r400, message: "No software statement", details: configuration.missingStatementHelp)
             return finishSetRequestor(nil, failureStatus: r400)
@@ -120,8 +119,7 @@ public actor Engine {
         } catch {
             return finishSetRequestor(nil, failureStatus: storeFailure(error))
         }
-        let urls = (serviceProviders ?? [configuration.backendURL]).filter(BackendURL.isAllowed)
-        let providers = urls.map { client(for: $0, statement: statement) }
+        let providers = (serviceProviders ?? [configuration.backendURL]).map { client(for: $0, statement: statement) }
         let endpoint = RESTV2.configuration(requestorID, profile: shared.withLock { $0.options.applicationProfile })
         var requestor: Requestor?
         var firstFailure: APIResult?
@@ -286,8 +284,8 @@ public actor Engine {
         AdvancedStatus(.cfg100)
     }
 
-    func client(for url: URL, statement: String) -> RestClient {
-        let key = url.absoluteString
+    func client(for url: BackendURL, statement: String) -> RestClient {
+        let key = url.text
         if let existing = clients[key] { return existing }
         let shared = self.shared
         let deviceID = self.deviceID ?? ""

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import ThreadAffinity
 
 /// An instance's flow and lifecycle state as one value: one mutating method per event, each returning what the

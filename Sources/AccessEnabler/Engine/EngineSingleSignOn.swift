@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 
 // Single sign-on by platform identity and by service token (Adobe Pass REST API V2, "Single Sign-On - Platform

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 
 /// What the engine last learned from the host about the platform's TV-provider account.

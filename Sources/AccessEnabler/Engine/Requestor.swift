@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 
 /// The requestor's configuration as merged from its service providers (Adobe's "iOS/tvOS API Reference": setRequestor).

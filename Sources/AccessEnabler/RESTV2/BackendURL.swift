@@ -1,8 +1,36 @@
-import FoundationEssentials
+/// A REST API V2 base URL the engine may use (the command line's `--backend`, setRequestor's `serviceProviders`):
+/// https anywhere, plain http only on a loopback host. Requests go to `text` with its trailing `/` dropped,
+/// followed by the endpoint's path.
+public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
+    /// The URL as given, e.g. `https://api.auth.adobe.com`.
+    public let text: String
 
-/// The one rule for which backend URLs may be used (the command line's `--backend` and setRequestor's
-/// `serviceProviders` alike): https anywhere, plain http only on a loopback host.
-public enum BackendURL {
+    /// Why a text is not a backend URL (`DaemonOptions.checkBackendURL` words each for the command line).
+    public enum Refusal: Error, Equatable {
+        /// Not an absolute URL with a host (`AbsoluteURL`).
+        case notAbsolute
+        /// http on a host that is not loopback.
+        case plainHTTP
+        /// Neither http nor https.
+        case scheme
+    }
+
+    /// - Throws: `Refusal` when `text` is not an absolute https URL with a host, nor http on a loopback host.
+    public init(_ text: String) throws(Refusal) {
+        guard let url = AbsoluteURL(text), !url.host.isEmpty else { throw .notAbsolute }
+        switch url.scheme {
+        case "https": break
+        case "http": guard Self.isLoopback(url.host) else { throw .plainHTTP }
+        default: throw .scheme
+        }
+        self.text = text
+    }
+
+    public var description: String { text }
+
+    /// `text` without its trailing `/`s: what endpoint paths are appended to, and what keys a login's store scope.
+    var base: String { text.trimmingSuffix("/") }
+
     /// `localhost`, `::1` (bracketed or not) or any IPv4 address in 127.0.0.0/8, case-insensitive.
     public static func isLoopback(_ host: String) -> Bool {
         var bare = Substring(host.lowercased())
@@ -11,15 +39,5 @@ public enum BackendURL {
         if bare == "localhost" || bare == "::1" { return true }
         let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
-    }
-
-    /// https with a host, or http with a loopback host.
-    public static func isAllowed(_ url: URL) -> Bool {
-        guard let host = url.host, !host.isEmpty else { return false }
-        switch url.scheme?.lowercased() {
-        case "https": return true
-        case "http": return isLoopback(host)
-        default: return false
-        }
     }
 }

@@ -1,4 +1,4 @@
-import FoundationEssentials
+import struct FoundationEssentials.Date
 
 /// RFC 1123 dates of HTTP headers (`Sun, 06 Nov 1994 08:49:37 GMT`, the IMF-fixdate of RFC 9110), always UTC.
 enum DateHeader {

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 import JSON
 
@@ -24,11 +23,11 @@ enum DeviceInfo {
             "osVersion": .string(osVersion.isEmpty ? "0" : String(osVersion)),
             "connectionType": "LAN",
         ]
-        return Data(object.serialized()).base64EncodedString()
+        return Base64.encode(object.serialized())
     }
 
     /// `AP-Device-Identifier` value for a device id.
     static func deviceIdentifierHeader(_ deviceID: String) -> String {
-        "fingerprint " + Data(deviceID.utf8).base64EncodedString()
+        "fingerprint " + Base64.encode(deviceID.utf8)
     }
 }

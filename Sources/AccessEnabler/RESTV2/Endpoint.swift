@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 
 /// One REST API V2 or DCR operation as it goes on the wire: method, escaped path, query, extra headers and
@@ -27,10 +26,10 @@ struct Endpoint<Response: Sendable>: Sendable {
             }
         }
 
-        var bytes: Data {
+        var bytes: [UInt8] {
             switch self {
-            case .form(let pairs): Data(FormEncoding.encode(pairs).utf8)
-            case .json(let value): Data(value.serialized())
+            case .form(let pairs): Array(FormEncoding.encode(pairs).utf8)
+            case .json(let value): value.serialized()
             }
         }
     }
@@ -49,21 +48,21 @@ struct Endpoint<Response: Sendable>: Sendable {
     /// A 2xx body read into the response; nil when it is not one (the raw result is then all there is).
     var decode: @Sendable (JSON) -> Response?
 
-    /// The URL on `baseURL` (its trailing `/` dropped); nil when that is no valid URL (the call is then not sent).
-    func url(on baseURL: URL) -> URL? {
-        var text = baseURL.absoluteString.trimmingSuffix("/") + path
+    /// The URL on `baseURL` (its trailing `/` dropped): the path's segments are escaped and the query
+    /// form-encoded, so it is a valid URL whenever `baseURL` is.
+    func url(on baseURL: BackendURL) -> String {
+        var text = baseURL.base + path
         if !query.isEmpty { text += "?" + FormEncoding.encode(query) }
-        return URL(string: text)
+        return text
     }
 
     /// The whole request: REST API V2 calls carry `Authorization`, `AP-Device-Identifier`, `X-Device-Info`,
     /// `Accept`, then `AP-Visitor-Identifier` and `X-Forwarded-For` when set, the single sign-on tokens on the
     /// endpoints that take them, the endpoint's headers and last
     /// `Content-Type` (Adobe's "REST API V2" OpenAPI document); DCR calls `Content-Type`, `Accept`, `X-Device-Info`.
-    /// `token` is ignored for DCR. nil when the URL is not valid.
-    func request(on baseURL: URL, token: String, device: DeviceHeaders) -> RESTRequest? {
-        guard let target = url(on: baseURL) else { return nil }
-        var request = RESTRequest(method: method, url: target, path: path)
+    /// `token` is ignored for DCR.
+    func request(on baseURL: BackendURL, token: String, device: DeviceHeaders) -> RESTRequest {
+        var request = RESTRequest(method: method, url: url(on: baseURL), path: path)
         switch kind {
         case .api:
             request.headers = [

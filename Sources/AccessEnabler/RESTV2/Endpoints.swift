@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 
 /// The REST API V2 and DCR operations the engine uses, one constructor each (paths, query, headers and bodies
@@ -119,7 +118,7 @@ enum RESTV2 {
         let status: JSON = [
             "frameworkPermissionInfo": ["accessStatus": .string(accessStatus)], "frameworkProviderInfo": .object(provider),
         ]
-        return Data(status.serialized()).base64EncodedString()
+        return Base64.encode(status.serialized())
     }
 
     /// `POST /api/v2/{requestor}/sessions/sso/{partner}` ("Retrieve partner authentication request"): form
@@ -156,7 +155,7 @@ enum RESTV2 {
                 inBlank = false
             }
         }
-        return Data(text.trimmingWhitespace().utf8).base64EncodedString()
+        return Base64.encode(text.trimmingWhitespace().utf8)
     }
 
     // MARK: DCR (Adobe's "DCR API" OpenAPI document)

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// The engine's only way to the network: one request in, one result out. `HTTPTransport` is the real one;
 /// tests substitute their own to drive interleavings without a backend.
 protocol HTTPClient: Sendable {
@@ -12,25 +10,18 @@ protocol HTTPClient: Sendable {
 /// A request to send; header names as Adobe spells them.
 struct RESTRequest: Sendable {
     var method: String
-    var url: URL
+    /// The whole URL (`Endpoint.url(on:)`).
+    var url: String
     var headers: [(String, String)] = []
-    var body: Data?
+    var body: [UInt8]?
     /// The URL's path as the endpoint wrote it (escaped), for log lines.
     var path: String
-
-    init(method: String, url: URL, headers: [(String, String)] = [], body: Data? = nil, path: String? = nil) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.body = body
-        self.path = path ?? url.path
-    }
 }
 
 /// One HTTP exchange's result.
 enum HTTPResult: Sendable {
     /// Header names lower-cased.
-    case response(status: Int, headers: [String: String], body: Data)
+    case response(status: Int, headers: [String: String], body: [UInt8])
     /// No usable response: timeout, refused or dropped connection, truncated body.
     case failure(TransportFailure)
 }

@@ -1,5 +1,4 @@
 import CCurl
-import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
     import Glibc
@@ -24,7 +23,7 @@ final class HTTPTransport: HTTPClient, Sendable {
     init() {}
 
     func perform(isolation: isolated (any Actor)? = #isolation, _ request: RESTRequest, timeout: Duration) async -> HTTPResult {
-        guard BackendURL.isAllowed(request.url) else { return .failure(.network) }
+        guard (try? BackendURL(request.url)) != nil else { return .failure(.network) }
         // A header line is ended by CR or LF and cut by NUL: a value holding one would add header lines of its
         // own to the request. The bridge refuses such values (-32602); this is the last guard: never sent.
         guard request.headers.allSatisfy({ HeaderValue.isSafe($0.0) && HeaderValue.isSafe($0.1) }) else { return .failure(.network) }
@@ -109,14 +108,14 @@ final class Transfer: @unchecked Sendable {
     private let continuation: CheckedContinuation<HTTPResult, Never>
     /// Response headers, names lower-cased; reset by each status line (a 100 Continue, say).
     var headers: [String: String] = [:]
-    var body = Data()
+    var body: [UInt8] = []
 
     init?(_ request: RESTRequest, timeout: Duration, continuation: CheckedContinuation<HTTPResult, Never>) {
         guard let easy = ccurl_easy_init() else { return nil }
         self.easy = easy
         self.continuation = continuation
         let milliseconds = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
-        _ = ccurl_setopt_string(easy, CURLOPT_URL, request.url.absoluteString)
+        _ = ccurl_setopt_string(easy, CURLOPT_URL, request.url)
         _ = ccurl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         _ = ccurl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
         _ = ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
@@ -129,7 +128,7 @@ final class Transfer: @unchecked Sendable {
         case ("GET", nil): break
         case ("POST", let body):
             _ = ccurl_setopt_long(easy, CURLOPT_POST, 1)
-            Self.setBody(easy, body ?? Data())
+            Self.setBody(easy, body ?? [])
         case (let method, let body):
             _ = ccurl_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method)
             if let body { Self.setBody(easy, body) }
@@ -142,7 +141,11 @@ final class Transfer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         _ = ccurl_setopt_write(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-            if let data { data.withMemoryRebound(to: UInt8.self, capacity: size * count) { transfer.body.append($0, count: size * count) } }
+            if let data {
+                data.withMemoryRebound(to: UInt8.self, capacity: size * count) {
+                    transfer.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size * count))
+                }
+            }
             return size * count
         }
         _ = ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
@@ -155,7 +158,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// The body is copied by libcurl (its size set first, so binary bytes are fine).
-    private static func setBody(_ easy: UnsafeMutableRawPointer, _ body: Data) {
+    private static func setBody(_ easy: UnsafeMutableRawPointer, _ body: [UInt8]) {
         _ = ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, body.count)
         body.withUnsafeBytes { bytes in
             _ = ccurl_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1))

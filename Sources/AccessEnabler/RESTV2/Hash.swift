@@ -12,7 +12,7 @@ enum Hash {
     private static func hex(
         _ text: String, count: Int, _ digest: (UnsafeRawPointer?, Int, UnsafeMutablePointer<UInt8>?) -> Int32
     ) -> String {
-        if let reason = cdigest_load() { fatalError("libcrypto could not be loaded: \(String(cString: reason))") }
+        requireLibcrypto()
         var output = [UInt8](repeating: 0, count: count)
         let bytes = Array(text.utf8)
         let done = bytes.withUnsafeBytes { input in digest(input.baseAddress, input.count, &output) }
@@ -40,4 +40,9 @@ enum Hash {
         }
         return hash
     }
+}
+
+/// Loads libcrypto (`cdigest_load`) or stops the process with the loader's reason (see `Hash`).
+func requireLibcrypto() {
+    if let reason = cdigest_load() { fatalError("libcrypto could not be loaded: \(String(cString: reason))") }
 }

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 
 // The 2xx bodies of the `RESTV2` endpoints, read into values (shapes as in Adobe's "REST API V2" and

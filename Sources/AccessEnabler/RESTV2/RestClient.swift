@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 import JSON
 import Synchronization
@@ -47,7 +46,7 @@ actor RestClient {
     /// The executor this actor runs on: its engine's, so that a call and its REST exchange stay on one thread.
     nonisolated let executor: any TimerExecutor
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    let baseURL: URL
+    let baseURL: BackendURL
     /// nil: never register; only the client credentials stored under ``scope`` are used (`passbridge state logout`).
     private let softwareStatement: String?
     private let redirectURL: String
@@ -84,7 +83,7 @@ actor RestClient {
     nonisolated let scope: StoreScope
 
     init(
-        executor: any TimerExecutor = ThreadExecutor.shared, baseURL: URL, softwareStatement: String?, redirectURL: String,
+        executor: any TimerExecutor = ThreadExecutor.shared, baseURL: BackendURL, softwareStatement: String?, redirectURL: String,
         store: TokenStore, clock: SkewedClock,
         transport: any HTTPClient, timeout: Duration, maxThrottleRetries: Int,
         headers: @escaping @Sendable () -> DeviceHeaders, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil,
@@ -104,14 +103,14 @@ actor RestClient {
         self.scope = scope ?? Self.scope(baseURL: baseURL, softwareStatement: softwareStatement ?? "")
     }
 
-    static func scope(baseURL: URL, softwareStatement: String) -> StoreScope {
-        StoreScope(backend: baseURL.absoluteString.trimmingSuffix("/"), statementSHA256: Hash.statementSHA256(softwareStatement))
+    static func scope(baseURL: BackendURL, softwareStatement: String) -> StoreScope {
+        StoreScope(backend: baseURL.base, statementSHA256: Hash.statementSHA256(softwareStatement))
     }
 
     /// An absolute URL for a path the backend returned (relative or absolute).
     nonisolated func absolute(_ urlString: String) -> String {
         if urlString.hasPrefix("http://") || urlString.hasPrefix("https://") { return urlString }
-        return baseURL.absoluteString.trimmingSuffix("/") + (urlString.hasPrefix("/") ? "" : "/") + urlString
+        return baseURL.base + (urlString.hasPrefix("/") ? "" : "/") + urlString
     }
 
     // MARK: REST V2 calls
@@ -139,10 +138,7 @@ actor RestClient {
         var refreshed = false
         while true {
             guard let token = await accessToken(refusing: nil) else { return endpoint.answer(tokenFailure()) }
-            guard let request = endpoint.request(on: baseURL, token: token, device: headers()) else {
-                log?(.debug, "\(endpoint.method) \(endpoint.path) → no valid URL on \(baseURL.absoluteString); not sent")
-                return endpoint.answer(.transport(.network))
-            }
+            let request = endpoint.request(on: baseURL, token: token, device: headers())
             let result = await send(request)
             if case .httpError(401, _) = result, !refreshed {
                 refreshed = true
@@ -269,8 +265,7 @@ actor RestClient {
                 return storeFailed(error)
             }
             let endpoint = RESTV2.token(credentials)
-            guard let request = endpoint.request(on: baseURL, token: "", device: headers()) else { return nil }
-            let result = await send(request)
+            let result = await send(endpoint.request(on: baseURL, token: "", device: headers()))
             noteDCR(result)
             if case .httpError(let status, let error) = result, status == 400 || status == 401,
                 RegistrationError(error).isInvalidClient, attempt == 0
@@ -316,8 +311,7 @@ actor RestClient {
         if let stored = try await store.clientCredentials(scope) { return stored }
         guard !registrationRefused, let softwareStatement else { return nil }
         let endpoint = RESTV2.register(softwareStatement: softwareStatement, redirectURL: redirectURL)
-        guard let request = endpoint.request(on: baseURL, token: "", device: headers()) else { return nil }
-        let result = await send(request)
+        let result = await send(endpoint.request(on: baseURL, token: "", device: headers()))
         noteDCR(result)
         switch result {
         case .ok:

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import JSON
 
 /// The `data` of getAuthentication, checkAuthorization and getAuthorization: REST API V2 carries it as the
@@ -10,6 +9,6 @@ enum TempPassIdentity {
     /// The header for `data`; none for nil or an empty object.
     static func headers(_ data: JSONObject?) -> [(String, String)] {
         guard let data, !data.isEmpty else { return [] }
-        return [(header, Data(JSON.object(data).serializedString().utf8).base64EncodedString())]
+        return [(header, Base64.encode(JSON.object(data).serializedString().utf8))]
     }
 }

@@ -1,5 +1,4 @@
 import CPostgreSQL
-import FoundationEssentials
 import ThreadAffinity
 
 /// One libpq connection. Parameters and results travel in binary: strings as `bytea` (so that any string,
@@ -246,12 +245,22 @@ final class PostgreSQLDatabase {
 
 /// A PostgreSQL URL as it may be shown: without its password.
 public enum PostgreSQLURL {
+    /// `url` with the userinfo's password and the value of each `password` query parameter replaced by `***`;
+    /// `postgresql://…` when it is not an `AbsoluteURL`.
     public static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url) else { return "postgresql://…" }
-        if components.password != nil { components.password = "***" }
-        var items = components.queryItems ?? []
-        for index in items.indices where items[index].name == "password" { items[index].value = "***" }
-        components.queryItems = items.isEmpty ? nil : items
-        return components.string ?? "postgresql://…"
+        guard let parts = AbsoluteURL(url) else { return "postgresql://…" }
+        var text = parts.scheme + "://"
+        if let userinfo = parts.userinfo {
+            let fields = userinfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            text += fields[0] + (fields.count > 1 ? ":***" : "") + "@"
+        }
+        text += parts.host + (parts.port.map { ":" + $0 } ?? "") + parts.path
+        if let query = parts.query {
+            let items = query.split(separator: "&", omittingEmptySubsequences: false).map { item in
+                item.hasPrefix("password=") || item == "password" ? "password=***" : String(item)
+            }
+            text += "?" + items.joined(separator: "&")
+        }
+        return text + (parts.fragment.map { "#" + $0 } ?? "")
     }
 }

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import ThreadAffinity
 
 /// The fleet's store: one PostgreSQL database shared by every daemon. The same tables as the embedded store,

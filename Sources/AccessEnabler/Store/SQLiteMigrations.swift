@@ -1,5 +1,4 @@
 import CSQLite
-import FoundationEssentials
 import JSON
 
 /// The embedded store's numbered migrations, applied in order in one transaction each; `PRAGMA user_version`

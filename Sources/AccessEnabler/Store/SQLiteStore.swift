@@ -1,5 +1,4 @@
 import CSQLite
-import FoundationEssentials
 import JSON
 import ThreadAffinity
 

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 
 /// The store file rule: the files the daemon owns in the state directory (`passbridge.sqlite` and SQLite's

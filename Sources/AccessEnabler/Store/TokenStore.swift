@@ -1,5 +1,4 @@
 import CSQLite
-import FoundationEssentials
 import Glibc
 import JSON
 
@@ -40,11 +39,11 @@ public final class TokenStore: Sendable {
     ///   - log: receives, at `.warning`, one line per store file made 0600.
     /// - Throws: `TokenStoreError` for the directory or a store file.
     public init(
-        directory: URL, busyTimeout: Duration = .seconds(5), lookInterval: Duration = defaultLookInterval,
+        directory: String, busyTimeout: Duration = .seconds(5), lookInterval: Duration = defaultLookInterval,
         log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
     ) throws {
-        try StateDirectoryRule.prepare(directory.path)
-        let path = directory.appendingPathComponent("passbridge.sqlite").path
+        try StateDirectoryRule.prepare(directory)
+        let path = directory.trimmingSuffix("/") + "/passbridge.sqlite"
         let millis = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
         for line in try StoreFileRule.prepare(path) { log?(.warning, line) }
         location = path
@@ -140,8 +139,17 @@ public final class TokenStore: Sendable {
 
     /// The store's device identifier; created (a random UUID) by the first caller of all processes sharing it.
     public func deviceIdentity(isolation: isolated (any Actor)? = #isolation) async throws -> String {
-        let proposed = UUID().uuidString.lowercased()
+        let proposed = Self.randomUUID()
         return try await executor.run(isolation: isolation) { try $0.deviceIdentity(proposed: proposed) }
+    }
+
+    /// A random (version 4) UUID in lower case, `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx` (RFC 9562, 5.4).
+    static func randomUUID() -> String {
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
+        return [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hex[$0].joined() }.joined(separator: "-")
     }
 
     func clientCredentials(isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope) async throws -> ClientCredentials? {
@@ -327,12 +335,13 @@ public enum StateDirectoryRule {
         }
     }
 
-    /// Creates the missing parents with the default mode (they are not the state directory).
+    /// Creates the missing parents, outermost first, with mode 0777 less the umask (they are not the state
+    /// directory).
     private static func prepareParents(_ path: String) throws(TokenStoreError) {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw .io(operation: "cannot create \(path)", errno: errno)
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o777) != 0, errno != EEXIST { throw .io(operation: "cannot create \(prefix)", errno: errno) }
         }
     }
 }

@@ -1,5 +1,4 @@
 import AccessEnabler
-import FoundationEssentials
 import Glibc
 import JSONRPC
 
@@ -15,7 +14,7 @@ struct Backend {
     func stop() {
         configuration.store.close()
         emulator?.stop()
-        if let temporaryStateDirectory { try? FileManager.default.removeItem(atPath: temporaryStateDirectory) }
+        if let temporaryStateDirectory { StoreSetup.removeEmulatorStateDirectory(temporaryStateDirectory) }
     }
 
     /// Reads `--software-statement @FILE`, checks the backend URL (https, or http on loopback only), starts
@@ -32,21 +31,21 @@ struct Backend {
         let temporary = options.backend == "emulator" && options.stateDir == nil && options.store == nil
         let stateDirectory = temporary ? try StoreSetup.emulatorStateDirectory() : try StateDirectory.resolve(options.stateDir)
         var emulator: EmulatorChild?
-        let backendURL: URL
+        let backendURL: BackendURL
         var activationURL = options.activationURL
         if options.backend == "emulator" {
             let child: EmulatorChild
             do {
                 child = try EmulatorChild.launch()
             } catch {
-                if temporary { try? FileManager.default.removeItem(atPath: stateDirectory) }
+                if temporary { StoreSetup.removeEmulatorStateDirectory(stateDirectory) }
                 throw error
             }
             emulator = child
             backendURL = child.baseURL
             softwareStatement = softwareStatement ?? EmulatorChild.developmentSoftwareStatement
             // The emulator serves its own second-screen page, which takes the code as `?code=`.
-            let base = child.baseURL.absoluteString
+            let base = child.baseURL.text
             activationURL = activationURL ?? (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/activate"
         } else {
             backendURL = try DaemonOptions.checkBackendURL(options.backend)
@@ -56,7 +55,7 @@ struct Backend {
             store = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory, lookInterval: options.storeLookInterval)
         } catch {
             emulator?.stop()
-            if temporary { try? FileManager.default.removeItem(atPath: stateDirectory) }
+            if temporary { StoreSetup.removeEmulatorStateDirectory(stateDirectory) }
             throw error
         }
         var engine = AccessEnablerConfiguration(
@@ -81,11 +80,29 @@ struct Backend {
         guard let value else { return nil }
         guard value.hasPrefix("@") else { return value }
         let path = String(value.dropFirst())
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let bytes = readFile(path), let text = String(validating: bytes, as: UTF8.self) else {
             throw .failure("cannot read the software statement file \(path)")
         }
         let statement = text.trimmingWhitespace()
         return statement.isEmpty || statement.hasPrefix("#") ? nil : statement
+    }
+
+    /// The whole file at `path`; nil when it cannot be opened or read.
+    private static func readFile(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            bytes += chunk[..<count]
+        }
     }
 
     /// Where a missing statement goes, for the R400 `details` and the start-up warning (Clients/systemd/README.md).

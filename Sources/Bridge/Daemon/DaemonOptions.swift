@@ -1,6 +1,5 @@
 import AccessEnabler
 import ArgumentParsing
-import FoundationEssentials
 import Glibc
 import JSONRPC
 
@@ -254,15 +253,15 @@ extension DaemonOptions {
 
     /// An absolute https URL, or http whose host is loopback (127.0.0.0/8, ::1, localhost).
     /// - Throws: `CommandLineError.usage` (exit 2) for anything else: the `--backend` flag is wrong.
-    public static func checkBackendURL(_ text: String) throws(CommandLineError) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+    public static func checkBackendURL(_ text: String) throws(CommandLineError) -> BackendURL {
+        do throws(BackendURL.Refusal) {
+            return try BackendURL(text)
+        } catch .notAbsolute {
             throw .usage("--backend needs an absolute URL or \"emulator\", got \(text)")
-        }
-        switch scheme {
-        case "https": return url
-        case "http" where BackendURL.isLoopback(host): return url
-        case "http": throw .usage("refusing plain http backend \(text): only loopback hosts may use http")
-        default: throw .usage("--backend needs an https URL, got \(text)")
+        } catch .plainHTTP {
+            throw .usage("refusing plain http backend \(text): only loopback hosts may use http")
+        } catch {
+            throw .usage("--backend needs an https URL, got \(text)")
         }
     }
 }

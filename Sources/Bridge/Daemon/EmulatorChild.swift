@@ -1,5 +1,4 @@
 import AccessEnabler
-import FoundationEssentials
 import Glibc
 import JSONRPC
 import Synchronization
@@ -14,14 +13,14 @@ final class EmulatorChild: Sendable {
         "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJpc3MiOiJwYXNzYnJpZGdlIiwic29mdHdhcmVfaWQiOiJwYXNzYnJpZGdlLW9mZmxpbmUifQ.b2ZmbGluZQ"
 
     let pid: pid_t
-    let baseURL: URL
+    let baseURL: BackendURL
     /// Our end of the child's stdout, kept open so the child never writes into a closed pipe.
     private let output: Int32
     /// The write end of the child's stdin (`--exit-on-eof`), open for as long as this process lives.
     private let lifeline: Int32
     private let stopped = Mutex(false)
 
-    private init(pid: pid_t, baseURL: URL, output: Int32, lifeline: Int32) {
+    private init(pid: pid_t, baseURL: BackendURL, output: Int32, lifeline: Int32) {
         self.pid = pid
         self.baseURL = baseURL
         self.output = output
@@ -51,7 +50,7 @@ final class EmulatorChild: Sendable {
         }
         close(lifeline[0])
         close(output[1])
-        guard let line = firstLine(output[0], timeout: timeout), line.hasPrefix("http://"), let url = URL(string: line) else {
+        guard let line = firstLine(output[0], timeout: timeout), line.hasPrefix("http://"), let url = try? BackendURL(line) else {
             kill(pid, SIGTERM)
             var status: Int32 = 0
             waitpid(pid, &status, 0)

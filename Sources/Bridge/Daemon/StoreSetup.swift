@@ -1,6 +1,6 @@
 import AccessEnabler
+import CShims
 import Dispatch
-import FoundationEssentials
 import Glibc
 import JSONRPC
 
@@ -21,9 +21,7 @@ public enum StoreSetup {
                 }
                 store = try TokenStore(postgreSQL: url, log: Logger.sink(label: "store"), lookInterval: lookInterval)
             } else {
-                store = try TokenStore(
-                    directory: URL(fileURLWithPath: stateDirectory, isDirectory: true), lookInterval: lookInterval,
-                    log: Logger.sink(label: "store"))
+                store = try TokenStore(directory: stateDirectory, lookInterval: lookInterval, log: Logger.sink(label: "store"))
             }
             return store
         } catch let error as CommandLineError {
@@ -43,6 +41,10 @@ public enum StoreSetup {
         }
         return path
     }
+
+    /// Removes `emulatorStateDirectory`'s directory and everything in it (symbolic links not followed); what
+    /// cannot be removed is left.
+    static func removeEmulatorStateDirectory(_ path: String) { _ = cshims_remove_tree(path) }
 
     /// Waits for `body` (start-up only: nothing is served yet).
     public static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {

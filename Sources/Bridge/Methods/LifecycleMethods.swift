@@ -1,5 +1,4 @@
 import AccessEnabler
-import FoundationEssentials
 import Glibc
 import JSON
 import JSONRPC
@@ -59,7 +58,7 @@ enum LifecycleMethods {
         }
         if identifier.isEmpty { throw Params.invalid("deviceIdentifier", "must not be empty") }
         if let info {
-            guard let data = Data(base64Encoded: info), (try? JSON.parse([UInt8](data)))?.objectValue != nil else {
+            guard let bytes = Base64.decode(info), (try? JSON.parse(bytes))?.objectValue != nil else {
                 throw Params.invalid("deviceInfo", "must be base64 of a JSON object")
             }
         }
@@ -96,7 +95,7 @@ enum LifecycleMethods {
         let requestorID = try params.requiredString("requestorID")
         if requestorID.isEmpty { throw Params.invalid("requestorID", "must not be empty") }
         let serviceProviders = try params.stringArray("serviceProviders")?.enumerated().map { index, text throws(ErrorObject) in
-            guard let url = URL(string: text), BackendURL.isAllowed(url) else {
+            guard let url = try? BackendURL(text) else {
                 throw Params.invalid("serviceProviders", "item \(index) is not an https URL, nor an http URL on a loopback host")
             }
             return url

@@ -1,6 +1,6 @@
 #ifndef PASSBRIDGE_CSHIMS_H
 #define PASSBRIDGE_CSHIMS_H
-// What Glibc hides from Swift: epoll, accept4, struct ucred, eventfd, mallopt, mallinfo2.
+// What Glibc hides from Swift: epoll, accept4, struct ucred, eventfd, mallopt, mallinfo2, nftw.
 #include <malloc.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,4 +37,8 @@ void cshims_eventfd_drain(int fd);
 
 /// Restricts the calling thread (and processes it starts later) to one CPU; 0 or -1 with errno set.
 int cshims_pin_to_cpu(int cpu);
+
+/// Removes `path` and, when it is a directory, everything under it (nftw(3), depth first, symbolic links not
+/// followed); 0, or -1 with errno set at the first entry that could not be removed (the walk stops there).
+int cshims_remove_tree(const char *path);
 #endif
