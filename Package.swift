@@ -12,13 +12,14 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CShims"),
-        // Opened with dlopen when first used: libcurl by the first request, libpq by a PostgreSQL store, libcrypto
-        // by the first digest (headers from libcurl4-openssl-dev and libpq-dev).
+        // Opened with dlopen when first used: libcurl by the first request, libpq by a PostgreSQL store, SQLite by
+        // the first call that opens the state directory's database, libcrypto by the first digest or base64 (headers
+        // from libcurl4-openssl-dev, libpq-dev, libsqlite3-dev and libssl-dev).
         .target(name: "CCurl"),
+        .target(name: "CSQLite"),
         .target(name: "CPostgreSQL"),
         .target(name: "CDigest"),
 
@@ -62,7 +63,10 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "passbridge"]),
         .testTarget(name: "PassEmulatorTests", dependencies: ["PassEmulator", "pass-emulator"]),
-        .testTarget(name: "AccessEnablerTests", dependencies: ["AccessEnabler", "pass-emulator", "passbridge"]),
+        // The store tests also open the database with SQLite itself, linked.
+        .testTarget(
+            name: "AccessEnablerTests", dependencies: ["AccessEnabler", "pass-emulator", "passbridge"],
+            linkerSettings: [.linkedLibrary("sqlite3")]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "passbridge", "pass-emulator"]),
     ]
 )

@@ -115,13 +115,13 @@ done
 # Depends: the package of each shared object the binaries need, by soname (Debian 12 names).
 declare -A package_of=(
     [libc.so.6]=libc6 [libm.so.6]=libc6 [ld-linux-x86-64.so.2]=libc6 [libgcc_s.so.1]=libgcc-s1
-    [libstdc++.so.6]=libstdc++6 [libjansson.so.4]=libjansson4 [libsqlite3.so.0]=libsqlite3-0
-    # Opened with dlopen (Sources/CCurl, Sources/CDigest): by the first setRequestor, not at start-up.
-    [libcurl.so.4]="libcurl4 (>= 7.68)" [libcrypto.so.3]=libssl3
+    [libstdc++.so.6]=libstdc++6 [libjansson.so.4]=libjansson4
+    # Opened with dlopen (Sources/CCurl, Sources/CDigest, Sources/CSQLite): by the first setRequestor, not at start-up.
+    [libcurl.so.4]="libcurl4 (>= 7.68)" [libcrypto.so.3]=libssl3 [libsqlite3.so.0]=libsqlite3-0
 )
 needed=$(readelf -d "$bin/passbridge" "$bin/passbridge-relay" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u)
 declare -A depends=()
-for soname in $needed libcurl.so.4 libcrypto.so.3; do
+for soname in $needed libcurl.so.4 libcrypto.so.3 libsqlite3.so.0; do
     [ -n "${package_of[$soname]:-}" ] ||
         { echo "build-deb.sh: no Debian package known for $soname (add it to package_of)" >&2; exit 1; }
     depends[${package_of[$soname]}]=1

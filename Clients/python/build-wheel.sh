@@ -15,7 +15,7 @@
 #   and an application in production never runs it.
 #
 # VERSION is info.version of Protocol/openrpc.json; passbridge.__version__ must say the same. The tag is
-# linux_ARCH, not manylinux: the binaries use the system's libjansson and libsqlite3 (and open libcurl and
+# linux_ARCH, not manylinux: the binaries use the system's libjansson (and open libsqlite3, libcurl and
 # libcrypto), which manylinux does not allow, so the wheels are for Debian 12 or newer with those packages
 # (apt install libjansson4 libsqlite3-0 libcurl4 libssl3). The wheels are written with the standard library
 # (make_wheel.py): no setuptools `wheel` package, nothing from PyPI. --out DIR: where they go (default

@@ -1,7 +1,7 @@
 """What the daemon links and maps: no Foundation beyond FoundationEssentials (neither Foundation,
-FoundationNetworking, FoundationInternationalization nor ICU), and libcurl, libcrypto and libpq only when used — libcurl and libcrypto
-from the first requestor on, libpq only with a PostgreSQL store (readelf on the built binary, /proc/PID/maps of the
-running daemon)."""
+FoundationNetworking, FoundationInternationalization nor ICU), and libcurl, libcrypto, SQLite and libpq only when
+used — libcurl, libcrypto and SQLite from the first requestor on, libpq only with a PostgreSQL store (readelf on the
+built binary, /proc/PID/maps of the running daemon)."""
 import os
 import shlex
 import subprocess
@@ -28,19 +28,19 @@ def test_passbridge_needs_only_foundation_essentials(bin_dir):
                  or "ICU" in name or name.startswith("libicu")]
     assert forbidden == [], needed
     # Loaded when used (dlopen), so neither is a start-up dependency.
-    assert [name for name in needed if name.startswith(("libcurl", "libcrypto", "libpq"))] == [], needed
+    assert [name for name in needed if name.startswith(("libcurl", "libcrypto", "libpq", "libsqlite3"))] == [], needed
 
 
-def test_libcurl_and_libcrypto_are_mapped_by_the_first_requestor_and_libpq_never_with_sqlite(bin_dir, emulator, tmp_path):
+def test_libcurl_libcrypto_and_sqlite_are_mapped_by_the_first_requestor_and_libpq_never_with_sqlite(bin_dir, emulator, tmp_path):
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
     try:
         assert daemon.call("rpc.discover", {})["openrpc"]
         pid = daemon.process.pid
-        assert [name for name in ("libcurl.so", "libcrypto.so", "libpq.so") if mapped(pid, name)] == []
+        assert [name for name in ("libcurl.so", "libcrypto.so", "libsqlite3.so", "libpq.so") if mapped(pid, name)] == []
         ready(daemon)
         login(daemon)
         assert daemon.call("getAuthorization", {"resource": "ch1"})["token"]
-        assert mapped(pid, "libcurl.so") and mapped(pid, "libcrypto.so")
+        assert mapped(pid, "libcurl.so") and mapped(pid, "libcrypto.so") and mapped(pid, "libsqlite3.so")
         assert not mapped(pid, "libpq.so")
     finally:
         assert daemon.stop() == 0
@@ -72,6 +72,21 @@ def test_without_libcurl_setrequestor_fails_with_cfg404_and_the_log_says_why(bin
         assert result["status"] == 0
         assert [status["id"] for status in result["statuses"]] == ["CFG404"]
         assert "no HTTP: libcurl could not be loaded" in daemon.wait_for_log("libcurl4")
+        assert daemon.call("rpc.discover", {})["openrpc"], "the connection keeps working"
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_without_sqlite_setrequestor_fails_with_store500_saying_why_and_the_connection_keeps_working(bin_dir, emulator, tmp_path):
+    launcher = with_library_hidden(tmp_path, executable(bin_dir), "libsqlite3.so.0")
+    daemon = StdioDaemon(launcher, *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+        result = daemon.call("setRequestor", {"requestorID": "REF"})
+        assert result["status"] == 0
+        [status] = [status for status in result["statuses"] if status["id"] == "STORE500"]
+        assert "SQLite could not be loaded" in status["message"] and "libsqlite3-0" in status["message"], status
+        assert "SQLite could not be loaded" in daemon.wait_for_log("libsqlite3-0")
         assert daemon.call("rpc.discover", {})["openrpc"], "the connection keeps working"
     finally:
         assert daemon.stop() == 0

@@ -121,13 +121,13 @@ def test_deb_holds_the_static_binaries_units_and_man_page(packages, bin_dir, tmp
     service = (root / "usr/lib/systemd/system/passbridge.service").read_text()
     assert "ExecStart=/usr/bin/passbridge --socket /run/passbridge/passbridge.sock " in service
     assert "/usr/local" not in service
-    # Depends names the package of every shared object the binaries need, and of the two opened with dlopen.
+    # Depends names the package of every shared object the binaries need, and of the three opened with dlopen.
     depends = {entry.split()[0] for entry in control_field(deb, "Depends").split(", ")}
     for binary in ("passbridge", "passbridge-relay"):
         needed = [line.split("[")[1].rstrip("]") for line in run(["readelf", "-d", str(root / "usr/bin" / binary)]).stdout
                   .splitlines() if "(NEEDED)" in line]
         assert "libswiftCore.so" not in needed and "libFoundation.so" not in needed  # the Swift runtime is static
-        for soname in needed + ["libcurl.so.4", "libcrypto.so.3"]:
+        for soname in needed + ["libcurl.so.4", "libcrypto.so.3", "libsqlite3.so.0"]:
             owner = owning_package(soname)
             assert owner in depends, f"{binary} needs {soname} from {owner}, not in Depends: {sorted(depends)}"
 

@@ -17,25 +17,27 @@ final class SQLiteDatabase {
     let thread = ThreadAffinity()
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating) `path` with the file created 0600; a symbolic link at `path` is refused.
+    /// Loads SQLite (the first time), then opens (creating) `path` with the file created 0600; a symbolic link at
+    /// `path` is refused.
     init(path: String, busyTimeoutMillis: Int32) throws(TokenStoreError) {
+        if let reason = csq_load() { throw .sqliteLibrary(String(cString: reason)) }
         let previous = umask(0o077)
         defer { umask(previous) }
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let code = csq_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
-            sqlite3_close(handle)
+            csq_close(handle)
             throw .sqlite(operation: "open \(path)", code: code)
         }
         self.handle = handle
-        sqlite3_busy_timeout(handle, busyTimeoutMillis)
-        sqlite3_extended_result_codes(handle, 1)
+        csq_busy_timeout(handle, busyTimeoutMillis)
+        csq_extended_result_codes(handle, 1)
     }
 
     deinit {
-        for statement in statements.values { sqlite3_finalize(statement) }
-        sqlite3_close_v2(handle)
+        for statement in statements.values { csq_finalize(statement) }
+        csq_close_v2(handle)
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) {
@@ -47,8 +49,8 @@ final class SQLiteDatabase {
         thread.check("SQLite connection")
         let statement = try prepare(sql)
         defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+            csq_reset(statement)
+            csq_clear_bindings(statement)
         }
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (index, argument) in arguments.enumerated() {
@@ -60,18 +62,18 @@ final class SQLiteDatabase {
                     // A non-nil pointer even for "", so that the empty string is not bound as NULL.
                     buffer.baseAddress.map { pointer in
                         pointer.withMemoryRebound(to: CChar.self, capacity: max(buffer.count, 1)) {
-                            sqlite3_bind_text(statement, position, $0, Int32(buffer.count), transient)
+                            csq_bind_text(statement, position, $0, Int32(buffer.count), transient)
                         }
-                    } ?? sqlite3_bind_text(statement, position, "", 0, transient)
+                    } ?? csq_bind_text(statement, position, "", 0, transient)
                 }
             case .integer(let number):
-                sqlite3_bind_int64(statement, position, number)
+                csq_bind_int64(statement, position, number)
             case .null:
-                sqlite3_bind_null(statement, position)
+                csq_bind_null(statement, position)
             }
         }
         while true {
-            let code = sqlite3_step(statement)
+            let code = csq_step(statement)
             if code == SQLITE_ROW { row(Row(statement: statement)); continue }
             if code == SQLITE_DONE { return }
             throw .sqlite(operation: "step", code: code)
@@ -82,7 +84,7 @@ final class SQLiteDatabase {
     private func prepare(_ sql: String) throws(TokenStoreError) -> OpaquePointer {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?
-        let prepared = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        let prepared = csq_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard prepared == SQLITE_OK, let statement else { throw .sqlite(operation: "prepare", code: prepared) }
         statements[sql] = statement
         return statement
@@ -110,7 +112,7 @@ final class SQLiteDatabase {
     }
 
     /// Rows changed by the last statement.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    var changes: Int { Int(csq_changes(handle)) }
 
     /// One result row.
     struct Row {
@@ -118,12 +120,12 @@ final class SQLiteDatabase {
 
         /// Column `index` as text, byte for byte (nil for NULL).
         func text(_ index: Int32) -> String? {
-            guard sqlite3_column_type(statement, index) != SQLITE_NULL else { return nil }
-            guard let pointer = sqlite3_column_text(statement, index) else { return "" }
-            let count = Int(sqlite3_column_bytes(statement, index))
+            guard csq_column_type(statement, index) != SQLITE_NULL else { return nil }
+            guard let pointer = csq_column_text(statement, index) else { return "" }
+            let count = Int(csq_column_bytes(statement, index))
             return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
         }
 
-        func integer(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, index) }
+        func integer(_ index: Int32) -> Int64 { csq_column_int64(statement, index) }
     }
 }

@@ -288,6 +288,8 @@ public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
     case io(operation: String, errno: Int32)
     /// An SQLite call failed: the operation, and SQLite's (extended) result code.
     case sqlite(operation: String, code: Int32)
+    /// libsqlite3.so.0 could not be loaded (the first time a database was opened): the loader's reason.
+    case sqliteLibrary(String)
     /// A PostgreSQL call failed: the operation, and the server's or libpq's message.
     case postgreSQL(operation: String, message: String)
     /// The database was written by a newer PassBridge (its schema version).
@@ -302,7 +304,8 @@ public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .io(let what, let code): return "\(what): \(String(cString: strerror(code)))"
-        case .sqlite(let operation, let code): return "SQLite \(operation) failed: \(String(cString: sqlite3_errstr(code)))"
+        case .sqlite(let operation, let code): return "SQLite \(operation) failed: \(String(cString: csq_errstr(code)))"
+        case .sqliteLibrary(let reason): return "SQLite could not be loaded: \(reason) (Debian package: libsqlite3-0)"
         case .postgreSQL(let operation, let message): return "PostgreSQL \(operation) failed: \(message)"
         case .newerSchema(let version): return "the store has schema version \(version), newer than this PassBridge knows"
         case .notADirectory(let path): return "\(path) is not a directory"
