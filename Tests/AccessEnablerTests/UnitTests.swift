@@ -293,6 +293,21 @@ final class TextFormatTests: XCTestCase {
         }
     }
 
+    func testHeaderValuesRefuseEveryControlCharacterButTabWherever() {
+        for length in [1, 7, 8, 9, 16, 17, 40] {
+            for position in 0..<length {
+                for byte in [0x00, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0xC3] as [UInt8] {
+                    var bytes = Array(repeating: UInt8(ascii: "v"), count: length)
+                    bytes[position] = byte
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    let expected = text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+                    XCTAssertEqual(HeaderValue.isSafe(text), expected, "\(byte) at \(position) of \(length)")
+                }
+            }
+        }
+        XCTAssertTrue(HeaderValue.isSafe(""))
+    }
+
     func testPostgreSQLURLsAreShownWithoutTheirPasswords() {
         XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:s3cret@db:5432/passbridge"), "postgresql://fleet:***@db:5432/passbridge")
         XCTAssertEqual(

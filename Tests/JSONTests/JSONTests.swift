@@ -87,3 +87,51 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(value["b"]?.typeName, "boolean")
     }
 }
+
+/// The word-at-a-time string writer and header check against byte-by-byte references, with every byte that needs
+/// attention at every position of strings longer and shorter than a word.
+final class ByteWordTests: XCTestCase {
+    static func escapedByteByByte(_ text: String) -> String {
+        var out = Array("\"".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22: out += Array("\\\"".utf8)
+            case 0x5C: out += Array("\\\\".utf8)
+            case 0x08: out += Array("\\b".utf8)
+            case 0x0C: out += Array("\\f".utf8)
+            case 0x0A: out += Array("\\n".utf8)
+            case 0x0D: out += Array("\\r".utf8)
+            case 0x09: out += Array("\\t".utf8)
+            case ..<0x20: out += Array(("\\u00" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)).utf8)
+            default: out.append(byte)
+            }
+        }
+        return String(decoding: out + Array("\"".utf8), as: UTF8.self)
+    }
+
+    func testStringsAreEscapedAsByteByByte() {
+        let specials: [UInt8] = [0x00, 0x01, 0x09, 0x0A, 0x1F, 0x22, 0x5C, 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F]
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 31, 33] {
+            for position in 0..<max(length, 1) {
+                for special in specials {
+                    var bytes = Array(repeating: UInt8(ascii: "a"), count: length)
+                    if length > 0 { bytes[position] = special }
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    XCTAssertEqual(String(decoding: JSON.string(text).serialized(), as: UTF8.self), Self.escapedByteByByte(text))
+                }
+            }
+        }
+        let mixed = "é\"ü\\x\u{1}€😀 tab\there and a longer plain tail of text"
+        XCTAssertEqual(String(decoding: JSON.string(mixed).serialized(), as: UTF8.self), Self.escapedByteByByte(mixed))
+    }
+
+    func testTheWordTestsFindEveryByteBelowAndEqual() {
+        for position in 0..<8 {
+            for byte in 0...255 {
+                let word = UInt64(0x4141_4141_4141_4141) & ~(UInt64(0xFF) << (8 * position)) | UInt64(byte) << (8 * position)
+                XCTAssertEqual(ByteWord.hasByte(below: 0x20, in: word), byte < 0x20, "\(byte) at \(position)")
+                XCTAssertEqual(ByteWord.hasByte(0x7F, in: word), byte == 0x7F, "\(byte) at \(position)")
+            }
+        }
+    }
+}

@@ -10,7 +10,8 @@ protocol HTTPClient: Sendable {
 /// A request to send; header names as Adobe spells them.
 struct RESTRequest: Sendable {
     var method: String
-    /// The whole URL (`Endpoint.url(on:)`).
+    /// The whole URL, on a `BackendURL` (https, or http on loopback): requests are made only by
+    /// `Endpoint.request(on:token:device:)`.
     var url: String
     var headers: [(String, String)] = []
     var body: [UInt8]?

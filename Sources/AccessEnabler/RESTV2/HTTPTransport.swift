@@ -1,4 +1,5 @@
 import CCurl
+import JSON
 import Synchronization
 #if canImport(Glibc)
     import Glibc
@@ -23,7 +24,6 @@ final class HTTPTransport: HTTPClient, Sendable {
     init() {}
 
     func perform(isolation: isolated (any Actor)? = #isolation, _ request: RESTRequest, timeout: Duration) async -> HTTPResult {
-        guard (try? BackendURL(request.url)) != nil else { return .failure(.network) }
         // A header line is ended by CR or LF and cut by NUL: a value holding one would add header lines of its
         // own to the request. The bridge refuses such values (-32602); this is the last guard: never sent.
         guard request.headers.allSatisfy({ HeaderValue.isSafe($0.0) && HeaderValue.isSafe($0.1) }) else { return .failure(.network) }
@@ -212,7 +212,19 @@ final class Transfer: @unchecked Sendable {
 
 /// What may stand in an HTTP header field value (RFC 9110, "Field Values"): no control character but tab.
 public enum HeaderValue {
+    /// Eight bytes at a time (`ByteWord`) up to the first word with a control character; byte by byte from there.
     public static func isSafe(_ text: String) -> Bool {
-        text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+        var text = text
+        return text.withUTF8 { utf8 in
+            var index = 0
+            if let start = utf8.baseAddress {
+                while index + 8 <= utf8.count {
+                    let word = UnsafeRawPointer(start).loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    if ByteWord.hasByte(below: 0x20, in: word) || ByteWord.hasByte(0x7F, in: word) { break }
+                    index += 8
+                }
+            }
+            return utf8[index...].allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+        }
     }
 }

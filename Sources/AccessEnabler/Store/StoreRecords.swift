@@ -18,6 +18,14 @@ public struct LoginKey: Sendable, Hashable {
     public var scope: StoreScope
     public var device: String
     public var requestor: String
+
+    /// Device and requestor only: every key an authorization looks up (its login, profile and expiry) hashes this
+    /// key, and the scope's two long strings (a URL and a SHA-256) are the same for nearly every key of a process,
+    /// which has one or two scopes. Equal keys still hash alike; `==` compares the scope too.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(device)
+        hasher.combine(requestor)
+    }
 }
 
 /// One profile's key: a login key and the MVPD id.
