@@ -31,10 +31,7 @@ final class LogQueue: Sendable {
         let wake = wakeFD
         startThread { [self] in
             // Termination signals belong to the signal thread, even if this thread started before it.
-            var signals = sigset_t()
-            sigemptyset(&signals)
-            sigaddset(&signals, SIGTERM)
-            sigaddset(&signals, SIGINT)
+            var signals = TerminationSignals.set
             pthread_sigmask(SIG_BLOCK, &signals, nil)
             while true {
                 var poller = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)

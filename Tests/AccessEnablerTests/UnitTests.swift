@@ -11,6 +11,13 @@ final class RedirectURLTests: XCTestCase {
         XCTAssertTrue(RedirectURL.matches("adobepass://ios.app/?code=1#x", registered: "adobepass://ios.app"))
         XCTAssertTrue(RedirectURL.matches("ADOBEPASS://IOS.APP", registered: "adobepass://ios.app"))
         XCTAssertTrue(RedirectURL.matches("https://app.example/done?x=1", registered: "https://app.example/done"))
+        // Whatever the query and fragment hold, as a page may leave them (a space, `|`, a lone `%`, non-ASCII).
+        for tail in ["?msg=hello world", "?a=b|c", "?x=%", "?n=é", "?x=[1]", "#a#b", "#%zz", "?code=abc%2"] {
+            XCTAssertTrue(RedirectURL.matches("adobepass://ios.app" + tail, registered: "adobepass://ios.app"), tail)
+        }
+        XCTAssertTrue(RedirectURL.isValid("adobepass://ios.app?a=b|c"))
+        XCTAssertTrue(RedirectURL.isValid("myapp://done/é"))
+        XCTAssertFalse(RedirectURL.isValid("myapp://done/a b"))
     }
 
     func testComparesPathsAfterPercentEncodingNormalization() {
@@ -124,7 +131,7 @@ final class HeaderTests: XCTestCase {
     func testOnlyHTTPSOrLoopbackBackends() {
         for allowed in [
             "https://sp.auth.adobe.com", "HTTPS://sp.auth.adobe.com/", "http://127.0.0.1:8080", "http://127.0.0.2:8080",
-            "http://localhost:8080", "http://[::1]:8080", "https://user@sp.example:443/base",
+            "http://localhost:8080", "http://[::1]:8080", "https://sp.example:443/base",
         ] {
             XCTAssertEqual((try? BackendURL(allowed))?.text, allowed)
         }
@@ -139,9 +146,16 @@ final class HeaderTests: XCTestCase {
         XCTAssertEqual(refusal("http://sp.auth.adobe.com"), .plainHTTP)
         XCTAssertEqual(refusal("http://127.example.com"), .plainHTTP)
         XCTAssertEqual(refusal("ftp://127.0.0.1"), .scheme)
-        for malformed in ["", "sp.auth.adobe.com", "https:sp.example", "https://", "https:///path", "https://a b", "https://a:8x"] {
+        for malformed in [
+            "", "sp.auth.adobe.com", "https:sp.example", "https://", "https:///path", "https://a b", "https://a:8x",
+            "https://a:65536", "http://127.0.0.1:99999",
+        ] {
             XCTAssertEqual(refusal(malformed), .notAbsolute, malformed)
         }
+        for extra in ["https://sp.example?x=1", "https://sp.example/#f", "http://u:p@127.0.0.1:8080", "https://u@sp.example"] {
+            XCTAssertEqual(refusal(extra), .notBase, extra)
+        }
+        XCTAssertNil(refusal("https://sp.example:65535/base/"))
         XCTAssertTrue(BackendURL.isLoopback("LocalHost"))
         XCTAssertTrue(BackendURL.isLoopback("[::1]"))
         XCTAssertFalse(BackendURL.isLoopback("127.0.0"))
@@ -262,11 +276,17 @@ final class TextFormatTests: XCTestCase {
     func testAbsoluteURLRefusesWhatRFC3986DoesNotAllow() {
         for text in [
             "", "//host/path", "1http://host", "ht tp://host", "mailto:someone@example.com", "https://a b/", "https://host/a b",
-            "https://host/\u{7F}", "https://hóst/", "https://host/%zz", "https://host/%4", "https://ho[st/", "https://[::1/",
-            "https://[::1]x/", "https://host:80a/", "https://host/<script>", "https://host/a#b#c", "https://host/{x}",
+            "https://host/\u{7F}", "https://hóst/", "https://ho%zz/", "https://ho[st/", "https://[::1/", "https://[::1]x/",
+            "https://[]/", "https://[1.2]/", "https://host:80a/", "https://host/?q=a b", "https://host/#\t",
         ] {
             XCTAssertNil(AbsoluteURL(text), text)
         }
+        // Past the authority anything but space and controls is taken; isStrict says whether RFC 3986 would.
+        for text in ["https://host/%zz", "https://host/%4", "https://host/<script>", "https://host/a#b#c", "https://host/é", "a://h?a=b|c"]
+        {
+            XCTAssertEqual(AbsoluteURL(text)?.isStrict, false, text)
+        }
+        XCTAssertEqual(AbsoluteURL("https://host/a%20b?x=%2F#top")?.isStrict, true)
     }
 
     func testBase64MatchesRFC4648sVectors() {
@@ -314,6 +334,9 @@ final class TextFormatTests: XCTestCase {
             PostgreSQLURL.redacted("postgresql:///passbridge?host=/run/postgresql&password=s3cret"),
             "postgresql:///passbridge?host=/run/postgresql&password=***")
         XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet@db/passbridge"), "postgresql://fleet@db/passbridge")
+        XCTAssertEqual(
+            PostgreSQLURL.redacted("postgresql://a@h:1/db?%70assword=S3CRET&sslpassword=K3Y&sslmode=require"),
+            "postgresql://a@h:1/db?%70assword=***&sslpassword=***&sslmode=require")
         XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:pw@a b/x"), "postgresql://…")
     }
 }

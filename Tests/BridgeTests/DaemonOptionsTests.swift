@@ -151,6 +151,9 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(usageError(["--backend", "ftp://example.com"]), "--backend needs an https URL, got ftp://example.com")
         XCTAssertEqual(usageError(["--backend", "nonsense"]), "--backend needs an absolute URL or \"emulator\", got nonsense")
         XCTAssertEqual(
+            usageError(["--backend", "https://sp.example?x=1"]),
+            "--backend needs a base URL, without a user, query or fragment, got https://sp.example?x=1")
+        XCTAssertEqual(
             usageError(["--backend", "http://example.com"]),
             "refusing plain http backend http://example.com: only loopback hosts may use http")
         XCTAssertNil(usageError(["--backend", "http://localhost:8080"]))

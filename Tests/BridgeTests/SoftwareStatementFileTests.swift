@@ -34,7 +34,25 @@ final class SoftwareStatementFileTests: XCTestCase {
     func testAFileThatCannotBeReadFailsTheStart() {
         XCTAssertThrowsError(try Backend.readSoftwareStatement("@/nonexistent/statement")) { error in
             guard case .failure(let line)? = error as? CommandLineError else { return XCTFail("not a failure: \(error)") }
-            XCTAssertEqual(line, "cannot read the software statement file /nonexistent/statement")
+            XCTAssertEqual(line, "cannot read the software statement file /nonexistent/statement: No such file or directory")
+        }
+    }
+
+    /// A device or a FIFO is refused at once rather than read without end or waited on; so is a file too large to
+    /// be a statement.
+    func testOnlyARegularFileOfAStatementsSizeIsRead() throws {
+        let fifo = NSTemporaryDirectory() + "statement-fifo-\(getpid())"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        defer { unlink(fifo) }
+        let large = try file(String(repeating: "x", count: Backend.statementFileLimit + 1))
+        for (path, reason) in [
+            ("/dev/zero", "not a regular file"), (fifo, "not a regular file"), ("/tmp", "not a regular file"),
+            (large, "65537 bytes, more than a software statement's 65536"),
+        ] {
+            XCTAssertThrowsError(try Backend.readSoftwareStatement("@" + path)) { error in
+                guard case .failure(let line)? = error as? CommandLineError else { return XCTFail("not a failure: \(error)") }
+                XCTAssertEqual(line, "cannot read the software statement file \(path): \(reason)")
+            }
         }
     }
 }

@@ -175,6 +175,20 @@ def test_temp_pass_needs_no_login_page(client):
     assert token["resource"] == "ch1" and token["token"]
 
 
+def test_a_redirect_whose_query_a_page_left_unescaped_completes_the_login(client):
+    """The redirect URL rule ignores the query and fragment, whatever they hold (Protocol/README.md, -32602)."""
+    ready(client)
+    start = client.mark()
+    client.send("getAuthentication")
+    client.notification("displayProviderDialog", start)
+    notes, _ = client.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    redirect = follow_to_redirect_url(notes[1]["params"]["url"])
+    unescaped = redirect + ("&" if "?" in redirect else "?") + "note=hello world|é%#top#2"
+    notes, response = client.exchange("handleExternalURL", {"url": unescaped})
+    assert response["result"] == {"status": 1, "errorCode": ""}, response
+    assert client.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+
+
 def test_logout_through_the_logout_page(client):
     ready(client)
     login(client)

@@ -1,7 +1,10 @@
 """JSON-RPC 2.0 conformance of `passbridge --stdio` (spec §7 examples through passbridge-test-daemon), exact ids,
 lifecycle and command line, over real pipes."""
 import json
+import os
+import pathlib
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -261,9 +264,22 @@ def test_command_line_model(passbridge, test_daemon):
         (["--svc-redirect-url", "myapp://svc\nINJECTED"], "--svc-redirect-url needs an absolute URL such as myapp://svc, got "
                                                           "myapp://svc\\u{a}INJECTED"),
         (["--svc-mvpds", ","], "--svc-mvpds needs MVPD ids, comma-separated, got ,"),
+        (["--backend", "http://127.0.0.1:8080?x=1"], "--backend needs a base URL, without a user, query or fragment, got "
+                                                     "http://127.0.0.1:8080?x=1"),
+        (["--backend", "http://127.0.0.1:99999"], "--backend needs an absolute URL or \"emulator\", got http://127.0.0.1:99999"),
     ]:
         refused = subprocess.run([passbridge, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
         assert (refused.returncode, refused.stdout, refused.stderr) == (2, "", f"passbridge: {message} (see passbridge --help)\n")
+    # A statement file that is a device or a FIFO without a writer fails the start at once: not read without end,
+    # not waited on.
+    fifo = pathlib.Path(tempfile.mkdtemp()) / "statement"
+    os.mkfifo(fifo)
+    for path in ["/dev/zero", str(fifo)]:
+        refused = subprocess.run([passbridge, "--stdio", "--software-statement", "@" + path], stdin=subprocess.DEVNULL,
+                                 capture_output=True, text=True, timeout=10)
+        assert (refused.returncode, refused.stdout) == (1, ""), refused.stderr
+        assert f"cannot read the software statement file {path}: not a regular file" in refused.stderr
+    fifo.unlink()
     group = subprocess.run([passbridge, "--socket", "/tmp/x.sock", "--socket-group", "no-such-group-xyz"],
                            capture_output=True, text=True, timeout=10)
     assert group.returncode == 1 and len(group.stderr.strip().splitlines()) == 1

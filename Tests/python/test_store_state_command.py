@@ -1,13 +1,17 @@
 """`passbridge state list|reset|logout` (never a token or a secret; a reset says the logins stay at Adobe, a logout
 ends them there first), and `--backend emulator` kept apart from the production store."""
+import datetime
 import hashlib
 import json
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
 import urllib.request
+
+import pytest
 
 from rpc_helper import SOFTWARE_STATEMENT, StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
@@ -39,6 +43,9 @@ def test_state_list_shows_logins_without_secrets_and_reset_forgets_them(bin_dir,
     with sqlite3.connect(directory / "passbridge.sqlite") as db:
         secrets = [value for row in db.execute("SELECT client_secret FROM client_credentials UNION ALL SELECT token FROM access_tokens")
                    for value in row]
+        [(not_after_ms,)] = db.execute("SELECT not_after_ms FROM profiles").fetchall()
+    expires = datetime.datetime.fromtimestamp(not_after_ms // 1000, datetime.timezone.utc)
+    assert fields[3] == expires.strftime("%Y-%m-%dT%H:%M:%SZ"), "EXPIRES is the profile's notAfter, in UTC"
     for secret in secrets + [token, SOFTWARE_STATEMENT]:
         assert secret not in listed.stdout + listed.stderr
 
@@ -222,3 +229,37 @@ def test_the_readme_snippet_run_three_times_leaves_the_production_store_unchange
     listed = state(bin_dir, "list", env=env)
     assert listed.stdout.startswith("no logins "), listed.stdout
     assert list(temporary.iterdir()) == [], "temporary state directories are removed"
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"])
+def test_a_termination_signal_removes_the_temporary_state_of_backend_emulator(bin_dir, tmp_path, signal_number):
+    """A hang-up (the terminal of a hand-run daemon closed) stops it as SIGTERM does: exit 0, the emulator's
+    temporary state directory, with the client credentials and tokens it holds, removed."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("STATE_DIRECTORY", "XDG_STATE_HOME")}
+    env["TMPDIR"] = str(temporary)
+    with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True) as serving:
+        for number, (method, params) in enumerate([("init", {}), ("setRequestor", {"requestorID": "REF"})], start=1):
+            serving.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}) + "\n")
+            serving.stdin.flush()
+            assert any(f'"id":{number}' in line for line in serving.stdout), f"{method} answered"
+        [made] = list(temporary.iterdir())
+        assert (made / "passbridge.sqlite").exists(), "setRequestor stored the registration there"
+        serving.send_signal(signal_number)
+        assert serving.wait(timeout=30) == 0
+    assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
+
+
+def test_a_postgresql_store_that_cannot_be_reached_is_named_without_its_secrets(bin_dir):
+    """The daemon's and `state list`'s one line for a store they cannot open: the URL without the password, in
+    the userinfo or as a parameter (its name percent-encoded or not), nor the TLS key's password."""
+    url = "postgresql://fleet:S3CRET-1@127.0.0.1:1/db?%70assword=S3CRET-2&sslpassword=S3CRET-3&connect_timeout=5"
+    shown = "postgresql://fleet:***@127.0.0.1:1/db?%70assword=***&sslpassword=***&connect_timeout=5"
+    for argv in (["--store", url, "--stdio"], ["state", "list", "--store", url]):
+        failed = subprocess.run([str(bin_dir / "passbridge"), *argv], stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, timeout=30)
+        assert failed.returncode == 1 and failed.stdout == "", failed
+        assert f"cannot open {shown}" in failed.stderr, failed.stderr
+        assert "S3CRET" not in failed.stderr, failed.stderr

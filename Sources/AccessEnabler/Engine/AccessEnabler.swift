@@ -215,7 +215,9 @@ public enum RedirectURL {
     /// percent-escapes in upper case, unreserved characters decoded; `/` and no path alike); query and fragment
     /// ignored.
     static func matches(_ candidate: String, registered: String) -> Bool {
-        guard let a = AbsoluteURL(candidate), let b = AbsoluteURL(registered) else { return false }
+        // Query and fragment are cut off before parsing: whatever they hold (a space a page left unescaped) is ignored.
+        func beforeQuery(_ text: String) -> String { String(text.prefix { $0 != "?" && $0 != "#" }) }
+        guard let a = AbsoluteURL(beforeQuery(candidate)), let b = AbsoluteURL(beforeQuery(registered)) else { return false }
         func path(_ url: AbsoluteURL) -> String { url.path == "/" ? "" : normalized(url.path) }
         return a.scheme == b.scheme && a.host.lowercased() == b.host.lowercased() && path(a) == path(b)
     }

@@ -19,9 +19,15 @@ public struct AbsoluteURL: Sendable, Hashable {
     /// After `#`, without it; nil when there is none.
     public let fragment: String?
 
-    /// nil unless `text` is such a URL: a scheme (a letter, then letters, digits, `+`, `-`, `.`), `://`, and
-    /// only the characters RFC 3986 allows where they stand (no space, control or non-ASCII character; `%`
-    /// followed by two hex digits; `[` and `]` only around an IP literal host; a port of digits).
+    /// Whether the path, query and fragment also hold only what RFC 3986 allows there (`isValid`); an app's
+    /// redirect may carry a query as the page wrote it, so the others are taken with any character but space and
+    /// controls.
+    public let isStrict: Bool
+
+    /// nil unless `text` is such a URL: a scheme (a letter, then letters, digits, `+`, `-`, `.`), `://`, an
+    /// authority of only the characters RFC 3986 allows there (no space, control or non-ASCII character; `%`
+    /// followed by two hex digits; `[` and `]` only around an IP literal host, which holds a `:`; a port of digits),
+    /// then no space and no control character.
     public init?(_ text: String) {
         let bytes = Array(text.utf8)
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, Self.isLetter(bytes[0]),
@@ -40,7 +46,8 @@ public struct AbsoluteURL: Sendable, Hashable {
         var hostEnd = authorityEnd
         if bytes[hostStart..<authorityEnd].first == UInt8(ascii: "[") {
             guard let close = bytes[hostStart..<authorityEnd].firstIndex(of: UInt8(ascii: "]")),
-                bytes[(hostStart + 1)..<close].allSatisfy({ Self.isHexDigit($0) || ":.".utf8.contains($0) })
+                bytes[(hostStart + 1)..<close].allSatisfy({ Self.isHexDigit($0) || ":.".utf8.contains($0) }),
+                bytes[(hostStart + 1)..<close].contains(UInt8(ascii: ":"))
             else { return nil }
             hostEnd = close + 1
             guard hostEnd == authorityEnd || bytes[hostEnd] == UInt8(ascii: ":") else { return nil }
@@ -51,10 +58,12 @@ public struct AbsoluteURL: Sendable, Hashable {
         guard portText?.allSatisfy(Self.isDigit) ?? true,
             Self.isValid(bytes[authorityStart..<(at ?? authorityStart)], extra: ":"),
             bytes[hostStart..<hostEnd].first == UInt8(ascii: "[") || Self.isValid(bytes[hostStart..<hostEnd], extra: ""),
-            Self.isValid(bytes[authorityEnd..<queryStart], extra: ":@/"),
-            Self.isValid(bytes[queryStart..<fragmentStart].dropFirst(), extra: ":@/?"),
-            Self.isValid(bytes[fragmentStart...].dropFirst(), extra: ":@/?")
+            !bytes[authorityEnd...].contains(where: { $0 <= 0x20 || $0 == 0x7F })
         else { return nil }
+        isStrict =
+            Self.isValid(bytes[authorityEnd..<queryStart], extra: ":@/")
+            && Self.isValid(bytes[queryStart..<fragmentStart].dropFirst(), extra: ":@/?")
+            && Self.isValid(bytes[fragmentStart...].dropFirst(), extra: ":@/?")
 
         self.text = text
         scheme = string(0..<colon).lowercased()

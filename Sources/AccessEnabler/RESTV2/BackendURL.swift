@@ -1,23 +1,30 @@
 /// A REST API V2 base URL the engine may use (the command line's `--backend`, setRequestor's `serviceProviders`):
-/// https anywhere, plain http only on a loopback host. Requests go to `text` with its trailing `/` dropped,
-/// followed by the endpoint's path.
+/// https anywhere, plain http only on a loopback host; a host, an optional port (at most 65535) and path, and
+/// nothing else. Requests go to `text` with its trailing `/` dropped, followed by the endpoint's path.
 public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     /// The URL as given, e.g. `https://api.auth.adobe.com`.
     public let text: String
 
     /// Why a text is not a backend URL (`DaemonOptions.checkBackendURL` words each for the command line).
     public enum Refusal: Error, Equatable {
-        /// Not an absolute URL with a host (`AbsoluteURL`).
+        /// Not an absolute URL with a host (`AbsoluteURL`), its path not strictly RFC 3986's, or its port above 65535.
         case notAbsolute
+        /// A user, a query or a fragment: the endpoints' paths could not follow it.
+        case notBase
         /// http on a host that is not loopback.
         case plainHTTP
         /// Neither http nor https.
         case scheme
     }
 
-    /// - Throws: `Refusal` when `text` is not an absolute https URL with a host, nor http on a loopback host.
+    /// - Throws: `Refusal` when `text` is not an absolute https URL with a host, nor http on a loopback host, or
+    /// has more than a host, a port and a path.
     public init(_ text: String) throws(Refusal) {
-        guard let url = AbsoluteURL(text), !url.host.isEmpty else { throw .notAbsolute }
+        guard let url = AbsoluteURL(text), !url.host.isEmpty, (url.port.map { Int($0) ?? .max } ?? 0) <= 65_535 else {
+            throw .notAbsolute
+        }
+        guard url.userinfo == nil, url.query == nil, url.fragment == nil else { throw .notBase }
+        guard url.isStrict else { throw .notAbsolute }  // libcurl takes the path as RFC 3986 writes it
         switch url.scheme {
         case "https": break
         case "http": guard Self.isLoopback(url.host) else { throw .plainHTTP }

@@ -245,7 +245,28 @@ final class PostgreSQLDatabase {
 
 /// A PostgreSQL URL as it may be shown: without its password.
 public enum PostgreSQLURL {
-    /// `url` with the userinfo's password and the value of each `password` query parameter replaced by `***`;
+    /// The libpq parameters whose values are secrets.
+    private static let secretParameters: Set = ["password", "sslpassword"]
+
+    /// `text` with its percent-escapes decoded, as libpq reads a parameter name.
+    private static func percentDecoded(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var rest = Array(text.utf8)[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2,
+                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `url` with the userinfo's password and the value of each `password` or `sslpassword` query parameter (its
+    /// name percent-encoded or not) replaced by `***`;
     /// `postgresql://…` when it is not an `AbsoluteURL`.
     public static func redacted(_ url: String) -> String {
         guard let parts = AbsoluteURL(url) else { return "postgresql://…" }
@@ -257,7 +278,8 @@ public enum PostgreSQLURL {
         text += parts.host + (parts.port.map { ":" + $0 } ?? "") + parts.path
         if let query = parts.query {
             let items = query.split(separator: "&", omittingEmptySubsequences: false).map { item in
-                item.hasPrefix("password=") || item == "password" ? "password=***" : String(item)
+                let name = item.prefix { $0 != "=" }
+                return secretParameters.contains(percentDecoded(name)) ? name + "=***" : String(item)
             }
             text += "?" + items.joined(separator: "&")
         }

@@ -80,29 +80,51 @@ struct Backend {
         guard let value else { return nil }
         guard value.hasPrefix("@") else { return value }
         let path = String(value.dropFirst())
-        guard let bytes = readFile(path), let text = String(validating: bytes, as: UTF8.self) else {
-            throw .failure("cannot read the software statement file \(path)")
+        let bytes: [UInt8]
+        switch readStatementFile(path) {
+        case .success(let read): bytes = read
+        case .failure(let reason): throw .failure("cannot read the software statement file \(path): \(reason)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .failure("cannot read the software statement file \(path): it is not UTF-8 text")
         }
         let statement = text.trimmingWhitespace()
         return statement.isEmpty || statement.hasPrefix("#") ? nil : statement
     }
 
-    /// The whole file at `path`; nil when it cannot be opened or read.
-    private static func readFile(_ path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+    /// A software statement is a JWT of a few KB; a larger file is not one.
+    static let statementFileLimit = 64 * 1024
+
+    /// The whole regular file at `path` (opened without blocking, so a FIFO or a device is refused rather than
+    /// waited on or read without end), at most `statementFileLimit` bytes; else why not.
+    private static func readStatementFile(_ path: String) -> Result<[UInt8], StatementFileError> {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return .failure(StatementFileError(String(cString: strerror(errno)))) }
         defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return bytes }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return .failure(StatementFileError(String(cString: strerror(errno)))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .failure(StatementFileError("not a regular file")) }
+        guard info.st_size <= statementFileLimit else {
+            return .failure(StatementFileError("\(info.st_size) bytes, more than a software statement's \(statementFileLimit)"))
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if count == 0 { break }  // the file shrank meanwhile
             if count < 0 {
                 if errno == EINTR { continue }
-                return nil
+                return .failure(StatementFileError(String(cString: strerror(errno))))
             }
-            bytes += chunk[..<count]
+            filled += count
         }
+        return .success(Array(bytes.prefix(filled)))
+    }
+
+    /// Why `readStatementFile` could not read the file.
+    struct StatementFileError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 
     /// Where a missing statement goes, for the R400 `details` and the start-up warning (Clients/systemd/README.md).

@@ -258,6 +258,8 @@ extension DaemonOptions {
             return try BackendURL(text)
         } catch .notAbsolute {
             throw .usage("--backend needs an absolute URL or \"emulator\", got \(text)")
+        } catch .notBase {
+            throw .usage("--backend needs a base URL, without a user, query or fragment, got \(text)")
         } catch .plainHTTP {
             throw .usage("refusing plain http backend \(text): only loopback hosts may use http")
         } catch {

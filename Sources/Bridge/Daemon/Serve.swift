@@ -5,7 +5,7 @@ import JSONRPC
 import Synchronization
 import ThreadAffinity
 
-/// What SIGTERM and SIGINT do: the first asks the transport to drain (at once, or as soon as it exists);
+/// What SIGTERM, SIGINT and SIGHUP do: the first asks the transport to drain (at once, or as soon as it exists);
 /// a second one, while draining, ends the process without waiting.
 final class Stopper: Sendable {
     private struct State {
