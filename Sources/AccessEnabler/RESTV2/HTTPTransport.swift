@@ -8,8 +8,8 @@ import Synchronization
 /// HTTP on one libcurl multi handle driven by a thread of its own. Connections stay open and are reused per
 /// host (HTTP/2 multiplexed where the server offers it); TLS peers and host names are verified; redirects are
 /// never followed (a 3xx comes back as it is); a request whose reused connection turns out closed is sent
-/// again once on a fresh one by libcurl when no byte of the answer came back. Only https URLs, or http to a
-/// loopback host (`BackendURL.isAllowed`), are sent at all, so credentials never leave over plain http.
+/// again once on a fresh one by libcurl when no byte of the answer came back. Requests are made only on a
+/// `BackendURL` (https, or http to a loopback host), so credentials never leave over plain http.
 ///
 /// libcurl is loaded, and the handle and thread made, by the first request: a daemon that never calls the
 /// backend never maps libcurl or its TLS stack. When libcurl cannot be loaded, every request fails with
