@@ -212,3 +212,30 @@ def test_daemon_exit_fails_waiting_calls(tmp_path: pathlib.Path) -> None:
 
     assert asyncio.run(main()) == 3
     assert os.path.exists(exe)
+
+
+def test_a_call_made_after_the_daemon_closed_its_output_but_before_it_exited_raises_daemon_exited(tmp_path: pathlib.Path) -> None:
+    """A daemon refusing its flags closes its output, then exits: a call made in between (the reader has seen the
+    end, the exit status is not known yet) waits for the status and raises ``DaemonExited``, not a bare
+    ``ConnectionClosed``. The fake daemon exits only once the call is waiting, so the order is fixed."""
+    flag = tmp_path / "exit-now"
+    exe = tmp_path / "refuses"
+    exe.write_text(f"#!/bin/sh\necho 'passbridge: bad flag' >&2\nexec 1>&-\n"
+                   f"while [ ! -e '{flag}' ]; do sleep 0.01; done\nexit 2\n")
+    exe.chmod(0o755)
+
+    async def main():
+        conn = await passbridge.rpc.AsyncConnection.spawn([str(exe)])
+        while not conn.closed:  # the reader has seen the end of the daemon's output
+            await asyncio.sleep(0.01)
+        call = asyncio.ensure_future(conn.call("init", {}))
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert not call.done(), "the call waits for the exit status"
+        flag.touch()
+        with pytest.raises(passbridge.DaemonExited) as exited:
+            await call
+        assert exited.value.returncode == 2 and exited.value.stderr == ["passbridge: bad flag"]
+        await conn.close()
+
+    asyncio.run(main())

@@ -416,6 +416,7 @@ class AsyncConnection(_Dispatch):
         self._closing = False
         self._close_result: Optional[int] = None
         self._ended: Optional[ConnectionClosed] = None
+        self._end_known = asyncio.Event()  # set once the reader has found out why the connection ended
         self._tasks: "set[asyncio.Task[Any]]" = set()
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
 
@@ -458,12 +459,17 @@ class AsyncConnection(_Dispatch):
         the daemon cancelled it, so nothing is left waiting; then ``Timeout`` is raised (or the result returned, if
         the request ended first) or the ``CancelledError`` goes on."""
         if self.closed:
-            raise self._ended or ConnectionClosed("connection closed")
+            raise await self._closed_reason()
         id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[id] = future
         try:
-            await self._send(self._request(method, params, id))
+            try:
+                await self._send(self._request(method, params, id))
+            except ConnectionClosed:
+                if self._closing:
+                    raise
+                raise await self._closed_reason() from None
             if not cancellable:
                 return await asyncio.wait_for(future, timeout)
             try:
@@ -559,9 +565,17 @@ class AsyncConnection(_Dispatch):
             self._closed = True
             ended = await self._end_reason()
             self._ended = ended
+            self._end_known.set()
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ended)
+
+    async def _closed_reason(self) -> ConnectionClosed:
+        """Why a call cannot be made: the daemon's exit (``DaemonExited``) once the reader has found it out, which
+        takes at most its waits in ``_end_reason``; at once ``ConnectionClosed`` when this side closed."""
+        if not self._closing and self._ended is None:
+            await self._end_known.wait()
+        return self._ended or ConnectionClosed("connection closed")
 
     async def _end_reason(self) -> ConnectionClosed:
         """``DaemonExited`` when the spawned daemon ended with a non-zero status, else ``ConnectionClosed``."""
