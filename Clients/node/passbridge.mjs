@@ -153,6 +153,7 @@ export class PassBridge extends EventEmitter {
   #closed = false;
   #closing = null;
   #ended = null;
+  #endKnown = null; // settles once #end has found out why the connection ended
   #stderrTail = null;
 
   /**
@@ -224,7 +225,11 @@ export class PassBridge extends EventEmitter {
    * A timeout of a WAITS_ON_USER method cancels it the same way before rejecting with Timeout.
    */
   call(method, params, { timeout, signal } = {}) {
-    if (this.#closed) return Promise.reject(this.#ended ?? new ConnectionClosed('connection closed'));
+    if (this.#closed) {
+      // Ended by the daemon: its exit status may still be on its way (DaemonExited), so wait for #end's verdict.
+      const known = this.#closing || this.#ended || !this.#endKnown ? Promise.resolve() : this.#endKnown;
+      return known.then(() => Promise.reject(this.#ended ?? new ConnectionClosed('connection closed')));
+    }
     if (signal?.aborted) return Promise.reject(signal.reason);
     const waitsOnUser = WAITS_ON_USER.includes(method);
     const seconds = timeout !== undefined ? timeout : waitsOnUser ? null : this.timeout;
@@ -422,8 +427,13 @@ export class PassBridge extends EventEmitter {
     return this.#closing;
   }
 
-  async #end() {
+  #end() {
     this.#closed = true;
+    this.#endKnown ??= this.#findEnd();
+    return this.#endKnown;
+  }
+
+  async #findEnd() {
     let error = new ConnectionClosed('the daemon closed the connection');
     if (this.exited && !this.#closing) {
       const code = await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000, 0))]);

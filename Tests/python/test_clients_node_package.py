@@ -58,7 +58,7 @@ def test_typescript_checks_the_declarations_and_the_sample(tmp_path):
 
 CHECKS = r"""
 import { PassBridge, ConnectionClosed, DaemonExited, PassBridgeError, RPCError, Timeout } from 'PACKAGE';
-const [exe, silent, emulator, statement, state] = process.argv.slice(2);
+const [exe, silent, emulator, statement, state, closer, flag] = process.argv.slice(2);
 const out = {};
 const settle = (p) => p.then((v) => ({ ok: v }), (e) => ({ error: e.constructor.name, message: e.message, base: e instanceof PassBridgeError }));
 
@@ -76,6 +76,18 @@ out.afterCloseMs = Date.now() - started;
 // a bad flag: the daemon's exit status and message
 ae = await PassBridge.spawn(exe, ['--backend', 'ftp://x']);
 out.exited = await ae.call('init').catch((e) => ({ error: e.constructor.name, exitCode: e.exitCode, stderr: e.stderr, closed: e instanceof ConnectionClosed }));
+
+// a call made after the daemon closed its output but before it exited waits for the status: the fake daemon
+// exits only once the call is waiting
+ae = await PassBridge.spawn(closer, []);
+while (!ae.closed) await new Promise((r) => setTimeout(r, 10));
+let lateSettled = false;
+const late = ae.call('init').catch((e) => ({ error: e.constructor.name, exitCode: e.exitCode }));
+late.then(() => (lateSettled = true));
+for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+out.lateWaited = !lateSettled;
+(await import('node:fs')).writeFileSync(flag, '');
+out.late = await late;
 
 // a daemon that never answers: default timeout, AbortSignal, no timeout for calls that wait on the user
 ae = await PassBridge.spawn(silent, [], { timeout: 0.3, stderr: 'ignore' });
@@ -101,8 +113,12 @@ def test_timeouts_abort_close_and_failure_reasons(bin_dir, emulator_url, tmp_pat
     silent.chmod(0o755)
     script = tmp_path / "checks.mjs"
     script.write_text(CHECKS.replace("PACKAGE", str(NODE_DIR / "passbridge.mjs")))
+    flag = tmp_path / "exit-now"
+    closer = tmp_path / "closer"
+    closer.write_text(f"#!/bin/sh\nexec 1>&-\nwhile [ ! -e '{flag}' ]; do sleep 0.01; done\nexit 2\n")
+    closer.chmod(0o755)
     run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), str(silent), emulator_url, statement(),
-                          str(tmp_path / "state")], capture_output=True, text=True, timeout=60)
+                          str(tmp_path / "state"), str(closer), str(flag)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
     out = json.loads(run.stdout)
     assert out["noStatement"] == {"status": 0, "statuses": [{"id": "R400", "errorId": "R400", "level": "error", "message": "No software statement"}]}
@@ -113,6 +129,7 @@ def test_timeouts_abort_close_and_failure_reasons(bin_dir, emulator_url, tmp_pat
     assert out["afterClose"]["error"] == "ConnectionClosed" and out["afterCloseMs"] < 500
     assert out["exited"] == {"error": "DaemonExited", "exitCode": 2, "closed": True,  # a usage error
                              "stderr": ["passbridge: --backend needs an https URL, got ftp://x (see passbridge --help)"]}
+    assert out["lateWaited"] is True and out["late"] == {"error": "DaemonExited", "exitCode": 2}
     assert out["timeout"] == {"error": "Timeout", "message": "checkAuthentication: no answer within 0.3 s", "base": True}
     assert out["aborted"]["message"] == "user left"
     assert out["loginStillWaiting"] is True
