@@ -115,7 +115,8 @@ def test_timeouts_abort_close_and_failure_reasons(bin_dir, emulator_url, tmp_pat
     script.write_text(CHECKS.replace("PACKAGE", str(NODE_DIR / "passbridge.mjs")))
     flag = tmp_path / "exit-now"
     closer = tmp_path / "closer"
-    closer.write_text(f"#!/bin/sh\nexec 1>&-\nwhile [ ! -e '{flag}' ]; do sleep 0.01; done\nexit 2\n")
+    closer.write_text(f"#!/bin/sh\nexec 1>&-\ni=0; while [ ! -e '{flag}' ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done\n"
+                      "exit 2\n")
     closer.chmod(0o755)
     run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), str(silent), emulator_url, statement(),
                           str(tmp_path / "state"), str(closer), str(flag)], capture_output=True, text=True, timeout=60)

@@ -221,7 +221,7 @@ def test_a_call_made_after_the_daemon_closed_its_output_but_before_it_exited_rai
     flag = tmp_path / "exit-now"
     exe = tmp_path / "refuses"
     exe.write_text(f"#!/bin/sh\necho 'passbridge: bad flag' >&2\nexec 1>&-\n"
-                   f"while [ ! -e '{flag}' ]; do sleep 0.01; done\nexit 2\n")
+                   f"i=0; while [ ! -e '{flag}' ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done\nexit 2\n")
     exe.chmod(0o755)
 
     async def main():
