@@ -222,26 +222,7 @@ public enum RedirectURL {
         return a.scheme == b.scheme && a.host.lowercased() == b.host.lowercased() && path(a) == path(b)
     }
 
-    /// `path` with its percent-escapes in RFC 3986's normal form: an escaped unreserved character (letter, digit,
-    /// `-`, `.`, `_`, `~`) decoded, any other escape's hex digits in upper case.
-    private static func normalized(_ path: String) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        func hex(_ byte: UInt8) -> UInt8? { UInt8(String(Unicode.Scalar(byte)), radix: 16) }
-        var input = Array(path.utf8)[...]
-        var output: [UInt8] = []
-        while let byte = input.popFirst() {
-            guard byte == UInt8(ascii: "%"), input.count >= 2, let high = hex(input[input.startIndex]),
-                let low = hex(input[input.startIndex + 1])
-            else {
-                output.append(byte)
-                continue
-            }
-            input = input.dropFirst(2)
-            let value = high << 4 | low
-            let character = Character(Unicode.Scalar(value))
-            let unreserved = value < 0x80 && (character.isLetter || character.isNumber) || "-._~".utf8.contains(value)
-            output += unreserved ? [value] : [UInt8(ascii: "%"), digits[Int(high)], digits[Int(low)]]
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
+    /// `path` with its percent-escapes in RFC 3986's normal form: an escaped unreserved character decoded, any other
+    /// escape's hex digits in upper case.
+    private static func normalized(_ path: String) -> String { AbsoluteURL.percentDecoded(path, where: AbsoluteURL.isUnreserved) }
 }

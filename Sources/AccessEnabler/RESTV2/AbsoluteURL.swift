@@ -75,6 +75,32 @@ public struct AbsoluteURL: Sendable, Hashable {
         fragment = fragmentStart < bytes.endIndex ? string((fragmentStart + 1)..<bytes.endIndex) : nil
     }
 
+    /// `text` with each percent-escape whose byte `decodes` takes decoded and every other escape's hex digits in upper
+    /// case (RFC 3986, 2.1 and 6.2.2.1); a `%` without two hex digits after it stays as it is.
+    static func percentDecoded(_ text: some StringProtocol, where decodes: (UInt8) -> Bool = { _ in true }) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        func value(_ byte: UInt8) -> UInt8? {
+            isDigit(byte) ? byte - UInt8(ascii: "0") : isHexDigit(byte) ? (byte | 0x20) - UInt8(ascii: "a") + 10 : nil
+        }
+        var input = Array(text.utf8)[...]
+        var output: [UInt8] = []
+        while let byte = input.popFirst() {
+            guard byte == UInt8(ascii: "%"), input.count >= 2, let high = value(input[input.startIndex]),
+                let low = value(input[input.startIndex + 1])
+            else {
+                output.append(byte)
+                continue
+            }
+            input = input.dropFirst(2)
+            let decoded = high << 4 | low
+            output += decodes(decoded) ? [decoded] : [UInt8(ascii: "%"), digits[Int(high)], digits[Int(low)]]
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// A letter, a digit, `-`, `.`, `_` or `~` (RFC 3986, 2.3).
+    static func isUnreserved(_ byte: UInt8) -> Bool { isLetter(byte) || isDigit(byte) || "-._~".utf8.contains(byte) }
+
     /// Unreserved characters, sub-delimiters, `extra` and percent-escapes with two hex digits (RFC 3986, 2.1–2.3).
     private static func isValid(_ bytes: ArraySlice<UInt8>, extra: String) -> Bool {
         var index = bytes.startIndex

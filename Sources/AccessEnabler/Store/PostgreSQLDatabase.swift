@@ -248,23 +248,6 @@ public enum PostgreSQLURL {
     /// The libpq parameters whose values are secrets.
     private static let secretParameters: Set = ["password", "sslpassword"]
 
-    /// `text` with its percent-escapes decoded, as libpq reads a parameter name.
-    private static func percentDecoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var rest = Array(text.utf8)[...]
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2,
-                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// `url` with the userinfo's password and the value of each `password` or `sslpassword` query parameter (its
     /// name percent-encoded or not) replaced by `***`;
     /// `postgresql://…` when it is not an `AbsoluteURL`.
@@ -279,7 +262,7 @@ public enum PostgreSQLURL {
         if let query = parts.query {
             let items = query.split(separator: "&", omittingEmptySubsequences: false).map { item in
                 let name = item.prefix { $0 != "=" }
-                return secretParameters.contains(percentDecoded(name)) ? name + "=***" : String(item)
+                return secretParameters.contains(AbsoluteURL.percentDecoded(name)) ? name + "=***" : String(item)
             }
             text += "?" + items.joined(separator: "&")
         }

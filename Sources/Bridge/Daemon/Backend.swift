@@ -80,11 +80,7 @@ struct Backend {
         guard let value else { return nil }
         guard value.hasPrefix("@") else { return value }
         let path = String(value.dropFirst())
-        let bytes: [UInt8]
-        switch readStatementFile(path) {
-        case .success(let read): bytes = read
-        case .failure(let reason): throw .failure("cannot read the software statement file \(path): \(reason)")
-        }
+        let bytes = try readStatementFile(path)
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .failure("cannot read the software statement file \(path): it is not UTF-8 text")
         }
@@ -96,16 +92,18 @@ struct Backend {
     static let statementFileLimit = 64 * 1024
 
     /// The whole regular file at `path` (opened without blocking, so a FIFO or a device is refused rather than
-    /// waited on or read without end), at most `statementFileLimit` bytes; else why not.
-    private static func readStatementFile(_ path: String) -> Result<[UInt8], StatementFileError> {
+    /// waited on or read without end), at most `statementFileLimit` bytes.
+    /// - Throws: `CommandLineError.failure` saying why not.
+    private static func readStatementFile(_ path: String) throws(CommandLineError) -> [UInt8] {
+        func refused(_ reason: String) -> CommandLineError { .failure("cannot read the software statement file \(path): \(reason)") }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { return .failure(StatementFileError(String(cString: strerror(errno)))) }
+        guard descriptor >= 0 else { throw refused(String(cString: strerror(errno))) }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return .failure(StatementFileError(String(cString: strerror(errno)))) }
-        guard info.st_mode & S_IFMT == S_IFREG else { return .failure(StatementFileError("not a regular file")) }
+        guard fstat(descriptor, &info) == 0 else { throw refused(String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw refused("not a regular file") }
         guard info.st_size <= statementFileLimit else {
-            return .failure(StatementFileError("\(info.st_size) bytes, more than a software statement's \(statementFileLimit)"))
+            throw refused("\(info.st_size) bytes, more than a software statement's \(statementFileLimit)")
         }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var filled = 0
@@ -114,17 +112,11 @@ struct Backend {
             if count == 0 { break }  // the file shrank meanwhile
             if count < 0 {
                 if errno == EINTR { continue }
-                return .failure(StatementFileError(String(cString: strerror(errno))))
+                throw refused(String(cString: strerror(errno)))
             }
             filled += count
         }
-        return .success(Array(bytes.prefix(filled)))
-    }
-
-    /// Why `readStatementFile` could not read the file.
-    struct StatementFileError: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
+        return Array(bytes.prefix(filled))
     }
 
     /// Where a missing statement goes, for the R400 `details` and the start-up warning (Clients/systemd/README.md).
