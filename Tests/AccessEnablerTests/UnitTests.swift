@@ -148,9 +148,11 @@ final class HeaderTests: XCTestCase {
         XCTAssertEqual(refusal("ftp://127.0.0.1"), .scheme)
         for malformed in [
             "", "sp.auth.adobe.com", "https:sp.example", "https://", "https:///path", "https://a b", "https://a:8x",
-            "https://a:65536", "http://127.0.0.1:99999",
         ] {
             XCTAssertEqual(refusal(malformed), .notAbsolute, malformed)
+        }
+        for port in ["https://a:65536", "http://127.0.0.1:99999", "https://a:0", "https://a:99999999999999999999"] {
+            XCTAssertEqual(refusal(port), .port, port)
         }
         for extra in ["https://sp.example?x=1", "https://sp.example/#f", "http://u:p@127.0.0.1:8080", "https://u@sp.example"] {
             XCTAssertEqual(refusal(extra), .notBase, extra)

@@ -266,7 +266,8 @@ def test_command_line_model(passbridge, test_daemon):
         (["--svc-mvpds", ","], "--svc-mvpds needs MVPD ids, comma-separated, got ,"),
         (["--backend", "http://127.0.0.1:8080?x=1"], "--backend needs a base URL, without a user, query or fragment, got "
                                                      "http://127.0.0.1:8080?x=1"),
-        (["--backend", "http://127.0.0.1:99999"], "--backend needs an absolute URL or \"emulator\", got http://127.0.0.1:99999"),
+        (["--backend", "http://127.0.0.1:99999"], "--backend needs a port from 1 to 65535, got http://127.0.0.1:99999"),
+        (["--backend", "https://sp.auth.adobe.com:0"], "--backend needs a port from 1 to 65535, got https://sp.auth.adobe.com:0"),
     ]:
         refused = subprocess.run([passbridge, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
         assert (refused.returncode, refused.stdout, refused.stderr) == (2, "", f"passbridge: {message} (see passbridge --help)\n")

@@ -7,8 +7,10 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Why a text is not a backend URL (`DaemonOptions.checkBackendURL` words each for the command line).
     public enum Refusal: Error, Equatable {
-        /// Not an absolute URL with a host (`AbsoluteURL`), its path not strictly RFC 3986's, or its port above 65535.
+        /// Not an absolute URL with a host (`AbsoluteURL`), or its path not strictly RFC 3986's.
         case notAbsolute
+        /// A port outside 1–65535.
+        case port
         /// A user, a query or a fragment: the endpoints' paths could not follow it.
         case notBase
         /// http on a host that is not loopback.
@@ -20,9 +22,8 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `Refusal` when `text` is not an absolute https URL with a host, nor http on a loopback host, or
     /// has more than a host, a port and a path.
     public init(_ text: String) throws(Refusal) {
-        guard let url = AbsoluteURL(text), !url.host.isEmpty, (url.port.map { Int($0) ?? .max } ?? 0) <= 65_535 else {
-            throw .notAbsolute
-        }
+        guard let url = AbsoluteURL(text), !url.host.isEmpty else { throw .notAbsolute }
+        if let port = url.port, !(1...65_535).contains(Int(port) ?? 0) { throw .port }
         guard url.userinfo == nil, url.query == nil, url.fragment == nil else { throw .notBase }
         guard url.isStrict else { throw .notAbsolute }  // libcurl takes the path as RFC 3986 writes it
         switch url.scheme {

@@ -258,6 +258,8 @@ extension DaemonOptions {
             return try BackendURL(text)
         } catch .notAbsolute {
             throw .usage("--backend needs an absolute URL or \"emulator\", got \(text)")
+        } catch .port {
+            throw .usage("--backend needs a port from 1 to 65535, got \(text)")
         } catch .notBase {
             throw .usage("--backend needs a base URL, without a user, query or fragment, got \(text)")
         } catch .plainHTTP {
