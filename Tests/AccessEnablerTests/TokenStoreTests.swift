@@ -223,6 +223,30 @@ final class TokenStoreTests: XCTestCase {
         XCTAssertEqual(count, 200)
     }
 
+    /// Two connections opening a new file together: SQLite's busy handler does not wait for `PRAGMA
+    /// journal_mode=WAL` (its deadlock case), so the store waits itself, for its busy timeout, while another
+    /// connection holds the file's write lock, and opens the file with the next call once that is let go. The
+    /// lower bound on the time is what fails without that wait: SQLite refuses at once.
+    func testOpeningANewFileWaitsItsBusyTimeoutForAnotherWriter() async throws {
+        let store = try TokenStore(directory: temporaryDirectory(), busyTimeout: .milliseconds(300))
+        var other: OpaquePointer?
+        XCTAssertEqual(sqlite3_open(store.location, &other), SQLITE_OK)
+        defer { sqlite3_close(other) }
+        XCTAssertEqual(chmod(store.location, 0o600), 0)
+        XCTAssertEqual(sqlite3_exec(other, "BEGIN IMMEDIATE; CREATE TABLE other (x)", nil, nil, nil), SQLITE_OK)
+        let start = ContinuousClock.now
+        do {
+            _ = try await store.deviceIdentity()
+            XCTFail("the store was opened while another connection held the write lock")
+        } catch TokenStoreError.sqlite(_, let code) {
+            XCTAssertEqual(code & 0xFF, SQLITE_BUSY)
+        }
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(300))
+        XCTAssertEqual(sqlite3_exec(other, "COMMIT", nil, nil, nil), SQLITE_OK)
+        _ = try await store.deviceIdentity()
+        XCTAssertEqual(scalar(store.location, "PRAGMA journal_mode"), "wal")
+    }
+
     private func mode(_ path: String) throws -> Int {
         try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
     }

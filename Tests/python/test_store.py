@@ -186,6 +186,36 @@ def test_rpc_discover_answers_in_milliseconds_while_another_process_holds_the_wr
     assert daemon.stop() == 0
 
 
+def test_a_new_store_held_by_another_writer_is_opened_once_the_lock_is_let_go(bin_dir, emulator, tmp_path):
+    """Two processes that open a new store file together: turning it to WAL is the one step SQLite's busy handler
+    does not wait for (it would be a deadlock), so the daemon waits itself, up to its busy timeout (5 s). Here
+    another process holds the write lock of the new, empty file; the lock is let go once the daemon has opened
+    the file (seen in /proc), and setRequestor then succeeds. Without the wait it fails at once with STORE500."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    lock = WriteLock(state)
+    store_file(state).chmod(0o600)
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    try:
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+        start = daemon.mark()
+        request = daemon.send("setRequestor", {"requestorID": "REF"})
+        descriptors = pathlib.Path(f"/proc/{daemon.process.pid}/fd")
+        deadline = time.monotonic() + 10
+        while not any(os.path.realpath(fd) == str(store_file(state)) for fd in descriptors.iterdir()):
+            answered = [m for m in daemon.received[start:] if m.get("id") == request]
+            assert not answered, f"answered while the lock was held: {answered}"
+            assert time.monotonic() < deadline, "the daemon never opened the store"
+            time.sleep(0.001)
+    finally:
+        lock.release()
+    assert daemon.response(request, start)[1]["result"] == {"status": 1}
+    with sqlite3.connect(store_file(state)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert daemon.stop() == 0
+    assert "store failure" not in daemon.log()
+
+
 # ------------------------------------------------------------------------------------- exact keys
 
 def test_a_resource_with_u0000_and_a_non_ascii_mvpd_are_read_and_deleted_exactly(bin_dir, tmp_path):

@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 import JSON
 import ThreadAffinity
 
@@ -14,11 +15,32 @@ final class SQLiteStore: StoreDatabase {
         // A store written by a newer PassBridge is refused before anything in it changes (not even its journal mode).
         let version = try SQLiteMigrations.userVersion(database)
         if version > SQLiteMigrations.latest { throw .newerSchema(version) }
-        if try database.text("PRAGMA journal_mode=WAL") != "wal" { throw .sqlite(operation: "journal_mode=WAL", code: SQLITE_ERROR) }
+        try Self.enterWAL(database, timeoutMillis: busyTimeoutMillis)
         try database.execute("PRAGMA synchronous=FULL")
         try SQLiteMigrations.upgrade(database)
         dataVersion = try Self.integer(database, "PRAGMA data_version")
         loginChanges = try Self.integer(database, "SELECT counter FROM login_changes WHERE slot = 1")
+    }
+
+    /// `PRAGMA journal_mode=WAL`, waiting up to `timeoutMillis` for another connection's write lock. SQLite's busy
+    /// handler does not wait here: the pragma reads the file's header under a shared lock before it asks for the
+    /// write lock, and two connections that both did so would wait for each other for ever, so SQLite fails the
+    /// second one at once with SQLITE_BUSY ("database is locked"; sqlite3_busy_handler's documentation calls this
+    /// the deadlock case). That happens when two connections, in one process or two, open a new file together;
+    /// the one refused lets go of its shared lock and tries again after a millisecond or two.
+    private static func enterWAL(_ database: SQLiteDatabase, timeoutMillis: Int32) throws(TokenStoreError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(timeoutMillis)
+        while true {
+            do throws(TokenStoreError) {
+                guard try database.text("PRAGMA journal_mode=WAL") == "wal" else {
+                    throw .sqlite(operation: "journal_mode=WAL", code: SQLITE_ERROR)
+                }
+                return
+            } catch .sqlite(_, let code) where code & 0xFF == SQLITE_BUSY && clock.now < deadline {
+                usleep(1000 + UInt32.random(in: 0..<1000))
+            }
+        }
     }
 
     /// `PRAGMA data_version` when last read: it moves when another connection (another process) commits, and
