@@ -131,6 +131,12 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     public init(dictionaryLiteral elements: (String, JSON)...) { self.init(elements) }
 
+    /// An object of `members`, whose names the caller has checked are distinct (the parser).
+    init(distinctMembers: ArraySlice<(key: String, value: JSON)>) {
+        members = Array(distinctMembers)
+        if members.count > Self.indexThreshold { rebuildIndex() }
+    }
+
     public var count: Int { members.count }
 
     /// Room for `count` members without reallocating.

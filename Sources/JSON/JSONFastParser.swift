@@ -11,10 +11,18 @@ struct JSONFastParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
     private var offset = 0
+    /// The members and elements of the objects and arrays being read, the innermost's last: each one's are copied
+    /// into an array of their exact count when it ends, where growing an array per object and per array was a
+    /// dozen reallocations for a REST API V2 decision. (A text declined halfway leaves them as they are: the parser
+    /// is dropped with them.)
+    private var members: [(key: String, value: JSON)] = []
+    private var elements: [JSON] = []
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        members.reserveCapacity(16)
+        elements.reserveCapacity(16)
     }
 
     /// The value of `text`, or nil when this parser declines it.
@@ -61,26 +69,39 @@ struct JSONFastParser {
 
     private mutating func object(depth: Int) -> JSON? {
         offset += 1
-        var object = JSONObject()
         skipWhitespace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
             offset += 1
-            return .object(object)
+            return .object(JSONObject())
         }
+        let base = members.count
+        // The names read so far, once there are more than a linear search should look through.
+        var names: Set<String>?
         while true {
             skipWhitespace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\""), let key = string(), object[key] == nil else { return nil }
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\""), let key = string() else { return nil }
+            if names != nil {
+                guard names!.insert(key).inserted else { return nil }
+            } else {
+                for index in base..<members.count where members[index].key == key { return nil }
+                if members.count - base == JSONObject.indexThreshold {
+                    names = Set(members[base...].lazy.map(\.key))
+                    names!.insert(key)
+                }
+            }
             skipWhitespace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { return nil }
             offset += 1
             guard let member = value(depth: depth) else { return nil }
-            object[key] = member
+            members.append((key, member))
             skipWhitespace()
             guard offset < bytes.count else { return nil }
             switch bytes[offset] {
             case UInt8(ascii: ","): offset += 1
             case UInt8(ascii: "}"):
                 offset += 1
+                let object = JSONObject(distinctMembers: members[base...])
+                members.removeLast(members.count - base)
                 return .object(object)
             default: return nil
             }
@@ -89,12 +110,12 @@ struct JSONFastParser {
 
     private mutating func array(depth: Int) -> JSON? {
         offset += 1
-        var elements: [JSON] = []
         skipWhitespace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") {
             offset += 1
-            return .array(elements)
+            return .array([])
         }
+        let base = elements.count
         while true {
             guard let element = value(depth: depth) else { return nil }
             elements.append(element)
@@ -104,7 +125,9 @@ struct JSONFastParser {
             case UInt8(ascii: ","): offset += 1
             case UInt8(ascii: "]"):
                 offset += 1
-                return .array(elements)
+                let array = Array(elements[base...])
+                elements.removeLast(elements.count - base)
+                return .array(array)
             default: return nil
             }
         }

@@ -18,7 +18,8 @@ final class EndpointTests: XCTestCase {
     }
 
     static let base = try! BackendURL("https://sp.example/")
-    static let device = DeviceHeaders(deviceID: "dev", deviceInfo: "e30=", visitorID: "ECID-1", forwardedFor: "2001:db8::1")
+    static let device = DeviceHeaders(
+        deviceIdentifier: DeviceInfo.deviceIdentifierHeader("dev"), deviceInfo: "e30=", visitorID: "ECID-1", forwardedFor: "2001:db8::1")
     /// The headers every REST API V2 call starts with, for `device` and the token "AT".
     static let fixed = [
         "Authorization: Bearer AT", "AP-Device-Identifier: fingerprint ZGV2", "X-Device-Info: e30=", "Accept: application/json",
@@ -128,7 +129,7 @@ final class EndpointTests: XCTestCase {
 
     func testTheDeviceHeadersThatAreNotSetAreLeftOut() {
         let request = RESTV2.configuration("REF").request(
-            on: Self.base, token: "AT", device: DeviceHeaders(deviceID: "d", deviceInfo: "i"))
+            on: Self.base, token: "AT", device: DeviceHeaders(deviceIdentifier: DeviceInfo.deviceIdentifierHeader("d"), deviceInfo: "i"))
         XCTAssertEqual(request.headers.map(\.0), ["Authorization", "AP-Device-Identifier", "X-Device-Info", "Accept"])
         XCTAssertNil(request.body)
     }

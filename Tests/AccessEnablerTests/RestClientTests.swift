@@ -16,7 +16,11 @@ final class RestClientTests: XCTestCase {
             baseURL: BackendURL(server.url), softwareStatement: Self.statement, redirectURL: "adobepass://ios.app", store: store,
             clock: clock,
             transport: HTTPTransport(), timeout: .seconds(5), maxThrottleRetries: 2,
-            headers: { DeviceHeaders(deviceID: "ba23d141-d715-561c-94f4-e9e4c966b1eb", deviceInfo: Self.deviceInfo, visitorID: "ECID-42") })
+            headers: {
+                DeviceHeaders(
+                    deviceIdentifier: DeviceInfo.deviceIdentifierHeader("ba23d141-d715-561c-94f4-e9e4c966b1eb"),
+                    deviceInfo: Self.deviceInfo, visitorID: "ECID-42")
+            })
     }
 
     static let registered = CaptureServer.Response(
@@ -74,7 +78,11 @@ final class RestClientTests: XCTestCase {
             baseURL: BackendURL(server.url), softwareStatement: Self.statement, redirectURL: "adobepass://ios.app",
             store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport(),
             timeout: .seconds(5), maxThrottleRetries: 2,
-            headers: { DeviceHeaders(deviceID: "tv-0042", deviceInfo: Self.deviceInfo, visitorID: nil, forwardedFor: "2001:db8::42") })
+            headers: {
+                DeviceHeaders(
+                    deviceIdentifier: DeviceInfo.deviceIdentifierHeader("tv-0042"), deviceInfo: Self.deviceInfo, visitorID: nil,
+                    forwardedFor: "2001:db8::42")
+            })
         _ = await client.call("GET", "/api/v2/REF/profiles")
         _ = await client.call("POST", "/api/v2/REF/decisions/authorize/MockMVPD", json: ["resources": ["ch1"]])
         let calls = server.requests.filter { $0.path.hasPrefix("/api/v2/") }
@@ -239,7 +247,7 @@ final class LogRedactionTests: XCTestCase {
             baseURL: BackendURL(server.url), softwareStatement: "h.p.s", redirectURL: "adobepass://ios.app",
             store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport.shared,
             timeout: .seconds(5), maxThrottleRetries: 1,
-            headers: { DeviceHeaders(deviceID: "d", deviceInfo: "e30=", visitorID: nil) },
+            headers: { DeviceHeaders(deviceIdentifier: DeviceInfo.deviceIdentifierHeader("d"), deviceInfo: "e30=", visitorID: nil) },
             log: { _, line in lines.withLock { $0.append(line) } })
         _ = await client.call("GET", "/api/v2/REF/profiles/code/ABC1234", query: [("redirectUrl", "adobepass://ios.app")])
         let logged = lines.withLock { $0 }

@@ -67,4 +67,27 @@ final class JSONFastParserTests: XCTestCase {
         }
         XCTAssertGreaterThan(accepted, 500, "the fast parser takes the common texts")
     }
+
+    /// Objects and arrays of 0 to 40 members, nested in one another: read as jansson reads them, and a name repeated
+    /// at two positions declined, on both sides of the 16 members past which the repeat is looked for in a set.
+    func testObjectsOfEverySizeAndRepeatedNamesAgree() throws {
+        for count in 0...40 {
+            let names = (0..<count).map { "\"k\($0)\"" }
+            let members = names.enumerated().map { "\($1):[\($0),{\"k0\":\($0)},[]]" }
+            let text = "{" + members.joined(separator: ",") + "}"
+            assertAgrees(text, accepted: true)
+            assertAgrees("[" + (0..<count).map { "\($0)" }.joined(separator: ",") + "]", accepted: true)
+            let object = try XCTUnwrap(outcomes(Array(text.utf8)).fast?.objectValue)
+            for index in 0..<count { XCTAssertEqual(object["k\(index)"]?.arrayValue?.first, .integer(Int64(index)), text) }
+            // The first two, those around the 16th and the last two positions.
+            let positions = Set([0, 1, 14, 15, 16, 17, count - 2, count - 1]).filter { (0..<count).contains($0) }.sorted()
+            for first in positions {
+                for second in positions where second > first {
+                    var repeated = members
+                    repeated[second] = names[first] + ":0"
+                    assertAgrees("{" + repeated.joined(separator: ",") + "}", accepted: false)
+                }
+            }
+        }
+    }
 }

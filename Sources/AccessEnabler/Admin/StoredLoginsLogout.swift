@@ -59,12 +59,12 @@ extension TokenStore {
         _ backend: BackendURL, _ login: LoginKey, _ redirectURL: String, _ timeout: Duration, store: TokenStore,
         log: (@Sendable (EngineLogLevel, String) -> Void)?
     ) -> RestClient {
-        let device = login.device
+        let deviceIdentifier = DeviceInfo.deviceIdentifierHeader(login.device)
         let info = DeviceInfo.computed(secondScreen: false)
         return RestClient(
             baseURL: backend, softwareStatement: nil, redirectURL: redirectURL, store: store, clock: SkewedClock(local: { Date() }),
             transport: HTTPTransport.shared, timeout: timeout, maxThrottleRetries: 3,
-            headers: { DeviceHeaders(deviceID: device, deviceInfo: info) }, log: log, scope: login.scope)
+            headers: { DeviceHeaders(deviceIdentifier: deviceIdentifier, deviceInfo: info) }, log: log, scope: login.scope)
     }
 
     /// Why a logout did not end the login, for the operator.

@@ -23,6 +23,10 @@ public actor Engine {
     /// Preauthorization permits, in memory only (never persisted, Adobe's rule), per profile; dropped at every
     /// login and logout.
     var preauthorized: [ProfileKey: Set<String>] = [:]
+    /// Each profile `storedProfiles` returned, with the stored text it was parsed from, so that the same text is
+    /// not parsed again: a logged-in call reads the same text from the live-login memory every time, and parsing
+    /// it was about 4% of the instructions of a getAuthorization. Only the keys of the last read are kept.
+    var parsedProfiles: [ProfileKey: (text: String, profile: Profile)] = [:]
     /// Per requestor id, the most resources one preauthorize call was found to take (learned from a
     /// `too_many_resources` refusal; absent: not known, the whole list goes in one call).
     var preauthorizeChunkSize: [String: Int] = [:]
@@ -288,7 +292,7 @@ public actor Engine {
         let key = url.text
         if let existing = clients[key] { return existing }
         let shared = self.shared
-        let deviceID = self.deviceID ?? ""
+        let deviceIdentifier = DeviceInfo.deviceIdentifierHeader(self.deviceID ?? "")
         let computedInfo = DeviceInfo.computed(secondScreen: !configuration.webView)
         let hostInfo = configuration.deviceInfo
         let forwardedFor = configuration.forwardedFor
@@ -300,7 +304,8 @@ public actor Engine {
             headers: {
                 let options = shared.withLock { $0.options }
                 return DeviceHeaders(
-                    deviceID: deviceID, deviceInfo: hostInfo ?? options.deviceInfo ?? computedInfo, visitorID: options.visitorID,
+                    deviceIdentifier: deviceIdentifier, deviceInfo: hostInfo ?? options.deviceInfo ?? computedInfo,
+                    visitorID: options.visitorID,
                     forwardedFor: forwardedFor, singleSignOn: singleSignOn)
             }, log: configuration.log)
         clients[key] = client
@@ -326,9 +331,19 @@ public actor Engine {
     /// (authorizations, metadata) take memory, which the live-login feed keeps true.
     func storedProfiles(_ requestor: Requestor, fresh: Bool = false) async throws -> [Profile] {
         let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
-        return try await store.profiles(keys, fresh: fresh).compactMap { key, stored in
-            (try? JSON.parse(stored.json)).map { Profile(mvpd: key.mvpd, json: $0) }
+        let stored = try await store.profiles(keys, fresh: fresh)
+        let profiles = stored.compactMap { key, stored -> Profile? in
+            if let known = parsedProfiles[key], known.text == stored.json { return known.profile }
+            guard let json = try? JSON.parse(stored.json) else { return nil }
+            let profile = Profile(mvpd: key.mvpd, json: json)
+            parsedProfiles[key] = (stored.json, profile)
+            return profile
         }
+        if parsedProfiles.count > stored.count {
+            let current = Set(stored.map(\.0))
+            parsedProfiles = parsedProfiles.filter { current.contains($0.key) }
+        }
+        return profiles
     }
 
     /// The profile the user is authenticated with: the selected MVPD's when valid, else the longest valid one.

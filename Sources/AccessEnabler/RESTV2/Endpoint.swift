@@ -67,7 +67,7 @@ struct Endpoint<Response: Sendable>: Sendable {
         case .api:
             request.headers = [
                 ("Authorization", "Bearer " + token),
-                ("AP-Device-Identifier", DeviceInfo.deviceIdentifierHeader(device.deviceID)),
+                ("AP-Device-Identifier", device.deviceIdentifier),
                 ("X-Device-Info", device.deviceInfo),
                 ("Accept", "application/json"),
             ]

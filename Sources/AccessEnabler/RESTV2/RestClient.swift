@@ -27,7 +27,9 @@ enum RegistrationFailure: Sendable, Equatable {
 
 /// Headers every REST V2 request of an instance carries, read at call time (setOptions may change them).
 struct DeviceHeaders: Sendable {
-    var deviceID: String
+    /// `AP-Device-Identifier`: `fingerprint` and the base64 of the device id (`DeviceInfo.deviceIdentifierHeader`),
+    /// made once per client, since the device id of a client never changes.
+    var deviceIdentifier: String
     var deviceInfo: String
     var visitorID: String?
     /// `X-Forwarded-For`: the device's address when a host acts for it.
