@@ -17,6 +17,7 @@ static struct {
     CURLMcode (*multi_socket_action)(CURLM *, curl_socket_t, int, int *);
     CURL *(*easy_init)(void);
     void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
@@ -50,6 +51,7 @@ static void load(void) {
     BIND(multi_socket_action, "curl_multi_socket_action")
     BIND(easy_init, "curl_easy_init")
     BIND(easy_cleanup, "curl_easy_cleanup")
+    BIND(easy_reset, "curl_easy_reset")
     BIND(easy_setopt, "curl_easy_setopt")
     BIND(easy_getinfo, "curl_easy_getinfo")
     BIND(slist_append, "curl_slist_append")
@@ -74,6 +76,7 @@ CURLMcode ccurl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left) { return curl.multi_info_read(multi, left); }
 CURL *ccurl_easy_init(void) { return curl.easy_init(); }
 void ccurl_easy_cleanup(CURL *easy) { curl.easy_cleanup(easy); }
+void ccurl_easy_reset(CURL *easy) { curl.easy_reset(easy); }
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *line) { return curl.slist_append(list, line); }
 void ccurl_slist_free_all(struct curl_slist *list) { curl.slist_free_all(list); }
 

@@ -1,3 +1,5 @@
+import ThreadAffinity
+
 /// A connection's event loop as another module may use it (`Connection.loopDescriptors`): the executor it is for
 /// the actors that run on it, the descriptors it waits on for them, and its timers. The engine's HTTP transfers use
 /// it, so that a request to the backend is sent and its answer read on the loop's thread, in the loop's own wait.
@@ -16,8 +18,9 @@ public struct LoopDescriptors: Sendable {
     /// Loop thread: stops waiting on `fd`.
     public func forget(_ fd: Int32) { loop.forget(fd) }
 
-    /// Any thread: runs `body` on the loop thread once `delay` has passed.
-    public func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) { loop.run(after: delay, body) }
+    /// Any thread: runs `body` on the loop thread once `delay` has passed, unless the handle cancels it first.
+    @discardableResult
+    public func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> Scheduled { loop.run(after: delay, body) }
 }
 
 extension Connection {

@@ -94,6 +94,7 @@ private final class TransferPool: @unchecked Sendable {
                 let code = message.pointee.data.result
                 ccurl_multi_remove_handle(multi, easy)
                 transfer.finish(code)
+                ccurl_easy_cleanup(easy)
             }
             ccurl_multi_poll(multi, nil, 0, 1000, nil)
         }
@@ -110,8 +111,12 @@ final class Transfer: @unchecked Sendable {
     var headers: [String: String] = [:]
     var body: [UInt8] = []
 
-    init?(_ request: RESTRequest, timeout: Duration, continuation: CheckedContinuation<HTTPResult, Never>) {
-        guard let easy = ccurl_easy_init() else { return nil }
+    /// A transfer on `easy` (an easy handle `curl_easy_reset` left at its defaults), or on a new one.
+    init?(
+        _ request: RESTRequest, timeout: Duration, continuation: CheckedContinuation<HTTPResult, Never>,
+        reusing easy: UnsafeMutableRawPointer? = nil
+    ) {
+        guard let easy = easy ?? ccurl_easy_init() else { return nil }
         self.easy = easy
         self.continuation = continuation
         let milliseconds = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
@@ -188,7 +193,8 @@ final class Transfer: @unchecked Sendable {
         headers[name] = String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
     }
 
-    /// Hands the result to the waiting caller and frees the handle.
+    /// Hands the result to the waiting caller; the easy handle is the caller's again, to reset for another
+    /// transfer or clean up.
     func finish(_ code: CURLcode) {
         let result: HTTPResult
         switch code {
@@ -204,7 +210,6 @@ final class Transfer: @unchecked Sendable {
         default:
             result = .failure(.network)
         }
-        ccurl_easy_cleanup(easy)
         ccurl_slist_free_all(headerList)
         continuation.resume(returning: result)
     }

@@ -12,8 +12,9 @@ public protocol DescriptorLoop: AnyObject, Sendable {
     func watch(_ fd: Int32, reading: Bool, writing: Bool, _ ready: @escaping (_ readable: Bool, _ writable: Bool) -> Void)
     /// Loop thread: stops waiting on `fd`.
     func forget(_ fd: Int32)
-    /// Any thread: runs `body` on the loop thread once `delay` has passed.
-    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void)
+    /// Any thread: runs `body` on the loop thread once `delay` has passed, unless the handle cancels it first (on
+    /// the loop thread).
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> Scheduled
 }
 
 /// The event loops that drive the HTTP transfers of the engines running on them.
@@ -45,10 +46,13 @@ final class LoopTransfers: @unchecked Sendable {
     /// The multi handle, made by the first request; the failure when libcurl could not be loaded.
     private var multi: Result<UnsafeMutableRawPointer, TransportFailure>?
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
-    /// When libcurl wants to be called again for its timeouts (monotonic ns), and the deadline a loop timer is set
-    /// for (libcurl moves its timeout on every call: a timer is set only for a sooner one).
+    /// Easy handles of finished transfers, reset to their defaults, for the next ones (making and freeing one per
+    /// request was 3% of a getAuthorization's instructions); at most `idleLimit`.
+    private var idle: [UnsafeMutableRawPointer] = []
+    private static let idleLimit = 8
+    /// When libcurl wants to be called again for its timeouts (monotonic ns), and the loop timer set for it.
     private var deadline: UInt64?
-    private var timerSetFor: UInt64?
+    private var timerSet: (deadline: UInt64, timer: Scheduled)?
 
     init(loop: any DescriptorLoop) { self.loop = loop }
 
@@ -58,7 +62,7 @@ final class LoopTransfers: @unchecked Sendable {
             case .failure(let failure):
                 continuation.resume(returning: .failure(failure))
             case .success(let multi):
-                guard let transfer = Transfer(request, timeout: timeout, continuation: continuation) else {
+                guard let transfer = Transfer(request, timeout: timeout, continuation: continuation, reusing: idle.popLast()) else {
                     continuation.resume(returning: .failure(.network))
                     return
                 }
@@ -116,19 +120,24 @@ final class LoopTransfers: @unchecked Sendable {
         arm()
     }
 
-    /// Sets a loop timer for `deadline` unless one is set for it or sooner.
+    /// Sets the loop timer for `deadline`, cancelling the one set for another time (or for none). libcurl moves its
+    /// timeout with every request (0 ms to start it, then the request's timeout, then none); a timer left behind for
+    /// each move was a queue of stale timers as long as the requests of one timeout period.
     private func arm() {
-        guard let deadline, timerSetFor.map({ deadline < $0 }) ?? true else { return }
-        timerSetFor = deadline
+        guard deadline != timerSet?.deadline else { return }
+        timerSet?.timer.cancel()
+        timerSet = nil
+        guard let deadline else { return }
         let now = TimerQueue.now()
-        loop.run(after: .nanoseconds(Int64(deadline > now ? deadline - now : 0))) { [unowned self] in
-            if timerSetFor == deadline { timerSetFor = nil }
+        let timer = loop.run(after: .nanoseconds(Int64(deadline > now ? deadline - now : 0))) { [unowned self] in
+            timerSet = nil
             if let due = self.deadline, due <= TimerQueue.now(), case .success(let multi) = multi {
                 self.deadline = nil
                 act(multi, on: CURL_SOCKET_TIMEOUT, events: 0)
             }
             arm()
         }
+        timerSet = (deadline, timer)
     }
 
     /// Lets libcurl do what `events` on `socket` (or its timeouts) allow, then finishes the transfers that ended.
@@ -143,6 +152,12 @@ final class LoopTransfers: @unchecked Sendable {
             let code = message.pointee.data.result
             ccurl_multi_remove_handle(multi, easy)
             transfer.finish(code)
+            if idle.count < Self.idleLimit {
+                ccurl_easy_reset(easy)
+                idle.append(easy)
+            } else {
+                ccurl_easy_cleanup(easy)
+            }
         }
     }
 }

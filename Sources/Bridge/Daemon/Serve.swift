@@ -115,5 +115,5 @@ private final class LoopForTransfers: DescriptorLoop {
 
     func forget(_ fd: Int32) { descriptors.forget(fd) }
 
-    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) { descriptors.run(after: delay, body) }
+    func run(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> Scheduled { descriptors.run(after: delay, body) }
 }

@@ -20,6 +20,7 @@ CURLMcode ccurl_multi_wakeup(CURLM *multi);
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left);
 CURL *ccurl_easy_init(void);
 void ccurl_easy_cleanup(CURL *easy);
+void ccurl_easy_reset(CURL *easy);
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *line);
 void ccurl_slist_free_all(struct curl_slist *list);
 
