@@ -252,6 +252,35 @@ def test_a_termination_signal_removes_the_temporary_state_of_backend_emulator(bi
     assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
 
 
+def test_a_second_signal_removes_the_temporary_state_of_backend_emulator_too(bin_dir, tmp_path):
+    """A second SIGTERM while the daemon drains ends it at once (status 1), and the emulator's temporary state
+    directory goes first. The drain is held by output nobody reads: answers to rpc.discover fill the pipe, and the
+    daemon waits up to --shutdown-timeout (600 s here) to flush them."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("STATE_DIRECTORY", "XDG_STATE_HOME")}
+    env["TMPDIR"] = str(temporary)
+    with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator", "--shutdown-timeout", "600",
+                           "--log-level", "info"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=env, text=True) as serving:
+        for number, (method, params) in enumerate([("init", {}), ("setRequestor", {"requestorID": "REF"})], start=1):
+            serving.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}) + "\n")
+            serving.stdin.flush()
+            assert any(f'"id":{number}' in line for line in serving.stdout), f"{method} answered"
+        [made] = list(temporary.iterdir())
+        assert (made / "passbridge.sqlite").exists(), "setRequestor stored the registration there"
+        for number in range(100, 140):
+            serving.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": "rpc.discover"}) + "\n")
+        serving.stdin.flush()
+        serving.send_signal(signal.SIGTERM)
+        assert any("stopping" in line for line in serving.stderr), "the first signal is taken"
+        assert serving.poll() is None, "the daemon drains while its output waits"
+        serving.send_signal(signal.SIGTERM)
+        assert serving.wait(timeout=30) == 1
+        assert "again while stopping" in serving.stderr.read()
+    assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
+
+
 def test_a_postgresql_store_that_cannot_be_reached_is_named_without_its_secrets(bin_dir):
     """The daemon's and `state list`'s one line for a store they cannot open: the URL without the password, in
     the userinfo or as a parameter (its name percent-encoded or not), nor the TLS key's password."""

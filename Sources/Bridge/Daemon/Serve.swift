@@ -10,6 +10,8 @@ import ThreadAffinity
 final class Stopper: Sendable {
     private struct State {
         var action: (@Sendable () -> Void)?
+        /// What must not outlive the process, done before a second signal ends it.
+        var beforeForcedExit: (@Sendable () -> Void)?
         var signals = 0
     }
 
@@ -18,17 +20,21 @@ final class Stopper: Sendable {
     /// Called on the signal thread.
     func received(_ signal: Int32, log: Logger) {
         TerminationSignals.thread.check("Stopper.received")
-        let (action, count) = state.withLock { state -> ((@Sendable () -> Void)?, Int) in
+        let (action, beforeForcedExit, count) = state.withLock { state in
             state.signals += 1
-            return (state.action, state.signals)
+            return (state.action, state.beforeForcedExit, state.signals)
         }
         if count > 1 {
             writeError("passbridge: signal \(signal) again while stopping: exiting without draining")
+            beforeForcedExit?()
             _exit(1)
         }
         log.info("signal \(signal): stopping")
         action?()
     }
+
+    /// Sets what a second signal does before it ends the process.
+    func beforeForcedExit(_ body: @escaping @Sendable () -> Void) { state.withLock { $0.beforeForcedExit = body } }
 
     /// Sets what stops the transport; runs it at once if a signal came first.
     func install(_ action: @escaping @Sendable () -> Void) {
@@ -63,6 +69,10 @@ public enum Daemon {
         let configuration = backend.configuration
         let statistics = BridgeStatistics()
         defer { backend.stop() }
+        if let directory = backend.temporaryStateDirectory {
+            // The emulator's temporary state holds client credentials and tokens: a second signal removes it too.
+            stopper.beforeForcedExit { StoreSetup.removeEmulatorStateDirectory(directory) }
+        }
         return serve(
             options,
             factory: { connection in
