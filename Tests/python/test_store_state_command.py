@@ -1,5 +1,6 @@
 """`passbridge state list|reset|logout` (never a token or a secret; a reset says the logins stay at Adobe, a logout
 ends them there first), and `--backend emulator` kept apart from the production store."""
+import contextlib
 import datetime
 import hashlib
 import json
@@ -231,22 +232,30 @@ def test_the_readme_snippet_run_three_times_leaves_the_production_store_unchange
     assert list(temporary.iterdir()) == [], "temporary state directories are removed"
 
 
-@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"])
-def test_a_termination_signal_removes_the_temporary_state_of_backend_emulator(bin_dir, tmp_path, signal_number):
-    """A hang-up (the terminal of a hand-run daemon closed) stops it as SIGTERM does: exit 0, the emulator's
-    temporary state directory, with the client credentials and tokens it holds, removed."""
+@contextlib.contextmanager
+def emulator_daemon_with_a_registration(bin_dir, tmp_path, *extra, stderr=subprocess.DEVNULL):
+    """`passbridge --stdio --backend emulator` (and `extra`) with a TMPDIR of its own, once init and setRequestor
+    have stored the registration in its temporary state directory there; yields (the process, that TMPDIR)."""
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("STATE_DIRECTORY", "XDG_STATE_HOME")}
     env["TMPDIR"] = str(temporary)
-    with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator"], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True) as serving:
+    with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator", *extra], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=stderr, env=env, text=True) as serving:
         for number, (method, params) in enumerate([("init", {}), ("setRequestor", {"requestorID": "REF"})], start=1):
             serving.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}) + "\n")
             serving.stdin.flush()
             assert any(f'"id":{number}' in line for line in serving.stdout), f"{method} answered"
         [made] = list(temporary.iterdir())
         assert (made / "passbridge.sqlite").exists(), "setRequestor stored the registration there"
+        yield serving, temporary
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"])
+def test_a_termination_signal_removes_the_temporary_state_of_backend_emulator(bin_dir, tmp_path, signal_number):
+    """A hang-up (the terminal of a hand-run daemon closed) stops it as SIGTERM does: exit 0, the emulator's
+    temporary state directory, with the client credentials and tokens it holds, removed."""
+    with emulator_daemon_with_a_registration(bin_dir, tmp_path) as (serving, temporary):
         serving.send_signal(signal_number)
         assert serving.wait(timeout=30) == 0
     assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
@@ -256,19 +265,8 @@ def test_a_second_signal_removes_the_temporary_state_of_backend_emulator_too(bin
     """A second SIGTERM while the daemon drains ends it at once (status 1), and the emulator's temporary state
     directory goes first. The drain is held by output nobody reads: answers to rpc.discover fill the pipe, and the
     daemon waits up to --shutdown-timeout (600 s here) to flush them."""
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("STATE_DIRECTORY", "XDG_STATE_HOME")}
-    env["TMPDIR"] = str(temporary)
-    with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator", "--shutdown-timeout", "600",
-                           "--log-level", "info"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env=env, text=True) as serving:
-        for number, (method, params) in enumerate([("init", {}), ("setRequestor", {"requestorID": "REF"})], start=1):
-            serving.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}) + "\n")
-            serving.stdin.flush()
-            assert any(f'"id":{number}' in line for line in serving.stdout), f"{method} answered"
-        [made] = list(temporary.iterdir())
-        assert (made / "passbridge.sqlite").exists(), "setRequestor stored the registration there"
+    with emulator_daemon_with_a_registration(bin_dir, tmp_path, "--shutdown-timeout", "600", "--log-level", "info",
+                                             stderr=subprocess.PIPE) as (serving, temporary):
         for number in range(100, 140):
             serving.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": "rpc.discover"}) + "\n")
         serving.stdin.flush()
