@@ -150,10 +150,7 @@ extension Connection {
             return
         }
         guard elements.count <= limits.maxBatchSize else {
-            send(
-                OutgoingMessage.batch([
-                    OutgoingMessage.response(id: nil, error: .invalidRequest("batch over \(limits.maxBatchSize) elements"))
-                ]))
+            send(OutgoingMessage.response(id: nil, error: .invalidRequest("batch over \(limits.maxBatchSize) elements")))
             return
         }
         let batch = Batch()

@@ -70,6 +70,20 @@ def test_spec_section_7_examples(daemon):
     assert code == 0 and rest == b""
 
 
+def test_a_batch_of_more_than_1000_elements_is_refused_whole_with_one_error_object(daemon):
+    """Protocol/README.md, "Limits": one -32600 with `id: null` and no array, as for an empty batch; a batch of
+    1,000 is taken (notifications here: no answer at all), and the connection goes on."""
+    notification = '{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}'
+    refused = json.loads(daemon.roundtrip("[" + ",".join([notification] * 1001) + "]"))
+    assert isinstance(refused, dict), refused
+    assert code_and_id(json.dumps(refused)) == (-32600, None)
+    assert refused["error"]["data"]["reason"] == "batch over 1000 elements"
+    daemon.write("[" + ",".join([notification] * 1000) + "]\n")
+    assert json.loads(daemon.roundtrip(request("echo", id="next")))["id"] == "next"
+    code, rest, _ = daemon.finish()
+    assert code == 0 and rest == b""
+
+
 def test_params_that_are_not_structured_get_minus_32600_naming_named_params(passbridge):
     d = StdioDaemon(passbridge, raw=True)
     try:
