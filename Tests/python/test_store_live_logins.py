@@ -69,6 +69,29 @@ def test_a_logout_on_one_connection_reaches_the_other_at_once(bin_dir, emulator,
         assert daemon.stop() == 0
 
 
+def test_an_instance_keeps_its_mvpd_when_another_logs_in_with_another(bin_dir, emulator, tmp_path, short_tmp):
+    """Protocol/README.md, "The store": a second instance logs in with TempPass while the first is logged in with
+    MockMVPD (forceAuthn, no logout). Both logins are valid; the second instance and one made after it use
+    TempPass (ch2 permitted), the first keeps MockMVPD (ch2 denied), also after its own checkAuthentication."""
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        first = instance(daemon)
+        login(first)
+        second = instance(daemon)
+        start = second.mark()
+        get_id = second.send("getAuthentication", {"forceAuthn": True})
+        second.notification("displayProviderDialog", start)
+        second.call("setSelectedProvider", {"mvpdId": "TempPass"})
+        assert second.response(get_id, start)[1]["result"]["status"] == 1
+        third = instance(daemon)
+        assert first.call("checkAuthentication") == LOGGED_IN
+        for client, mvpd, permitted in ((first, "MockMVPD", False), (second, "TempPass", True), (third, "TempPass", True)):
+            assert client.call("getSelectedProvider")["mvpd"]["ID"] == mvpd
+            assert ("token" in client.call("getAuthorization", {"resource": "ch2"})) == permitted, mvpd
+    finally:
+        assert daemon.stop() == 0
+
+
 def test_two_daemons_on_one_sqlite_state_directory_tell_each_other(bin_dir, emulator, tmp_path, short_tmp):
     shared = tmp_path / "state"
     a = SocketDaemon(bin_dir, short_tmp / "a.sock", *daemon_args(emulator.base, shared))
