@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
@@ -232,14 +233,21 @@ def test_the_readme_snippet_run_three_times_leaves_the_production_store_unchange
     assert list(temporary.iterdir()) == [], "temporary state directories are removed"
 
 
-@contextlib.contextmanager
-def emulator_daemon_with_a_registration(bin_dir, tmp_path, *extra, stderr=subprocess.DEVNULL):
-    """`passbridge --stdio --backend emulator` (and `extra`) with a TMPDIR of its own, once init and setRequestor
-    have stored the registration in its temporary state directory there; yields (the process, that TMPDIR)."""
+def own_tmpdir(tmp_path):
+    """A TMPDIR of the test's own, and the environment that names it with no state directory set: where
+    `--backend emulator` makes its temporary state directory."""
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("STATE_DIRECTORY", "XDG_STATE_HOME")}
     env["TMPDIR"] = str(temporary)
+    return temporary, env
+
+
+@contextlib.contextmanager
+def emulator_daemon_with_a_registration(bin_dir, tmp_path, *extra, stderr=subprocess.DEVNULL):
+    """`passbridge --stdio --backend emulator` (and `extra`) with a TMPDIR of its own, once init and setRequestor
+    have stored the registration in its temporary state directory there; yields (the process, that TMPDIR)."""
+    temporary, env = own_tmpdir(tmp_path)
     with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator", *extra], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=stderr, env=env, text=True) as serving:
         for number, (method, params) in enumerate([("init", {}), ("setRequestor", {"requestorID": "REF"})], start=1):
@@ -273,6 +281,24 @@ def test_a_second_signal_removes_the_temporary_state_of_backend_emulator_too(bin
         serving.send_signal(signal.SIGTERM)
         assert any("stopping" in line for line in serving.stderr), "the first signal is taken"
         assert serving.poll() is None, "the daemon drains while its output waits"
+        serving.send_signal(signal.SIGTERM)
+        assert serving.wait(timeout=30) == 1
+        assert "again while stopping" in serving.stderr.read()
+    assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
+
+
+def test_a_second_signal_while_the_emulator_starts_removes_the_temporary_state_too(bin_dir, tmp_path):
+    """Two signals before the daemon has finished starting (its emulator child takes a few hundred ms): the second
+    ends it (status 1) and the temporary state directory, there as soon as the daemon made it, goes too."""
+    temporary, env = own_tmpdir(tmp_path)
+    with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator", "--log-level", "info"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True) as serving:
+        deadline = time.monotonic() + 30
+        while not list(temporary.iterdir()):
+            assert serving.poll() is None and time.monotonic() < deadline, "no temporary state directory appeared"
+            time.sleep(0.001)
+        serving.send_signal(signal.SIGTERM)
+        assert any("stopping" in line for line in serving.stderr), "the first signal is taken"
         serving.send_signal(signal.SIGTERM)
         assert serving.wait(timeout=30) == 1
         assert "again while stopping" in serving.stderr.read()

@@ -20,8 +20,10 @@ struct Backend {
     /// Reads `--software-statement @FILE`, checks the backend URL (https, or http on loopback only), starts
     /// the emulator when asked, and opens the store (`--store`, else SQLite in the state directory, created
     /// 0700, its files kept 0600; with `--backend emulator` and no `--state-dir`, a temporary one).
+    /// A temporary state directory is given to `stopper` as soon as it exists, so that a second signal removes it
+    /// even while the emulator starts.
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
-    static func start(_ options: DaemonOptions) throws(CommandLineError) -> Backend {
+    static func start(_ options: DaemonOptions, stopper: Stopper) throws(CommandLineError) -> Backend {
         var softwareStatement = try readSoftwareStatement(options.softwareStatement)
         var missingStatementHelp: String?
         if let value = options.softwareStatement, value.hasPrefix("@"), softwareStatement == nil {
@@ -30,6 +32,10 @@ struct Backend {
         }
         let temporary = options.backend == "emulator" && options.stateDir == nil && options.store == nil
         let stateDirectory = temporary ? try StoreSetup.emulatorStateDirectory() : try StateDirectory.resolve(options.stateDir)
+        if temporary {
+            // It holds client credentials and tokens: a second signal removes it too.
+            stopper.beforeForcedExit { StoreSetup.removeEmulatorStateDirectory(stateDirectory) }
+        }
         var emulator: EmulatorChild?
         let backendURL: BackendURL
         var activationURL = options.activationURL

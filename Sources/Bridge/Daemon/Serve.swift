@@ -61,7 +61,7 @@ public enum Daemon {
         TerminationSignals.handle { signal in stopper.received(signal, log: log) }
         let backend: Backend
         do throws(CommandLineError) {
-            backend = try Backend.start(options)
+            backend = try Backend.start(options, stopper: stopper)
         } catch {
             if case .failure(let message) = error { writeError("passbridge: \(message)") }
             return 1
@@ -69,10 +69,6 @@ public enum Daemon {
         let configuration = backend.configuration
         let statistics = BridgeStatistics()
         defer { backend.stop() }
-        if let directory = backend.temporaryStateDirectory {
-            // The emulator's temporary state holds client credentials and tokens: a second signal removes it too.
-            stopper.beforeForcedExit { StoreSetup.removeEmulatorStateDirectory(directory) }
-        }
         return serve(
             options,
             factory: { connection in
