@@ -190,7 +190,7 @@ final class ScriptedHTTP: HTTPClient {
             return state.loggedIn
         }
         let body = Self.answer(request.method, path, loggedIn: loggedIn)
-        return .response(status: 200, headers: ["content-type": "application/json"], body: body.serialized())
+        return .response(status: 200, headers: ResponseHeaders(contentType: "application/json"), body: body.serialized())
     }
 
     static let profile: JSON = ["notAfter": 4_102_444_800_000, "issuer": "MockMVPD", "type": "regular", "attributes": [:]]

@@ -156,6 +156,22 @@ final class RestClientTests: XCTestCase {
         guard case .garbage = await client.call("GET", "/api/v2/REF/profiles") else { return XCTFail("truncated JSON accepted") }
     }
 
+    /// The four headers the client reads are found in any case and with blanks around their values; a name of
+    /// the same length that is not one of them is passed over.
+    func testReadHeadersAreMatchedInAnyCaseAndLookalikesArePassedOver() async throws {
+        let ahead = DateHeader.format(Date().addingTimeInterval(3600))
+        let shouted = CaptureServer.Response(
+            status: 200, headers: [("CONTENT-type", " \tapplication/json\t "), ("dATE", ahead)], body: #"{"profiles":{}}"#)
+        let lookalike = CaptureServer.Response(status: 200, headers: [("Content-Typo", "application/json")], body: #"{"profiles":{}}"#)
+        let server = try CaptureServer(responses: [Self.registered, Self.token("AT1"), shouted, lookalike])
+        defer { server.stop() }
+        let clock = SkewedClock(local: { Date() })
+        let client = makeClient(server, store: try TokenStore(directory: temporaryDirectory()), clock: clock)
+        guard case .ok = await client.call("GET", "/api/v2/REF/profiles") else { return XCTFail("shouted Content-Type not read") }
+        XCTAssertEqual(clock.now().timeIntervalSinceNow, 3600, accuracy: 2)
+        guard case .garbage = await client.call("GET", "/api/v2/REF/profiles") else { return XCTFail("Content-Typo read as Content-Type") }
+    }
+
     func testDateHeaderSetsTheSkew() async throws {
         let ahead = DateHeader.format(Date().addingTimeInterval(3600))
         var response = Self.ok

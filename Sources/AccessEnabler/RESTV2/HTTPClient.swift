@@ -21,10 +21,38 @@ struct RESTRequest: Sendable {
 
 /// One HTTP exchange's result.
 enum HTTPResult: Sendable {
-    /// Header names lower-cased.
-    case response(status: Int, headers: [String: String], body: [UInt8])
+    case response(status: Int, headers: ResponseHeaders, body: [UInt8])
     /// No usable response: timeout, refused or dropped connection, truncated body.
     case failure(TransportFailure)
+}
+
+/// The response headers the client reads, each the value of its last line (spaces and tabs around it taken off);
+/// every other header is passed over when it arrives. HTTP names are matched without regard to ASCII case.
+struct ResponseHeaders: Sendable, Equatable {
+    /// `Date`: the backend's clock, for the skew check (`Clock.observe(dateHeader:)`).
+    var date: String?
+    /// `Retry-After`: seconds to wait after a 429.
+    var retryAfter: String?
+    /// `Location`: a redirect's target, for the log line only (redirects are never followed).
+    var location: String?
+    /// `Content-Type`: whether the body is JSON.
+    var contentType: String?
+
+    /// Keeps `value()` when `name` (a header line's bytes before its colon, any case) is one of the four.
+    mutating func take(name: UnsafeRawBufferPointer, value: () -> String) {
+        func named(_ lowercase: StaticString) -> Bool {
+            zip(name, UnsafeBufferPointer(start: lowercase.utf8Start, count: name.count)).allSatisfy { byte, expected in
+                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte) == expected
+            }
+        }
+        switch name.count {
+        case 4 where named("date"): date = value()
+        case 8 where named("location"): location = value()
+        case 11 where named("retry-after"): retryAfter = value()
+        case 12 where named("content-type"): contentType = value()
+        default: break
+        }
+    }
 }
 
 enum TransportFailure: Error, Equatable {

@@ -107,8 +107,8 @@ final class Transfer: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let continuation: CheckedContinuation<HTTPResult, Never>
-    /// Response headers, names lower-cased; reset by each status line (a 100 Continue, say).
-    var headers: [String: String] = [:]
+    /// The response headers read so far; reset by each status line (a 100 Continue, say).
+    var headers = ResponseHeaders()
     var body: [UInt8] = []
 
     /// A transfer on `easy` (an easy handle `curl_easy_reset` left at its defaults), or on a new one.
@@ -170,27 +170,22 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// One header line as libcurl hands it over (with its CRLF): the name lower-cased (ASCII, as HTTP names are),
-    /// the value without the spaces, tabs and line break around it.
+    /// One header line as libcurl hands it over (with its CRLF): the value without the spaces, tabs and line break
+    /// around it, made into a `String` only for a header the client reads.
     private func header(_ line: UnsafeRawBufferPointer) {
         if line.starts(with: "HTTP/".utf8) {
-            headers = [:]
+            headers = ResponseHeaders()
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let name = String(unsafeUninitializedCapacity: colon) { name in
-            for index in 0..<colon {
-                let byte = line[index]
-                name[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
-            }
-            return colon
+        headers.take(name: UnsafeRawBufferPointer(rebasing: line[..<colon])) {
+            func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+            var start = colon + 1
+            var end = line.count
+            while start < end, blank(line[start]) { start += 1 }
+            while end > start, blank(line[end - 1]) { end -= 1 }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
         }
-        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
-        var start = colon + 1
-        var end = line.count
-        while start < end, blank(line[start]) { start += 1 }
-        while end > start, blank(line[end - 1]) { end -= 1 }
-        headers[name] = String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
     }
 
     /// Hands the result to the waiting caller; the easy handle is the caller's again, to reset for another

@@ -177,20 +177,20 @@ actor RestClient {
                 if case .failure(let failure) = result { return .transport(failure) }
                 return .transport(.network)
             }
-            if let date = headers["date"], clock.observe(dateHeader: date) { clockSkewNoticed = true }
+            if let date = headers.date, clock.observe(dateHeader: date) { clockSkewNoticed = true }
             if status == 429 {
                 attempt += 1
                 if attempt > maxThrottleRetries { return .throttled }
-                let retryAfter = headers["retry-after"].flatMap(Double.init) ?? 1
+                let retryAfter = headers.retryAfter.flatMap(Double.init) ?? 1
                 await uncancelledSleep(for: .seconds(max(1, min(retryAfter, 10))), on: executor)
                 continue
             }
             if (300..<400).contains(status) {
                 // Never followed: the next hop could be plain http, and the request carries credentials.
-                log?(.debug, "\(request.method) \(request.path): redirect to \(headers["location"] ?? "nowhere") not followed")
+                log?(.debug, "\(request.method) \(request.path): redirect to \(headers.location ?? "nowhere") not followed")
                 return .transport(.network)
             }
-            let isJSON = headers["content-type"].map { ASCII.contains($0, "json") } ?? false
+            let isJSON = headers.contentType.map { ASCII.contains($0, "json") } ?? false
             let parsed = isJSON ? body.withUnsafeBytes { try? JSON.parse($0) } : nil
             if (200..<300).contains(status) {
                 if body.isEmpty { return .ok(.null) }
