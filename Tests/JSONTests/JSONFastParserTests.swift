@@ -68,6 +68,32 @@ final class JSONFastParserTests: XCTestCase {
         XCTAssertGreaterThan(accepted, 500, "the fast parser takes the common texts")
     }
 
+    /// Strings of 0 to 40 bytes with an escape, a control character, a non-ASCII letter or DEL at each position, on
+    /// both sides of the eight-byte words the string scan passes over, and strings the text ends inside of.
+    func testStringsWithEachKindOfByteAtEveryPositionAgree() {
+        for length in 0...40 {
+            let plain = String(repeating: "a", count: length)
+            assertAgrees("\"\(plain)\"", accepted: true)
+            assertAgrees("\"\(plain)", accepted: false)
+            assertAgrees("[\"\(plain)", accepted: false)
+            for position in 0..<length {
+                func with(_ piece: String) -> String {
+                    var bytes = Array(plain.utf8)
+                    bytes.replaceSubrange(position..<position + 1, with: Array(piece.utf8))
+                    return "\"" + String(decoding: bytes, as: UTF8.self) + "\""
+                }
+                assertAgrees(with(#"\""#), accepted: true)
+                assertAgrees(with(#"\\"#), accepted: true)
+                assertAgrees(with(#"\u0041"#), accepted: true)
+                assertAgrees(with("\u{7F}"), accepted: true)
+                assertAgrees(with("\u{1}"), accepted: false)
+                assertAgrees(with("\t"), accepted: false)
+                assertAgrees(with("é"), accepted: false)
+                assertAgrees(String(with("a").dropLast()), accepted: false)
+            }
+        }
+    }
+
     /// Objects and arrays of 0 to 40 members, nested in one another: read as jansson reads them, and a name repeated
     /// at two positions declined, on both sides of the 16 members past which the repeat is looked for in a set.
     func testObjectsOfEverySizeAndRepeatedNamesAgree() throws {
