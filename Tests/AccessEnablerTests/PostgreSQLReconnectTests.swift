@@ -18,7 +18,7 @@ final class PostgreSQLReconnectTests: XCTestCase {
     override func tearDownWithError() throws { try database?.drop() }
 
     private func store() throws -> PostgreSQLStore {
-        try PostgreSQLStore(url: url) { [lines] _, line in lines.append(line) }
+        try PostgreSQLStore(url: url) { [lines] _, line in lines.append(line()) }
     }
 
     /// Ends `database`'s session from another connection, as a restart or a failover does, and waits until it is gone.

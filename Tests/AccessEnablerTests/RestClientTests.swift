@@ -264,7 +264,7 @@ final class LogRedactionTests: XCTestCase {
             store: try TokenStore(directory: temporaryDirectory()), clock: SkewedClock(local: { Date() }), transport: HTTPTransport.shared,
             timeout: .seconds(5), maxThrottleRetries: 1,
             headers: { DeviceHeaders(deviceIdentifier: DeviceInfo.deviceIdentifierHeader("d"), deviceInfo: "e30=", visitorID: nil) },
-            log: { _, line in lines.withLock { $0.append(line) } })
+            log: { _, line in lines.withLock { $0.append(line()) } })
         _ = await client.call("GET", "/api/v2/REF/profiles/code/ABC1234", query: [("redirectUrl", "adobepass://ios.app")])
         let logged = lines.withLock { $0 }
         XCTAssertEqual(

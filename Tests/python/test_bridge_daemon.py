@@ -96,6 +96,9 @@ def test_backend_emulator_says_where_its_emulator_runs_at_debug_level(bin_dir, t
     assert daemon.stop() == 0
     started = [line for line in daemon.log().splitlines() if "pass-emulator started at http://127.0.0.1:" in line]
     assert len(started) == 1 and " debug emulator: " in started[0], daemon.log()
+    # One line per backend exchange, made only at this level (the default level above writes none).
+    exchanges = [line for line in daemon.log().splitlines() if " debug engine: GET /api/v2/REF/configuration → 200" in line]
+    assert len(exchanges) == 1, daemon.log()
 
 
 def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):

@@ -23,7 +23,7 @@ extension TokenStore {
     /// - Throws: `TokenStoreError` when the store cannot be read or a deletion fails.
     public func logOut(
         atBackend backend: BackendURL, requestor: String?, redirectURL: String, timeout: Duration,
-        log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
+        log: EngineLog? = nil
     ) async throws -> [StoredLogoutOutcome] {
         let base = backend.base
         let stored = try await executor.run { try $0.allProfiles() }.filter { key, _ in
@@ -57,7 +57,7 @@ extension TokenStore {
     /// A REST client for `login`'s registration and device: the stored client credentials only (no statement).
     private static func logoutClient(
         _ backend: BackendURL, _ login: LoginKey, _ redirectURL: String, _ timeout: Duration, store: TokenStore,
-        log: (@Sendable (EngineLogLevel, String) -> Void)?
+        log: EngineLog?
     ) -> RestClient {
         let deviceIdentifier = DeviceInfo.deviceIdentifierHeader(login.device)
         let info = DeviceInfo.computed(secondScreen: false)

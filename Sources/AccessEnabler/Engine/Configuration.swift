@@ -59,7 +59,7 @@ public struct AccessEnablerConfiguration: Sendable {
     /// Receives log lines with their level: one per backend exchange at `.debug` (method, path with codes
     /// redacted, HTTP status or failure), a store write nobody waits for that failed at `.warning`, no HTTP at
     /// all at `.error`; never tokens, secrets, bodies or query strings. nil: no logging.
-    public var log: (@Sendable (EngineLogLevel, String) -> Void)?
+    public var log: EngineLog?
     /// The serial executor the engine (and its REST clients) run on: the daemon gives each instance its
     /// connection's event loop, so that a call enters the engine on the thread that read it, in the order it was
     /// read, and store and HTTP completions resume there (ARCHITECTURE.md, "Threads"). nil: a thread shared by
@@ -74,7 +74,7 @@ public struct AccessEnablerConfiguration: Sendable {
         logoutTimeout: Duration = .seconds(10), clock: @escaping @Sendable () -> Date = { Date() },
         deviceID: String? = nil, partnerSSO: (any PartnerSSOProvider)? = nil, partnerSSOTimeout: Duration = .seconds(10),
         pollInterval: Duration = .seconds(4),
-        maxThrottleRetries: Int = 3, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
+        maxThrottleRetries: Int = 3, log: EngineLog? = nil
     ) {
         self.backendURL = backendURL
         self.softwareStatement = softwareStatement
@@ -139,6 +139,10 @@ public struct SingleSignOnTokens: Sendable, Equatable {
         (subjectToken.map { [("Adobe-Subject-Token", $0)] } ?? []) + (serviceToken.map { [("AD-Service-Token", $0)] } ?? [])
     }
 }
+
+/// Where the engine's and the store's log lines go, with how much each matters. The line is an autoclosure, made
+/// only if the sink writes it: a backend exchange's debug line cost 8,000 instructions per call at the default level.
+public typealias EngineLog = @Sendable (EngineLogLevel, @autoclosure () -> String) -> Void
 
 /// How much an engine log line matters; the daemon maps it to its own log levels.
 public enum EngineLogLevel: Sendable {

@@ -60,7 +60,7 @@ actor RestClient {
     private let headers: @Sendable () -> DeviceHeaders
     /// A `Date` header put the device clock over the CFG100 threshold since the last answer was returned.
     private var clockSkewNoticed = false
-    private let log: (@Sendable (EngineLogLevel, String) -> Void)?
+    private let log: EngineLog?
     private var tokenTask: Task<String?, Never>?
     /// The access token last read from or written to the store by any client of this scope in the process, used
     /// without asking the store again until a minute before it expires or until the backend refuses it (every
@@ -88,7 +88,7 @@ actor RestClient {
         executor: any TimerExecutor = ThreadExecutor.shared, baseURL: BackendURL, softwareStatement: String?, redirectURL: String,
         store: TokenStore, clock: SkewedClock,
         transport: any HTTPClient, timeout: Duration, maxThrottleRetries: Int,
-        headers: @escaping @Sendable () -> DeviceHeaders, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil,
+        headers: @escaping @Sendable () -> DeviceHeaders, log: EngineLog? = nil,
         scope: StoreScope? = nil
     ) {
         self.executor = executor
@@ -169,7 +169,7 @@ actor RestClient {
         var attempt = 0
         while true {
             let result = await transport.perform(isolation: self, request, timeout: timeout)
-            if let log { log(.debug, Self.logLine(request, result)) }
+            log?(.debug, Self.logLine(request, result))
             if case .failure(.unavailable(let reason)) = result {
                 log?(.error, "no HTTP: libcurl could not be loaded: \(reason) (Debian package: libcurl4)")
             }

@@ -10,7 +10,7 @@ import ThreadAffinity
 /// operation again, once, when that is safe (``Replay``).
 final class PostgreSQLDatabase {
     private let connection: OpaquePointer
-    private let log: (@Sendable (EngineLogLevel, String) -> Void)?
+    private let log: EngineLog?
     let thread = ThreadAffinity()
     /// A statement failed because the connection is gone; the next operation reconnects first.
     private var lost = false
@@ -24,7 +24,7 @@ final class PostgreSQLDatabase {
     private var reconnectedSinceNotifications = false
 
     /// Loads libpq, then connects to `url` (a libpq connection URI). `log` receives the reconnects.
-    init(url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil) throws(TokenStoreError) {
+    init(url: String, log: EngineLog? = nil) throws(TokenStoreError) {
         if let reason = cpq_load() {
             throw .postgreSQL(operation: "load libpq", message: String(cString: reason) + " (Debian package: libpq5)")
         }

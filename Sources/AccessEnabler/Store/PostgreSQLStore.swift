@@ -17,7 +17,7 @@ final class PostgreSQLStore: StoreDatabase {
     private var listening = false
 
     /// `log` receives the reconnects (``PostgreSQLDatabase``).
-    init(url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil) throws(TokenStoreError) {
+    init(url: String, log: EngineLog? = nil) throws(TokenStoreError) {
         database = try PostgreSQLDatabase(url: url, log: log)
         try migrate()
     }

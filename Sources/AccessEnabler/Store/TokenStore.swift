@@ -40,7 +40,7 @@ public final class TokenStore: Sendable {
     /// - Throws: `TokenStoreError` for the directory or a store file.
     public init(
         directory: String, busyTimeout: Duration = .seconds(5), lookInterval: Duration = defaultLookInterval,
-        log: (@Sendable (EngineLogLevel, String) -> Void)? = nil
+        log: EngineLog? = nil
     ) throws {
         try StateDirectoryRule.prepare(directory)
         let path = directory.trimmingSuffix("/") + "/passbridge.sqlite"
@@ -63,7 +63,7 @@ public final class TokenStore: Sendable {
     /// the tests set it to an hour to show that notifications come on the socket).
     /// - Throws: `TokenStoreError.postgreSQL` when it cannot connect or migrate.
     public init(
-        postgreSQL url: String, log: (@Sendable (EngineLogLevel, String) -> Void)? = nil, lookInterval: Duration = defaultLookInterval
+        postgreSQL url: String, log: EngineLog? = nil, lookInterval: Duration = defaultLookInterval
     ) throws {
         let database = OpenedDatabase(try PostgreSQLStore(url: url, log: log))
         location = PostgreSQLURL.redacted(url)

@@ -157,13 +157,13 @@ public enum StateDirectory {
 extension Logger {
     /// Where the engine's and the store's log lines go (`AccessEnablerConfiguration.log`,
     /// `TokenStore(postgreSQL:log:)`): to stderr under `label`, each at the daemon's level of its `EngineLogLevel`.
-    static func sink(label: String) -> @Sendable (EngineLogLevel, String) -> Void {
+    static func sink(label: String) -> EngineLog {
         let logger = Logger(label: label)
         return { level, line in
             switch level {
-            case .debug: logger.debug(line)
-            case .warning: logger.warning(line)
-            case .error: logger.error(line)
+            case .debug: logger.debug(line())
+            case .warning: logger.warning(line())
+            case .error: logger.error(line())
             }
         }
     }
