@@ -138,10 +138,18 @@ final class Transfer: @unchecked Sendable {
             _ = ccurl_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method)
             if let body { Self.setBody(easy, body) }
         }
-        // "Expect:" with no value keeps libcurl from waiting for a 100 Continue before a larger body.
-        for line in request.headers.map({ "\($0.0): \($0.1)" }) + ["Expect:"] {
-            headerList = ccurl_slist_append(headerList, line)
+        // Each line goes to libcurl as the bytes of name, ": ", value and a NUL, put together once.
+        for (name, value) in request.headers {
+            var line: [UInt8] = []
+            line.reserveCapacity(name.utf8.count + value.utf8.count + 3)
+            line += name.utf8
+            line += ": ".utf8
+            line += value.utf8
+            line.append(0)
+            headerList = line.withUnsafeBytes { ccurl_slist_append(headerList, $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
         }
+        // "Expect:" with no value keeps libcurl from waiting for a 100 Continue before a larger body.
+        headerList = ccurl_slist_append(headerList, "Expect:")
         _ = ccurl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
         let context = Unmanaged.passUnretained(self).toOpaque()
         _ = ccurl_setopt_write(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
