@@ -259,6 +259,21 @@ def emulator_daemon_with_a_registration(bin_dir, tmp_path, *extra, stderr=subpro
         yield serving, temporary
 
 
+def test_at_debug_level_the_temporary_state_directory_is_named_and_state_list_reads_it(bin_dir, tmp_path):
+    """`--log-level debug` names the temporary state directory, so that `passbridge state list --state-dir` can be
+    pointed at it while the daemon runs; the line says it goes at exit, and it does."""
+    with emulator_daemon_with_a_registration(bin_dir, tmp_path, "--log-level", "debug", stderr=subprocess.PIPE) as (serving, temporary):
+        [made] = list(temporary.iterdir())
+        named = next(line for line in serving.stderr if "temporary state directory" in line)
+        assert f" debug passbridge: temporary state directory {made} (removed at exit)" in named, named
+        listed = state(bin_dir, "list", "--state-dir", str(made))
+        assert listed.returncode == 0 and listed.stdout.startswith("no logins "), listed
+        serving.send_signal(signal.SIGTERM)
+        serving.stderr.read()
+        assert serving.wait(timeout=30) == 0
+    assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
+
+
 @pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"])
 def test_a_termination_signal_removes_the_temporary_state_of_backend_emulator(bin_dir, tmp_path, signal_number):
     """A hang-up (the terminal of a hand-run daemon closed) stops it as SIGTERM does: exit 0, the emulator's

@@ -35,6 +35,8 @@ struct Backend {
         if temporary {
             // It holds client credentials and tokens: a second signal removes it too.
             stopper.beforeForcedExit { StoreSetup.removeEmulatorStateDirectory(stateDirectory) }
+            // Debug, as the emulator's own line: `passbridge state list --state-dir` can be pointed at it meanwhile.
+            Logger(label: "passbridge").debug("temporary state directory \(stateDirectory) (removed at exit)")
         }
         var emulator: EmulatorChild?
         let backendURL: BackendURL
