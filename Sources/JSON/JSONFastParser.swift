@@ -136,20 +136,20 @@ struct JSONFastParser {
 
     /// A string literal at `offset` (its opening quote); nil for non-ASCII bytes, control characters, `\u0000`
     /// and surrogate escapes (jansson decides those).
-    /// A string's plain bytes are passed over eight at a time (`ByteWord`), then the word that holds the quote, an
-    /// escape, a control character or a non-ASCII byte byte by byte: a media token is a kilobyte of plain bytes.
+    /// A string's plain bytes are passed over eight at a time (`ByteWord`) up to the first word that holds the
+    /// quote, an escape, a control character or a non-ASCII byte, and byte by byte from there (each of those ends
+    /// this pass): a media token is a kilobyte of plain bytes.
     private mutating func string() -> String? {
         offset += 1
         let start = offset
-        while offset < bytes.count {
-            if let base = bytes.baseAddress {
-                while offset + 8 <= bytes.count {
-                    let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
-                    if ByteWord.needsEscape(word) || word & 0x8080_8080_8080_8080 != 0 { break }
-                    offset += 8
-                }
-                if offset == bytes.count { break }
+        if let base = bytes.baseAddress {
+            while offset + 8 <= bytes.count {
+                let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+                if ByteWord.needsEscape(word) || word & 0x8080_8080_8080_8080 != 0 { break }
+                offset += 8
             }
+        }
+        while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
                 let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
