@@ -8,7 +8,7 @@ import Foundation
 let program = CommandLineProgram(
     name: "passbridge-test-daemon", version: DaemonOptions.version,
     usage: """
-        USAGE: passbridge-test-daemon [passbridge options] [--test-store-look-seconds S]
+        USAGE: passbridge-test-daemon [passbridge options] [--test-store-look-seconds S] [--test-poll-seconds S]
 
         passbridge (see passbridge --help) with the test methods of Tests/TestDaemon/TestMethods.swift: the
         JSON-RPC 2.0 specification's examples (subtract, sum, get_data, update, notify_hello, notify_sum),
@@ -16,18 +16,24 @@ let program = CommandLineProgram(
 
         --test-store-look-seconds S   how often the store looks for other processes' login changes when it has
                                       no socket to wait on (passbridge: 0.2; DaemonOptions.storeLookInterval)
+        --test-poll-seconds S         how often a second-screen login polls for its code (passbridge: 4;
+                                      DaemonOptions.pollInterval)
 
         """)
 var arguments = Array(CommandLine.arguments.dropFirst())
 if let status = program.helpOrVersion(arguments) { exit(status) }
-var lookInterval: Duration?
-if let index = arguments.firstIndex(of: "--test-store-look-seconds") {
+
+/// Takes `flag S` out of the arguments: S seconds, positive (a usage error otherwise); nil when the flag is absent.
+@MainActor func seconds(of flag: String) -> Duration? {
+    guard let index = arguments.firstIndex(of: flag) else { return nil }
     guard index + 1 < arguments.count, let seconds = Double(arguments[index + 1]), seconds > 0 else {
-        exit(program.usageError(UsageError("--test-store-look-seconds needs a positive number of seconds")))
+        exit(program.usageError(UsageError("\(flag) needs a positive number of seconds")))
     }
-    lookInterval = .milliseconds(Int64(seconds * 1000))
     arguments.removeSubrange(index...(index + 1))
+    return .milliseconds(Int64(seconds * 1000))
 }
+let lookInterval = seconds(of: "--test-store-look-seconds")
+let pollInterval = seconds(of: "--test-poll-seconds")
 var options: DaemonOptions
 do throws(CommandLineError) {
     options = try DaemonOptions.parse(arguments)
@@ -38,6 +44,7 @@ do throws(CommandLineError) {
     }
 }
 if let lookInterval { options.storeLookInterval = lookInterval }
+options.pollInterval = pollInterval
 var temporary: URL?
 if options.stateDir == nil && options.store == nil {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("passbridge-test-daemon-\(UUID().uuidString)")

@@ -589,12 +589,19 @@ def web_login(client, mvpd: str = "MockMVPD"):
     assert client.response(get, start)[1]["result"]["status"] == 1
 
 
-def pipes_or_socket(request, bin_dir, emulator, tmp_path):
+def pipes_or_socket(request, bin_dir, emulator, tmp_path, *test_flags: str):
     """For a fixture with `params=["pipes", "socket"]`: a connection to a daemon against `emulator`, over real pipes
     (a daemon of its own) or a real Unix socket (the `daemon` fixture's), and the check that ends it (True when the
-    daemon or the connection ended cleanly)."""
+    daemon or the connection ended cleanly). With `test_flags` (`--test-poll-seconds 0.25`, say) both are
+    passbridge-test-daemon's, given those flags."""
+    where = executable(bin_dir, "passbridge-test-daemon") if test_flags else bin_dir
     if request.param == "pipes":
-        connection = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+        connection = StdioDaemon(where, *daemon_args(emulator.base, tmp_path / "state"), *test_flags)
         return connection, lambda: connection.stop() == 0
+    if test_flags:
+        daemon = SocketDaemon(where, request.getfixturevalue("short_tmp") / "pb.sock",
+                              *daemon_args(emulator.base, tmp_path / "state"), *test_flags)
+        connection = daemon.client()
+        return connection, lambda: connection.close() or daemon.stop() == 0
     connection = request.getfixturevalue("daemon").client()
     return connection, lambda: connection.close() or True

@@ -17,8 +17,9 @@ NOT_AUTHENTICATED = "User Not Authenticated Error"
 
 @pytest.fixture(params=["pipes", "socket"])
 def client(request, bin_dir, emulator, tmp_path):
-    """A second-screen instance (`init {webView: false}`) with REF set, over stdio or a Unix socket."""
-    connection, finish = pipes_or_socket(request, bin_dir, emulator, tmp_path)
+    """A second-screen instance (`init {webView: false}`) with REF set, over stdio or a Unix socket, polling for its
+    code every quarter second (passbridge polls every 4 s: the poll tests waited 16 s each)."""
+    connection, finish = pipes_or_socket(request, bin_dir, emulator, tmp_path, "--test-poll-seconds", "0.25")
     assert connection.call("init", {"webView": False}) == {}
     assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     yield connection

@@ -72,6 +72,7 @@ struct Backend {
             requestTimeout: options.requestTimeout,
             log: Logger.sink(label: "engine"))
         engine.missingStatementHelp = missingStatementHelp
+        if let pollInterval = options.pollInterval { engine.pollInterval = pollInterval }
         engine.svcMVPDs = options.svcMVPDs
         engine.svcRedirectURL = options.svcRedirectURL
         return Backend(

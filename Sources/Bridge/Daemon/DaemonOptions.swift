@@ -47,6 +47,10 @@ public struct DaemonOptions: Sendable {
     /// (`TokenStore.defaultLookInterval`). Not a flag of `passbridge`: the test daemon sets it
     /// (`passbridge-test-daemon --test-store-look-seconds`) to show that PostgreSQL's notifications need no look.
     public var storeLookInterval = TokenStore.defaultLookInterval
+    /// How often a second-screen login polls `profiles/code/{code}` (nil: the engine's 4 s,
+    /// `AccessEnablerConfiguration.pollInterval`). Not a flag of `passbridge`: the test daemon sets it
+    /// (`passbridge-test-daemon --test-poll-seconds`) so that tests of second-screen logins do not wait 4 s per poll.
+    public var pollInterval: Duration?
 
     /// The defaults `passbridge --help` shows.
     public init() {}
