@@ -35,7 +35,9 @@ final class BridgeStatistics: Sendable {
             "profileReads": ["memory": .integer(Int64(reads.memory)), "store": .integer(Int64(reads.store))],
             "authorizationExpiries": ["written": .integer(Int64(expiries.written)), "unchanged": .integer(Int64(expiries.unchanged))],
             "heapBytes": .integer(Int64(heap.uordblks + heap.hblkhd)),
-            "uptimeSeconds": .double(Double(seconds) + Double(attoseconds / 1_000_000_000_000_000) / 1000),
+            // Whole milliseconds over 1000: the double nearest to the three-decimal value, written with three decimals
+            // at most (seconds plus milliseconds/1000 is often one ulp off it: 1.3940000000000001).
+            "uptimeSeconds": .double(Double(seconds * 1000 + attoseconds / 1_000_000_000_000_000) / 1000),
         ]
     }
 }

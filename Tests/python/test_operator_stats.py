@@ -2,6 +2,7 @@
 OpenMetrics text that Prometheus' own client library parses, with the counts rpc.stats gives; exit 1 when no daemon
 answers, 2 on bad usage."""
 import json
+import re
 import socket
 import subprocess
 import threading
@@ -12,6 +13,7 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.parser import text_string_to_metric_families as prometheus_text_families
 
+from rpc_helper import StdioDaemon
 from test_bridge_flows import login, ready
 
 
@@ -179,3 +181,24 @@ def test_stats_gives_up_after_5_s_or_64_kib_of_answer(bin_dir, short_tmp, behave
     assert elapsed < 7, f"{elapsed:.1f} s"
     assert printed.stderr.startswith("passbridge stats: ") and printed.stderr.count("\n") == 1, printed.stderr
     assert why in printed.stderr, printed.stderr
+
+
+def test_uptime_is_written_in_whole_milliseconds(bin_dir):
+    """uptimeSeconds has millisecond resolution and is written so: at most three decimals, never the float noise of
+    adding the milliseconds to the seconds (1.3940000000000001: 162 of the thousand values of the second second
+    would show it). Asked over real pipes, 150 times a few ms apart once the daemon has served a second."""
+    daemon = StdioDaemon(bin_dir, raw=True)
+
+    def uptime(number: int) -> bytes:
+        text = daemon.roundtrip(json.dumps({"jsonrpc": "2.0", "id": number, "method": "rpc.stats"}), timeout=10)
+        return re.search(rb'"uptimeSeconds":([^,}]+)', text).group(1)
+
+    while float(uptime(0)) < 1:
+        time.sleep(0.02)
+    uptimes = []
+    for number in range(1, 151):
+        uptimes.append(uptime(number))
+        time.sleep(0.002)
+    assert daemon.stop() == 0
+    assert all(re.fullmatch(rb"\d+(\.\d{1,3})?", value) for value in uptimes), [v for v in uptimes if len(v) > 5]
+    assert len(set(uptimes)) > 50, uptimes
