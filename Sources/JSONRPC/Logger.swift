@@ -60,6 +60,14 @@ public struct Logger: Sendable {
         LogQueue.shared.enqueue(Logger.format(level, label: label, message()))
     }
 
+    /// As ``log(_:_:)``, then waits until every queued line is written, at most `timeout`: for the last line before
+    /// `_exit`, which skips the drain `atexit` does (a stderr nobody reads holds the process no longer than that).
+    public func logBeforeExit(_ level: Level, _ message: String, timeout: Duration = .milliseconds(500)) {
+        log(level, message)
+        let (seconds, attoseconds) = timeout.components
+        LogQueue.shared.drain(timeoutNanos: UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000))
+    }
+
     /// Whether stderr is connected to the journal: `JOURNAL_STREAM` holds `DEVICE:INODE` of the stream journald
     /// gave the service, and it is stderr only when those match fd 2 (systemd.exec(5), "Environment variables in
     /// spawned processes": a child whose stderr was redirected inherits the variable, but not the stream).

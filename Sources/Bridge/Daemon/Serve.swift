@@ -25,7 +25,7 @@ final class Stopper: Sendable {
             return (state.action, state.beforeForcedExit, state.signals)
         }
         if count > 1 {
-            writeError("passbridge: signal \(signal) again while stopping: exiting without draining")
+            log.logBeforeExit(.error, "signal \(signal) again while stopping: exiting without draining")
             beforeForcedExit?()
             _exit(1)
         }
