@@ -13,10 +13,6 @@ joined the login in progress, and so shows nothing, is known to have been handle
 silence. At the end of a sequence every pending request is cancelled ($/cancelRequest) and must then be answered, and
 rule 5 is checked once more.
 
-The daemon is passbridge-test-daemon (passbridge with test methods, none of which the model calls), so that a
-second-screen login polls every POLL_SECONDS instead of passbridge's 4 s: waiting for the poll after the phone signed
-in was three quarters of the run's time, and more polls in a sequence is more interleavings, not fewer.
-
 Sequences and shrinking: each sequence runs on a daemon of its own (a fresh state directory: a new device, so no
 TempPass start, remembered provider or login is carried over, and a counterexample replays as it was found); the
 emulator is shared and reset after each. Hypothesis generates PASSBRIDGE_MODEL_EXAMPLES sequences (default 300) of
@@ -52,10 +48,8 @@ from rpc_helper import REDIRECT_URL, SocketDaemon, StdioDaemon, daemon_args, fol
 
 EXAMPLES = int(os.environ.get("PASSBRIDGE_MODEL_EXAMPLES", "300"))
 STEPS = int(os.environ.get("PASSBRIDGE_MODEL_STEPS", "25"))
-# The second-screen login's poll interval (passbridge-test-daemon --test-poll-seconds; passbridge polls every 4 s).
-POLL_SECONDS = "0.25"
 # Longest wait for a request to be answered or to wait on the host: far above any answer from the loopback emulator,
-# and above the second screen's poll and a logout page's timeout (10 s).
+# and above the second screen's poll (4 s) and a logout page's timeout (10 s).
 SETTLE_SECONDS = 20.0
 # Shrinking: at most this long per kind of violation; each candidate sequence replayed up to REPLAYS times.
 SHRINK_SECONDS = float(os.environ.get("PASSBRIDGE_MODEL_SHRINK_SECONDS", "60"))
@@ -98,8 +92,7 @@ class EngineModel(RuleBasedStateMachine):
         self.emulator = env.emulator
         self.folder = env.scratch / f"m{next(env.numbers)}"
         self.folder.mkdir()
-        self.daemon = SocketDaemon(env.bin_dir / "passbridge-test-daemon", self.folder / "pb.sock",
-                                   *daemon_args(env.emulator.base, self.folder / "state"), "--test-poll-seconds", POLL_SECONDS)
+        self.daemon = SocketDaemon(env.bin_dir, self.folder / "pb.sock", *daemon_args(env.emulator.base, self.folder / "state"))
         self.trackers: dict[str, Tracker] = {}
         self.closed: list[Tracker] = []  # connections `restart` closed
         self.web_view: dict[str, bool] = {}
