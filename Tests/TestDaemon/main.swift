@@ -9,6 +9,7 @@ let program = CommandLineProgram(
     name: "passbridge-test-daemon", version: DaemonOptions.version,
     usage: """
         USAGE: passbridge-test-daemon [passbridge options] [--test-store-look-seconds S] [--test-poll-seconds S]
+                                      [--test-logout-page-seconds S]
 
         passbridge (see passbridge --help) with the test methods of Tests/TestDaemon/TestMethods.swift: the
         JSON-RPC 2.0 specification's examples (subtract, sum, get_data, update, notify_hello, notify_sum),
@@ -18,6 +19,8 @@ let program = CommandLineProgram(
                                       no socket to wait on (passbridge: 0.2; DaemonOptions.storeLookInterval)
         --test-poll-seconds S         how often a second-screen login polls for its code (passbridge: 4;
                                       DaemonOptions.pollInterval)
+        --test-logout-page-seconds S  how long a logout waits for its page to come back (passbridge: 10;
+                                      DaemonOptions.logoutTimeout)
 
         """)
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -34,6 +37,7 @@ if let status = program.helpOrVersion(arguments) { exit(status) }
 }
 let lookInterval = seconds(of: "--test-store-look-seconds")
 let pollInterval = seconds(of: "--test-poll-seconds")
+let logoutTimeout = seconds(of: "--test-logout-page-seconds")
 var options: DaemonOptions
 do throws(CommandLineError) {
     options = try DaemonOptions.parse(arguments)
@@ -45,6 +49,7 @@ do throws(CommandLineError) {
 }
 if let lookInterval { options.storeLookInterval = lookInterval }
 options.pollInterval = pollInterval
+options.logoutTimeout = logoutTimeout
 var temporary: URL?
 if options.stateDir == nil && options.store == nil {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("passbridge-test-daemon-\(UUID().uuidString)")

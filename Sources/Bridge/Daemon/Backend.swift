@@ -73,6 +73,7 @@ struct Backend {
             log: Logger.sink(label: "engine"))
         engine.missingStatementHelp = missingStatementHelp
         if let pollInterval = options.pollInterval { engine.pollInterval = pollInterval }
+        if let logoutTimeout = options.logoutTimeout { engine.logoutTimeout = logoutTimeout }
         engine.svcMVPDs = options.svcMVPDs
         engine.svcRedirectURL = options.svcRedirectURL
         return Backend(

@@ -51,6 +51,10 @@ public struct DaemonOptions: Sendable {
     /// `AccessEnablerConfiguration.pollInterval`). Not a flag of `passbridge`: the test daemon sets it
     /// (`passbridge-test-daemon --test-poll-seconds`) so that tests of second-screen logins do not wait 4 s per poll.
     public var pollInterval: Duration?
+    /// How long a logout waits for its page to come back through handleExternalURL before it ends without it (nil:
+    /// the engine's 10 s, `AccessEnablerConfiguration.logoutTimeout`). Not a flag of `passbridge`: the test daemon
+    /// sets it (`passbridge-test-daemon --test-logout-page-seconds`) for tests that let logout pages go unanswered.
+    public var logoutTimeout: Duration?
 
     /// The defaults `passbridge --help` shows.
     public init() {}
