@@ -136,6 +136,7 @@ struct JSONFastParser {
 
     /// A string literal at `offset` (its opening quote); nil for non-ASCII bytes, control characters, `\u0000`
     /// and surrogate escapes (jansson decides those).
+    ///
     /// A string's plain bytes are passed over eight at a time (`ByteWord`) up to the first word that holds the
     /// quote, an escape, a control character or a non-ASCII byte, and byte by byte from there (each of those ends
     /// this pass): a media token is a kilobyte of plain bytes.

@@ -141,7 +141,7 @@ public struct SingleSignOnTokens: Sendable, Equatable {
 }
 
 /// Where the engine's and the store's log lines go, with how much each matters. The line is an autoclosure, made
-/// only if the sink writes it: a backend exchange's debug line cost 8,000 instructions per call at the default level.
+/// only if the sink writes it: a backend exchange's debug line cost 12,700 instructions per call at the default level.
 public typealias EngineLog = @Sendable (EngineLogLevel, @autoclosure () -> String) -> Void
 
 /// How much an engine log line matters; the daemon maps it to its own log levels.

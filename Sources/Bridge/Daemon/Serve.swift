@@ -25,8 +25,9 @@ final class Stopper: Sendable {
             return (state.action, state.beforeForcedExit, state.signals)
         }
         if count > 1 {
-            log.logBeforeExit(.error, "signal \(signal) again while stopping: exiting without draining")
+            // What must not outlive the process goes first: a stderr nobody reads delays the line, not the removal.
             beforeForcedExit?()
+            log.logBeforeExit(.error, "signal \(signal) again while stopping: exiting without draining")
             _exit(1)
         }
         log.info("signal \(signal): stopping")
