@@ -2,11 +2,13 @@
 the daemon serves exactly the host→daemon methods it lists, the backend and state flags, and the second screen."""
 import json
 import os
+import signal
 import pathlib
 import re
 import stat
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -116,6 +118,56 @@ def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
     while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{child}"), "the emulator child outlived passbridge"
+
+
+def held_by_the_emulator_child(bin_dir, tmp_path, *flags: str):
+    """`passbridge --stdio --backend emulator --log-level debug FLAGS…` with a setRequestor whose configuration
+    request its emulator child holds (a 10 s latency fault, the request logged there): (the process, the child's
+    pid)."""
+    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator", "--state-dir", str(tmp_path / "state"),
+                               "--log-level", "debug", *flags],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = next(m for line in daemon.stderr if (m := re.search(r"pass-emulator started at (http://\S+) \(pid (\d+)\)", line)))
+    base, child = started.group(1).rstrip("/"), int(started.group(2))
+
+    def admin(method, path, body=None):
+        request = urllib.request.Request(base + "/__admin/" + path, method=method, headers={"Content-Type": "application/json"},
+                                         data=json.dumps(body).encode() if body is not None else None)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read() or b"{}")
+
+    fault = {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency", "value": 10_000, "count": 1}
+    assert admin("POST", "faults", fault)[0] == 201
+    daemon.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "setRequestor", "params": {"requestorID": "REF"}}) + "\n")
+    daemon.stdin.flush()
+    deadline = time.monotonic() + 10
+    while not any(r["path"] == "/api/v2/REF/configuration" for r in admin("GET", "requests")[1]["requests"]):
+        assert time.monotonic() < deadline, "the configuration request never reached the emulator"
+        time.sleep(0.02)
+    return daemon, child
+
+
+def gone(pid: int) -> bool:
+    """No such process, or a zombie that init has yet to reap."""
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+def test_a_signal_ends_the_emulator_child_within_the_shutdown_timeout_even_when_it_holds_a_request(bin_dir, tmp_path):
+    """Protocol/README.md "Lifecycle" 6: the daemon exits 0 within --shutdown-timeout. Its emulator child, stopped
+    with SIGTERM, would finish the request a latency fault holds first (9 s after the signal, with 5 s to shut
+    down, in a new user's run); it gets what is left of the timeout, then SIGKILL."""
+    daemon, child = held_by_the_emulator_child(bin_dir, tmp_path, "--shutdown-timeout", "1")
+    signalled = time.monotonic()
+    daemon.send_signal(signal.SIGTERM)
+    out, _ = daemon.communicate(timeout=30)
+    took = time.monotonic() - signalled
+    assert daemon.returncode == 0
+    assert took < 4, f"exit {took:.1f} s after the signal, with --shutdown-timeout 1 (the fault holds the request 10 s)"
+    assert json.loads(out.splitlines()[0])["error"]["code"] == -32003
+    assert gone(child), "the emulator child outlived the daemon"
 
 
 @pytest.mark.parametrize("backend", ["http://example.com", "http://10.0.0.1:8080"])

@@ -10,10 +10,11 @@ struct Backend {
     /// The temporary state directory of `--backend emulator` without `--state-dir`, removed at exit.
     var temporaryStateDirectory: String?
 
-    /// Stops the emulator child and removes the temporary state directory.
-    func stop() {
+    /// Stops the emulator child (SIGKILL at `deadline` if it has not stopped by then) and removes the temporary
+    /// state directory.
+    func stop(by deadline: ContinuousClock.Instant) {
         configuration.store.close()
-        emulator?.stop()
+        emulator?.stop(by: deadline)
         if let temporaryStateDirectory { StoreSetup.removeEmulatorStateDirectory(temporaryStateDirectory) }
     }
 
@@ -62,7 +63,7 @@ struct Backend {
         do {
             store = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory, lookInterval: options.storeLookInterval)
         } catch {
-            emulator?.stop()
+            emulator?.stop(by: .now + .seconds(1))
             if temporary { StoreSetup.removeEmulatorStateDirectory(stateDirectory) }
             throw error
         }

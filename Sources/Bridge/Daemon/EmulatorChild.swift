@@ -95,8 +95,10 @@ final class EmulatorChild: Sendable {
         return pid
     }
 
-    /// Stops the child (SIGTERM) and reaps it; once.
-    func stop() {
+    /// Stops the child and reaps it; once. SIGTERM lets it finish the requests it is answering (a latency fault can
+    /// hold one for many seconds); at `deadline` it gets SIGKILL, so that the daemon exits within
+    /// its `--shutdown-timeout` (Protocol/README.md, "Lifecycle" 6).
+    func stop(by deadline: ContinuousClock.Instant) {
         guard
             stopped.withLock({ done in
                 defer { done = true }; return !done
@@ -104,7 +106,14 @@ final class EmulatorChild: Sendable {
         else { return }
         kill(pid, SIGTERM)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if ContinuousClock.now >= deadline {
+                kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                return
+            }
+            usleep(2_000)
+        }
     }
 
     /// The folder of the running binary (`/proc/self/exe`, else argv[0]).

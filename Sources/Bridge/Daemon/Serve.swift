@@ -13,6 +13,8 @@ final class Stopper: Sendable {
         /// What must not outlive the process, done before a second signal ends it.
         var beforeForcedExit: (@Sendable () -> Void)?
         var signals = 0
+        /// When the first signal came.
+        var firstSignal: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -22,6 +24,7 @@ final class Stopper: Sendable {
         TerminationSignals.thread.check("Stopper.received")
         let (action, beforeForcedExit, count) = state.withLock { state in
             state.signals += 1
+            if state.firstSignal == nil { state.firstSignal = .now }
             return (state.action, state.beforeForcedExit, state.signals)
         }
         if count > 1 {
@@ -32,6 +35,12 @@ final class Stopper: Sendable {
         }
         log.info("signal \(signal): stopping")
         action?()
+    }
+
+    /// When what is left of the daemon's work must be done by: `shutdownTimeout` after the first signal, or `grace`
+    /// from now when no signal came (end of input on stdio, whose drain has already run).
+    func deadline(shutdownTimeout: Duration, grace: Duration = .seconds(1)) -> ContinuousClock.Instant {
+        state.withLock { $0.firstSignal }.map { $0 + shutdownTimeout } ?? .now + grace
     }
 
     /// Sets what a second signal does before it ends the process.
@@ -69,7 +78,7 @@ public enum Daemon {
         }
         let configuration = backend.configuration
         let statistics = BridgeStatistics()
-        defer { backend.stop() }
+        defer { backend.stop(by: stopper.deadline(shutdownTimeout: options.limits.shutdownTimeout)) }
         return serve(
             options,
             factory: { connection in
