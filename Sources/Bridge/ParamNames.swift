@@ -14,8 +14,10 @@ enum ParamNames {
     static func refuseUnknown(_ params: Params, method: String) throws(ErrorObject) {
         let known = byMethod[method] ?? []
         for name in params.object.keys.sorted() where !known.contains(name) {
-            guard let closest = Text.closest(to: name, in: known) else {
-                throw Params.invalid(name, "is not a param of \(method), which takes none")
+            // A closest name only for a name a typo could have made (as for methods): the edit distance to a name of
+            // megabytes held the connection's loop, and every connection on it, for seconds.
+            guard name.utf8.count <= NearNames.longestAsked, let closest = Text.closest(to: name, in: known) else {
+                throw Params.invalid(name, "is not a param of \(method)" + (known.isEmpty ? ", which takes none" : ""))
             }
             let reason = "is not a param of \(method); did you mean '\(closest)'?"
             throw ErrorObject(

@@ -23,7 +23,7 @@ struct Params: Sendable {
     /// -32602 whose message names the param and the reason; `data` is `{param, reason}`.
     static func invalid(_ name: String, _ reason: String) -> ErrorObject {
         ErrorObject(
-            code: .invalidParams, message: "Invalid params: '\(name)' \(reason)",
+            code: .invalidParams, message: "Invalid params: '\(Text.excerpt(name))' \(reason)",
             data: ["param": .string(name), "reason": .string(reason)])
     }
 

@@ -151,6 +151,21 @@ def test_set_options_refuses_an_unknown_key_naming_the_closest(app, emulator, ke
     assert [r["query"] for r in configuration_requests(emulator)] == [{"profile": "kept"}]
 
 
+def test_an_unknown_param_name_of_a_megabyte_is_refused_without_a_closest_name(app):
+    """A name no typo makes (over 256 bytes, the rule for method names too) gets no closest name, and the message
+    quotes its first 64 characters: looking for the closest name to a megabyte held the loop, and every connection
+    on it, for seconds (the bad-input pass: 21 s for a 3 MB name). The connection goes on."""
+    name = "q" * 1_000_000
+    assert app.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    with pytest.raises(RpcError) as refused:
+        app.call("setRequestor", {name: "REF"})
+    error = refused.value.error
+    assert error["code"] == -32602
+    assert error["message"] == "Invalid params: '" + "q" * 64 + "…' is not a param of setRequestor"
+    assert error["data"] == {"param": name, "reason": "is not a param of setRequestor"}
+    assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+
+
 @pytest.mark.parametrize("method, params, name", [
     ("init", {"subjectToken": "abc\r\nX-Injected: yes"}, "subjectToken"),
     ("init", {"serviceToken": "s\u0000tail"}, "serviceToken"),
