@@ -26,14 +26,18 @@ let program = CommandLineProgram(
 var arguments = Array(CommandLine.arguments.dropFirst())
 if let status = program.helpOrVersion(arguments) { exit(status) }
 
-/// Takes `flag S` out of the arguments: S seconds, positive (a usage error otherwise); nil when the flag is absent.
+/// Takes every `flag S` out of the arguments (the last one counts): S seconds, from 0.001 to 86,400 (a usage error
+/// otherwise: inf or 1e308 cannot be a Duration, and 1e-320 would be none); nil when the flag is absent.
 @MainActor func seconds(of flag: String) -> Duration? {
-    guard let index = arguments.firstIndex(of: flag) else { return nil }
-    guard index + 1 < arguments.count, let seconds = Double(arguments[index + 1]), seconds > 0 else {
-        exit(program.usageError(UsageError("\(flag) needs a positive number of seconds")))
+    var found: Duration?
+    while let index = arguments.firstIndex(of: flag) {
+        guard index + 1 < arguments.count, let seconds = Double(arguments[index + 1]), seconds >= 0.001, seconds <= 86_400 else {
+            exit(program.usageError(UsageError("\(flag) needs a number of seconds from 0.001 to 86400")))
+        }
+        arguments.removeSubrange(index...(index + 1))
+        found = .milliseconds(Int64((seconds * 1000).rounded()))
     }
-    arguments.removeSubrange(index...(index + 1))
-    return .milliseconds(Int64(seconds * 1000))
+    return found
 }
 let lookInterval = seconds(of: "--test-store-look-seconds")
 let pollInterval = seconds(of: "--test-poll-seconds")

@@ -302,3 +302,12 @@ def test_an_unknown_requestor_lists_the_known_ones_and_names_the_near_one(bin_di
                        "message": "The backend does not know the requestor id 'ref' (ids are case-sensitive); did you mean 'REF'?",
                        "details": "The service provider parameter value is missing or invalid. Known service providers: REF, REF2"}]
     assert daemon.stop() == 0
+
+
+@pytest.mark.parametrize("flag", ["--test-store-look-seconds", "--test-poll-seconds", "--test-logout-page-seconds"])
+@pytest.mark.parametrize("value", ["inf", "1e308", "nan", "0", "-1", "1e-320", "", "soon"])
+def test_the_test_daemons_seconds_flags_refuse_what_is_no_duration(test_daemon, flag, value):
+    """A usage error (status 2, one line naming the flag), where inf and 1e308 crashed converting to a Duration."""
+    result = subprocess.run([test_daemon, "--stdio", flag, value], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2, result.stderr[-500:]
+    assert result.stderr.count("\n") == 1 and flag in result.stderr and result.stdout == ""
