@@ -117,7 +117,7 @@ enum StatsCommand {
         var text = ""
         for (name, value, help) in [
             ("instances", stats["instances"], "AccessEnabler instances alive in the daemon."),
-            ("connections", connections, "Connections with an instance, the one asking for these metrics not counted."),
+            ("connections", connections, "Open connections that have sent a message, the one asking for these metrics not counted."),
             ("calls_in_flight", stats["callsInFlight"], "Calls accepted and not answered yet."),
         ] {
             text += "# HELP passbridge_\(name) \(help)\n# TYPE passbridge_\(name) gauge\npassbridge_\(name) \(number(value))\n"
