@@ -37,10 +37,10 @@ final class Stopper: Sendable {
         action?()
     }
 
-    /// When what is left of the daemon's work must be done by: `shutdownTimeout` after the first signal, or `grace`
-    /// from now when no signal came (end of input on stdio, whose drain has already run).
-    func deadline(shutdownTimeout: Duration, grace: Duration = .seconds(1)) -> ContinuousClock.Instant {
-        state.withLock { $0.firstSignal }.map { $0 + shutdownTimeout } ?? .now + grace
+    /// When what is left of the daemon's work must be done by: `shutdownTimeout` after the first signal, or 1 s from
+    /// now when no signal came (end of input on stdio, whose drain has already run).
+    func deadline(shutdownTimeout: Duration) -> ContinuousClock.Instant {
+        state.withLock { $0.firstSignal }.map { $0 + shutdownTimeout } ?? .now + .seconds(1)
     }
 
     /// Sets what a second signal does before it ends the process.
