@@ -38,8 +38,17 @@ struct Requestor: Sendable {
 
 /// A profile (the REST V2 authentication token) as stored: `{mvpd, notBefore, notAfter, issuer, type, attributes}`.
 struct Profile: Sendable {
-    var mvpd: String
-    var json: JSON
+    let mvpd: String
+    let json: JSON
+    /// The tracking GUID: MD5 hex of the user id (Adobe's "iOS/tvOS API Reference": sendTrackingData), nil without
+    /// a `userID` attribute. Made once per profile: every authorization and metadata call sends it.
+    let trackingGUID: String?
+
+    init(mvpd: String, json: JSON) {
+        self.mvpd = mvpd
+        self.json = json
+        self.trackingGUID = Self.attribute("userID", of: json).map { Hash.md5Hex($0.value.stringValue ?? $0.value.serializedString()) }
+    }
 
     var notAfter: Int64 { json["notAfter"]?.int64Value ?? 0 }
     var issuer: String? { json["issuer"]?.stringValue }
@@ -49,7 +58,9 @@ struct Profile: Sendable {
     var isDegraded: Bool { type == "degraded" }
 
     /// The value of attribute `name` and whether it is encrypted (`state` "enc").
-    func attribute(_ name: String) -> (value: JSON, encrypted: Bool)? {
+    func attribute(_ name: String) -> (value: JSON, encrypted: Bool)? { Self.attribute(name, of: json) }
+
+    private static func attribute(_ name: String, of json: JSON) -> (value: JSON, encrypted: Bool)? {
         guard let attribute = json["attributes"]?[name] else { return nil }
         if let value = attribute["value"] { return (value, attribute["state"]?.stringValue == "enc") }
         return (attribute, false)
@@ -68,11 +79,5 @@ struct Profile: Sendable {
             if attribute.encrypted { encrypted.append(name) }
         }
         return (data, encrypted.sorted())
-    }
-
-    /// The tracking GUID: MD5 hex of the user id (Adobe's "iOS/tvOS API Reference": sendTrackingData).
-    var trackingGUID: String? {
-        guard let userID = attribute("userID")?.value else { return nil }
-        return Hash.md5Hex(userID.stringValue ?? userID.serializedString())
     }
 }
