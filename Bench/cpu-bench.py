@@ -22,7 +22,9 @@ the threads libmicrohttpd ends with their connections too), and the wall time pe
 under callgrind (`valgrind --tool=callgrind`, counters zeroed before a row and dumped after it with
 `callgrind_control`) and adds the instructions per call (user space; callgrind counts instructions, not time, so
 the figure does not move with the machine's load). `--threads` prints the daemon's CPU per thread for each row.
-Rounds interleave the daemons; each cell is the median of the rounds.
+Rounds interleave the daemons; each cell is the median of the rounds, and a second table gives each row's fastest
+and slowest round. The getAuthorization ÷ curl ratio is taken within each round (the median of those ratios, and
+their range), since both figures of a round move together when the VM slows down.
 """
 import argparse
 import base64
@@ -361,6 +363,19 @@ def median(samples, row, figure):
     return statistics.median(values) if values else None
 
 
+def round_ratios(samples):
+    """getAuthorization's CPU over curl's, one ratio per round: the two are measured minutes apart in the same round,
+    so a VM that runs slower for a while slows both, and the ratio moves less than either figure."""
+    return [sample["getAuthorization"]["daemon_cpu_us"] / sample["curl"]["curl_cpu_us"] for sample in samples
+            if sample.get("curl", {}).get("curl_cpu_us") and "getAuthorization" in sample]
+
+
+def spread(samples, row, figure):
+    """`min–max` of a figure over the rounds."""
+    values = [sample[row][figure] for sample in samples if figure in sample.get(row, {})]
+    return f"{min(values):,.0f}–{max(values):,.0f}" if values else "—"
+
+
 def report(columns, instructions, show_threads):
     def cell(value, digits=0):
         return "—" if value is None else f"{value:,.{digits}f}"
@@ -381,13 +396,17 @@ def report(columns, instructions, show_threads):
         cells += [cell(median(column.samples, "curl", "curl_cpu_us")), cell(instructions.get(column.name, {}).get("curl")),
                   cell(median(column.samples, "curl", "wall_us")), "—"]
     lines.append("| curl, keep-alive `decisions/authorize` (its own CPU) | " + " | ".join(cells) + " |")
+    lines += ["", "CPU over the rounds, fastest–slowest (µs per call): how far the medians above can be trusted.", "",
+              "| operation | " + " | ".join(c.name for c in columns) + " |", "|---|" + "---|" * len(columns)]
+    for name, figure in [(row[0], "daemon_cpu_us") for row in ROWS] + [(LOGIN, "daemon_cpu_us"), ("curl", "curl_cpu_us")]:
+        lines.append(f"| {name} | " + " | ".join(spread(c.samples, name, figure) for c in columns) + " |")
     lines += ["", "| ratio | " + " | ".join(c.name for c in columns) + " |", "|---|" + "---|" * len(columns)]
     ratios = []
     for column in columns:
-        daemon = median(column.samples, "getAuthorization", "daemon_cpu_us")
-        curl = median(column.samples, "curl", "curl_cpu_us")
-        ratios.append(f"{daemon / curl:.2f}×" if daemon and curl else "—")
-    lines.append("| getAuthorization CPU ÷ curl CPU (goal ≤ 1.0×) | " + " | ".join(ratios) + " |")
+        paired = round_ratios(column.samples)
+        ratios.append(f"{statistics.median(paired):.2f}× ({min(paired):.2f}–{max(paired):.2f}×)" if paired else "—")
+    lines.append("| getAuthorization CPU ÷ curl CPU, each round's own ratio: median (range) (goal ≤ 1.0×) | "
+                 + " | ".join(ratios) + " |")
     if instructions:
         counted = []
         for column in columns:
