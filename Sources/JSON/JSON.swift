@@ -114,12 +114,36 @@ extension JSON: CustomStringConvertible {
 /// Lookups scan the members, which beats hashing for the small objects of a protocol; objects of more than
 /// ``JSONObject/indexThreshold`` members also keep a name index. Equality and hashing ignore member order, as
 /// RFC 8259 does.
+/// A member name compared as RFC 8259 section 8.3 compares names, character by character once escapes are read
+/// (here: by UTF-8 bytes), where Swift's `String` equality would make canonically equivalent names one
+/// (`"\u{E9}"` and `"e\u{301}"`, `K` and the Kelvin sign U+212A). Protocol/README.md, "What counts as JSON".
+struct MemberName: Hashable {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    @inline(__always)
+    static func same(_ a: String, _ b: String) -> Bool {
+        // Equal bytes make equal `String`s, so `String`'s inequality settles most comparisons. An ASCII name (as
+        // many UTF-16 units as bytes, a count the string keeps) that `String` finds equal to one of the same length is
+        // the same bytes: every other character whose canonical decomposition is ASCII (the Kelvin sign, U+037E,
+        // U+1FEF) is a single character taking more bytes. Only a non-ASCII name is compared again, byte by byte.
+        guard a == b, a.utf8.count == b.utf8.count else { return false }
+        return a.utf8.count == a.utf16.count || a.utf8.elementsEqual(b.utf8)
+    }
+
+    static func == (a: MemberName, b: MemberName) -> Bool { same(a.text, b.text) }
+
+    /// `String`'s own hash: names with the same bytes hash alike, which is all `==` needs.
+    func hash(into hasher: inout Hasher) { hasher.combine(text) }
+}
+
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     /// Member count above which lookups go through a dictionary index.
     public static let indexThreshold = 16
 
     private var members: [(key: String, value: JSON)] = []
-    private var index: [String: Int]?
+    private var index: [MemberName: Int]?
 
     public init() {}
 
@@ -156,7 +180,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
             case (nil, let value?):
                 members.append((key, value))
                 if index != nil {
-                    index![key] = members.count - 1
+                    index![MemberName(key)] = members.count - 1
                 } else if members.count > JSONObject.indexThreshold {
                     rebuildIndex()
                 }
@@ -170,13 +194,13 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     }
 
     private func position(of key: String) -> Int? {
-        if let index { return index[key] }
-        return members.firstIndex { $0.key == key }
+        if let index { return index[MemberName(key)] }
+        return members.firstIndex { MemberName.same($0.key, key) }
     }
 
     private mutating func rebuildIndex() {
-        var built: [String: Int] = [:]
-        for (position, member) in members.enumerated() { built[member.key] = position }
+        var built: [MemberName: Int] = [:]
+        for (position, member) in members.enumerated() { built[MemberName(member.key)] = position }
         index = built
     }
 

@@ -77,17 +77,17 @@ struct JSONFastParser {
         }
         let base = members.count
         // The names read so far, once there are more than a linear search should look through.
-        var names: Set<String>?
+        var names: Set<MemberName>?
         while true {
             skipWhitespace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\""), let key = string() else { return nil }
             if names != nil {
-                guard names!.insert(key).inserted else { return nil }
+                guard names!.insert(MemberName(key)).inserted else { return nil }
             } else {
-                for index in base..<members.count where members[index].key == key { return nil }
+                for index in base..<members.count where MemberName.same(members[index].key, key) { return nil }
                 if members.count - base == JSONObject.indexThreshold {
-                    names = Set(members[base...].lazy.map(\.key))
-                    names!.insert(key)
+                    names = Set(members[base...].lazy.map { MemberName($0.key) })
+                    names!.insert(MemberName(key))
                 }
             }
             skipWhitespace()

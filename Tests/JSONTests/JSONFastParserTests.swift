@@ -116,4 +116,32 @@ final class JSONFastParserTests: XCTestCase {
             }
         }
     }
+
+    /// Names `String` calls equal whose characters differ are two members, in both parsers and at every object size
+    /// (Protocol/README.md, "What counts as JSON"); the same characters twice are still a repeated name.
+    func testCanonicallyEquivalentNamesAreTwoMembers() throws {
+        let pairs = [
+            ("\\u00e9", "e\\u0301"), ("K", "\\u212a"), (";", "\\u037e"), ("`", "\\u1fef"), ("\\u00c5", "\\u212b"),
+            ("a\\u0316\\u0301", "a\\u0301\\u0316"),  // the same marks in another order: as many bytes either way
+        ]
+        for (first, second) in pairs {
+            XCTAssertEqual(try JSON.parse(Array("\"\(first)\"".utf8)).stringValue, try JSON.parse(Array("\"\(second)\"".utf8)).stringValue)
+            for others in [0, JSONObject.indexThreshold + 4] {
+                for big in ["", "\"big\":123456789012345678901234567890,"] {  // a big integer: jansson reads the text
+                    let filler = big + (0..<others).map { "\"m\($0)\":\($0)," }.joined()
+                    let text = "{" + filler + "\"\(first)\":1,\"\(second)\":2}"
+                    let object = try XCTUnwrap(JSON.parse(Array(text.utf8)).objectValue, text)
+                    XCTAssertEqual(object.count, others + (big.isEmpty ? 2 : 3), text)
+                    let names = try [first, second].map { try XCTUnwrap(JSON.parse(Array("\"\($0)\"".utf8)).stringValue) }
+                    XCTAssertEqual(object[names[0]], 1, text)
+                    XCTAssertEqual(object[names[1]], 2, text)
+                    var copy = JSONObject()
+                    for (name, value) in object { copy[name] = value }
+                    XCTAssertEqual(copy, object, text)
+                    XCTAssertThrowsError(try JSON.parse(Array(("{" + filler + "\"\(first)\":1,\"\(first)\":2}").utf8)), text)
+                    assertAgrees(text, accepted: big.isEmpty)
+                }
+            }
+        }
+    }
 }

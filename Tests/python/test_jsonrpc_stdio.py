@@ -330,3 +330,17 @@ def test_backend_emulator_without_pass_emulator_beside_says_what_to_do(passbridg
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr.startswith(f"passbridge: --backend emulator: {alone.parent}/pass-emulator not found or not executable")
     assert "--backend URL" in run.stderr and run.stderr.count("\n") == 1, run.stderr
+
+
+@pytest.mark.parametrize("first,second", [("\\u00e9", "e\\u0301"), ("K", "\\u212a"), ("\\u00c5", "\\u212b")])
+@pytest.mark.parametrize("others", [0, 20])
+def test_names_that_unicode_calls_equivalent_are_two_members(daemon, first, second, others):
+    # Protocol/README.md "What counts as JSON": names are compared character by character, so canonically
+    # equivalent names are two members, both echoed; 20 other members put the object past the parser's index
+    # threshold (16). The same name written twice is still refused.
+    filler = "".join(f'"m{n}":{n},' for n in range(others))
+    sent = '{' + filler + f'"{first}":1,"{second}":2' + '}'
+    echoed = json.loads(daemon.roundtrip('{"jsonrpc":"2.0","method":"echo","id":1,"params":' + sent + '}'))
+    assert echoed["result"] == json.loads(sent) and len(echoed["result"]) == others + 2
+    refused = json.loads(daemon.roundtrip('{"jsonrpc":"2.0","method":"echo","id":2,"params":{' + filler + f'"{first}":1,"{first}":2' + '}}'))
+    assert refused["error"]["code"] == -32600 and refused["id"] is None
