@@ -214,7 +214,7 @@ extension Engine {
             delegate.status(regcode(code: code, notAfter: notAfter, requestor: requestor, client: client))
             if opened.startPolling { armPoll(flow: flowID) }
             return .started
-        case .authenticate, .partnerProfile, .other:
+        case .partnerProfile, .other:
             break
         }
         return .ended(loginFailure(.garbage, requestor, secondScreen: !configuration.webView))
