@@ -61,6 +61,21 @@ public struct Arguments: Sendable {
 
     /// True when the flag `name` was given.
     public func has(_ name: String) -> Bool { flags.contains(name) }
+
+    /// A decimal number as a person writes seconds: digits with at most one point (`5`, `0.25`, `.5`, `5.`), or nil.
+    /// `Double(_:)` alone would also take `0x10` (16), `1e1`, `+5`, `inf` and `nan`.
+    public static func decimal(_ text: String) -> Double? {
+        var digits = 0
+        var points = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+            case UInt8(ascii: "."): points += 1
+            default: return nil
+            }
+        }
+        return digits > 0 && points <= 1 ? Double(text) : nil
+    }
 }
 
 /// A usage error: one line on stderr with a pointer to `--help`, exit status 2.

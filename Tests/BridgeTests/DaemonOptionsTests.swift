@@ -115,6 +115,7 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(usageError(["--backend=http://127.0.0.1:1", "--staging"]), "--staging and --backend cannot be combined")
         XCTAssertEqual(usageError(["--max-message-bytes", "63"]), "--max-message-bytes needs an integer ≥ 64, got 63")
         XCTAssertEqual(usageError(["--stall-timeout", "3601"]), "--stall-timeout needs seconds between 0 and 3600, got 3601")
+        XCTAssertEqual(usageError(["--stall-timeout", "0x10"]), "--stall-timeout needs seconds between 0 and 3600, got 0x10")
         XCTAssertEqual(usageError(["--request-timeout", "0"]), "--request-timeout needs more than 0 seconds")
         XCTAssertEqual(usageError(["--log-level", "loud"]), "--log-level must be trace, debug, info, warning or error, got loud")
         XCTAssertEqual(usageError(["--socket="]), "--socket needs a path")

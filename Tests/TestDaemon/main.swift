@@ -27,11 +27,12 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 if let status = program.helpOrVersion(arguments) { exit(status) }
 
 /// Takes every `flag S` out of the arguments (the last one counts): S seconds, from 0.001 to 86,400 (a usage error
-/// otherwise: inf or 1e308 cannot be a Duration, and 1e-320 would be none); nil when the flag is absent.
+/// otherwise, as for anything but a decimal number: inf or 1e308 cannot be a Duration, and 1e-320 would be none); nil
+/// when the flag is absent.
 @MainActor func seconds(of flag: String) -> Duration? {
     var found: Duration?
     while let index = arguments.firstIndex(of: flag) {
-        guard index + 1 < arguments.count, let seconds = Double(arguments[index + 1]), seconds >= 0.001, seconds <= 86_400 else {
+        guard index + 1 < arguments.count, let seconds = Arguments.decimal(arguments[index + 1]), seconds >= 0.001, seconds <= 86_400 else {
             exit(program.usageError(UsageError("\(flag) needs a number of seconds from 0.001 to 86400")))
         }
         arguments.removeSubrange(index...(index + 1))

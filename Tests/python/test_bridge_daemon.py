@@ -305,9 +305,24 @@ def test_an_unknown_requestor_lists_the_known_ones_and_names_the_near_one(bin_di
 
 
 @pytest.mark.parametrize("flag", ["--test-store-look-seconds", "--test-poll-seconds", "--test-logout-page-seconds"])
-@pytest.mark.parametrize("value", ["inf", "1e308", "nan", "0", "-1", "1e-320", "", "soon"])
+@pytest.mark.parametrize("value", ["inf", "1e308", "nan", "0", "-1", "1e-320", "", "soon", "0x10", "1e1", "+5", " 5", "1..5"])
 def test_the_test_daemons_seconds_flags_refuse_what_is_no_duration(test_daemon, flag, value):
-    """A usage error (status 2, one line naming the flag), where inf and 1e308 crashed converting to a Duration."""
+    """A usage error (status 2, one line naming the flag), where inf and 1e308 crashed converting to a Duration, and
+    0x10 and 1e1 were read as 16 and 10 seconds."""
     result = subprocess.run([test_daemon, "--stdio", flag, value], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     assert result.returncode == 2, result.stderr[-500:]
     assert result.stderr.count("\n") == 1 and flag in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("flag", ["--request-timeout", "--shutdown-timeout", "--stall-timeout"])
+def test_seconds_flags_take_decimal_numbers_only(passbridge, flag):
+    """Seconds are digits with at most one point; hex, exponents, signs and blanks, which a double's parser takes, are
+    a usage error naming the flag and the value (0x10 was 16 seconds)."""
+    for value in ["0x10", "1e1", "+5", " 5", "5 ", "1..5", "1,5", "٣"]:
+        result = subprocess.run([passbridge, "--stdio", flag, value], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        assert (result.returncode, result.stdout) == (2, ""), (value, result.stderr[-500:])
+        assert result.stderr == f"passbridge: {flag} needs seconds between 0 and 3600, got {value} (see passbridge --help)\n"
+    for value in ["5", "0.25", ".5", "5.", "3600"]:
+        result = subprocess.run([passbridge, "--stdio", flag, value], input=b'{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}\n',
+                                capture_output=True, timeout=30)
+        assert result.returncode == 0 and b'"id":1,"result"' in result.stdout, (value, result.stderr[-500:])

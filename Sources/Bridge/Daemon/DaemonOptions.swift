@@ -234,7 +234,7 @@ extension DaemonOptions {
 
     /// `text` as seconds (0 to 3600, fractions allowed), or a usage error naming `name`.
     private static func seconds(_ name: String, _ text: String) throws(CommandLineError) -> Duration {
-        guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
+        guard let seconds = Arguments.decimal(text), seconds >= 0, seconds <= 3600 else {
             throw .usage("\(name) needs seconds between 0 and 3600, got \(text)")
         }
         return .milliseconds(Int64(seconds * 1000))
