@@ -341,4 +341,13 @@ final class TextFormatTests: XCTestCase {
             "postgresql://a@h:1/db?%70assword=***&sslpassword=***&sslmode=require")
         XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:pw@a b/x"), "postgresql://…")
     }
+
+    func testLibpqsMessagesLoseTheURLsSecrets() {
+        let url = "postgresql://fleet:p%40ss@word@[::1/db?%70assword=two&sslpassword=&x=password"
+        XCTAssertEqual(
+            PostgreSQLURL.scrubbed("bad URI: \"\(url)\"; p@ss and two again; password stays", of: url),
+            "bad URI: \"postgresql://fleet:***@[::1/db?%70assword=***&sslpassword=&x=password\"; *** and *** again; password stays")
+        XCTAssertEqual(PostgreSQLURL.scrubbed("no secret here", of: "postgresql://db/x"), "no secret here")
+        XCTAssertEqual(PostgreSQLURL.scrubbed("fleet", of: "postgresql://fleet@db/x"), "fleet")
+    }
 }

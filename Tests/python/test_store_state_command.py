@@ -331,3 +331,21 @@ def test_a_postgresql_store_that_cannot_be_reached_is_named_without_its_secrets(
         assert failed.returncode == 1 and failed.stdout == "", failed
         assert f"cannot open {shown}" in failed.stderr, failed.stderr
         assert "S3CRET" not in failed.stderr, failed.stderr
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://fleet:S3CRET-1@[::1/db",                     # libpq quotes a URI it cannot parse whole
+    "postgresql://fleet:S3%43RET-1@[::1/db?password=S3CRET-2",
+    "postgresql://fleet:S3CRET-1@local%ZZhost/db",
+    "postgresql://fleet:S3CRET@1@127.0.0.1:1/db",              # an @ in the password, not percent-encoded
+    "postgresql://127.0.0.1:1/db?sslpassword=S3CRET-3&x=%ZZ",
+])
+def test_libpqs_own_message_does_not_repeat_a_secret(bin_dir, url):
+    """A URL the daemon cannot read is shown as `postgresql://…`, but libpq's reason after it quoted the URI whole,
+    password included; each secret of the URL (as written and percent-decoded) is now `***` there too."""
+    for argv in (["--store", url, "--stdio"], ["state", "list", "--store", url]):
+        failed = subprocess.run([str(bin_dir / "passbridge"), *argv], stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, timeout=30)
+        assert failed.returncode == 1 and failed.stdout == "", failed
+        assert "cannot open postgresql://" in failed.stderr and "PostgreSQL connect failed" in failed.stderr, failed.stderr
+        assert "S3CRET" not in failed.stderr and "S3%43RET" not in failed.stderr, failed.stderr

@@ -32,7 +32,9 @@ final class PostgreSQLDatabase {
         self.connection = connection
         self.log = log
         // On failure deinit (run once every property is set) closes the connection.
-        guard cpq_status(connection) == CONNECTION_OK else { throw .postgreSQL(operation: "connect", message: Self.message(connection)) }
+        guard cpq_status(connection) == CONNECTION_OK else {
+            throw .postgreSQL(operation: "connect", message: PostgreSQLURL.scrubbed(Self.message(connection), of: url))
+        }
         prepareSession()
     }
 
@@ -267,5 +269,46 @@ public enum PostgreSQLURL {
             text += "?" + items.joined(separator: "&")
         }
         return text + (parts.fragment.map { "#" + $0 } ?? "")
+    }
+
+    /// `message` with every secret of `url` replaced by `***`: the userinfo's password (up to the first `@` and up
+    /// to the last, since an unencoded `@` may be part of it) and each `password` or `sslpassword` query value, as
+    /// written and percent-decoded. libpq's reason for a URI it cannot parse quotes the URI whole, which `redacted`
+    /// cannot shorten, since it does not parse either.
+    public static func scrubbed(_ message: String, of url: String) -> String {
+        var secrets: [String] = []
+        if let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") {
+            // libpq ends the userinfo's search at the first `/`.
+            let authority = url[url.index(colon, offsetBy: 3)...].prefix { $0 != "/" }
+            if let colon = authority.firstIndex(of: ":"), let firstAt = authority.firstIndex(of: "@"), colon < firstAt {
+                let lastAt = authority.lastIndex(of: "@")!
+                secrets += [authority[authority.index(after: colon)..<firstAt], authority[authority.index(after: colon)..<lastAt]].map(
+                    String.init)
+            }
+        }
+        if let question = url.firstIndex(of: "?") {
+            for item in url[url.index(after: question)...].split(separator: "&") {
+                let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                if pair.count == 2, secretParameters.contains(AbsoluteURL.percentDecoded(pair[0])) { secrets.append(String(pair[1])) }
+            }
+        }
+        secrets += secrets.map { AbsoluteURL.percentDecoded($0) }
+        var text = Array(message.utf8)
+        for secret in Set(secrets.filter { !$0.isEmpty }).sorted(by: { $0.utf8.count > $1.utf8.count }) {
+            let bytes = Array(secret.utf8)
+            var kept: [UInt8] = []
+            var index = 0
+            while index < text.count {
+                if text[index...].starts(with: bytes) {
+                    kept += "***".utf8
+                    index += bytes.count
+                } else {
+                    kept.append(text[index])
+                    index += 1
+                }
+            }
+            text = kept
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
