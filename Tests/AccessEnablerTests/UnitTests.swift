@@ -342,6 +342,22 @@ final class TextFormatTests: XCTestCase {
         XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:pw@a b/x"), "postgresql://…")
     }
 
+    func testAConnectTimeoutIsGivenWhenNoneIs() {
+        let given = PostgreSQLURL.defaultConnectTimeout
+        XCTAssertEqual(given, 10)
+        for (url, expected) in [
+            ("postgresql://db/x", "postgresql://db/x?connect_timeout=10"),
+            ("postgresql://db/x?", "postgresql://db/x?connect_timeout=10"),
+            ("postgresql://db/x?sslmode=require", "postgresql://db/x?sslmode=require&connect_timeout=10"),
+            ("postgresql://db/x?sslmode=require&", "postgresql://db/x?sslmode=require&connect_timeout=10"),
+            ("postgresql://db/x?connect_timeout=3", "postgresql://db/x?connect_timeout=3"),
+            ("postgresql://db/x?a=1&%63onnect_timeout=0", "postgresql://db/x?a=1&%63onnect_timeout=0"),
+        ] {
+            XCTAssertEqual(PostgreSQLURL.withConnectTimeout(url, environment: nil), expected)
+            XCTAssertEqual(PostgreSQLURL.withConnectTimeout(url, environment: "2"), url)
+        }
+    }
+
     func testLibpqsMessagesLoseTheURLsSecrets() {
         let url = "postgresql://fleet:p%40ss@word@[::1/db?%70assword=two&sslpassword=&x=password"
         XCTAssertEqual(

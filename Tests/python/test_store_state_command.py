@@ -302,9 +302,10 @@ def test_a_second_signal_removes_the_temporary_state_of_backend_emulator_too(bin
     assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
 
 
-def test_a_second_signal_while_the_emulator_starts_removes_the_temporary_state_too(bin_dir, tmp_path):
-    """Two signals before the daemon has finished starting (its emulator child takes a few hundred ms): the second
-    ends it (status 1) and the temporary state directory, there as soon as the daemon made it, goes too."""
+def test_a_signal_while_the_emulator_starts_removes_the_temporary_state_too(bin_dir, tmp_path):
+    """A signal before the daemon has finished starting (its emulator child takes a few hundred ms) ends it at once,
+    status 0 (Protocol/README.md, "The store"; it used to be taken as a request to drain, and a second signal was
+    needed), and the temporary state directory, there as soon as the daemon made it, goes too."""
     temporary, env = own_tmpdir(tmp_path)
     with subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", "--backend", "emulator", "--log-level", "info"],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True) as serving:
@@ -313,10 +314,8 @@ def test_a_second_signal_while_the_emulator_starts_removes_the_temporary_state_t
             assert serving.poll() is None and time.monotonic() < deadline, "no temporary state directory appeared"
             time.sleep(0.001)
         serving.send_signal(signal.SIGTERM)
-        assert any("stopping" in line for line in serving.stderr), "the first signal is taken"
-        serving.send_signal(signal.SIGTERM)
-        assert serving.wait(timeout=30) == 1
-        assert "again while stopping" in serving.stderr.read()
+        assert serving.wait(timeout=30) == 0
+        assert "signal 15 during start-up: exiting" in serving.stderr.read()
     assert list(temporary.iterdir()) == [], "the temporary state directory is removed"
 
 
@@ -349,3 +348,67 @@ def test_libpqs_own_message_does_not_repeat_a_secret(bin_dir, url):
         assert failed.returncode == 1 and failed.stdout == "", failed
         assert "cannot open postgresql://" in failed.stderr and "PostgreSQL connect failed" in failed.stderr, failed.stderr
         assert "S3CRET" not in failed.stderr and "S3%43RET" not in failed.stderr, failed.stderr
+
+
+def silent_postgresql():
+    """A TCP listener that takes connections and never answers, as a hung PostgreSQL server would."""
+    import socket
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(60)
+    return listener
+
+
+def children(pid):
+    return {int(child) for task in pathlib.Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()}
+
+
+@pytest.mark.parametrize("backend", [[], ["--backend", "emulator"]])
+def test_a_signal_while_the_store_connects_ends_start_up_at_once(bin_dir, backend):
+    """Protocol/README.md "The store": a SIGTERM before the daemon serves ends it at once, status 0, where it waited
+    for a server that never answers (for ever); the emulator child of --backend emulator goes with it."""
+    listener = silent_postgresql()
+    environment = {k: v for k, v in os.environ.items() if k != "PGCONNECT_TIMEOUT"}
+    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--stdio", *backend, "--store",
+                               f"postgresql://fleet@127.0.0.1:{listener.getsockname()[1]}/db"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment)
+    try:
+        connection, _ = listener.accept()  # the daemon is connecting: its start-up waits on this server
+        spawned = children(daemon.pid)
+        assert len(spawned) == (1 if backend else 0), spawned
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0
+        assert daemon.stdout.read() == b""
+        assert b"signal 15 during start-up: exiting" in daemon.stderr.read()
+        for child in spawned:  # its lifeline closed with the daemon: it sees end of input and exits
+            deadline = time.monotonic() + 30
+            while pathlib.Path(f"/proc/{child}").exists() and b"Z" not in pathlib.Path(f"/proc/{child}/stat").read_bytes().split(b")")[-1][:3]:
+                assert time.monotonic() < deadline, "the emulator child outlived the daemon"
+                time.sleep(0.05)
+        connection.close()
+    finally:
+        daemon.kill()
+        daemon.wait()
+        listener.close()
+
+
+@pytest.mark.parametrize("how", ["url", "environment"])
+def test_a_store_that_never_answers_ends_start_up_after_its_connect_timeout(bin_dir, how):
+    """A server that takes the connection and never answers: exit 1 with libpq's reason once the connect timeout
+    passes (1 s here, from the URL or PGCONNECT_TIMEOUT, which the daemon's 10 s default does not override)."""
+    listener = silent_postgresql()
+    url = f"postgresql://fleet@127.0.0.1:{listener.getsockname()[1]}/db"
+    environment = {k: v for k, v in os.environ.items() if k != "PGCONNECT_TIMEOUT"}
+    if how == "url":
+        url += "?connect_timeout=1"
+    else:
+        environment["PGCONNECT_TIMEOUT"] = "1"
+    try:
+        failed = subprocess.run([str(bin_dir / "passbridge"), "--stdio", "--store", url], stdin=subprocess.DEVNULL,
+                                capture_output=True, text=True, timeout=9, env=environment)
+        assert (failed.returncode, failed.stdout) == (1, ""), failed
+        assert "PostgreSQL connect failed" in failed.stderr and "timeout expired" in failed.stderr, failed.stderr
+    finally:
+        listener.close()

@@ -1,4 +1,5 @@
 import CPostgreSQL
+import Glibc
 import ThreadAffinity
 
 /// One libpq connection. Parameters and results travel in binary: strings as `bytea` (so that any string,
@@ -28,7 +29,8 @@ final class PostgreSQLDatabase {
         if let reason = cpq_load() {
             throw .postgreSQL(operation: "load libpq", message: String(cString: reason) + " (Debian package: libpq5)")
         }
-        guard let connection = cpq_connectdb(url) else { throw .postgreSQL(operation: "connect", message: "out of memory") }
+        let withTimeout = PostgreSQLURL.withConnectTimeout(url, environment: getenv("PGCONNECT_TIMEOUT").map { String(cString: $0) })
+        guard let connection = cpq_connectdb(withTimeout) else { throw .postgreSQL(operation: "connect", message: "out of memory") }
         self.connection = connection
         self.log = log
         // On failure deinit (run once every property is set) closes the connection.
@@ -269,6 +271,22 @@ public enum PostgreSQLURL {
             text += "?" + items.joined(separator: "&")
         }
         return text + (parts.fragment.map { "#" + $0 } ?? "")
+    }
+
+    /// The connect timeout the daemon gives libpq when the URL and the environment give none, in seconds: without
+    /// one, libpq waits for ever on a server that takes the connection and never answers (Protocol/README.md, "The
+    /// store").
+    public static let defaultConnectTimeout = 10
+
+    /// `url` with `connect_timeout=` ``defaultConnectTimeout`` added, unless it has a `connect_timeout` parameter
+    /// (its name percent-encoded or not) or `environment` (the value of `PGCONNECT_TIMEOUT`) is set.
+    public static func withConnectTimeout(_ url: String, environment: String?) -> String {
+        guard environment == nil else { return url }
+        guard let question = url.firstIndex(of: "?") else { return url + "?connect_timeout=\(defaultConnectTimeout)" }
+        let query = url[url.index(after: question)...]
+        let named = query.split(separator: "&").contains { AbsoluteURL.percentDecoded($0.prefix { $0 != "=" }) == "connect_timeout" }
+        if named { return url }
+        return url + (query.isEmpty || query.hasSuffix("&") ? "" : "&") + "connect_timeout=\(defaultConnectTimeout)"
     }
 
     /// `message` with every secret of `url` replaced by `***`: the userinfo's password (up to the first `@` and up

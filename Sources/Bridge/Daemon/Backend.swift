@@ -21,8 +21,8 @@ struct Backend {
     /// Reads `--software-statement @FILE`, checks the backend URL (https, or http on loopback only), starts
     /// the emulator when asked, and opens the store (`--store`, else SQLite in the state directory, created
     /// 0700, its files kept 0600; with `--backend emulator` and no `--state-dir`, a temporary one).
-    /// A temporary state directory is given to `stopper` as soon as it exists, so that a second signal removes it
-    /// even while the emulator starts.
+    /// A temporary state directory is made through `stopper`, so that a signal that ends the process (one during
+    /// start-up, a second one later) removes it, however soon after it was made.
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
     static func start(_ options: DaemonOptions, stopper: Stopper) throws(CommandLineError) -> Backend {
         var softwareStatement = try readSoftwareStatement(options.softwareStatement)
@@ -32,10 +32,12 @@ struct Backend {
             Logger(label: "passbridge").warning("no software statement: \(missingStatementHelp ?? "")")
         }
         let temporary = options.backend == "emulator" && options.stateDir == nil && options.store == nil
-        let stateDirectory = temporary ? try StoreSetup.emulatorStateDirectory() : try StateDirectory.resolve(options.stateDir)
+        // A temporary directory holds client credentials and tokens: a signal that ends the process removes it too.
+        let stateDirectory =
+            temporary
+            ? try stopper.make(StoreSetup.emulatorStateDirectory, undoneBeforeForcedExitBy: StoreSetup.removeEmulatorStateDirectory)
+            : try StateDirectory.resolve(options.stateDir)
         if temporary {
-            // It holds client credentials and tokens: a second signal removes it too.
-            stopper.beforeForcedExit { StoreSetup.removeEmulatorStateDirectory(stateDirectory) }
             // Debug, as the emulator's own line: `passbridge state list --state-dir` can be pointed at it meanwhile.
             Logger(label: "passbridge").debug("temporary state directory \(stateDirectory) (removed at exit)")
         }

@@ -5,8 +5,8 @@ import JSONRPC
 import Synchronization
 import ThreadAffinity
 
-/// What SIGTERM, SIGINT and SIGHUP do: the first asks the transport to drain (at once, or as soon as it exists);
-/// a second one, while draining, ends the process without waiting.
+/// What SIGTERM, SIGINT and SIGHUP do: the first asks the transport to drain, or ends the process at once (status 0)
+/// when none is installed yet (start-up); a second one, while draining, ends the process without waiting.
 final class Stopper: Sendable {
     private struct State {
         var action: (@Sendable () -> Void)?
@@ -33,6 +33,12 @@ final class Stopper: Sendable {
             log.logBeforeExit(.error, "signal \(signal) again while stopping: exiting without draining")
             _exit(1)
         }
+        if action == nil {
+            // Still starting (connecting to PostgreSQL, say): nothing accepted, nothing to drain, no reason to wait.
+            beforeForcedExit?()
+            log.logBeforeExit(.info, "signal \(signal) during start-up: exiting")
+            _exit(0)
+        }
         log.info("signal \(signal): stopping")
         action?()
     }
@@ -43,8 +49,18 @@ final class Stopper: Sendable {
         state.withLock { $0.firstSignal }.map { $0 + shutdownTimeout } ?? .now + .seconds(1)
     }
 
-    /// Sets what a second signal does before it ends the process.
-    func beforeForcedExit(_ body: @escaping @Sendable () -> Void) { state.withLock { $0.beforeForcedExit = body } }
+    /// Makes what must not outlive the process (`make`: a temporary directory, say) and sets `undo` on it as what a
+    /// signal does before it ends the process, in one step: a signal that comes meanwhile waits for both, where
+    /// between the two it would have left what was made.
+    func make(
+        _ make: () throws(CommandLineError) -> String, undoneBeforeForcedExitBy undo: @escaping @Sendable (String) -> Void
+    ) throws(CommandLineError) -> String {
+        try state.withLock { (state) throws(CommandLineError) -> String in
+            let made = try make()
+            state.beforeForcedExit = { undo(made) }
+            return made
+        }
+    }
 
     /// Sets what stops the transport; runs it at once if a signal came first.
     func install(_ action: @escaping @Sendable () -> Void) {
