@@ -109,11 +109,6 @@ extension JSON: CustomStringConvertible {
     public var description: String { serializedString() }
 }
 
-/// A JSON object: members in insertion order.
-///
-/// Lookups scan the members, which beats hashing for the small objects of a protocol; objects of more than
-/// ``JSONObject/indexThreshold`` members also keep a name index. Equality and hashing ignore member order, as
-/// RFC 8259 does.
 /// A member name compared as RFC 8259 section 8.3 compares names, character by character once escapes are read
 /// (here: by UTF-8 bytes), where Swift's `String` equality would make canonically equivalent names one
 /// (`"\u{E9}"` and `"e\u{301}"`, `K` and the Kelvin sign U+212A). Protocol/README.md, "What counts as JSON".
@@ -138,6 +133,11 @@ struct MemberName: Hashable {
     func hash(into hasher: inout Hasher) { hasher.combine(text) }
 }
 
+/// A JSON object: members in insertion order.
+///
+/// Lookups scan the members, which beats hashing for the small objects of a protocol; objects of more than
+/// ``JSONObject/indexThreshold`` members also keep a name index. Names are told apart by their characters
+/// (`MemberName`). Equality and hashing ignore member order, as RFC 8259 does.
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     /// Member count above which lookups go through a dictionary index.
     public static let indexThreshold = 16
