@@ -115,7 +115,8 @@ class DemoApp(passbridge.EntitlementDelegate):
         self.failures: List[str] = []
 
     def onEvent(self, ev: passbridge.Event) -> None:
-        """Listener for every notification: trace line and record (tokens shortened)."""
+        """Listener for every notification: a trace line and the record. The trace shortens what is long: a token
+        to its first 12 characters, each MVPD of displayProviderDialog to its ID, a URL to the part before its query."""
         self.log.append(ev)
         shown = {k: (v[:12] + "…" if k == "token" and isinstance(v, str) else v) for k, v in ev.params.items()}
         if ev.name == "displayProviderDialog":
