@@ -340,6 +340,8 @@ final class TextFormatTests: XCTestCase {
             PostgreSQLURL.redacted("postgresql://a@h:1/db?%70assword=S3CRET&sslpassword=K3Y&sslmode=require"),
             "postgresql://a@h:1/db?%70assword=***&sslpassword=***&sslmode=require")
         XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:pw@a b/x"), "postgresql://…")
+        // libpq's password ends at `@`: `2024` is no port, `#Winter` no fragment.
+        XCTAssertFalse(PostgreSQLURL.redacted("postgresql://pb:2024#Winter@127.0.0.1:1/pb").contains("2024"))
     }
 
     func testAConnectTimeoutIsGivenWhenNoneIs() {

@@ -270,7 +270,8 @@ public enum PostgreSQLURL {
             }
             text += "?" + items.joined(separator: "&")
         }
-        return text + (parts.fragment.map { "#" + $0 } ?? "")
+        // libpq ends a password at `@`, not at `#` or `?`: what RFC 3986 reads as a port and a fragment may be one.
+        return scrubbed(text + (parts.fragment.map { "#" + $0 } ?? ""), of: url)
     }
 
     /// The connect timeout the daemon gives libpq when the URL and the environment give none, in seconds: without

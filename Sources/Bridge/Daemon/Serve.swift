@@ -35,8 +35,10 @@ final class Stopper: Sendable {
         }
         if action == nil {
             // Still starting (connecting to PostgreSQL, say): nothing accepted, nothing to drain, no reason to wait.
-            beforeForcedExit?()
+            // The line first: start-up goes on meanwhile, and would make the temporary directory again were it
+            // removed before the wait for the log.
             log.logBeforeExit(.info, "signal \(signal) during start-up: exiting")
+            beforeForcedExit?()
             _exit(0)
         }
         log.info("signal \(signal): stopping")
