@@ -264,14 +264,21 @@ public enum PostgreSQLURL {
         }
         text += parts.host + (parts.port.map { ":" + $0 } ?? "") + parts.path
         if let query = parts.query {
-            let items = query.split(separator: "&", omittingEmptySubsequences: false).map { item in
-                let name = item.prefix { $0 != "=" }
-                return secretParameters.contains(AbsoluteURL.percentDecoded(name)) ? name + "=***" : String(item)
-            }
+            let items = parameters(Substring(query)).map { secretParameters.contains($0.name) ? $0.rawName + "=***" : String($0.item) }
             text += "?" + items.joined(separator: "&")
         }
         // libpq ends a password at `@`, not at `#` or `?`: what RFC 3986 reads as a port and a fragment may be one.
         return scrubbed(text + (parts.fragment.map { "#" + $0 } ?? ""), of: url)
+    }
+
+    /// A query's parameters (`a=1&%70assword=x`): each item whole, its name as written and percent-decoded, and its
+    /// value as written (nil without `=`).
+    private static func parameters(_ query: Substring) -> [(item: Substring, rawName: Substring, name: String, value: Substring?)] {
+        query.split(separator: "&", omittingEmptySubsequences: false).map { item in
+            let rawName = item.prefix { $0 != "=" }
+            let value = rawName.endIndex < item.endIndex ? item[item.index(after: rawName.endIndex)...] : nil
+            return (item, rawName, AbsoluteURL.percentDecoded(rawName), value)
+        }
     }
 
     /// The connect timeout the daemon gives libpq when the URL and the environment give none, in seconds: without
@@ -285,8 +292,7 @@ public enum PostgreSQLURL {
         guard environment == nil else { return url }
         guard let question = url.firstIndex(of: "?") else { return url + "?connect_timeout=\(defaultConnectTimeout)" }
         let query = url[url.index(after: question)...]
-        let named = query.split(separator: "&").contains { AbsoluteURL.percentDecoded($0.prefix { $0 != "=" }) == "connect_timeout" }
-        if named { return url }
+        if parameters(query).contains(where: { $0.name == "connect_timeout" }) { return url }
         return url + (query.isEmpty || query.hasSuffix("&") ? "" : "&") + "connect_timeout=\(defaultConnectTimeout)"
     }
 
@@ -306,9 +312,8 @@ public enum PostgreSQLURL {
             }
         }
         if let question = url.firstIndex(of: "?") {
-            for item in url[url.index(after: question)...].split(separator: "&") {
-                let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                if pair.count == 2, secretParameters.contains(AbsoluteURL.percentDecoded(pair[0])) { secrets.append(String(pair[1])) }
+            for parameter in parameters(url[url.index(after: question)...]) where secretParameters.contains(parameter.name) {
+                if let value = parameter.value { secrets.append(String(value)) }
             }
         }
         secrets += secrets.map { AbsoluteURL.percentDecoded($0) }
