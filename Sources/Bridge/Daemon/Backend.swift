@@ -63,7 +63,11 @@ struct Backend {
         }
         let store: TokenStore
         do {
-            store = try StoreSetup.open(store: options.store, stateDirectory: stateDirectory, lookInterval: options.storeLookInterval)
+            // A temporary directory (no --store, so no PostgreSQL to wait for) is prepared out of a signal's way.
+            let open = { () throws(CommandLineError) -> TokenStore in
+                try StoreSetup.open(store: options.store, stateDirectory: stateDirectory, lookInterval: options.storeLookInterval)
+            }
+            store = try temporary ? stopper.starting(open) : open()
         } catch {
             emulator?.stop(by: .now + .seconds(1))
             if temporary { StoreSetup.removeEmulatorStateDirectory(stateDirectory) }

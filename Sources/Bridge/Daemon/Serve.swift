@@ -25,6 +25,15 @@ final class Stopper: Sendable {
         let (action, beforeForcedExit, count) = state.withLock { state in
             state.signals += 1
             if state.firstSignal == nil { state.firstSignal = .now }
+            if state.action == nil {
+                // Still starting (connecting to PostgreSQL, say): nothing accepted, nothing to drain, no reason to
+                // wait. Done holding the lock, which is never let go: start-up steps that touch what
+                // `beforeForcedExit` undoes (`make`, `starting`) and `install` wait for it, so nothing is made again
+                // after it is undone, and nothing is served.
+                log.logBeforeExit(.info, "signal \(signal) during start-up: exiting")
+                state.beforeForcedExit?()
+                _exit(0)
+            }
             return (state.action, state.beforeForcedExit, state.signals)
         }
         if count > 1 {
@@ -32,14 +41,6 @@ final class Stopper: Sendable {
             beforeForcedExit?()
             log.logBeforeExit(.error, "signal \(signal) again while stopping: exiting without draining")
             _exit(1)
-        }
-        if action == nil {
-            // Still starting (connecting to PostgreSQL, say): nothing accepted, nothing to drain, no reason to wait.
-            // The line first: start-up goes on meanwhile, and would make the temporary directory again were it
-            // removed before the wait for the log.
-            log.logBeforeExit(.info, "signal \(signal) during start-up: exiting")
-            beforeForcedExit?()
-            _exit(0)
         }
         log.info("signal \(signal): stopping")
         action?()
@@ -64,14 +65,15 @@ final class Stopper: Sendable {
         }
     }
 
-    /// Sets what stops the transport; runs it at once if a signal came first.
-    func install(_ action: @escaping @Sendable () -> Void) {
-        let early = state.withLock { state -> Bool in
-            state.action = action
-            return state.signals > 0
-        }
-        if early { action() }
+    /// Runs a start-up step that touches what `make` made (the temporary state directory) so that a signal does not
+    /// undo it midway: the signal waits for the step, and a step after the signal never starts.
+    func starting<T>(_ step: () throws(CommandLineError) -> T) throws(CommandLineError) -> T {
+        try state.withLock { (_) throws(CommandLineError) -> T in try step() }
     }
+
+    /// Sets what stops the transport. After a signal during start-up it never returns (the signal thread keeps the
+    /// lock and ends the process), so that nothing is served.
+    func install(_ action: @escaping @Sendable () -> Void) { state.withLock { $0.action = action } }
 }
 
 /// The daemon: what `passbridge` runs once its command line is parsed.
