@@ -50,6 +50,18 @@ final class PostgreSQLReconnectTests: XCTestCase {
         XCTAssertEqual(lines.all.count, 1)
     }
 
+    /// The fleet's refresh lease, as TokenStoreTests checks SQLite's.
+    func testARefreshLeaseGivenBackCanBeTakenAgainAtOnce() throws {
+        let store = try store()
+        let scope = TokenStoreTests.scope
+        XCTAssertTrue(try store.claimTokenRefresh(scope, seen: "", now: 1_000, until: 11_000))
+        XCTAssertFalse(try store.claimTokenRefresh(scope, seen: "", now: 2_000, until: 12_000))
+        try store.releaseTokenRefresh(scope, until: 10_999)
+        XCTAssertFalse(try store.claimTokenRefresh(scope, seen: "", now: 2_000, until: 12_000))
+        try store.releaseTokenRefresh(scope, until: 11_000)
+        XCTAssertTrue(try store.claimTokenRefresh(scope, seen: "", now: 2_000, until: 12_000))
+    }
+
     /// A deferred trigger ends the session during its first COMMIT only (a sequence is not rolled back): the
     /// client cannot know whether that COMMIT took effect.
     func testAConnectionLostWithTheCommitInFlightRunsAgainOnlyAnIdempotentOperation() throws {

@@ -188,6 +188,22 @@ final class TokenStoreTests: XCTestCase {
         XCTAssertEqual(loser, winner)
     }
 
+    /// A refresh lease is held until it runs out or its holder gives it back; giving back a lease taken again
+    /// since (another `until`) leaves that one alone.
+    func testARefreshLeaseGivenBackCanBeTakenAgainAtOnce() async throws {
+        let store = try TokenStore(directory: temporaryDirectory())
+        let claimed = try await store.claimTokenRefresh(scope, seen: "", now: 1_000, until: 11_000)
+        XCTAssertTrue(claimed)
+        let whileHeld = try await store.claimTokenRefresh(scope, seen: "", now: 2_000, until: 12_000)
+        XCTAssertFalse(whileHeld)
+        try await store.releaseTokenRefresh(scope, until: 10_999)
+        let afterAnotherRelease = try await store.claimTokenRefresh(scope, seen: "", now: 2_000, until: 12_000)
+        XCTAssertFalse(afterAnotherRelease)
+        try await store.releaseTokenRefresh(scope, until: 11_000)
+        let afterRelease = try await store.claimTokenRefresh(scope, seen: "", now: 2_000, until: 12_000)
+        XCTAssertTrue(afterRelease)
+    }
+
     /// A write that cannot get the lock fails (thrown), and what was stored stays.
     func testAWriteBlockedByAnotherProcessThrows() async throws {
         let directory = temporaryDirectory()

@@ -216,6 +216,40 @@ def test_a_new_store_held_by_another_writer_is_opened_once_the_lock_is_let_go(bi
     assert "store failure" not in daemon.log()
 
 
+# ------------------------------------------------------------------------------ token refresh lease
+
+def refresh_leases(state: pathlib.Path) -> list[int]:
+    with sqlite3.connect(store_file(state)) as db:
+        return [until for (until,) in db.execute("SELECT refreshing_until_ms FROM access_tokens")]
+
+
+def test_a_failed_registration_gives_its_refresh_lease_back(bin_dir, emulator, tmp_path):
+    """The process that refreshes the access token holds a lease in the store (10 s) so that the fleet's others
+    wait for its token instead of registering too. When registration fails, the lease is given back: the next
+    setRequestor, in the same daemon or a new one on the same store, registers at once. It used to wait out the
+    lease, 10 s, first."""
+    state = tmp_path / "state"
+    assert emulator.admin("faults", {"method": "POST", "path": "/o/client/register", "kind": "status", "value": 503,
+                                     "count": 2}) == 201
+    first = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    assert first.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert first.call("setRequestor", {"requestorID": "REF"})["status"] == 0
+    assert refresh_leases(state) == [0]
+    # The second 503: the lease is given back each time, and the same daemon's next call is not held by its own.
+    begun = time.monotonic()
+    assert first.call("setRequestor", {"requestorID": "REF"})["status"] == 0
+    assert time.monotonic() - begun < 5, "the second setRequestor waited for the first one's lease"
+    assert refresh_leases(state) == [0]
+    assert first.stop() == 0
+
+    second = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    begun = time.monotonic()
+    ready(second)
+    assert time.monotonic() - begun < 5, "a new daemon waited for the lease of the failed registration"
+    assert len(refresh_leases(state)) == 1
+    assert second.stop() == 0
+
+
 # ------------------------------------------------------------------------------------- exact keys
 
 def test_a_resource_with_u0000_and_a_non_ascii_mvpd_are_read_and_deleted_exactly(bin_dir, tmp_path):

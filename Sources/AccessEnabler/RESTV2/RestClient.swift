@@ -252,12 +252,27 @@ actor RestClient {
     /// (`invalid_client`, "Dynamic Client Registration API") are they dropped and the application registered again, once.
     /// Where several processes share the store, one of them refreshes while the others wait for its token
     /// (`replacing`: the token the backend refused, which must not be taken again).
+    /// A refresh that fails gives its lease back, so that the next call (of any process) tries again at once
+    /// instead of waiting out the lease.
     private func fetchToken(replacing refused: String?) async -> String? {
+        let lease: Int64?
         do {
-            if let shared = try await awaitSharedRefresh(replacing: refused) { return shared }
+            switch try await awaitSharedRefresh(replacing: refused) {
+            case .shared(let token): return token
+            case .claimed(let until): lease = until
+            case .unclaimed: lease = nil
+            }
         } catch {
             return storeFailed(error)
         }
+        let token = await refreshToken()
+        // The failure already noted is the reason given; a lease the store cannot give back runs out in 10 s.
+        if token == nil, let lease { try? await store.releaseTokenRefresh(scope, until: lease) }
+        return token
+    }
+
+    /// A new token from the stored (or newly registered) client credentials; nil when none could be had.
+    private func refreshToken() async -> String? {
         for attempt in 0..<2 {
             let credentials: ClientCredentials
             do {
@@ -280,17 +295,26 @@ actor RestClient {
         return nil
     }
 
+    /// What ``awaitSharedRefresh(replacing:)`` found: another process's token, the lease this process took (until,
+    /// epoch ms), or neither after 10 s of waiting (this process refreshes without a lease).
+    private enum SharedRefresh {
+        case shared(String)
+        case claimed(until: Int64)
+        case unclaimed
+    }
+
     /// Takes the refresh of this scope's token, or when another process holds it, waits (up to 10 s) for the token
-    /// it stores; nil: this process refreshes.
-    private func awaitSharedRefresh(replacing refused: String?) async throws -> String? {
+    /// it stores.
+    private func awaitSharedRefresh(replacing refused: String?) async throws -> SharedRefresh {
         for _ in 0..<100 {
             let now = clock.nowMillis()
             let stored = try await store.accessToken(scope)
-            if let token = usable(stored, refusing: refused) { return token }
-            if try await store.claimTokenRefresh(scope, seen: stored?.token ?? "", now: now, until: now + 10_000) { return nil }
+            if let token = usable(stored, refusing: refused) { return .shared(token) }
+            let until = now + 10_000
+            if try await store.claimTokenRefresh(scope, seen: stored?.token ?? "", now: now, until: until) { return .claimed(until: until) }
             await uncancelledSleep(for: .milliseconds(100), on: executor)
         }
-        return nil
+        return .unclaimed
     }
 
     private func storeToken(_ answer: TokenAnswer?, clientID: String) async -> String? {

@@ -142,6 +142,12 @@ final class PostgreSQLStore: StoreDatabase {
         }
     }
 
+    func releaseTokenRefresh(_ scope: StoreScope, until: Int64) throws {
+        try cacheWrite(
+            "UPDATE access_tokens SET refreshing_until_ms = 0 WHERE backend = $1 AND statement_sha256 = $2 AND refreshing_until_ms = $3",
+            SQLiteStore.values(scope) + [.integer(until)])
+    }
+
     func profiles(_ key: LoginKey) throws -> [String: StoredProfile] {
         var result: [String: StoredProfile] = [:]
         for row in try rows(

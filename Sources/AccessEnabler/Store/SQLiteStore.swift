@@ -147,6 +147,12 @@ final class SQLiteStore: StoreDatabase {
         return claimed
     }
 
+    func releaseTokenRefresh(_ scope: StoreScope, until: Int64) throws {
+        try cacheWrite(
+            "UPDATE access_tokens SET refreshing_until_ms = 0 WHERE backend = ? AND statement_sha256 = ? AND refreshing_until_ms = ?",
+            Self.values(scope) + [.integer(until)])
+    }
+
     func profiles(_ key: LoginKey) throws -> [String: StoredProfile] {
         var result: [String: StoredProfile] = [:]
         try database.query(

@@ -94,6 +94,9 @@ protocol StoreDatabase: AnyObject {
     /// Takes the right to refresh the scope's token until `until` (epoch ms), unless another holder has it after
     /// `now` or the stored token is no longer `seen` (another process refreshed it meanwhile); true when taken.
     func claimTokenRefresh(_ scope: StoreScope, seen: String, now: Int64, until: Int64) throws -> Bool
+    /// Gives back the lease ``claimTokenRefresh(_:seen:now:until:)`` took until `until` after a refresh that failed,
+    /// unless it has been taken again since.
+    func releaseTokenRefresh(_ scope: StoreScope, until: Int64) throws
     /// Every profile stored under `key`, by MVPD id (one query).
     func profiles(_ key: LoginKey) throws -> [String: StoredProfile]
     /// Durable.

@@ -180,6 +180,10 @@ public final class TokenStore: Sendable {
         try await executor.run(isolation: isolation) { try $0.claimTokenRefresh(scope, seen: seen, now: now, until: until) }
     }
 
+    func releaseTokenRefresh(isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope, until: Int64) async throws {
+        try await executor.run(isolation: isolation) { try $0.releaseTokenRefresh(scope, until: until) }
+    }
+
     /// The profiles stored under `keys`, in their order (keys without a profile are left out): from memory, with
     /// no store call, when every login among them is watched and in memory (`watch`) and not `fresh`; else read in
     /// the store, and what differs from memory then is told to the watchers at once.
