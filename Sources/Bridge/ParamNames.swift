@@ -13,7 +13,9 @@ enum ParamNames {
     /// Throws -32602 for the first param of `params` (in name order) that `method` does not take.
     static func refuseUnknown(_ params: Params, method: String) throws(ErrorObject) {
         let known = byMethod[method] ?? []
-        for name in params.object.keys.sorted() where !known.contains(name) {
+        // Names are compared by their UTF-8, not by `String`'s canonical equivalence: "public\u{212A}ey" (a Kelvin
+        // sign) is another member than "publicKey" (Protocol/README.md, "What counts as JSON").
+        for name in params.object.keys.sorted() where !known.contains(where: { $0.utf8.elementsEqual(name.utf8) }) {
             // A closest name only for a name a typo could have made (as for methods): the edit distance to a name of
             // megabytes held the connection's loop, and every connection on it, for seconds.
             guard name.utf8.count <= NearNames.longestAsked, let closest = Text.closest(to: name, in: known) else {
@@ -21,7 +23,7 @@ enum ParamNames {
             }
             let reason = "is not a param of \(method); did you mean '\(closest)'?"
             throw ErrorObject(
-                code: .invalidParams, message: "Invalid params: '\(name)' \(reason)",
+                code: .invalidParams, message: "Invalid params: '\(Text.excerpt(name))' \(reason)",
                 data: ["param": .string(name), "reason": .string(reason), "closest": .string(closest)])
         }
     }

@@ -166,6 +166,35 @@ def test_an_unknown_param_name_of_a_megabyte_is_refused_without_a_closest_name(a
     assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
 
 
+def test_an_unknown_param_name_of_100_bytes_is_quoted_by_its_first_64_characters(app):
+    """Names of 65-256 bytes still get a closest name; the message quotes them as every other -32602 does (their
+    first 64 characters and "…"), while data.param keeps the name whole."""
+    name = "q" * 100
+    assert app.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    with pytest.raises(RpcError) as refused:
+        app.call("setRequestor", {name: "REF"})
+    error = refused.value.error
+    closest = error["data"]["closest"]
+    assert error["message"] == f"Invalid params: '{'q' * 64}…' is not a param of setRequestor; did you mean '{closest}'?"
+    assert error["data"]["param"] == name
+    assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+
+
+def test_a_param_name_canonically_equivalent_to_a_known_one_is_not_that_name(app):
+    """Param names are compared by their characters (Protocol/README.md "What counts as JSON"): with a Kelvin sign
+    (U+212A) in place of its K, "publicKey" is another name, refused with -32602, where it used to be taken for
+    publicKey and then ignored."""
+    name = "public\u212aey"
+    assert app.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    with pytest.raises(RpcError) as refused:
+        app.call("setRequestor", {"requestorID": "REF", name: "x"})
+    error = refused.value.error
+    assert error["code"] == -32602
+    assert error["data"] == {"param": name, "reason": "is not a param of setRequestor; did you mean 'publicKey'?",
+                             "closest": "publicKey"}
+    assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+
+
 @pytest.mark.parametrize("method, params, name", [
     ("init", {"subjectToken": "abc\r\nX-Injected: yes"}, "subjectToken"),
     ("init", {"serviceToken": "s\u0000tail"}, "serviceToken"),
