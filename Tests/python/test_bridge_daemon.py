@@ -264,6 +264,14 @@ def test_the_emulator_child_stops_when_passbridge_is_killed(bin_dir, tmp_path):
     assert not os.path.exists(f"/proc/{child}"), "the emulator child outlived a SIGKILLed passbridge"
 
 
+def test_a_store_url_that_is_not_postgresql_fails_start_up_with_status_1_and_no_secret(bin_dir, tmp_path):
+    """README's exit statuses: a --store of another scheme is a start-up failure (status 1, one line), not a usage
+    error, and its password is not printed."""
+    result = run_passbridge(bin_dir, "--store", "mysql://pb:s3cret@db.example/passbridge", "--state-dir", str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr == "passbridge: --store needs a postgresql:// URL, got mysql://pb:***@db.example/passbridge\n"
+
+
 def test_a_state_path_that_is_a_file_is_refused_and_left_alone(bin_dir, tmp_path):
     path = tmp_path / "not-a-dir"
     path.write_text("keep me")
