@@ -51,11 +51,12 @@ public func writeOut(_ text: String) {
 }
 
 /// Writes `line` and a newline to stderr, on one line whatever it holds: a control character (a value a user gave
-/// with a newline in it) is written as `\u{…}`.
+/// with a newline in it; C1's NEL too) and Unicode's line and paragraph separators are written as `\u{…}`, as
+/// the daemon's log lines write them (`Logger.escaped`, Sources/JSONRPC/Logger.swift).
 public func writeError(_ line: String) {
     var text = ""
     for scalar in line.unicodeScalars {
-        if scalar.value < 0x20 || scalar.value == 0x7F {
+        if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 {
             text += "\\u{" + String(scalar.value, radix: 16) + "}"
         } else {
             text.unicodeScalars.append(scalar)

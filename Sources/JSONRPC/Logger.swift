@@ -86,13 +86,17 @@ public struct Logger: Sendable {
         return Array("\(prefix)passbridge[\(getpid())] \(level.name) \(label): \(escaped(message))\n".utf8)
     }
 
-    /// `message` on one line: a control character (a CR, LF or NUL a host put in a requestor id, say) is written as
-    /// `\u{…}`, so that no value can end a line or forge the next one.
+    /// `message` on one line: a control character (a CR, LF or NUL a host put in a requestor id, say; C1's NEL too)
+    /// and Unicode's line and paragraph separators are written as `\u{…}`, so that no value can end a line, for a
+    /// terminal or a log reader, or forge the next one.
     static func escaped(_ message: String) -> String {
-        guard message.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return message }
+        func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+        }
+        guard message.unicodeScalars.contains(where: isEscaped) else { return message }
         var text = ""
         for scalar in message.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
+            if isEscaped(scalar) {
                 text += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
                 text.unicodeScalars.append(scalar)

@@ -14,6 +14,15 @@ final class LoggerTests: XCTestCase {
         XCTAssertEqual(line.filter { $0 == "\n" }.count, 1)
     }
 
+    /// NEL (U+0085) and the line and paragraph separators (U+2028, U+2029) end a line for some log readers and
+    /// terminals: escaped too, while other non-ASCII text is kept.
+    func testUnicodeLineBreaksOfAMessageAreEscaped() {
+        let line = String(
+            decoding: Logger.format(.warning, label: "engine", "é\u{85}A\u{2028}B\u{2029}C\u{9F}", journald: true, now: 0),
+            as: UTF8.self)
+        XCTAssertTrue(line.hasSuffix("warning engine: é\\u{85}A\\u{2028}B\\u{2029}C\\u{9f}\n"), line)
+    }
+
     func testTimestampIsRFC3339InUTCWithMilliseconds() {
         let rows: [(millis: Int64, text: String)] = [
             (0, "1970-01-01T00:00:00.000Z"), (1, "1970-01-01T00:00:00.001Z"), (999, "1970-01-01T00:00:00.999Z"),

@@ -264,6 +264,18 @@ def test_the_emulator_child_stops_when_passbridge_is_killed(bin_dir, tmp_path):
     assert not os.path.exists(f"/proc/{child}"), "the emulator child outlived a SIGKILLed passbridge"
 
 
+def test_a_requestor_id_with_line_breaks_stays_on_its_log_line(bin_dir, emulator, tmp_path):
+    """A value a host sent cannot end a log line or forge the next one: CR, LF, C1's NEL and Unicode's line and
+    paragraph separators are written as \\u{…} (Logger.escaped)."""
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    requestor = "R\r\nEF\u2028X\u2029Y\u0085Z"
+    assert daemon.call("setRequestor", {"requestorID": requestor})["status"] == 0
+    assert daemon.stop() == 0
+    lines = [line for line in daemon.log().split("\n") if "setRequestor" in line]
+    assert lines and all("R\\u{d}\\u{a}EF\\u{2028}X\\u{2029}Y\\u{85}Z" in line for line in lines), lines
+    assert not any(separator in daemon.log() for separator in ["\r", "\u2028", "\u2029", "\u0085"])
+
+
 def test_a_store_url_that_is_not_postgresql_fails_start_up_with_status_1_and_no_secret(bin_dir, tmp_path):
     """README's exit statuses: a --store of another scheme is a start-up failure (status 1, one line), not a usage
     error, and its password is not printed."""

@@ -277,6 +277,9 @@ def test_command_line_model(passbridge, test_daemon):
                                                      "myapp:/only-path"),
         (["--svc-redirect-url", "myapp://svc\nINJECTED"], "--svc-redirect-url needs an absolute URL such as myapp://svc, got "
                                                           "myapp://svc\\u{a}INJECTED"),
+        # Unicode's line separator and C1's NEL end a line for some readers too.
+        (["--svc-redirect-url", "myapp://svc\u2028INJECTED\u0085"], "--svc-redirect-url needs an absolute URL such as "
+                                                                    "myapp://svc, got myapp://svc\\u{2028}INJECTED\\u{85}"),
         (["--svc-mvpds", ","], "--svc-mvpds needs MVPD ids, comma-separated, got ,"),
         (["--backend", "http://127.0.0.1:8080?x=1"], "--backend needs a base URL, without a user, query or fragment, got "
                                                      "http://127.0.0.1:8080?x=1"),
