@@ -342,6 +342,13 @@ final class TextFormatTests: XCTestCase {
         XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:pw@a b/x"), "postgresql://…")
         // libpq's password ends at `@`: `2024` is no port, `#Winter` no fragment.
         XCTAssertFalse(PostgreSQLURL.redacted("postgresql://pb:2024#Winter@127.0.0.1:1/pb").contains("2024"))
+        // libpq knows no fragment: `#frag` is the end of the password's value.
+        XCTAssertEqual(PostgreSQLURL.redacted("postgresql://db/x?password=X#frag&a=1"), "postgresql://db/x?password=***&a=1")
+        XCTAssertEqual(PostgreSQLURL.redacted("postgresql://db/x#frag"), "postgresql://db/x#frag")
+        // An unencoded `/` in the password: libpq reads `pb` as the host, the user meant a password.
+        XCTAssertEqual(PostgreSQLURL.redacted("postgresql://pb:1234/5678@db/x"), "postgresql://pb:***@db/x")
+        // An encoded `=`: libpq refuses the item, quoting it.
+        XCTAssertEqual(PostgreSQLURL.redacted("postgresql://db/x?password%3DS3CRET&a=1"), "postgresql://db/x?***&a=1")
     }
 
     func testAConnectTimeoutIsGivenWhenNoneIs() {
@@ -367,5 +374,9 @@ final class TextFormatTests: XCTestCase {
             "bad URI: \"postgresql://fleet:***@[::1/db?%70assword=***&sslpassword=&x=password\"; *** and *** again; password stays")
         XCTAssertEqual(PostgreSQLURL.scrubbed("no secret here", of: "postgresql://db/x"), "no secret here")
         XCTAssertEqual(PostgreSQLURL.scrubbed("fleet", of: "postgresql://fleet@db/x"), "fleet")
+        for url in ["postgresql://db/x?password=X9#frag", "postgresql://pb:1234/5678@db/x", "postgresql://db/x?password%3DX9"] {
+            let scrubbed = PostgreSQLURL.scrubbed("bad URI: \"\(url)\"", of: url)
+            XCTAssertFalse(scrubbed.contains("X9") || scrubbed.contains("frag") || scrubbed.contains("5678"), scrubbed)
+        }
     }
 }

@@ -338,6 +338,9 @@ def test_a_postgresql_store_that_cannot_be_reached_is_named_without_its_secrets(
     "postgresql://fleet:S3CRET-1@local%ZZhost/db",
     "postgresql://fleet:S3CRET@1@127.0.0.1:1/db",              # an @ in the password, not percent-encoded
     "postgresql://127.0.0.1:1/db?sslpassword=S3CRET-3&x=%ZZ",
+    "postgresql://127.0.0.1:1/db?password=X#S3CRET-4",        # libpq knows no fragment: the value is X#S3CRET-4
+    "postgresql://127.0.0.1:1/S3CRET-5@db",                   # a password with an unencoded /, as libpq cannot read it
+    "postgresql://127.0.0.1:1/db?password%3DS3CRET-6",        # an encoded =: libpq refuses the item, quoting it
 ])
 def test_libpqs_own_message_does_not_repeat_a_secret(bin_dir, url):
     """A URL the daemon cannot read is shown as `postgresql://…`, but libpq's reason after it quoted the URI whole,

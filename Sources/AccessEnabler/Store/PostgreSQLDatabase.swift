@@ -263,12 +263,25 @@ public enum PostgreSQLURL {
             text += fields[0] + (fields.count > 1 ? ":***" : "") + "@"
         }
         text += parts.host + (parts.port.map { ":" + $0 } ?? "") + parts.path
-        if let query = parts.query {
-            let items = parameters(Substring(query)).map { secretParameters.contains($0.name) ? $0.rawName + "=***" : String($0.item) }
+        if parts.query != nil, let question = url.firstIndex(of: "?") {
+            // libpq knows no fragment: a `#` in the query is part of a value (`password=X#Y`).
+            let items = parameters(url[url.index(after: question)...]).map {
+                !isSecret($0) ? String($0.item) : $0.value == nil ? "***" : $0.rawName + "=***"
+            }
             text += "?" + items.joined(separator: "&")
+        } else if let fragment = parts.fragment {
+            text += "#" + fragment
         }
         // libpq ends a password at `@`, not at `#` or `?`: what RFC 3986 reads as a port and a fragment may be one.
-        return scrubbed(text + (parts.fragment.map { "#" + $0 } ?? ""), of: url)
+        return scrubbed(text, of: url)
+    }
+
+    /// Whether a query parameter holds a secret: `password` or `sslpassword`, or an item without `=` that decodes to
+    /// one with its value (`password%3DX`, which libpq refuses, quoting it).
+    private static func isSecret(_ parameter: (item: Substring, rawName: Substring, name: String, value: Substring?)) -> Bool {
+        if secretParameters.contains(parameter.name) { return true }
+        guard parameter.value == nil, let equals = parameter.name.firstIndex(of: "=") else { return false }
+        return secretParameters.contains(String(parameter.name[..<equals]))
     }
 
     /// A query's parameters (`a=1&%70assword=x`): each item whole, its name as written and percent-decoded, and its
@@ -297,23 +310,26 @@ public enum PostgreSQLURL {
     }
 
     /// `message` with every secret of `url` replaced by `***`: the userinfo's password (up to the first `@` and up
-    /// to the last, since an unencoded `@` may be part of it) and each `password` or `sslpassword` query value, as
-    /// written and percent-decoded. libpq's reason for a URI it cannot parse quotes the URI whole, which `redacted`
-    /// cannot shorten, since it does not parse either.
+    /// to the last, since an unencoded `@` may be part of it; read up to the first `/` as libpq does, and up to the
+    /// first `?` too, since an unencoded `/` may be part of it as the user meant it) and each `password` or
+    /// `sslpassword` query value (or item, without its `=`), as written and percent-decoded. libpq's reason for a URI
+    /// it cannot parse quotes the URI whole, which `redacted` cannot shorten, since it does not parse either.
     public static func scrubbed(_ message: String, of url: String) -> String {
         var secrets: [String] = []
         if let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") {
-            // libpq ends the userinfo's search at the first `/`.
-            let authority = url[url.index(colon, offsetBy: 3)...].prefix { $0 != "/" }
-            if let colon = authority.firstIndex(of: ":"), let firstAt = authority.firstIndex(of: "@"), colon < firstAt {
+            let rest = url[url.index(colon, offsetBy: 3)...]
+            for authority in [rest.prefix { $0 != "/" }, rest.prefix { $0 != "?" }] {
+                guard let colon = authority.firstIndex(of: ":"), let firstAt = authority.firstIndex(of: "@"), colon < firstAt else {
+                    continue
+                }
                 let lastAt = authority.lastIndex(of: "@")!
                 secrets += [authority[authority.index(after: colon)..<firstAt], authority[authority.index(after: colon)..<lastAt]].map(
                     String.init)
             }
         }
         if let question = url.firstIndex(of: "?") {
-            for parameter in parameters(url[url.index(after: question)...]) where secretParameters.contains(parameter.name) {
-                if let value = parameter.value { secrets.append(String(value)) }
+            for parameter in parameters(url[url.index(after: question)...]) where isSecret(parameter) {
+                secrets.append(String(parameter.value ?? parameter.item))
             }
         }
         secrets += secrets.map { AbsoluteURL.percentDecoded($0) }
