@@ -62,19 +62,21 @@ public struct Arguments: Sendable {
     /// True when the flag `name` was given.
     public func has(_ name: String) -> Bool { flags.contains(name) }
 
-    /// A decimal number as a person writes seconds: digits with at most one point (`5`, `0.25`, `.5`, `5.`), or nil.
-    /// `Double(_:)` alone would also take `0x10` (16), `1e1`, `+5`, `inf` and `nan`.
-    public static func decimal(_ text: String) -> Double? {
-        var digits = 0
-        var points = 0
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
-            case UInt8(ascii: "."): points += 1
-            default: return nil
-            }
-        }
-        return digits > 0 && points <= 1 ? Double(text) : nil
+    /// Seconds as a person writes them, in whole milliseconds: digits with at most one point (`5`, `0.25`, `.5`,
+    /// `5.`) and at most three decimals that are not 0; nil for anything else, for a fraction of a millisecond
+    /// (`0.0005`, `3600.0000000000000001`: refused, not rounded) and beyond a billion seconds. `Double(_:)` would
+    /// also take `0x10` (16), `1e1`, `+5`, `inf` and `nan`.
+    public static func milliseconds(_ text: String) -> Int64? {
+        let digit = UInt8(ascii: "0")...UInt8(ascii: "9")
+        let bytes = Array(text.utf8)
+        let point = bytes.firstIndex(of: UInt8(ascii: "."))
+        let whole = bytes[..<(point ?? bytes.endIndex)].drop { $0 == UInt8(ascii: "0") }
+        var fraction = point.map { Array(bytes[($0 + 1)...]) } ?? []
+        guard bytes.count > (point == nil ? 0 : 1), (whole + fraction).allSatisfy(digit.contains) else { return nil }
+        while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
+        guard whole.count <= 9, fraction.count <= 3 else { return nil }
+        let padded = whole + fraction + Array(repeating: UInt8(ascii: "0"), count: 3 - fraction.count)
+        return padded.reduce(0) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
     }
 }
 

@@ -114,11 +114,28 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(usageError(["--stdio", "--socket", "/tmp/x"]), "--stdio and --socket cannot be combined")
         XCTAssertEqual(usageError(["--backend=http://127.0.0.1:1", "--staging"]), "--staging and --backend cannot be combined")
         XCTAssertEqual(usageError(["--max-message-bytes", "63"]), "--max-message-bytes needs an integer ≥ 64, got 63")
-        XCTAssertEqual(usageError(["--stall-timeout", "3601"]), "--stall-timeout needs seconds between 0 and 3600, got 3601")
-        XCTAssertEqual(usageError(["--stall-timeout", "0x10"]), "--stall-timeout needs seconds between 0 and 3600, got 0x10")
-        XCTAssertEqual(usageError(["--request-timeout", "0"]), "--request-timeout needs more than 0 seconds")
+        let form = "a decimal number with at most 3 decimals"
+        XCTAssertEqual(usageError(["--stall-timeout", "3601"]), "--stall-timeout needs seconds from 0.001 to 3600, \(form), got 3601")
+        XCTAssertEqual(usageError(["--stall-timeout", "0x10"]), "--stall-timeout needs seconds from 0.001 to 3600, \(form), got 0x10")
+        XCTAssertEqual(usageError(["--request-timeout", "0"]), "--request-timeout needs seconds from 0.001 to 3600, \(form), got 0")
+        XCTAssertEqual(
+            usageError(["--shutdown-timeout", "0.0005"]), "--shutdown-timeout needs seconds from 0 to 3600, \(form), got 0.0005")
+        XCTAssertEqual(
+            usageError(["--shutdown-timeout", "3600.0000000000000001"]),
+            "--shutdown-timeout needs seconds from 0 to 3600, \(form), got 3600.0000000000000001")
         XCTAssertEqual(usageError(["--log-level", "loud"]), "--log-level must be trace, debug, info, warning or error, got loud")
         XCTAssertEqual(usageError(["--socket="]), "--socket needs a path")
+    }
+
+    /// SECONDS are read exactly, in whole milliseconds (Arguments.milliseconds).
+    func testSecondsAreDecimalNumbersReadToTheMillisecond() {
+        let read: [(String, Int64?)] = [
+            ("5", 5_000), ("0.25", 250), (".5", 500), ("5.", 5_000), ("0.0010", 1), ("007.100", 7_100), ("3600", 3_600_000),
+            ("0", 0), ("0.0005", nil), ("3600.0000000000000001", nil), ("", nil), (".", nil), ("1..5", nil), ("1.5.", nil),
+            ("0x10", nil), ("1e1", nil), ("+5", nil), ("-1", nil), (" 5", nil), ("inf", nil), ("٣", nil), ("1000000000", nil),
+            ("999999999.999", 999_999_999_999),
+        ]
+        for (text, milliseconds) in read { XCTAssertEqual(Arguments.milliseconds(text), milliseconds, text) }
     }
 
     func testUnknownGroupIsAFailureNotAUsageError() {

@@ -26,17 +26,18 @@ let program = CommandLineProgram(
 var arguments = Array(CommandLine.arguments.dropFirst())
 if let status = program.helpOrVersion(arguments) { exit(status) }
 
-/// Takes every `flag S` out of the arguments (the last one counts): S seconds, from 0.001 to 86,400 (a usage error
-/// otherwise, as for anything but a decimal number: inf or 1e308 cannot be a Duration, and 1e-320 would be none); nil
-/// when the flag is absent.
+/// Takes every `flag S` and `flag=S` out of the arguments (the last one counts): S seconds, from 0.001 to 86,400, to
+/// the millisecond (a usage error otherwise, as for anything but a decimal number); nil when the flag is absent.
 @MainActor func seconds(of flag: String) -> Duration? {
     var found: Duration?
-    while let index = arguments.firstIndex(of: flag) {
-        guard index + 1 < arguments.count, let seconds = Arguments.decimal(arguments[index + 1]), seconds >= 0.001, seconds <= 86_400 else {
-            exit(program.usageError(UsageError("\(flag) needs a number of seconds from 0.001 to 86400")))
+    while let index = arguments.firstIndex(where: { $0 == flag || $0.hasPrefix(flag + "=") }) {
+        let joined = arguments[index] != flag
+        let text = joined ? String(arguments[index].dropFirst(flag.count + 1)) : index + 1 < arguments.count ? arguments[index + 1] : ""
+        guard let milliseconds = Arguments.milliseconds(text), (1...86_400_000).contains(milliseconds) else {
+            exit(program.usageError(UsageError("\(flag) needs a number of seconds from 0.001 to 86400, got \(text)")))
         }
-        arguments.removeSubrange(index...(index + 1))
-        found = .milliseconds(Int64((seconds * 1000).rounded()))
+        arguments.removeSubrange(index...(joined ? index : index + 1))
+        found = .milliseconds(milliseconds)
     }
     return found
 }

@@ -334,14 +334,28 @@ def test_the_test_daemons_seconds_flags_refuse_what_is_no_duration(test_daemon, 
     assert result.stderr.count("\n") == 1 and flag in result.stderr and result.stdout == ""
 
 
+@pytest.mark.parametrize("flag", ["--test-store-look-seconds", "--test-poll-seconds", "--test-logout-page-seconds"])
+def test_the_test_daemons_seconds_flags_take_the_equals_form_too(test_daemon, flag):
+    """`--flag=S` as passbridge's own flags take it, where it used to be an unknown option."""
+    result = subprocess.run([test_daemon, "--stdio", f"{flag}=0.25"], input=b'{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}\n',
+                            capture_output=True, timeout=30)
+    assert result.returncode == 0 and b'"id":1,"result"' in result.stdout, result.stderr[-500:]
+    refused = subprocess.run([test_daemon, "--stdio", f"{flag}=0x10"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=30)
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert f"{flag} needs a number of seconds from 0.001 to 86400, got 0x10" in refused.stderr
+
+
 @pytest.mark.parametrize("flag", ["--request-timeout", "--shutdown-timeout", "--stall-timeout"])
 def test_seconds_flags_take_decimal_numbers_only(passbridge, flag):
     """Seconds are digits with at most one point; hex, exponents, signs and blanks, which a double's parser takes, are
     a usage error naming the flag and the value (0x10 was 16 seconds)."""
-    for value in ["0x10", "1e1", "+5", " 5", "5 ", "1..5", "1,5", "٣"]:
+    least = "0" if flag == "--shutdown-timeout" else "0.001"
+    for value in ["0x10", "1e1", "+5", " 5", "5 ", "1..5", "1,5", "٣", "0.0005", "3600.0000000000000001", "3601"]:
         result = subprocess.run([passbridge, "--stdio", flag, value], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
         assert (result.returncode, result.stdout) == (2, ""), (value, result.stderr[-500:])
-        assert result.stderr == f"passbridge: {flag} needs seconds between 0 and 3600, got {value} (see passbridge --help)\n"
+        assert result.stderr == (f"passbridge: {flag} needs seconds from {least} to 3600, a decimal number with at most 3 "
+                                 f"decimals, got {value} (see passbridge --help)\n")
     for value in ["5", "0.25", ".5", "5.", "3600"]:
         result = subprocess.run([passbridge, "--stdio", flag, value], input=b'{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}\n',
                                 capture_output=True, timeout=30)

@@ -79,7 +79,8 @@ extension DaemonOptions {
                passbridge stats [--socket PATH] [--format openmetrics|prometheus]
 
         Serves Adobe Pass AccessEnabler as JSON-RPC 2.0 (NDJSON, or LSP Content-Length framing when the
-        peer starts with it) over stdin/stdout (default) or a Unix socket. Logs go to stderr.
+        peer starts with it) over stdin/stdout (default) or a Unix socket. Logs go to stderr. SECONDS is a
+        decimal number, to the millisecond: 5, 2.5 or 0.25.
 
 
         """ + table.usage(defaults: DaemonOptions())
@@ -132,9 +133,7 @@ extension DaemonOptions {
                         "--stall-timeout", "SECONDS", help: "Disconnect a socket peer that reads nothing for this long.",
                         default: { secondsText($0.limits.stallTimeout) }
                     ) { (options, text) throws(CommandLineError) in
-                        let timeout = try seconds("--stall-timeout", text)
-                        guard timeout > .zero else { throw .usage("--stall-timeout needs more than 0 seconds") }
-                        options.limits.stallTimeout = timeout
+                        options.limits.stallTimeout = try seconds("--stall-timeout", text, least: 1)
                     },
                 ]),
             .init(
@@ -170,9 +169,7 @@ extension DaemonOptions {
                         "--request-timeout", "SECONDS", help: "Hard deadline of each request to the backend, connecting included.",
                         default: { secondsText($0.requestTimeout) }
                     ) { (options, text) throws(CommandLineError) in
-                        let timeout = try seconds("--request-timeout", text)
-                        guard timeout > .zero else { throw .usage("--request-timeout needs more than 0 seconds") }
-                        options.requestTimeout = timeout
+                        options.requestTimeout = try seconds("--request-timeout", text, least: 1)
                     },
                     .option(
                         "--redirect-url", "URL", help: "Redirect URL registered for the application.", default: { $0.redirectURL }
@@ -232,12 +229,14 @@ extension DaemonOptions {
         return names.dropLast().joined(separator: ", ") + " or " + names[names.count - 1]
     }
 
-    /// `text` as seconds (0 to 3600, fractions allowed), or a usage error naming `name`.
-    private static func seconds(_ name: String, _ text: String) throws(CommandLineError) -> Duration {
-        guard let seconds = Arguments.decimal(text), seconds >= 0, seconds <= 3600 else {
-            throw .usage("\(name) needs seconds between 0 and 3600, got \(text)")
+    /// `text` as seconds from `least` milliseconds to 3600 s, to the millisecond (``Arguments/milliseconds(_:)``),
+    /// or a usage error naming `name`, the range and the form.
+    private static func seconds(_ name: String, _ text: String, least: Int64 = 0) throws(CommandLineError) -> Duration {
+        guard let milliseconds = Arguments.milliseconds(text), (least...3_600_000).contains(milliseconds) else {
+            let from = least == 0 ? "0" : secondsText(.milliseconds(least))
+            throw .usage("\(name) needs seconds from \(from) to 3600, a decimal number with at most 3 decimals, got \(text)")
         }
-        return .milliseconds(Int64(seconds * 1000))
+        return .milliseconds(milliseconds)
     }
 
     /// `duration` in seconds as `--help` shows it: `5`, or `0.25` for a fraction.
