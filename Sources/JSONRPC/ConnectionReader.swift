@@ -101,6 +101,11 @@ extension Connection {
             send(
                 OutgoingMessage.response(
                     id: nil, error: ErrorObject(code: .parseError, message: "Parse error", data: ["reason": .string(reason)])))
+        case .cutShort(let reason):
+            log.warning("connection \(number): \(reason)")
+            send(
+                OutgoingMessage.response(
+                    id: nil, error: ErrorObject(code: .parseError, message: "Parse error", data: ["reason": .string(reason)])))
         }
     }
 

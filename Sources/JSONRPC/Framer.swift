@@ -46,6 +46,8 @@ public enum FrameEvent {
     /// A header block that cannot be read (Content-Length framing): the framer skips to the next
     /// `Content-Length:` and goes on. Reported once per resynchronization.
     case unreadable(String)
+    /// Input ended inside a Content-Length header block or body (the reason says where); nothing follows.
+    case cutShort(String)
 }
 
 /// A pure state machine that splits a byte stream into messages (swift-nio style: fed bytes,
@@ -193,16 +195,24 @@ public struct Framer {
         return end
     }
 
-    /// The peer's input ended: an unterminated NDJSON line still held is its last message (a partial
-    /// Content-Length body or header is dropped, since its end was never announced).
+    /// The peer's input ended: an unterminated NDJSON line still held is its last message; a Content-Length header
+    /// block or body cut short is reported (``FrameEvent/cutShort(_:)``), since its end was never announced.
     public mutating func finish(_ body: (FrameEvent) -> Void) {
         defer {
             pending = []
             state = .dead
         }
-        guard case .line(discarding: false) = state, !pending.isEmpty else { return }
-        let line = pending
-        line.withUnsafeBufferPointer { emitLine($0, body) }
+        switch state {
+        case .line(discarding: false) where !pending.isEmpty:
+            let line = pending
+            line.withUnsafeBufferPointer { emitLine($0, body) }
+        case .headers(let length, let bytes) where length != nil || bytes > 2 || pending.contains { !Framer.isWhitespace($0) }:
+            body(.cutShort("input ended inside a header block"))
+        case .body(let remaining):
+            body(.cutShort("input ended after \(pending.count) of the body's \(pending.count + remaining) bytes"))
+        default:
+            break
+        }
     }
 
     private mutating func emitLine(_ line: UnsafeBufferPointer<UInt8>, _ body: (FrameEvent) -> Void) {

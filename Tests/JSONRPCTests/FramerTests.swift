@@ -14,6 +14,7 @@ final class FramerTests: XCTestCase {
                     case .message(let body): events.append(String(decoding: body, as: UTF8.self))
                     case .tooLarge(let declared): events.append("<too large\(declared.map { " \($0)" } ?? "")>")
                     case .unreadable(let reason): events.append("<unreadable: \(reason)>")
+                    case .cutShort(let reason): events.append("<cut short: \(reason)>")
                     }
                 }
             }
@@ -156,9 +157,26 @@ final class FramerTests: XCTestCase {
         }
         XCTAssertEqual(events, [second])
 
-        var partial = Framer(maxMessageBytes: 1024)
-        XCTAssertEqual(run(&partial, [Array("Content-Length: 40\r\n\r\n{\"jsonrpc\"".utf8)]), [])
-        partial.finish { _ in XCTFail("a partial Content-Length body is dropped") }
+    }
+
+    /// A Content-Length message cut short by the end of input is reported once; whitespace after a whole message
+    /// is not a message.
+    func testAContentLengthMessageCutShortIsReportedAtEndOfInput() {
+        let whole = "Content-Length: 2\r\n\r\n{}"
+        for (input, expected) in [
+            (whole + "Content-Length: 40\r\n\r\n{\"jsonrpc\"", ["<cut short: input ended after 10 of the body's 40 bytes>"]),
+            (whole + "Content-Length: 40\r\n", ["<cut short: input ended inside a header block>"]),
+            (whole + "Content-Len", ["<cut short: input ended inside a header block>"]),
+            (whole + "\r\n", []), (whole, []),
+        ] {
+            var framer = Framer(maxMessageBytes: 1024)
+            XCTAssertEqual(run(&framer, [Array(input.utf8)]), ["{}"])
+            var events: [String] = []
+            framer.finish { event in
+                if case .cutShort(let reason) = event { events.append("<cut short: \(reason)>") } else { events.append("\(event)") }
+            }
+            XCTAssertEqual(events, expected, input)
+        }
     }
 
     func testOutputFraming() {

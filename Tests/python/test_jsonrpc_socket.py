@@ -152,6 +152,18 @@ def test_half_closed_peer_still_gets_replies(socket_daemon):
     assert r.closed()
 
 
+def test_a_content_length_body_cut_short_by_a_half_close_is_answered(socket_daemon):
+    """As over stdio: the peer's end of input inside a Content-Length body gets -32700 saying where it ended."""
+    sock = socket_daemon().connect()
+    sock.sendall(b'Content-Length: 40\r\n\r\n{"jsonrpc"')
+    sock.shutdown(socket.SHUT_WR)
+    r = reader(sock)
+    answer = json.loads(r.frame())
+    assert answer == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error",
+                                                            "data": {"reason": "input ended after 10 of the body's 40 bytes"}}}
+    assert r.closed()
+
+
 def test_200_concurrent_clients(socket_daemon):
     daemon = socket_daemon()
     clients = [daemon.connect() for _ in range(200)]

@@ -112,6 +112,23 @@ def test_a_content_length_that_declares_too_much_costs_one_message_not_the_sessi
         d.finish()
 
 
+@pytest.mark.parametrize("tail, reason", [
+    (b'Content-Length: 40\r\n\r\n{"jsonrpc"', "input ended after 10 of the body's 40 bytes"),
+    (b"Content-Length: 40\r\n", "input ended inside a header block"),
+])
+def test_a_content_length_message_cut_short_by_end_of_input_is_answered(passbridge, tail, reason):
+    """Protocol/README.md, broken framing: the message before is answered, then the one cut short with -32700 and
+    where input ended (it used to get no answer at all), and the daemon exits 0."""
+    d = StdioDaemon(passbridge, raw=True)
+    body = request("rpc.stats", id=1).encode()
+    d.write(b"Content-Length: %d\r\n\r\n" % len(body) + body + tail)
+    d.close_input()
+    assert json.loads(d.reader.frame())["id"] == 1
+    assert json.loads(d.reader.frame()) == {"jsonrpc": "2.0", "id": None,
+                                            "error": {"code": -32700, "message": "Parse error", "data": {"reason": reason}}}
+    assert d.finish()[:2] == (0, b"")
+
+
 @pytest.mark.parametrize("raw_id", [
     b"9007199254740993", b"18446744073709551617", b"-18446744073709551617", b"0", b"null", b'"1"',
     b'"\\u00e9\\ud83d\\ude00"', b"-7", b"1.5"])
