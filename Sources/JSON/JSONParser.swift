@@ -59,6 +59,10 @@ extension JSON {
         if let nul = scan.firstNULByte() {
             throw scan.error("raw NUL byte (0x00), which is never valid in JSON text", at: nul)
         }
+        // jansson's own reason would quote the mark, which no one can see.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            throw scan.error("UTF-8 byte order mark (EF BB BF, U+FEFF) in front of the JSON text", at: 0)
+        }
         // Nesting deeper than maxDepth takes more than maxDepth bytes: short texts skip the scan.
         if bytes.count > maxDepth, let deep = scan.firstOffset(deeperThan: maxDepth) {
             throw scan.error("nesting deeper than \(maxDepth) levels", at: deep)

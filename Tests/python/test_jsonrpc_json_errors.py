@@ -17,6 +17,9 @@ CASES = [
     pytest.param(b'{"foo\\u0000bar": 42}', -32600, f'member name "foo\\u0000bar" holds U+0000 {REFUSED}',
                  id="escaped-NUL-in-a-name"),
     pytest.param(b'{"a":1,"a":2, garbage', -32700, None, id="duplicate-then-garbage"),
+    # The reason names the mark, which quoted would be invisible.
+    pytest.param(b'\xef\xbb\xbf{"jsonrpc":"2.0","method":"rpc.stats","id":1}', -32700,
+                 "UTF-8 byte order mark (EF BB BF, U+FEFF) in front of the JSON text", id="byte-order-mark"),
     # A batch holding a refused object is refused whole: its valid request is not run.
     pytest.param(b'[{"jsonrpc":"2.0","method":"rpc.stats","id":"lost"},{"jsonrpc":"2.0","method":"rpc.stats","id":1,"id":2}]',
                  -32600, f'duplicate member name "id" {REFUSED}', id="batch-with-a-duplicate"),
