@@ -94,7 +94,11 @@ enum LifecycleMethods {
     static let setRequestor = MethodSpec(name: "setRequestor", needsRequestor: false) { instance, params throws(ErrorObject) in
         let requestorID = try params.requiredString("requestorID")
         if requestorID.isEmpty { throw Params.invalid("requestorID", "must not be empty") }
-        let serviceProviders = try params.stringArray("serviceProviders")?.enumerated().map { index, text throws(ErrorObject) in
+        let listed = try params.stringArray("serviceProviders")
+        if let listed, listed.count > maxServiceProviders {
+            throw Params.invalid("serviceProviders", "lists \(listed.count) URLs, more than \(maxServiceProviders)")
+        }
+        let serviceProviders = try listed?.enumerated().map { index, text throws(ErrorObject) in
             guard let url = try? BackendURL(text) else {
                 throw Params.invalid("serviceProviders", "item \(index) is not an https URL, nor an http URL on a loopback host")
             }
@@ -110,6 +114,9 @@ enum LifecycleMethods {
             }
         }
     }
+
+    /// The most backend URLs one setRequestor may ask at once (Protocol/README.md, "Limits").
+    static let maxServiceProviders = 16
 
     static let log = Logger(label: "bridge")
 }
