@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from rpc_helper import (NOT_SELECTED, SOFTWARE_STATEMENT, StdioDaemon, check_against_openrpc, daemon_args,
+from rpc_helper import (NOT_SELECTED, SOFTWARE_STATEMENT, SocketDaemon, StdioDaemon, check_against_openrpc, daemon_args,
                         follow_to_redirect_url)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -101,6 +101,20 @@ def test_backend_emulator_says_where_its_emulator_runs_at_debug_level(bin_dir, t
     # One line per backend exchange, made only at this level (the default level above writes none).
     exchanges = [line for line in daemon.log().splitlines() if " debug engine: GET /api/v2/REF/configuration → 200" in line]
     assert len(exchanges) == 1, daemon.log()
+
+
+def test_on_a_socket_backend_emulator_names_its_emulator_beside_the_socket(bin_dir, tmp_path, short_tmp):
+    """A socket's clients never see the child start: at the default level, the line that names the socket names
+    the emulator too, and its second-screen page answers there."""
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", "--backend", "emulator", "--state-dir", str(tmp_path / "state"))
+    try:
+        line = [line for line in daemon.wait_for_log("listening on").splitlines() if "listening on" in line][0]
+        match = re.search(r" info main: listening on (\S+), backend pass-emulator at (http://127\.0\.0\.1:\d+)$", line)
+        assert match and match[1] == str(short_tmp / "pb.sock"), line
+        with urllib.request.urlopen(match[2] + "/activate", timeout=10) as page:
+            assert page.status == 200
+    finally:
+        assert daemon.stop() == 0
 
 
 def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):

@@ -105,15 +105,20 @@ public enum Daemon {
                 // The engines' HTTP transfers run on the connection's loop, in its own wait (once per loop).
                 HTTPLoops.drive(connection.executor, on: LoopForTransfers(connection.loopDescriptors))
                 return wrapInstance(ApplicationInstance(outbound: connection, configuration: configuration, statistics: statistics))
-            }, stopper: stopper, log: log)
+            }, stopper: stopper, emulator: backend.emulator?.baseURL.text, log: log)
     }
 
-    private static func serve(_ options: DaemonOptions, factory: @escaping RPCHandlerFactory, stopper: Stopper, log: Logger) -> Int32 {
+    /// `emulator`: the base URL of the `--backend emulator` child, logged beside the socket's line (a socket's
+    /// clients, unlike a stdio host, never see the child start; its `/activate` page is there).
+    private static func serve(
+        _ options: DaemonOptions, factory: @escaping RPCHandlerFactory, stopper: Stopper, emulator: String?, log: Logger
+    ) -> Int32 {
         let access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
+        let backendNote = emulator.map { ", backend pass-emulator at \($0)" } ?? ""
         if let inherited = UnixSocketServer.systemdListenFD() {
             let server = UnixSocketServer(inheritedFD: inherited, access: access, limits: options.limits)
             stopper.install { server.shutdown() }
-            log.info("serving the socket inherited from systemd (fd \(inherited))")
+            log.info("serving the socket inherited from systemd (fd \(inherited))" + backendNote)
             server.run(factory)
             return 0
         }
@@ -132,7 +137,7 @@ public enum Daemon {
                 return 1
             }
             stopper.install { server.shutdown() }
-            log.info("listening on \(path)")
+            log.info("listening on \(path)" + backendNote)
             server.run(factory)
             return 0
         }
