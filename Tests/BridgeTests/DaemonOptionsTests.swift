@@ -114,15 +114,15 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(usageError(["--stdio", "--socket", "/tmp/x"]), "--stdio and --socket cannot be combined")
         XCTAssertEqual(usageError(["--backend=http://127.0.0.1:1", "--staging"]), "--staging and --backend cannot be combined")
         XCTAssertEqual(usageError(["--max-message-bytes", "63"]), "--max-message-bytes needs an integer ≥ 64, got 63")
-        let form = "a decimal number with at most 3 decimals"
-        XCTAssertEqual(usageError(["--stall-timeout", "3601"]), "--stall-timeout needs seconds from 0.001 to 3600, \(form), got 3601")
-        XCTAssertEqual(usageError(["--stall-timeout", "0x10"]), "--stall-timeout needs seconds from 0.001 to 3600, \(form), got 0x10")
-        XCTAssertEqual(usageError(["--request-timeout", "0"]), "--request-timeout needs seconds from 0.001 to 3600, \(form), got 0")
+        let form = "a decimal number to the millisecond"
+        XCTAssertEqual(usageError(["--stall-timeout", "3601"]), "--stall-timeout needs seconds from 0.001 to 3600, \(form), got '3601'")
+        XCTAssertEqual(usageError(["--stall-timeout", "0x10"]), "--stall-timeout needs seconds from 0.001 to 3600, \(form), got '0x10'")
+        XCTAssertEqual(usageError(["--request-timeout", "0"]), "--request-timeout needs seconds from 0.001 to 3600, \(form), got '0'")
         XCTAssertEqual(
-            usageError(["--shutdown-timeout", "0.0005"]), "--shutdown-timeout needs seconds from 0 to 3600, \(form), got 0.0005")
+            usageError(["--shutdown-timeout", "0.0005"]), "--shutdown-timeout needs seconds from 0 to 3600, \(form), got '0.0005'")
         XCTAssertEqual(
             usageError(["--shutdown-timeout", "3600.0000000000000001"]),
-            "--shutdown-timeout needs seconds from 0 to 3600, \(form), got 3600.0000000000000001")
+            "--shutdown-timeout needs seconds from 0 to 3600, \(form), got '3600.0000000000000001'")
         XCTAssertEqual(usageError(["--log-level", "loud"]), "--log-level must be trace, debug, info, warning or error, got loud")
         XCTAssertEqual(usageError(["--socket="]), "--socket needs a path")
     }

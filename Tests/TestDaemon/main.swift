@@ -34,7 +34,7 @@ if let status = program.helpOrVersion(arguments) { exit(status) }
         let joined = arguments[index] != flag
         let text = joined ? String(arguments[index].dropFirst(flag.count + 1)) : index + 1 < arguments.count ? arguments[index + 1] : ""
         guard let milliseconds = Arguments.milliseconds(text), (1...86_400_000).contains(milliseconds) else {
-            exit(program.usageError(UsageError("\(flag) needs a number of seconds from 0.001 to 86400, got \(text)")))
+            exit(program.usageError(UsageError("\(flag) needs a number of seconds from 0.001 to 86400, got '\(text)'")))
         }
         arguments.removeSubrange(index...(joined ? index : index + 1))
         found = .milliseconds(milliseconds)

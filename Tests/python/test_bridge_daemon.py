@@ -2,6 +2,7 @@
 the daemon serves exactly the host→daemon methods it lists, the backend and state flags, and the second screen."""
 import json
 import os
+import shutil
 import signal
 import pathlib
 import re
@@ -115,6 +116,29 @@ def test_on_a_socket_backend_emulator_names_its_emulator_beside_the_socket(bin_d
             assert page.status == 200
     finally:
         assert daemon.stop() == 0
+
+
+@pytest.mark.parametrize("script, why", [
+    ("echo boom >&2; exit 3", "exited (status 3) before printing its base URL"),
+    ("echo 'not a URL'; exec sleep 30", "printed 'not a URL' where its base URL was expected"),
+])
+def test_an_emulator_child_that_fails_is_reported_as_it_failed(bin_dir, tmp_path, script, why):
+    """passbridge beside a pass-emulator that fails: start-up ends with status 1 and one line saying how the child
+    failed (it only said it 'did not print its base URL'); --log-level debug shows the child's own log."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    shutil.copy(bin_dir / "passbridge", folder / "passbridge")
+    fake = folder / "pass-emulator"
+    fake.write_text("#!/bin/sh\n" + script + "\n")
+    fake.chmod(0o755)
+    result = subprocess.run([str(folder / "passbridge"), "--backend", "emulator", "--state-dir", str(tmp_path / "state")],
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == f"passbridge: --backend emulator: pass-emulator {why}; --log-level debug shows its log\n"
+    if "boom" in script:
+        debug = subprocess.run([str(folder / "passbridge"), "--backend", "emulator", "--state-dir", str(tmp_path / "state"),
+                                "--log-level", "debug"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        assert debug.returncode == 1 and "boom" in debug.stderr, debug.stderr
 
 
 def test_backend_emulator_starts_and_stops_its_own_emulator(bin_dir, tmp_path):
@@ -357,7 +381,7 @@ def test_the_test_daemons_seconds_flags_take_the_equals_form_too(test_daemon, fl
     refused = subprocess.run([test_daemon, "--stdio", f"{flag}=0x10"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
                              timeout=30)
     assert (refused.returncode, refused.stdout) == (2, "")
-    assert f"{flag} needs a number of seconds from 0.001 to 86400, got 0x10" in refused.stderr
+    assert f"{flag} needs a number of seconds from 0.001 to 86400, got '0x10'" in refused.stderr
 
 
 @pytest.mark.parametrize("flag", ["--request-timeout", "--shutdown-timeout", "--stall-timeout"])
@@ -368,8 +392,8 @@ def test_seconds_flags_take_decimal_numbers_only(passbridge, flag):
     for value in ["0x10", "1e1", "+5", " 5", "5 ", "1..5", "1,5", "٣", "0.0005", "3600.0000000000000001", "3601"]:
         result = subprocess.run([passbridge, "--stdio", flag, value], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
         assert (result.returncode, result.stdout) == (2, ""), (value, result.stderr[-500:])
-        assert result.stderr == (f"passbridge: {flag} needs seconds from {least} to 3600, a decimal number with at most 3 "
-                                 f"decimals, got {value} (see passbridge --help)\n")
+        assert result.stderr == (f"passbridge: {flag} needs seconds from {least} to 3600, a decimal number to the "
+                                 f"millisecond, got '{value}' (see passbridge --help)\n")
     for value in ["5", "0.25", ".5", "5.", "3600"]:
         result = subprocess.run([passbridge, "--stdio", flag, value], input=b'{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}\n',
                                 capture_output=True, timeout=30)

@@ -234,7 +234,7 @@ extension DaemonOptions {
     private static func seconds(_ name: String, _ text: String, least: Int64 = 0) throws(CommandLineError) -> Duration {
         guard let milliseconds = Arguments.milliseconds(text), (least...3_600_000).contains(milliseconds) else {
             let from = least == 0 ? "0" : secondsText(.milliseconds(least))
-            throw .usage("\(name) needs seconds from \(from) to 3600, a decimal number with at most 3 decimals, got \(text)")
+            throw .usage("\(name) needs seconds from \(from) to 3600, a decimal number to the millisecond, got '\(text)'")
         }
         return .milliseconds(milliseconds)
     }

@@ -50,13 +50,22 @@ final class EmulatorChild: Sendable {
         }
         close(lifeline[0])
         close(output[1])
-        guard let line = firstLine(output[0], timeout: timeout), line.hasPrefix("http://"), let url = try? BackendURL(line) else {
-            kill(pid, SIGTERM)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
+        let line = firstLine(output[0], timeout: timeout)
+        guard let line, line.hasPrefix("http://"), let url = try? BackendURL(line) else {
+            // A child that ended its output is exiting: give it a second to be reaped, to say how it ended.
+            let exited = reaped(pid, within: line == nil ? .seconds(1) : .zero)
+            if exited == nil {
+                var status: Int32 = 0
+                kill(pid, SIGTERM)
+                waitpid(pid, &status, 0)
+            }
             close(output[0])
             close(lifeline[1])
-            throw .failure("--backend emulator: pass-emulator did not print its base URL")
+            let why =
+                exited.map { "exited (\(describe($0))) before printing its base URL" }
+                ?? line.map { "printed '\($0.prefix(80))' where its base URL was expected" }
+                ?? "printed no base URL within \(timeout.components.seconds) s"
+            throw .failure("--backend emulator: pass-emulator \(why); --log-level debug shows its log")
         }
         // Debug, not info: an app that spawns `--backend emulator` shares the daemon's stderr, and a line for
         // what it asked for, going as asked, is noise there (`--log-level debug` shows it, with the child's log).
@@ -125,6 +134,23 @@ final class EmulatorChild: Sendable {
     }
 
     /// Reads bytes up to the first newline, waiting with poll(2) until the deadline; nil on EOF or timeout.
+    /// The wait status of `pid` once it has exited, polled every 10 ms for at most `within`; nil if it has not.
+    static func reaped(_ pid: pid_t, within: Duration) -> Int32? {
+        let deadline = ContinuousClock.now.advanced(by: within)
+        var status: Int32 = 0
+        while true {
+            if waitpid(pid, &status, WNOHANG) == pid { return status }
+            if ContinuousClock.now >= deadline { return nil }
+            usleep(10_000)
+        }
+    }
+
+    /// `status` from waitpid as a person reads it: `status 3`, or `signal 9`.
+    static func describe(_ status: Int32) -> String {
+        let signal = status & 0x7F
+        return signal == 0 ? "status \((status >> 8) & 0xFF)" : "signal \(signal)"
+    }
+
     static func firstLine(_ fd: Int32, timeout: Duration) -> String? {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var bytes: [UInt8] = []
