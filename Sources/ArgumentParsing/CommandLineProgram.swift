@@ -50,15 +50,21 @@ public func writeOut(_ text: String) {
     write(all: Array(text.utf8), to: 1)
 }
 
-/// Writes `line` and a newline to stderr, on one line whatever it holds: a control character (a value a user gave
-/// with a newline in it; C1's NEL too) and Unicode's line and paragraph separators are written as `\u{…}`, as
-/// the daemon's log lines write them (`Logger.escaped`, Sources/JSONRPC/Logger.swift).
+/// Writes `line` and a newline to stderr, on one line whatever it holds, as the daemon's log lines write a message
+/// (`Logger.escaped`, Sources/JSONRPC/Logger.swift): a control character (a value a user gave with a newline in it;
+/// C1's NEL too), Unicode's line and paragraph separators and invisible format characters as `\u{…}`, a backslash
+/// as `\\`.
 public func writeError(_ line: String) {
     var text = ""
     for scalar in line.unicodeScalars {
-        if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 {
+        switch scalar.value {
+        case 0x5C:
+            text += "\\\\"
+        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029:
             text += "\\u{" + String(scalar.value, radix: 16) + "}"
-        } else {
+        case 0x80... where scalar.properties.generalCategory == .format:
+            text += "\\u{" + String(scalar.value, radix: 16) + "}"
+        default:
             text.unicodeScalars.append(scalar)
         }
     }

@@ -23,6 +23,16 @@ final class LoggerTests: XCTestCase {
         XCTAssertTrue(line.hasSuffix("warning engine: é\\u{85}A\\u{2028}B\\u{2029}C\\u{9f}\n"), line)
     }
 
+    /// A backslash is doubled, so that a value holding the text `\u{a}` cannot pass for an escaped newline; invisible
+    /// format characters (a right-to-left override, a zero-width space, U+FEFF) are escaped; other text is kept.
+    func testABackslashAndInvisibleFormatCharactersAreEscaped() {
+        let line = String(
+            decoding: Logger.format(.warning, label: "engine", "a\\u{a}b\u{202E}c\u{200B}d\u{FEFF}é✓", journald: true, now: 0),
+            as: UTF8.self)
+        XCTAssertTrue(line.hasSuffix("warning engine: a\\\\u{a}b\\u{202e}c\\u{200b}d\\u{feff}é✓\n"), line)
+        XCTAssertEqual(Logger.escaped("plain ascii, é ✓ 😀"), "plain ascii, é ✓ 😀")
+    }
+
     func testTimestampIsRFC3339InUTCWithMilliseconds() {
         let rows: [(millis: Int64, text: String)] = [
             (0, "1970-01-01T00:00:00.000Z"), (1, "1970-01-01T00:00:00.001Z"), (999, "1970-01-01T00:00:00.999Z"),

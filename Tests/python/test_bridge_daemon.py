@@ -306,12 +306,14 @@ def test_a_requestor_id_with_line_breaks_stays_on_its_log_line(bin_dir, emulator
     """A value a host sent cannot end a log line or forge the next one: CR, LF, C1's NEL and Unicode's line and
     paragraph separators are written as \\u{…} (Logger.escaped)."""
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
-    requestor = "R\r\nEF\u2028X\u2029Y\u0085Z"
+    requestor = "R\r\nEF\u2028X\u2029Y\u0085Z\u202eW\\u{a}V"
     assert daemon.call("setRequestor", {"requestorID": requestor})["status"] == 0
     assert daemon.stop() == 0
     lines = [line for line in daemon.log().split("\n") if "setRequestor" in line]
-    assert lines and all("R\\u{d}\\u{a}EF\\u{2028}X\\u{2029}Y\\u{85}Z" in line for line in lines), lines
-    assert not any(separator in daemon.log() for separator in ["\r", "\u2028", "\u2029", "\u0085"])
+    # A right-to-left override is escaped too, and a backslash doubled: the text \u{a} cannot pass for a newline.
+    escaped = "R\\u{d}\\u{a}EF\\u{2028}X\\u{2029}Y\\u{85}Z\\u{202e}W\\\\u{a}V"
+    assert lines and all(escaped in line for line in lines), lines
+    assert not any(separator in daemon.log() for separator in ["\r", "\u2028", "\u2029", "\u0085", "\u202e"])
 
 
 def test_a_store_url_that_is_not_postgresql_fails_start_up_with_status_1_and_no_secret(bin_dir, tmp_path):
