@@ -155,13 +155,16 @@ def test_one_loopback_rule_for_the_command_line_and_set_requestor(bin_dir, tmp_p
 
 def test_set_requestor_asks_at_most_16_service_providers(app, emulator):
     """Protocol/README.md, "Limits": a list of 16 service providers is taken; a 17th is refused with -32602 before
-    any is asked, and the connection goes on."""
+    any is asked, and the connection goes on; an empty list fails the setRequestor with CFG404."""
     assert app.call("init", {"redirectUrl": REDIRECT_URL}) == {}
     with pytest.raises(RpcError) as refused:
         app.call("setRequestor", {"requestorID": "REF", "serviceProviders": [emulator.base] * 17})
     assert refused.value.code == -32602
     assert refused.value.error["data"] == {"param": "serviceProviders", "reason": "lists 17 URLs, more than 16"}
     assert app.call("setRequestor", {"requestorID": "REF", "serviceProviders": [emulator.base] * 16})["status"] == 1
+    # An empty list asks none.
+    empty = app.call("setRequestor", {"requestorID": "REF", "serviceProviders": []})
+    assert empty["status"] == 0 and [(s["id"], s["message"]) for s in empty["statuses"]] == [("CFG404", "No usable service provider")]
 
 
 def test_logout_clears_the_applications_logins_under_its_other_requestors(daemon):
