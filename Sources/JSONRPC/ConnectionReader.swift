@@ -48,15 +48,16 @@ extension Connection {
     }
 
     /// Feeds held input once the output is under the high-water mark again (loop thread); when all of it is
-    /// used, reading resumes.
+    /// used, reading resumes. Every call serves the wake-up asked for (`resumeRequested`), held input or not: a
+    /// request left standing after the held input was used up (asked by an engine thread while the loop fed it)
+    /// kept the next pause from asking again, and the connection never read again.
     func resumeHeldInput(buffer: UnsafeMutableRawBufferPointer) {
         loop.thread.check("connection \(number) reader")
-        guard !held.isEmpty else { return }
         let ready = state.withLock { state -> Bool in
             state.resumeRequested = false
             return !state.readDone && state.outbound.count < limits.outboundHighWater
         }
-        guard ready else { return }
+        guard ready, !held.isEmpty else { return }
         overBudget = false
         let input = held
         let consumed = input.withUnsafeBytes { bytes in corked { framer.feed(bytes, pausing: { overBudget }, handle) } }
