@@ -361,10 +361,21 @@ final class TextFormatTests: XCTestCase {
             ("postgresql://db/x?sslmode=require&", "postgresql://db/x?sslmode=require&connect_timeout=10"),
             ("postgresql://db/x?connect_timeout=3", "postgresql://db/x?connect_timeout=3"),
             ("postgresql://db/x?a=1&%63onnect_timeout=0", "postgresql://db/x?a=1&%63onnect_timeout=0"),
+            // A `?` in the password does not start the query (libpq ends the userinfo at its first `@`).
+            ("postgresql://u:Sec?ret@db/x", "postgresql://u:Sec?ret@db/x?connect_timeout=10"),
+            ("postgresql://u:Sec?ret@db/x?connect_timeout=1", "postgresql://u:Sec?ret@db/x?connect_timeout=1"),
         ] {
             XCTAssertEqual(PostgreSQLURL.withConnectTimeout(url, environment: nil), expected)
             XCTAssertEqual(PostgreSQLURL.withConnectTimeout(url, environment: "2"), url)
         }
+    }
+
+    func testLibpqsMessagesLoseThePiecesOfAPasswordItSplit() {
+        let url = "postgresql://u:abcd/efgh@db:1/x"
+        XCTAssertEqual(
+            PostgreSQLURL.scrubbed("invalid integer value \"abcd\" for connection option \"port\"", of: url),
+            "invalid integer value \"***\" for connection option \"port\"")
+        XCTAssertEqual(PostgreSQLURL.scrubbed("host \"ab@db\"", of: "postgresql://u:x@ab@db/x"), "host \"ab@db\"")
     }
 
     func testLibpqsMessagesLoseTheURLsSecrets() {
@@ -374,7 +385,10 @@ final class TextFormatTests: XCTestCase {
             "bad URI: \"postgresql://fleet:***@[::1/db?%70assword=***&sslpassword=&x=password\"; *** and *** again; password stays")
         XCTAssertEqual(PostgreSQLURL.scrubbed("no secret here", of: "postgresql://db/x"), "no secret here")
         XCTAssertEqual(PostgreSQLURL.scrubbed("fleet", of: "postgresql://fleet@db/x"), "fleet")
-        for url in ["postgresql://db/x?password=X9#frag", "postgresql://pb:1234/5678@db/x", "postgresql://db/x?password%3DX9"] {
+        for url in [
+            "postgresql://db/x?password=X9#frag", "postgresql://pb:1234/5678@db/x", "postgresql://db/x?password%3DX9",
+            "postgresql://u:S?x9@db/x?password=frag",
+        ] {
             let scrubbed = PostgreSQLURL.scrubbed("bad URI: \"\(url)\"", of: url)
             XCTAssertFalse(scrubbed.contains("X9") || scrubbed.contains("frag") || scrubbed.contains("5678"), scrubbed)
         }

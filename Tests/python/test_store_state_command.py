@@ -341,6 +341,11 @@ def test_a_postgresql_store_that_cannot_be_reached_is_named_without_its_secrets(
     "postgresql://127.0.0.1:1/db?password=X#S3CRET-4",        # libpq knows no fragment: the value is X#S3CRET-4
     "postgresql://127.0.0.1:1/S3CRET-5@db",                   # a password with an unencoded /, as libpq cannot read it
     "postgresql://127.0.0.1:1/db?password%3DS3CRET-6",        # an encoded =: libpq refuses the item, quoting it
+    # Pieces of a password libpq split and quotes as a port, a database name or a host:
+    "postgresql://u:S3CRET-7/efgh@127.0.0.1:1/db",
+    "postgresql://u:1/S3CRET%zz8@127.0.0.1:1/db",
+    "postgresql://u:abc@S3CRET-9@127.0.0.1:1/db",
+    "postgresql://u:S3CRET-10://Yb@127.0.0.1:1/db",
 ])
 def test_libpqs_own_message_does_not_repeat_a_secret(bin_dir, url):
     """A URL the daemon cannot read is shown as `postgresql://…`, but libpq's reason after it quoted the URI whole,

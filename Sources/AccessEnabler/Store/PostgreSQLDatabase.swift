@@ -263,7 +263,7 @@ public enum PostgreSQLURL {
             text += fields[0] + (fields.count > 1 ? ":***" : "") + "@"
         }
         text += parts.host + (parts.port.map { ":" + $0 } ?? "") + parts.path
-        if parts.query != nil, let question = url.firstIndex(of: "?") {
+        if parts.query != nil, let question = queryStart(url) {
             // libpq knows no fragment: a `#` in the query is part of a value (`password=X#Y`).
             let items = parameters(url[url.index(after: question)...]).map {
                 !isSecret($0) ? String($0.item) : $0.value == nil ? "***" : $0.rawName + "=***"
@@ -282,6 +282,17 @@ public enum PostgreSQLURL {
         if secretParameters.contains(parameter.name) { return true }
         guard parameter.value == nil, let equals = parameter.name.firstIndex(of: "=") else { return false }
         return secretParameters.contains(String(parameter.name[..<equals]))
+    }
+
+    /// Where the query of `url` starts (its `?`) as libpq reads it: the userinfo ends at the first `@` met before
+    /// any `/`, so a `?` in a password (`u:Sec?ret@host/db`) does not start the query.
+    private static func queryStart(_ url: String) -> String.Index? {
+        var start = url.startIndex
+        if let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") {
+            start = url.index(colon, offsetBy: 3)
+            if let stop = url[start...].firstIndex(where: { $0 == "@" || $0 == "/" }), url[stop] == "@" { start = stop }
+        }
+        return url[start...].firstIndex(of: "?")
     }
 
     /// A query's parameters (`a=1&%70assword=x`): each item whole, its name as written and percent-decoded, and its
@@ -303,7 +314,7 @@ public enum PostgreSQLURL {
     /// (its name percent-encoded or not) or `environment` (the value of `PGCONNECT_TIMEOUT`) is set.
     public static func withConnectTimeout(_ url: String, environment: String?) -> String {
         guard environment == nil else { return url }
-        guard let question = url.firstIndex(of: "?") else { return url + "?connect_timeout=\(defaultConnectTimeout)" }
+        guard let question = queryStart(url) else { return url + "?connect_timeout=\(defaultConnectTimeout)" }
         let query = url[url.index(after: question)...]
         if parameters(query).contains(where: { $0.name == "connect_timeout" }) { return url }
         return url + (query.isEmpty || query.hasSuffix("&") ? "" : "&") + "connect_timeout=\(defaultConnectTimeout)"
@@ -311,7 +322,8 @@ public enum PostgreSQLURL {
 
     /// `message` with every secret of `url` replaced by `***`: the userinfo's password (up to the first `@` and up
     /// to the last, since an unencoded `@` may be part of it; read up to the first `/` as libpq does, and up to the
-    /// first `?` too, since an unencoded `/` may be part of it as the user meant it) and each `password` or
+    /// first `?` too, since an unencoded `/` may be part of it as the user meant it; and at the start of a quoted
+    /// value, each of its pieces between `/`, `@`, `:`, `?` and `#` of 3 characters or more) and each `password` or
     /// `sslpassword` query value (or item, without its `=`), as written and percent-decoded. libpq's reason for a URI
     /// it cannot parse quotes the URI whole, which `redacted` cannot shorten, since it does not parse either.
     public static func scrubbed(_ message: String, of url: String) -> String {
@@ -323,11 +335,15 @@ public enum PostgreSQLURL {
                     continue
                 }
                 let lastAt = authority.lastIndex(of: "@")!
-                secrets += [authority[authority.index(after: colon)..<firstAt], authority[authority.index(after: colon)..<lastAt]].map(
-                    String.init)
+                let passwords = [authority[authority.index(after: colon)..<firstAt], authority[authority.index(after: colon)..<lastAt]]
+                secrets += passwords.map(String.init)
+                // libpq may quote a piece of a password it split as a port, a host or a database name (`u:abcd/efgh@`
+                // gives port "abcd"): a quoted value that starts with a piece of 3 characters or more loses it.
+                let pieces = passwords.flatMap { $0.split(whereSeparator: { "/@:?#".contains($0) }) }.filter { $0.count >= 3 }
+                secrets += pieces.map { "\"" + $0 }
             }
         }
-        if let question = url.firstIndex(of: "?") {
+        if let question = queryStart(url) {
             for parameter in parameters(url[url.index(after: question)...]) where isSecret(parameter) {
                 secrets.append(String(parameter.value ?? parameter.item))
             }
@@ -336,11 +352,12 @@ public enum PostgreSQLURL {
         var text = Array(message.utf8)
         for secret in Set(secrets.filter { !$0.isEmpty }).sorted(by: { $0.utf8.count > $1.utf8.count }) {
             let bytes = Array(secret.utf8)
+            let replacement = Array((secret.hasPrefix("\"") ? "\"***" : "***").utf8)
             var kept: [UInt8] = []
             var index = 0
             while index < text.count {
                 if text[index...].starts(with: bytes) {
-                    kept += "***".utf8
+                    kept += replacement
                     index += bytes.count
                 } else {
                     kept.append(text[index])
