@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "ArgumentParsing"),
         .target(name: "ThreadAffinity"),
         .target(name: "JSON", dependencies: ["CJansson"]),
-        .target(name: "JSONRPC", dependencies: ["JSON", "CShims", "ThreadAffinity"]),
+        .target(name: "JSONRPC", dependencies: ["JSON", "ArgumentParsing", "CShims", "ThreadAffinity"]),
         .target(
             name: "AccessEnabler", dependencies: ["JSON", "CSQLite", "CPostgreSQL", "CDigest", "CCurl", "ThreadAffinity"],
             exclude: ["README.md"]),

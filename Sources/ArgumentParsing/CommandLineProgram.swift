@@ -50,25 +50,36 @@ public func writeOut(_ text: String) {
     write(all: Array(text.utf8), to: 1)
 }
 
-/// Writes `line` and a newline to stderr, on one line whatever it holds, as the daemon's log lines write a message
-/// (`Logger.escaped`, Sources/JSONRPC/Logger.swift): a control character (a value a user gave with a newline in it;
-/// C1's NEL too), Unicode's line and paragraph separators and invisible format characters as `\u{…}`, a backslash
-/// as `\\`.
+/// Writes `line` and a newline to stderr, on one line whatever it holds (``oneLine(_:)``).
 public func writeError(_ line: String) {
-    var text = ""
-    for scalar in line.unicodeScalars {
+    write(all: Array((oneLine(line) + "\n").utf8), to: 2)
+}
+
+/// `text` as one unambiguous line of stderr, as every program of the package writes its usage errors and log lines
+/// (the daemon's `Logger`, the emulator's `log`): a control character (a newline in a value a user or a host gave;
+/// C1's NEL too), Unicode's line and paragraph separators and invisible format characters (bidirectional
+/// overrides, zero-width characters, U+FEFF) as `\u{…}`, a backslash as `\\`, so that no value can end a line, for
+/// a terminal or a log reader, forge the next one, or pass for an escape.
+public func oneLine(_ text: String) -> String {
+    func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x5C:
-            text += "\\\\"
-        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029:
-            text += "\\u{" + String(scalar.value, radix: 16) + "}"
-        case 0x80... where scalar.properties.generalCategory == .format:
-            text += "\\u{" + String(scalar.value, radix: 16) + "}"
-        default:
-            text.unicodeScalars.append(scalar)
+        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x5C: return true
+        case 0..<0x80: return false
+        default: return scalar.properties.generalCategory == .format
         }
     }
-    write(all: Array((text + "\n").utf8), to: 2)
+    guard text.unicodeScalars.contains(where: isEscaped) else { return text }
+    var line = ""
+    for scalar in text.unicodeScalars {
+        if scalar == "\\" {
+            line += "\\\\"
+        } else if isEscaped(scalar) {
+            line += "\\u{" + String(scalar.value, radix: 16) + "}"
+        } else {
+            line.unicodeScalars.append(scalar)
+        }
+    }
+    return line
 }
 
 private func write(all bytes: [UInt8], to fd: Int32) {

@@ -1,3 +1,4 @@
+import ArgumentParsing
 import Glibc
 import Synchronization
 
@@ -83,35 +84,7 @@ public struct Logger: Sendable {
     /// ``format(_:label:_:)`` for a given journald answer and time (epoch milliseconds).
     static func format(_ level: Level, label: String, _ message: String, journald: Bool, now: Int64) -> [UInt8] {
         let prefix = journald ? "<\(level.syslogPriority)>" : LogStream.timestamp(now) + " "
-        return Array("\(prefix)passbridge[\(getpid())] \(level.name) \(label): \(escaped(message))\n".utf8)
-    }
-
-    /// `message` on one line, unambiguous: a control character (a CR, LF or NUL a host put in a requestor id, say;
-    /// C1's NEL too), Unicode's line and paragraph separators, and invisible format characters (bidirectional
-    /// overrides, zero-width characters, U+FEFF) are written as `\u{…}`, and a backslash as `\\`, so that no value
-    /// can end a line, for a terminal or a log reader, forge the next one, or pass for an escape.
-    static func escaped(_ message: String) -> String {
-        guard message.unicodeScalars.contains(where: isEscaped) else { return message }
-        var text = ""
-        for scalar in message.unicodeScalars {
-            if scalar == "\\" {
-                text += "\\\\"
-            } else if isEscaped(scalar) {
-                text += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                text.unicodeScalars.append(scalar)
-            }
-        }
-        return text
-    }
-
-    /// Whether ``escaped(_:)`` rewrites `scalar`.
-    static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x5C: return true
-        case 0..<0x80: return false
-        default: return scalar.properties.generalCategory == .format
-        }
+        return Array("\(prefix)passbridge[\(getpid())] \(level.name) \(label): \(oneLine(message))\n".utf8)
     }
 
     public func trace(_ message: @autoclosure () -> String) { log(.trace, message()) }

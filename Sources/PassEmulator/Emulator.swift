@@ -1,3 +1,4 @@
+import ArgumentParsing
 import Foundation
 import Glibc
 import JSON
@@ -150,7 +151,7 @@ enum LogLine {
     /// One line, with its newline.
     static func format(_ message: String, journald: Bool, now: Date) -> String {
         let stamp = journald ? "" : timestamp(now) + " "
-        return "\(stamp)pass-emulator: \(message)\n"
+        return "\(stamp)pass-emulator: \(oneLine(message))\n"
     }
 
     /// `2026-12-01T21:35:27.203Z`: RFC 3339, UTC, milliseconds (what `Date.ISO8601FormatStyle` with fractional

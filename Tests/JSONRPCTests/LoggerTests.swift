@@ -1,3 +1,4 @@
+import ArgumentParsing
 import Glibc
 import XCTest
 
@@ -30,7 +31,7 @@ final class LoggerTests: XCTestCase {
             decoding: Logger.format(.warning, label: "engine", "a\\u{a}b\u{202E}c\u{200B}d\u{FEFF}é✓", journald: true, now: 0),
             as: UTF8.self)
         XCTAssertTrue(line.hasSuffix("warning engine: a\\\\u{a}b\\u{202e}c\\u{200b}d\\u{feff}é✓\n"), line)
-        XCTAssertEqual(Logger.escaped("plain ascii, é ✓ 😀"), "plain ascii, é ✓ 😀")
+        XCTAssertEqual(oneLine("plain ascii, é ✓ 😀"), "plain ascii, é ✓ 😀")
     }
 
     func testTimestampIsRFC3339InUTCWithMilliseconds() {

@@ -304,7 +304,7 @@ def test_the_emulator_child_stops_when_passbridge_is_killed(bin_dir, tmp_path):
 
 def test_a_requestor_id_with_line_breaks_stays_on_its_log_line(bin_dir, emulator, tmp_path):
     """A value a host sent cannot end a log line or forge the next one: CR, LF, C1's NEL and Unicode's line and
-    paragraph separators are written as \\u{…} (Logger.escaped)."""
+    paragraph separators are written as \\u{…} (oneLine, Sources/ArgumentParsing)."""
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
     requestor = "R\r\nEF\u2028X\u2029Y\u0085Z\u202eW\\u{a}V"
     assert daemon.call("setRequestor", {"requestorID": requestor})["status"] == 0
@@ -314,6 +314,18 @@ def test_a_requestor_id_with_line_breaks_stays_on_its_log_line(bin_dir, emulator
     escaped = "R\\u{d}\\u{a}EF\\u{2028}X\\u{2029}Y\\u{85}Z\\u{202e}W\\\\u{a}V"
     assert lines and all(escaped in line for line in lines), lines
     assert not any(separator in daemon.log() for separator in ["\r", "\u2028", "\u2029", "\u0085", "\u202e"])
+
+
+def test_the_emulator_childs_log_lines_escape_a_requestor_id_too(bin_dir, tmp_path):
+    """The emulator's request log, which `--backend emulator --log-level debug` passes on to the daemon's stderr,
+    escapes what the host sent as the daemon's own lines do (its lines carried U+2028, NEL and ESC raw)."""
+    daemon = StdioDaemon(bin_dir, "--backend", "emulator", "--state-dir", str(tmp_path / "state"), "--log-level", "debug")
+    assert daemon.call("setRequestor", {"requestorID": "A\u2028B\u0085C\u001bD"})["status"] == 0
+    assert daemon.stop() == 0
+    log = daemon.log()
+    emulator_lines = [line for line in log.split("\n") if "pass-emulator: " in line and "/configuration" in line]
+    assert emulator_lines and all("A\\u{2028}B\\u{85}C\\u{1b}D" in line for line in emulator_lines), emulator_lines
+    assert not any(raw in log for raw in ["\u2028", "\u0085", "\u001b"])
 
 
 def test_a_store_url_that_is_not_postgresql_fails_start_up_with_status_1_and_no_secret(bin_dir, tmp_path):
