@@ -28,5 +28,8 @@ final class ActivationPageTests: XCTestCase {
     func testTheAuthenticatePathEscapesEachSegment() {
         XCTAssertEqual(RESTV2.authenticatePath("REF", code: "AB12CD"), "/api/v2/authenticate/REF/AB12CD")
         XCTAssertEqual(RESTV2.authenticatePath("R/E F", code: "a?b"), "/api/v2/authenticate/R%2FE%20F/a%3Fb")
+        // A dot segment is escaped: libcurl would remove it, and the path would name another resource.
+        XCTAssertEqual(RESTV2.authenticatePath("..", code: "."), "/api/v2/authenticate/%2E%2E/%2E")
+        XCTAssertEqual(RESTV2.authenticatePath("...", code: ".a"), "/api/v2/authenticate/.../.a")
     }
 }

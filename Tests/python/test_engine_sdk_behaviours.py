@@ -167,6 +167,21 @@ def test_set_requestor_asks_at_most_16_service_providers(app, emulator):
     assert empty["status"] == 0 and [(s["id"], s["message"]) for s in empty["statuses"]] == [("CFG404", "No usable service provider")]
 
 
+@pytest.mark.parametrize("requestor", [".", ".."])
+def test_a_dot_segment_requestor_id_is_sent_as_that_id_not_as_a_path_step(app, emulator, requestor):
+    """A requestor id goes in the path as one segment: `..` was a dot segment that libcurl removed, so the daemon
+    asked /api/configuration. Its dots are escaped (%2E) now: the backend gets the id itself and refuses it (CFG400)."""
+    with urllib.request.urlopen(urllib.request.Request(emulator.base + "/__admin/reset", method="POST"), timeout=10):
+        pass
+    assert app.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    result = app.call("setRequestor", {"requestorID": requestor})
+    assert result["status"] == 0 and [s["id"] for s in result["statuses"]] == ["CFG400"], result
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as answer:
+        paths = [r["path"] for r in json.loads(answer.read())["requests"] if r["path"].startswith("/api/")]
+    # The emulator logs the path decoded.
+    assert paths == [f"/api/v2/{requestor}/configuration"], paths
+
+
 def test_logout_clears_the_applications_logins_under_its_other_requestors(daemon):
     ref, ref2 = daemon.client(), daemon.client()
     ready(ref)

@@ -4,8 +4,12 @@ import JSON
 /// as in Adobe's "REST API V2" and "DCR API" OpenAPI documents). Identifiers taken from the host (requestor,
 /// MVPD, partner, code) are percent-escaped as one path segment each.
 enum RESTV2 {
-    /// `value` as one path segment: every byte outside RFC 3986's unreserved characters escaped.
-    static func segment(_ value: String) -> String { FormEncoding.escape(value) }
+    /// `value` as one path segment: every byte outside RFC 3986's unreserved characters escaped, and the dots of a
+    /// `.` or `..` too, which would otherwise be a dot segment (RFC 3986 section 5.2.4) that libcurl removes:
+    /// requestor `..` asked `/api/configuration`.
+    static func segment(_ value: String) -> String {
+        value == "." || value == ".." ? String(repeating: "%2E", count: value.count) : FormEncoding.escape(value)
+    }
 
     /// `/api/v2/{requestor}` followed by `rest`.
     private static func api(_ requestor: String, _ rest: String) -> String { "/api/v2/\(segment(requestor))\(rest)" }
