@@ -52,9 +52,19 @@ public enum FilePath {
 /// Names close to a misspelled one: the suggestion in "did you mean …?" answers.
 public enum Text {
     /// `text` as an answer quotes it: whole up to 64 characters, else its first 64 and "…" (a host's bad input
-    /// can be megabytes long).
+    /// can be megabytes long); at most 256 bytes of UTF-8 either way, cut between Unicode scalars when one
+    /// character holds more (`a` and 5,000 combining accents is one character).
     public static func excerpt(_ text: String) -> String {
-        text.count <= 64 ? text : String(text.prefix(64)) + "…"
+        let prefix = text.prefix(64)
+        if prefix.utf8.count <= 256 { return prefix.endIndex == text.endIndex ? text : String(prefix) + "…" }
+        var kept = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in text.unicodeScalars {
+            bytes += UTF8.width(scalar)
+            if bytes > 256 { break }
+            kept.append(scalar)
+        }
+        return String(kept) + "…"
     }
 
     /// The name of `known` nearest to `name` by edit distance, ignoring case (the first on a tie); nil when

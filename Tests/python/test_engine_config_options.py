@@ -180,6 +180,20 @@ def test_an_unknown_param_name_of_100_bytes_is_quoted_by_its_first_64_characters
     assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
 
 
+def test_an_unknown_param_name_of_one_huge_character_is_quoted_by_at_most_256_bytes(app):
+    """`a` and 5,000 combining accents is one character: the message quoted it whole (10 KB); it now quotes at most
+    256 bytes of it and "…", while data.param keeps the name whole."""
+    name = "a" + "\u0301" * 5000
+    assert app.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    with pytest.raises(RpcError) as refused:
+        app.call("setRequestor", {name: "REF"})
+    error = refused.value.error
+    quoted = error["message"].split("'")[1]
+    assert quoted == "a" + "\u0301" * 127 + "…", len(quoted.encode())
+    assert error["data"]["param"] == name
+    assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+
+
 def test_a_param_name_canonically_equivalent_to_a_known_one_is_not_that_name(app):
     """Param names are compared by their characters (Protocol/README.md "What counts as JSON"): with a Kelvin sign
     (U+212A) in place of its K, "publicKey" is another name, refused with -32602, where it used to be taken for
