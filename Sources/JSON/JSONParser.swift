@@ -157,7 +157,24 @@ private struct JanssonError: Error {
         let text = withUnsafePointer(to: &error.text) {
             $0.withMemoryRebound(to: CChar.self, capacity: 160) { String(cString: $0) }
         }
-        parseError = JSONParseError(message: text, offset: Int(error.position), line: Int(error.line), column: Int(error.column))
+        parseError = JSONParseError(
+            message: Self.visible(text), offset: Int(error.position), line: Int(error.line), column: Int(error.column))
+    }
+
+    /// jansson's reason with the invisible characters it may quote (`near '…'`: a byte order mark, a zero-width
+    /// space, a control character) written as `U+FEFF`.
+    private static func visible(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            let invisible = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.properties.generalCategory == .format
+            guard invisible else {
+                shown.unicodeScalars.append(scalar)
+                continue
+            }
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            shown += "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        }
+        return shown
     }
 
     var isNumericOverflow: Bool { code == Int(json_error_numeric_overflow.rawValue) }

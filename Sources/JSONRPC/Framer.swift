@@ -267,8 +267,14 @@ public struct Framer {
         var newLength = length
         if name == "content-length" {
             let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces
-            guard let parsed = Int(value), parsed >= 0 else {
+            // Digits only (`Int` alone takes `+2`); a second Content-Length must say the same.
+            guard !value.isEmpty, value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let parsed = Int(value)
+            else {
                 fail("invalid Content-Length", body)
+                return
+            }
+            guard length == nil || length == parsed else {
+                fail("two Content-Length headers that differ", body)
                 return
             }
             newLength = parsed

@@ -179,6 +179,19 @@ final class FramerTests: XCTestCase {
         }
     }
 
+    /// A Content-Length is digits only, and a second one must agree with the first.
+    func testAContentLengthWithASignOrTwoThatDifferIsUnreadable() {
+        let body = "{}"
+        for (headers, expected) in [
+            ("Content-Length: +2\r\n", ["<unreadable: invalid Content-Length>"]),
+            ("Content-Length: 2\r\nContent-Length: 3\r\n", ["<unreadable: two Content-Length headers that differ>"]),
+            ("Content-Length: 2\r\ncontent-length: 2\r\n", [body]),
+        ] {
+            var framer = Framer(maxMessageBytes: 1024)
+            XCTAssertEqual(run(&framer, [Array((headers + "\r\n" + body).utf8)]), expected, headers)
+        }
+    }
+
     func testOutputFraming() {
         XCTAssertEqual(String(decoding: Framing.ndjson.frame(Array("{}".utf8)), as: UTF8.self), "{}\n")
         XCTAssertEqual(

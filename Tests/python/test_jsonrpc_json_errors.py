@@ -20,6 +20,9 @@ CASES = [
     # The reason names the mark, which quoted would be invisible.
     pytest.param(b'\xef\xbb\xbf{"jsonrpc":"2.0","method":"rpc.stats","id":1}', -32700,
                  "UTF-8 byte order mark (EF BB BF, U+FEFF) in front of the JSON text", id="byte-order-mark"),
+    # Elsewhere jansson's reason names it, as U+FEFF rather than the invisible character itself.
+    pytest.param(b'{"jsonrpc":"2.0","method":"rpc.stats","id":1}\xef\xbb\xbf', -32700,
+                 "end of file expected near 'U+FEFF'", id="trailing-byte-order-mark"),
     # A batch holding a refused object is refused whole: its valid request is not run.
     pytest.param(b'[{"jsonrpc":"2.0","method":"rpc.stats","id":"lost"},{"jsonrpc":"2.0","method":"rpc.stats","id":1,"id":2}]',
                  -32600, f'duplicate member name "id" {REFUSED}', id="batch-with-a-duplicate"),

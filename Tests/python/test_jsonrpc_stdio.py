@@ -112,6 +112,22 @@ def test_a_content_length_that_declares_too_much_costs_one_message_not_the_sessi
         d.finish()
 
 
+@pytest.mark.parametrize("headers, reason", [
+    (b"Content-Length: +2\r\n", "invalid Content-Length"),
+    (b"Content-Length: 2\r\nContent-Length: 3\r\n", "two Content-Length headers that differ"),
+])
+def test_a_signed_or_conflicting_content_length_is_an_unreadable_header_block(passbridge, headers, reason):
+    """Protocol/README.md, broken framing: digits only, and a second Content-Length must agree (`+2` was taken as 2,
+    and of two the last counted); -32700 once, then the next message is read."""
+    d = StdioDaemon(passbridge, raw=True)
+    body = request("rpc.stats", id=1).encode()
+    d.write(headers + b"\r\n{}" + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    assert json.loads(d.reader.frame()) == {"jsonrpc": "2.0", "id": None,
+                                            "error": {"code": -32700, "message": "Parse error", "data": {"reason": reason}}}
+    assert json.loads(d.reader.frame())["id"] == 1
+    assert d.finish()[:2] == (0, b"")
+
+
 @pytest.mark.parametrize("tail, reason", [
     (b'Content-Length: 40\r\n\r\n{"jsonrpc"', "input ended after 10 of the body's 40 bytes"),
     (b"Content-Length: 40\r\n", "input ended inside a header block"),
