@@ -48,16 +48,15 @@ extension Connection {
     }
 
     /// Feeds held input once the output is under the high-water mark again (loop thread); when all of it is
-    /// used, reading resumes. Every call serves the wake-up asked for (`resumeRequested`), held input or not: a
-    /// request left standing after the held input was used up (asked by an engine thread while the loop fed it)
-    /// kept the next pause from asking again, and the connection never read again.
+    /// used, reading resumes.
     func resumeHeldInput(buffer: UnsafeMutableRawBufferPointer) {
         loop.thread.check("connection \(number) reader")
+        guard !held.isEmpty else { return }
         let ready = state.withLock { state -> Bool in
             state.resumeRequested = false
             return !state.readDone && state.outbound.count < limits.outboundHighWater
         }
-        guard ready, !held.isEmpty else { return }
+        guard ready else { return }
         overBudget = false
         let input = held
         let consumed = input.withUnsafeBytes { bytes in corked { framer.feed(bytes, pausing: { overBudget }, handle) } }
@@ -65,6 +64,9 @@ extension Connection {
         guard held.isEmpty else { return }
         state.withLock { state in
             state.inputHeld = false
+            // A wake-up an engine thread asked for while the held input was fed is served with it. Left standing,
+            // it kept the next pause from asking for one, and the connection never read again.
+            state.resumeRequested = false
             updateInterestLocked(&state)
         }
         // A hung-up pipe is no longer polled: what is left in it is read now (data, then end of input).
