@@ -95,6 +95,13 @@ export interface Methods {
       redirectUrl?: string;
       webView?: boolean;
       partnerSSO?: string;
+      /** The device a server acts for: its stable id, its X-Device-Info (base64 JSON) and its address. */
+      deviceIdentifier?: string;
+      deviceInfo?: string;
+      forwardedFor?: string;
+      /** Single sign-on tokens (platform and service token). */
+      subjectToken?: string;
+      serviceToken?: string;
       /** The MVPDs whose pages open in the Safari View Controller (with setOptions handleSVC), and their redirect URL. */
       svcMVPDs?: string[];
       svcRedirectUrl?: string;
@@ -104,7 +111,11 @@ export interface Methods {
     result: {};
   };
   setOptions: { params: { applicationProfile?: string; visitorID?: string; device_info?: string; handleSVC?: boolean }; result: {} };
-  setRequestor: { params: { requestorID: string; serviceProviders?: string[] }; result: { status: 0 | 1 } & Reasons };
+  /** serviceProviders: at most 16 backend URLs. */
+  setRequestor: {
+    params: { requestorID: string; serviceProviders?: string[]; signedRequestorID?: string; secret?: string; publicKey?: string };
+    result: { status: 0 | 1 } & Reasons;
+  };
   checkAuthentication: { params: {}; result: AuthenticationStatus };
   getAuthentication: {
     params: { forceAuthn?: boolean; data?: Record<string, unknown>; filter?: string[] | { TV_PROVIDERS?: string[]; FEATURED_TV_PROVIDERS?: string[] } };
@@ -126,6 +137,8 @@ export interface Methods {
   getSelectedProvider: { params: {}; result: { mvpd: MVPD | null } };
   getMetadata: { params: { opCode: OpCode; resource?: string; userMetaKey?: string }; result: MetadataResult };
   'rpc.discover': { params: {}; result: Record<string, unknown> };
+  /** The daemon's counters (Protocol/README.md, "Diagnostics"). */
+  'rpc.stats': { params: {}; result: Record<string, unknown> };
 }
 
 /** Daemon→host notifications (EntitlementDelegate callbacks) and their params. */

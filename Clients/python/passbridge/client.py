@@ -346,27 +346,40 @@ class AsyncAccessEnabler:
         redirectUrl: Optional[str] = None,
         webView: Optional[bool] = None,
         partnerSSO: Optional[str] = None,
+        deviceIdentifier: Optional[str] = None,
+        deviceInfo: Optional[str] = None,
+        forwardedFor: Optional[str] = None,
+        subjectToken: Optional[str] = None,
+        serviceToken: Optional[str] = None,
         svcMVPDs: Optional[List[str]] = None,
         svcRedirectUrl: Optional[str] = None,
         storageCheck: Optional[str] = None,
     ) -> Empty:
         """Configures this instance: software statement (else the daemon's flag), redirect URL (default
-        ``adobepass://ios.app``), ``webView=False`` for a second-screen host, ``partnerSSO`` (e.g. "Apple"), the MVPDs
-        whose pages open in the Safari View Controller and their redirect URL (``svcMVPDs``, ``svcRedirectUrl``), and
-        ``storageCheck`` ("none", "all", "clear": the SDK's initWithStorageCheck)."""
-        return cast(Empty, await self._call("init", softwareStatement=softwareStatement, redirectUrl=redirectUrl,
-                                            webView=webView, partnerSSO=partnerSSO, svcMVPDs=svcMVPDs,
-                                            svcRedirectUrl=svcRedirectUrl, storageCheck=storageCheck))
+        ``adobepass://ios.app``), ``webView=False`` for a second-screen host, ``partnerSSO`` (e.g. "Apple"), the
+        device a server acts for (``deviceIdentifier``, ``deviceInfo`` as base64 JSON, ``forwardedFor``), the
+        single sign-on tokens (``subjectToken``, ``serviceToken``), the MVPDs whose pages open in the Safari View
+        Controller and their redirect URL (``svcMVPDs``, ``svcRedirectUrl``), and ``storageCheck`` ("none", "all",
+        "clear": the SDK's initWithStorageCheck). Protocol/openrpc.json describes each."""
+        return cast(Empty, await self._call(
+            "init", softwareStatement=softwareStatement, redirectUrl=redirectUrl, webView=webView, partnerSSO=partnerSSO,
+            deviceIdentifier=deviceIdentifier, deviceInfo=deviceInfo, forwardedFor=forwardedFor,
+            subjectToken=subjectToken, serviceToken=serviceToken, svcMVPDs=svcMVPDs, svcRedirectUrl=svcRedirectUrl,
+            storageCheck=storageCheck))
 
     async def setOptions(self, **options: Any) -> Empty:
         """Sets ``applicationProfile``, ``visitorID``, ``device_info``, ``handleSVC`` (never queued)."""
         return cast(Empty, await self._call("setOptions", **options))
 
-    async def setRequestor(self, requestorID: str, serviceProviders: Optional[List[str]] = None) -> SetRequestorResult:
+    async def setRequestor(self, requestorID: str, serviceProviders: Optional[List[str]] = None,
+                           signedRequestorID: Optional[str] = None, secret: Optional[str] = None,
+                           publicKey: Optional[str] = None) -> SetRequestorResult:
         """Loads the requestor's configuration; returns ``{status}`` (1 success, 0 failure, with ``statuses``
-        saying why: R400 no software statement, CFG400 unknown requestor, CFG404 backend not reachable…)."""
-        return cast(SetRequestorResult, await self._call("setRequestor", requestorID=requestorID,
-                                                         serviceProviders=serviceProviders))
+        saying why: R400 no software statement, CFG400 unknown requestor, CFG404 backend not reachable…).
+        ``serviceProviders``: at most 16 backend URLs to ask instead of the daemon's."""
+        return cast(SetRequestorResult, await self._call(
+            "setRequestor", requestorID=requestorID, serviceProviders=serviceProviders,
+            signedRequestorID=signedRequestorID, secret=secret, publicKey=publicKey))
 
     async def checkAuthentication(self) -> AuthenticationStatus:
         """Returns ``{status, errorCode}`` from the stored profile, without a login."""

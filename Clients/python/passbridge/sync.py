@@ -266,21 +266,29 @@ class AccessEnabler:
         return self.call(method, {k: v for k, v in params.items() if v is not None})
 
     def init(self, softwareStatement: Optional[str] = None, redirectUrl: Optional[str] = None,
-             webView: Optional[bool] = None, partnerSSO: Optional[str] = None, svcMVPDs: Optional[List[str]] = None,
+             webView: Optional[bool] = None, partnerSSO: Optional[str] = None, deviceIdentifier: Optional[str] = None,
+             deviceInfo: Optional[str] = None, forwardedFor: Optional[str] = None, subjectToken: Optional[str] = None,
+             serviceToken: Optional[str] = None, svcMVPDs: Optional[List[str]] = None,
              svcRedirectUrl: Optional[str] = None, storageCheck: Optional[str] = None) -> Empty:
         """Configures this instance (see ``AsyncAccessEnabler.init``); returns ``{}``."""
-        return cast(Empty, self._call("init", softwareStatement=softwareStatement, redirectUrl=redirectUrl,
-                                      webView=webView, partnerSSO=partnerSSO, svcMVPDs=svcMVPDs,
-                                      svcRedirectUrl=svcRedirectUrl, storageCheck=storageCheck))
+        return cast(Empty, self._call(
+            "init", softwareStatement=softwareStatement, redirectUrl=redirectUrl, webView=webView, partnerSSO=partnerSSO,
+            deviceIdentifier=deviceIdentifier, deviceInfo=deviceInfo, forwardedFor=forwardedFor,
+            subjectToken=subjectToken, serviceToken=serviceToken, svcMVPDs=svcMVPDs, svcRedirectUrl=svcRedirectUrl,
+            storageCheck=storageCheck))
 
     def setOptions(self, **options: Any) -> Empty:
         """Sets ``applicationProfile``, ``visitorID``, ``device_info``, ``handleSVC``; returns ``{}``."""
         return cast(Empty, self._call("setOptions", **options))
 
-    def setRequestor(self, requestorID: str, serviceProviders: Optional[List[str]] = None) -> SetRequestorResult:
-        """Returns ``{status}``: 1 success, 0 failure with ``statuses`` saying why (R400, CFG400, CFG404…)."""
-        return cast(SetRequestorResult, self._call("setRequestor", requestorID=requestorID,
-                                                   serviceProviders=serviceProviders))
+    def setRequestor(self, requestorID: str, serviceProviders: Optional[List[str]] = None,
+                     signedRequestorID: Optional[str] = None, secret: Optional[str] = None,
+                     publicKey: Optional[str] = None) -> SetRequestorResult:
+        """Returns ``{status}``: 1 success, 0 failure with ``statuses`` saying why (R400, CFG400, CFG404…); see
+        ``AsyncAccessEnabler.setRequestor``."""
+        return cast(SetRequestorResult, self._call(
+            "setRequestor", requestorID=requestorID, serviceProviders=serviceProviders,
+            signedRequestorID=signedRequestorID, secret=secret, publicKey=publicKey))
 
     def checkAuthentication(self) -> AuthenticationStatus:
         """Returns ``{status, errorCode}`` from the stored profile."""
