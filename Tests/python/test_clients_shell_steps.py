@@ -32,14 +32,21 @@ def start(env: dict, *args: str) -> subprocess.Popen:
 
 
 def read_until(proc: subprocess.Popen, marker: str) -> List[str]:
-    """stderr lines up to the one containing ``marker`` (the call still waiting when it appears)."""
-    lines = []
+    """stderr lines up to the one containing ``marker`` (the call still waiting when it appears), read from the pipe a
+    byte at a time: iterating over ``proc.stderr`` reads ahead into its buffer, and a line written just after the
+    marker (the QR code) stayed there, unseen by ``proc.communicate()``, which reads the pipe itself."""
     assert proc.stderr is not None
-    for line in proc.stderr:
-        lines.append(line.rstrip("\n"))
-        if marker in line:
+    lines: List[str] = []
+    line = bytearray()
+    while byte := os.read(proc.stderr.fileno(), 1):
+        if byte != b"\n":
+            line += byte
+            continue
+        lines.append(line.decode())
+        line.clear()
+        if marker in lines[-1]:
             return lines
-    raise AssertionError(f"no {marker!r} in {lines}")
+    raise AssertionError(f"no {marker!r} in {lines + [line.decode()]}")
 
 
 def test_get_authentication_on_a_web_host_shows_the_login_page_and_ends_when_it_is_done(env, emulator_url):
