@@ -33,6 +33,11 @@ public enum PassEmulatorCommand {
                 defaults: EmulatorOptions(), width: 116, column: 23)
     }
 
+    /// The environment variable naming the key file when `--key` is absent: one key across restarts, also for the
+    /// emulators that `passbridge --backend emulator` and `passbridge-call dev` start (they pass no `--key`).
+    /// Generating a 2048-bit key costs 0.2–1 s of CPU at each start; the test suite sets it once for all of them.
+    static let keyVariable = "PASS_EMULATOR_KEY_FILE"
+
     /// The options of `pass-emulator` (serving), each declared once.
     static let serveOptions = OptionTable<EmulatorOptions, UsageError>.Section(
         "SERVE",
@@ -66,9 +71,11 @@ public enum PassEmulatorCommand {
             .option("--config", "FILE", help: "JSON configuration replacing the built-in one (requestors REF and REF2).") { options, path in
                 options.configPath = path
             },
-            .option("--key", "FILE", help: "PEM RSA private key that signs media tokens; without it, a new key at each start.") {
-                options, path in options.keyPath = path
-            },
+            .option(
+                "--key", "FILE",
+                help: "PEM RSA private key that signs media tokens (default: $\(keyVariable) when set); without either, a new "
+                    + "2048-bit key at each start."
+            ) { options, path in options.keyPath = path },
             .flag("--exit-on-eof", help: "Also stop when standard input ends (a parent holding the pipe ties our life to its own).") {
                 $0.exitOnEOF = true
             },
@@ -162,9 +169,10 @@ public enum PassEmulatorCommand {
             return failure("bad configuration: \(error)")
         }
         let key: RSAKey
-        if let keyPath {
-            guard let text = try? String(contentsOfFile: keyPath, encoding: .utf8), let loaded = RSAKey.privateKey(pem: text) else {
-                return failure("cannot read an RSA private key from \(keyPath)")
+        let fromEnvironment = keyPath == nil ? getenv(keyVariable).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } : nil
+        if let path = keyPath ?? fromEnvironment {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8), let loaded = RSAKey.privateKey(pem: text) else {
+                return failure("cannot read an RSA private key from \(path)" + (fromEnvironment == nil ? "" : " (named by \(keyVariable))"))
             }
             key = loaded
         } else {

@@ -198,6 +198,48 @@ class Browser:
 
 # ---------------------------------------------------------------------------------------------- the emulator
 
+# A throwaway RSA key pair for the tests that pass `--key` (it protects nothing). It differs from
+# Tests/python/emulator-key.pem, the key every other emulator of the suite signs with (conftest.py).
+TEST_KEY = """-----BEGIN PRIVATE KEY-----
+MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDMAuG14USRMJq5
+KeZ5Yew4pb4IV6SybWwUkGDB3rHgcBlgW5kvprLfEUMho92CkG56omYHywc9x35K
+jvQSlZugUQICcSc5EqXzOn49ZB7nP120zRfoLn7bEVWSjI4qqwD3FBiUAFu+/jtk
+aFkRIGrA0UNSXVxMXOWJBJYF6/OnB2XpDcJV+moo2h7B5WCnCLf+iZ6KAyQn5znS
+2dCxTMx/xlN34shgU8Bp0cKEk9pwTuzbdmft7e5XvFHw70+eqkDovTwOdPBmh7IY
++It3UerYG5CU7gQB4LcEHdZT5z46iVHZFcPzUwMazZ84H6do0shi3SdZH1Qni7Is
+Fxsrc2bNAgMBAAECggEAJRH2+ooi3/EBhFjZQMAq4MY5KCHo0uUwKPJtKn0xPDOS
+YOB0DuUPBpqH5MJ2WyWsdYsx2AOr3q1zxM+CCSh3PWPK5i+ybVv2nKJJ0xTwyptI
+hzRnPjDIqzzUnEr/AEDPbZYQuz/va96dYyrU2FhYHY5I2dwOC/ArY0Dak9vii7xo
+ZLC30YX5KXdos/x3WIMCgdINxmnA5+1bDAkOXiNegB8nAOsQ5gYqY5TPpp5YwEtZ
+b0n7e6ElQBj4KO+G4Kxf9a8AafVWKF7ZjXQAGzB9QsbHXc2S10cG4TuhPKN6qtyq
+tof7am70Mmn3zpAB0/T/vI0S/oD/8G7qHFgqgHsDcQKBgQD92xfRQE6NEzojQd6c
+crrFkTVUXn3+ekf2QHdc60jWPSErKbZE0LaUnuklI4KIAssvj8mMH5PpniXhJdi9
+jq+T2LCbbRfS2B4D+qIeb48IttyQBuAXuG9ES/TqI1j6/WRL8zV4BtX/VcGX9Pza
+PIHVcJ+a9k73fw2iI6rmuHjvGQKBgQDNvALDwKS4+GtdQBcIX2CYbrbqxBMhMTC/
+RPMDOHCz64Y1nxPJBwTgK7Ta6qOtlXcP15IDcdBfyDY5YB0kWM50DPye49EtNmyl
+/y0bXnJmEEMuKNi8VylHShJ9qqJKoGanDD6bLNqZpsD6CnDhvyrqjO2OX3BgwT0p
+VyEAA6IP1QKBgQDF5k5sB7j1C/8vy0MTLfHi4W/0xPFuOL/u/pTPMHGI6wD3mD4K
+6bbcqAHTvRoelCb4fhy+i0ORRYP8QLf2Fs1T8gLEOEjxSyAjM/m8xnV4cq4B7go3
+E8ZSNPDKsyHEEVRmTUTqvFGKC72vjAKu06rXzUPv14L6OOdU9n9d/IPyyQKBgQCb
+08boS/a4H3j6tXt8nPlGG72yTfcLUf3RMcE69DnxHPiXjrjmr8lSnegrVEPLS4VV
+23q93yvsEHJ5vMH18MnW/qstEfMy4qEijge1TjEp+zFXOhsHdKFQXNtqkZ7BFYML
+DewxjqS4cqSB/vyHEEvKQhoAl2s/7b2MnXDiWN4cTQKBgBuUiGqjC9Zi4DUeuTua
++5+Vf95B70Jb2wsYh5ZJi2HsLAxoN/ZRidfAB7c2nbyUPIsFfDqu2JVj1cYqdYH+
+1+QtuYghB/GXv3CsE/EAL5z7ZyyAvwiQdt0koeEB9Gl/JM8+nKmViKJxxXHdEHAA
+6O+Zz1YeCDlHXgS0U+15fwiy
+-----END PRIVATE KEY-----
+"""
+TEST_PUBLIC_KEY = """-----BEGIN PUBLIC KEY-----
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAzALhteFEkTCauSnmeWHs
+OKW+CFeksm1sFJBgwd6x4HAZYFuZL6ay3xFDIaPdgpBueqJmB8sHPcd+So70EpWb
+oFECAnEnORKl8zp+PWQe5z9dtM0X6C5+2xFVkoyOKqsA9xQYlABbvv47ZGhZESBq
+wNFDUl1cTFzliQSWBevzpwdl6Q3CVfpqKNoeweVgpwi3/omeigMkJ+c50tnQsUzM
+f8ZTd+LIYFPAadHChJPacE7s23Zn7e3uV7xR8O9PnqpA6L08DnTwZoeyGPiLd1Hq
+2BuQlO4EAeC3BB3WU+c+OolR2RXD81MDGs2fOB+naNLIYt0nWR9UJ4uyLBcbK3Nm
+zQIDAQAB
+-----END PUBLIC KEY-----
+"""
+
 class EmulatorProcess:
     """A running pass-emulator: its base URL, the API documents, and helpers for DCR, REST V2 and admin calls."""
 

@@ -1,15 +1,18 @@
 """pass-emulator's own command line: a real --help, --version anywhere, --opt=value, one-line usage errors with exit 2,
-and a clean stop that closes the listening socket exactly once."""
+a clean stop that closes the listening socket exactly once, and where the signing key comes from (--key, else
+PASS_EMULATOR_KEY_FILE, else a new key at each start)."""
+import os
 import pathlib
 import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
 
-from emulator_fixtures import request
+from emulator_fixtures import TEST_KEY, TEST_PUBLIC_KEY, request
 
 
 def run(bin_dir, *args):
@@ -93,3 +96,68 @@ def test_stop_closes_the_listening_socket_once(bin_dir, tmp_path):
     listen_at, listen_fd = next((i, re.search(r"listen\((\d+),", line).group(1)) for i, line in enumerate(lines) if " listen(" in line)
     closes = [line for line in lines[listen_at:] if re.search(rf"close\({listen_fd}\)", line)]
     assert len(closes) == 1 and closes[0].rstrip().endswith("= 0"), closes
+
+
+# ---- the signing key: --key, else PASS_EMULATOR_KEY_FILE, else a new key at each start ---------------------------
+
+def public_key(bin_dir, *args, key_file=None):
+    """The PEM that a pass-emulator started with `args` publishes at /__admin/public-key; PASS_EMULATOR_KEY_FILE is
+    `key_file`, or removed when None."""
+    env = {name: value for name, value in os.environ.items() if name != "PASS_EMULATOR_KEY_FILE"}
+    if key_file is not None:
+        env["PASS_EMULATOR_KEY_FILE"] = str(key_file)
+    process = subprocess.Popen([str(bin_dir / "pass-emulator"), "--port", "0", "--exit-on-eof", *args], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        pem = request(process.stdout.readline().strip(), "GET", "/__admin/public-key")
+        assert pem.status == 200
+        return pem.text
+    finally:
+        process.stdin.close()
+        assert process.wait(timeout=10) == 0
+        process.stdout.close()
+
+
+def test_without_key_or_variable_each_start_makes_a_new_key(bin_dir):
+    fresh = {public_key(bin_dir), public_key(bin_dir, key_file="")}  # an empty variable counts as unset
+    assert len(fresh) == 2 and TEST_PUBLIC_KEY not in fresh and all(pem.startswith("-----BEGIN PUBLIC KEY-----") for pem in fresh)
+
+
+def test_the_variable_names_the_key_and_key_wins_over_it(bin_dir, tmp_path):
+    key = tmp_path / "key.pem"
+    key.write_text(TEST_KEY)
+    assert public_key(bin_dir, key_file=key).strip() == TEST_PUBLIC_KEY.strip()
+    assert public_key(bin_dir, key_file=key) == public_key(bin_dir, key_file=key)  # one key across restarts
+    suite_key = os.environ["PASS_EMULATOR_KEY_FILE"]
+    assert public_key(bin_dir, "--key", suite_key, key_file=key) == public_key(bin_dir, key_file=suite_key) != TEST_PUBLIC_KEY
+
+
+@pytest.mark.parametrize("content", [None, "not a key\n"])
+def test_a_variable_naming_no_key_ends_start_up_naming_it(bin_dir, tmp_path, content):
+    key = tmp_path / "key.pem"
+    if content is not None:
+        key.write_text(content)
+    result = subprocess.run([str(bin_dir / "pass-emulator"), "--port", "0"], capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "PASS_EMULATOR_KEY_FILE": str(key)})
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.endswith(f" pass-emulator: cannot read an RSA private key from {key} (named by PASS_EMULATOR_KEY_FILE)\n"), result.stderr
+
+
+def test_backend_emulator_child_signs_with_the_variables_key(bin_dir, tmp_path):
+    """`passbridge --backend emulator` passes no --key: its child takes the key from the environment it inherits."""
+    key = tmp_path / "key.pem"
+    key.write_text(TEST_KEY)
+    sock = pathlib.Path(tempfile.mkdtemp(prefix="pb-", dir="/tmp")) / "pb.sock"
+    daemon = subprocess.Popen([str(bin_dir / "passbridge"), "--socket", str(sock), "--backend", "emulator", "--state-dir",
+                               str(tmp_path / "state")], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PASS_EMULATOR_KEY_FILE": str(key)})
+    try:
+        line = daemon.stderr.readline()
+        match = re.search(r"listening on \S+, backend pass-emulator at (http://127\.0\.0\.1:\d+)$", line.rstrip())
+        assert match, line
+        assert request(match[1], "GET", "/__admin/public-key").text.strip() == TEST_PUBLIC_KEY.strip()
+    finally:
+        daemon.terminate()
+        assert daemon.wait(timeout=20) == 0
+        daemon.stderr.close()
+        shutil.rmtree(sock.parent, ignore_errors=True)
