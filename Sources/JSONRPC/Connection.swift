@@ -45,7 +45,8 @@ public final class Connection: Sendable {
     nonisolated(unsafe) var held: [UInt8] = []
     /// Set after a message whose answers brought the output over the high-water mark: the framer pauses.
     nonisolated(unsafe) var overBudget = false
-    /// The input pipe hung up while input was held: it is read again, directly, once the held input is used.
+    /// The input pipe hung up while input was held: it left epoll, and is read to its end, directly, once the held
+    /// input is used.
     nonisolated(unsafe) var inputHungUp = false
     /// The epoll masks registered for the read and write fds (`.max` once removed); guarded by `state`.
     nonisolated(unsafe) var registeredRead: UInt32 = 0

@@ -5,8 +5,10 @@ import JSON
 /// while the output is over the high-water mark.
 extension Connection {
     /// Reads once and dispatches the whole messages in what arrived until the output passes the high-water
-    /// mark, holding the rest; at end of input, begins closing.
-    func readable(buffer: UnsafeMutableRawBufferPointer) {
+    /// mark, holding the rest; at end of input, begins closing. Returns false when there was nothing to read
+    /// (`EAGAIN`, `EINTR`), true otherwise.
+    @discardableResult
+    func readable(buffer: UnsafeMutableRawBufferPointer) -> Bool {
         loop.thread.check("connection \(number) reader")
         if !held.isEmpty {
             // Reading is paused, so only a hang-up gets here: a socket peer that is fully gone, or a pipe
@@ -17,21 +19,21 @@ extension Connection {
                 inputHungUp = true
                 state.withLock { _ in loop.removeInterest(self, fd: readFD, direction: 0) }
             }
-            return
+            return true
         }
         let count = read(readFD, buffer.baseAddress, buffer.count)
         if count < 0 {
-            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return false }
             log.debug("connection \(number): read failed: \(errnoString())")
             state.withLock { $0.writeFailed = true }
             beginClosing()
-            return
+            return true
         }
         if count == 0 {
             log.debug("connection \(number): end of input")
             corked { framer.finish(handle) }
             beginClosing()
-            return
+            return true
         }
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
         state.withLock { state in
@@ -45,6 +47,7 @@ extension Connection {
                 updateInterestLocked(&state)
             }
         }
+        return true
     }
 
     /// Feeds held input once the output is under the high-water mark again (loop thread); when all of it is
@@ -69,11 +72,18 @@ extension Connection {
             state.resumeRequested = false
             updateInterestLocked(&state)
         }
-        // A hung-up pipe is no longer polled: what is left in it is read now (data, then end of input).
+        // A hung-up pipe is no longer polled, so what is left in it is read now, to the end of input, or until
+        // the output passes the mark again (the rest waits for the next resume). Stopping after one read left
+        // the end of input unread whenever that read's messages kept the output under the mark.
         while inputHungUp && held.isEmpty && !state.withLock({ $0.readDone }) {
-            inputHungUp = false
-            readable(buffer: buffer)
-            if !held.isEmpty { inputHungUp = true }
+            if !readable(buffer: buffer) {
+                // Empty but not ended: a writer opened the pipe (a FIFO) again, so it is polled again.
+                inputHungUp = false
+                state.withLock { state in
+                    loop.watchAgain(self, fd: readFD)
+                    updateInterestLocked(&state)
+                }
+            }
         }
     }
 

@@ -249,6 +249,14 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
         _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, 0)
     }
 
+    /// Puts a connection's read fd back in epoll, with no events yet, after ``removeInterest(_:fd:direction:)`` took
+    /// it out (a FIFO that a writer opened again); called under the connection's lock.
+    func watchAgain(_ connection: Connection, fd: Int32) {
+        guard connection.registeredRead == .max else { return }
+        connection.registeredRead = 0
+        _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, 0, connection.number << 1)
+    }
+
     /// Runs until shutdown has drained every connection (or, for stdio, the one connection closed).
     func run() {
         thread.claim()

@@ -199,6 +199,86 @@ def test_held_input_is_read_again_whichever_thread_drained_the_output(bin_dir, t
         assert sorted(map(str, answered)) == sorted(map(str, ids)), f"pipes, run {run}"
 
 
+def test_input_left_in_a_closed_pipe_is_read_to_its_end_after_the_held_input(test_daemon):
+    """Protocol/README.md, "Back-pressure", over pipes: the host writes, closes stdin while the daemon holds input
+    back, and only then reads. The pipe without writers leaves epoll, so once the held input is used the daemon reads
+    what is left directly; it stopped after the first such read when that read's messages left the output under
+    the mark, and never saw the end of its input (the daemon waited for more, forever; two fresh-clone CI runs timed
+    out that way in the test above). Every request is answered and the daemon exits 0."""
+    daemon = StdioDaemon(test_daemon, raw=True)
+    ignored = b'{"jsonrpc":"2.0","method":"update","params":[1,2,3,4,5]}\n'  # a notification: no answer
+    # About 1.3 MB of notifications answer one request: the output passes the 1 MiB mark and stays there.
+    daemon.write(b'{"jsonrpc":"2.0","method":"test/notify","params":{"count":30000},"id":"flood"}\n' + ignored * 100)
+    assert json.loads(daemon.reader.line(timeout=30))["method"] == "test/event"
+    # Room is left in the stdin pipe (64 KiB): what the daemon read is held, this waits unread behind it.
+    daemon.write(ignored * 500 + b'{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":"last"}\n' + ignored * 100)
+    daemon.close_input()
+    answers = {}
+    while True:
+        try:
+            line = daemon.reader.line(timeout=30)
+        except EOFError:
+            break
+        except TimeoutError:
+            pytest.fail(f"no end of output; answers so far: {answers}")
+        message = json.loads(line)
+        if "id" in message:
+            answers[message["id"]] = message["result"]
+    assert answers == {"flood": {"sent": 30000}, "last": 3}
+    assert daemon.process.wait(10) == 0
+    daemon.stop()
+
+
+def polled_fds(pid: int) -> set[int]:
+    """The fds that process `pid`'s epoll instances watch (/proc/PID/fdinfo, "tfd:" lines)."""
+    watched = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:[eventpoll]":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                watched |= {int(line.split()[1]) for line in info if line.startswith("tfd:")}
+        except FileNotFoundError:
+            pass
+    return watched
+
+
+def test_a_fifo_opened_again_after_its_writer_left_is_polled_again(test_daemon, tmp_path):
+    """The case beside the one above: stdin is a FIFO, its writer leaves while input is held (the daemon stops
+    polling it), and another writer opens it before the held input is used. The direct read then finds the FIFO
+    empty but not ended; the daemon polls it again, answers what the new writer sends, and ends with it."""
+    fifo = tmp_path / "input"
+    os.mkfifo(fifo)
+    read_end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    writer = os.open(fifo, os.O_WRONLY)
+    daemon = subprocess.Popen([test_daemon, "--stdio"], stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    os.close(read_end)
+    try:
+        reader = ByteReader(daemon.stdout.fileno())
+        ignored = b'{"jsonrpc":"2.0","method":"update","params":[1,2,3,4,5]}\n'
+        os.write(writer, b'{"jsonrpc":"2.0","method":"test/notify","params":{"count":30000},"id":"flood"}\n' + ignored * 100)
+        assert json.loads(reader.line(timeout=30))["method"] == "test/event"
+        os.close(writer)
+        deadline = time.monotonic() + 30
+        while 0 in polled_fds(daemon.pid):  # the hang-up seen with input held: stdin leaves epoll
+            assert time.monotonic() < deadline, "stdin still polled after its writer left"
+            time.sleep(0.01)
+        writer = os.open(fifo, os.O_WRONLY)
+        while "flood" not in json.loads(reader.line(timeout=30)).get("id", ""):
+            pass
+        os.write(writer, b'{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":"last"}\n')
+        assert json.loads(reader.line(timeout=30)) == {"jsonrpc": "2.0", "id": "last", "result": 3}
+        os.close(writer)
+        writer = -1
+        assert daemon.wait(10) == 0
+    finally:
+        if writer >= 0:
+            os.close(writer)
+        daemon.kill()
+        daemon.wait()
+        daemon.stdout.close()
+
+
 def test_a_content_length_one_byte_short_costs_only_that_request(test_daemon):
     daemon = StdioDaemon(test_daemon, raw=True)
     counted = '{"jsonrpc":"2.0","method":"echo","params":["é"],"id":1}'
