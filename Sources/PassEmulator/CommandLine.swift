@@ -73,8 +73,8 @@ public enum PassEmulatorCommand {
             },
             .option(
                 "--key", "FILE",
-                help: "PEM RSA private key that signs media tokens (default: $\(keyVariable) when set); without either, a new "
-                    + "2048-bit key at each start."
+                help: "PEM RSA private key that signs media tokens (default: $\(keyVariable) when set and not empty); "
+                    + "without either, a new 2048-bit key at each start."
             ) { options, path in options.keyPath = path },
             .flag("--exit-on-eof", help: "Also stop when standard input ends (a parent holding the pipe ties our life to its own).") {
                 $0.exitOnEOF = true
