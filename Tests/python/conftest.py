@@ -15,7 +15,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: The key every pass-emulator of the suite signs with (Sources/PassEmulator/README.md: PASS_EMULATOR_KEY_FILE), also
 #: the ones that `passbridge --backend emulator` and `passbridge-call dev` start: without it each of the suite's 350-odd
 #: emulators spends 0.2–1 s of CPU making a 2048-bit key. Tests of the variable itself set or remove it per process.
-os.environ["PASS_EMULATOR_KEY_FILE"] = str(ROOT / "Tests/python/emulator-key.pem")
+#: Tests/emulator-key.pem is a throwaway key that protects nothing; the XCTests' emulators sign with it too.
+os.environ["PASS_EMULATOR_KEY_FILE"] = str(ROOT / "Tests/emulator-key.pem")
 
 
 @pytest.fixture(scope="session")

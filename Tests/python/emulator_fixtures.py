@@ -199,7 +199,7 @@ class Browser:
 # ---------------------------------------------------------------------------------------------- the emulator
 
 # A throwaway RSA key pair for the tests that pass `--key` (it protects nothing). It differs from
-# Tests/python/emulator-key.pem, the key every other emulator of the suite signs with (conftest.py).
+# Tests/emulator-key.pem, the key every other emulator of the suite signs with (conftest.py).
 TEST_KEY = """-----BEGIN PRIVATE KEY-----
 MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDMAuG14USRMJq5
 KeZ5Yew4pb4IV6SybWwUkGDB3rHgcBlgW5kvprLfEUMho92CkG56omYHywc9x35K
