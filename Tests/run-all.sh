@@ -51,9 +51,10 @@ trap '[ -z "${venv_maker:-}" ] || kill "$venv_maker" 2>/dev/null; rm -rf "$scrat
 pytest_suites() {
   # -rs: the reason of every skip, grouped, in the summary at the end. Two workers (pytest-xdist; one per core of
   # the CI machine, PASSBRIDGE_TEST_WORKERS to change), each running whole files: a file's module fixtures (the
-  # release build and .deb of test_packages.py) are made once, and its tests keep their order.
+  # release build and .deb of test_packages.py) are made once, and its tests keep their order. Files are handed out
+  # in the order of collection, the longest first (conftest.py, LONGEST_FIRST).
   XDG_STATE_HOME="$scratch" PASSBRIDGE_BIN_DIR="$(swift build --show-bin-path)" "$python" -m pytest -q -rs \
-    -n "${PASSBRIDGE_TEST_WORKERS:-2}" --dist loadfile Tests/python
+    -n "${PASSBRIDGE_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder Tests/python
 }
 
 stage "dependencies" bash Tests/install-deps.sh --with-test-tools

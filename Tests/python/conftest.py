@@ -92,6 +92,22 @@ def daemon(bin_dir, emulator, tmp_path, short_tmp):
     assert daemon.stop() == 0
 
 
+# --- the longest files first -----------------------------------------------------------------------------------------
+#: The files that take far longer than the others (a fresh-clone CI run, two workers: test_packages.py 282 s, most of it
+#: a static release build; test_engine_model.py 101 s; test_http_transport.py 65 s; test_clients_shell_dev.py 51 s;
+#: test_store_durability.py 43 s; of 997 s in all). They are handed out first, so that neither worker picks one up near
+#: the end while the other runs out of work. Tests/run-all.sh passes --no-loadscope-reorder, which keeps this order
+#: instead of pytest-xdist's most-tests-first.
+LONGEST_FIRST = ("test_packages.py", "test_engine_model.py", "test_http_transport.py", "test_clients_shell_dev.py",
+                 "test_store_durability.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item) -> int:
+        return LONGEST_FIRST.index(item.path.name) if item.path.name in LONGEST_FIRST else len(LONGEST_FIRST)
+    items.sort(key=rank)  # a stable sort: each file's tests keep their order
+
+
 # --- one line per suite ---------------------------------------------------------------------------------------------
 # After the last test of each file, one line with the file's wall time and outcomes ("== test_store.py: 12 s, 14
 # passed, 2 skipped"), so that a long run shows where it is (Tests/run-all.sh). Under pytest-xdist the workers run
