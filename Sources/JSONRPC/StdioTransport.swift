@@ -7,7 +7,8 @@ import Synchronization
 /// `print` can never corrupt the stream. Pipes and sockets are used non-blocking on the loop thread;
 /// anything else (a file, a terminal, /dev/null) is relayed through a pipe by a helper thread.
 /// At end of input the handler is told, outstanding requests get up to the shutdown timeout, what is
-/// left is answered -32003, output is flushed, and ``run(_:)`` returns.
+/// left is answered -32003, output is flushed, and ``run(_:)`` returns; a relayed output (a terminal, a file) then gets
+/// up to the shutdown timeout again to be written out.
 public final class StdioTransport: Sendable {
     private let loop = EventLoop()
     private let limits: ConnectionLimits
@@ -45,8 +46,10 @@ public final class StdioTransport: Sendable {
         loop.stopWhenEmpty = true
         loop.add(readFD: inputFD, writeFD: outputFD, isSocket: false, peer: nil, limits: limits, factory: factory)
         loop.run()
+        // The loop has written everything into the relay's pipe, which a slow terminal may not take for a while: it
+        // gets the shutdown timeout, as a pipe or a socket does (1 s lost the end of the output of a reader that paused).
         if let outputRelayDone {
-            let deadline = monotonicNanos() + 1_000_000_000
+            let deadline = monotonicNanos() + limits.shutdownTimeout.nanoseconds
             while !outputRelayDone.flag.load(ordering: .acquiring) && monotonicNanos() < deadline { usleep(1000) }
         }
     }

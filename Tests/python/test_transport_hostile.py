@@ -7,6 +7,7 @@ import os
 import pathlib
 import re
 import resource
+import select
 import signal
 import socket
 import subprocess
@@ -372,6 +373,56 @@ def test_the_emulators_log_lines_follow_the_same_rule(bin_dir):
                 lines = log.read().decode().splitlines()
         assert any("serving REF, REF2 at http://127.0.0.1:" in line for line in lines), lines
         assert lines and all(re.fullmatch(pattern + ".*", line) for line in lines), lines
+
+
+def test_a_terminal_read_only_after_end_of_input_still_gets_every_answer(test_daemon):
+    """Protocol/README.md, "Lifecycle" 6: a stdout that is not a pipe or a socket (here a terminal) is written by a relay
+    thread, and at end of input it gets the shutdown timeout to take the output, as a pipe does. 100 answers (105 KB)
+    fit in the relay's pipe and buffer and the terminal's 18 KiB, so the daemon's loop ends (it closes stdin) with the
+    host having read nothing; the host then waits 2 s and reads. With the 1 s the relay had, the process exited with
+    most of the output unwritten (a breaking pass found 253–261 of 300 answers with a reader that paused)."""
+    import pty
+    import tty
+    leader, follower = pty.openpty()
+    tty.setraw(follower)
+    requests = b"".join(b'{"jsonrpc":"2.0","method":"echo","params":{"pad":"%s"},"id":%d}\n' % (b"e" * 1000, n)
+                        for n in range(100))
+    daemon = subprocess.Popen([test_daemon, "--stdio", "--shutdown-timeout", "30"], stdin=subprocess.PIPE,
+                              stdout=follower, stderr=subprocess.DEVNULL)
+    os.close(follower)
+    stdin_pipe = f"pipe:[{os.fstat(daemon.stdin.fileno()).st_ino}]"
+    daemon.stdin.write(requests)
+    daemon.stdin.close()
+
+    def reads_stdin() -> bool:  # fd 0 may be given to another file once the daemon has closed its stdin
+        try:
+            return os.readlink(f"/proc/{daemon.pid}/fd/0") == stdin_pipe
+        except FileNotFoundError:
+            return False
+
+    output = bytearray()
+    try:
+        deadline = time.monotonic() + 60
+        while reads_stdin():
+            assert time.monotonic() < deadline, "the daemon never closed its stdin"
+            time.sleep(0.01)
+        time.sleep(2)
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's last writer is gone and nothing is left
+                break
+            if not chunk:
+                break
+            output += chunk
+        assert daemon.wait(30) == 0
+    finally:
+        daemon.kill()
+        daemon.wait()
+        os.close(leader)
+    lines = bytes(output).split(b"\n")
+    assert lines[-1] == b"", f"the output ends inside a line, after {len(lines) - 1} answers"
+    assert [json.loads(line)["id"] for line in lines[:-1]] == list(range(100))
 
 
 # --- the relay under back-pressure -------------------------------------------------------------------------
