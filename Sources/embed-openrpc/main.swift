@@ -96,7 +96,11 @@ let source =
     }
 
     """
-guard let file = fopen(output, "wb") else { fail("cannot write \(output): \(String(cString: strerror(errno)))") }
 let utf8 = Array(source.utf8)
+// An unchanged file is left as it is: SwiftPM runs this tool again whenever the tool is linked again, which it
+// does whenever the environment of `swift build` differs from the last build's, and a new modification time
+// would make the build compile the whole target again (in a release build, its whole module).
+if readFile(output) == utf8 { exit(0) }
+guard let file = fopen(output, "wb") else { fail("cannot write \(output): \(String(cString: strerror(errno)))") }
 let written = fwrite(utf8, 1, utf8.count, file)
 if written != utf8.count || fclose(file) != 0 { fail("cannot write \(output)") }

@@ -1,5 +1,7 @@
 """The repository stands alone: Tests/check-citations.sh (run by Tests/run-all.sh) fails on a citation of a
-document the repository does not contain, and passes on the repository itself; pytest shows each suite as it ends."""
+document the repository does not contain, and passes on the repository itself; pytest shows each suite as it ends;
+every shell file is shellcheck clean; the build tool that embeds Protocol/openrpc.json leaves an unchanged output
+untouched."""
 import os
 import pathlib
 import re
@@ -118,3 +120,25 @@ def test_shellcheck_as_the_suite_runs_it_reports_what_was_found_in_passbridge_ca
     (tmp_path / "script").write_text('#!/usr/bin/env bash\ncoproc DAEMON { cat; }\nexec {DAEMON[0]}<&- {DAEMON[1]}>&-\n')
     result = shellcheck(shell_files_in(tmp_path))
     assert result.returncode != 0 and "[SC2148]" in result.stdout and "[SC1083]" in result.stdout, result.stdout
+
+
+def test_the_openrpc_build_tool_leaves_an_unchanged_output_as_it_was(bin_dir, tmp_path):
+    """embed-openrpc (the EmbedOpenRPC plugin's tool) rewrites its output only when the text changes. SwiftPM links
+    the tool again and runs it whenever `swift build` sees another environment than the last build did; a rewritten
+    file, even identical, made the release build compile Bridge's and the emulator's whole modules again (6–20 s
+    each, measured). A changed output is written as before."""
+    output = tmp_path / "OpenRPCDocument.swift"
+
+    def embed() -> None:
+        subprocess.run([str(bin_dir / "embed-openrpc"), str(ROOT / "Protocol/openrpc.json"), str(output)],
+                       check=True, timeout=60)
+
+    embed()
+    generated = output.read_bytes()
+    assert b"public static let version" in generated
+    os.utime(output, ns=(1_000_000_000, 1_000_000_000))
+    embed()
+    assert (output.stat().st_mtime_ns, output.read_bytes()) == (1_000_000_000, generated)
+    output.write_bytes(generated + b"// edited\n")
+    embed()
+    assert output.read_bytes() == generated and output.stat().st_mtime_ns != 1_000_000_000
