@@ -5,7 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Tests/install-deps.sh
-echo "demo.sh: swift build (the first build takes a few minutes)" >&2
+if [ -d .build ]; then
+  echo "demo.sh: swift build" >&2
+else
+  echo "demo.sh: swift build (a first build takes a few minutes)" >&2
+fi
 build_log="$(mktemp)"
 if ! swift build >"$build_log" 2>&1; then
   tail -n 40 "$build_log" >&2
