@@ -289,7 +289,7 @@ async def flow(args: argparse.Namespace, bins: pathlib.Path, work: pathlib.Path,
         expect(bool(token) and r.get("resource") == "ch1", "getAuthorization ch1", f"answered {r}")
         expect(any(e.name == "setToken" and e["token"] == token for e in app.log[mark:]), "getAuthorization ch1",
                "no setToken with the same token before the response")
-        say(f"    short media token for ch1: {token}")
+        say(f"    short media token for ch1: {token[:48]}… ({len(token)} characters of base64)")
         check = await asyncio.to_thread(emulator.verify, token, "ch1")
         say(f"    pass-emulator verify-token --resource ch1 -> exit {check.returncode} {(check.stdout + check.stderr).strip()}")
         expect(check.returncode == 0, "verify-token", "the emulator rejected the media token")
