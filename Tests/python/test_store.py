@@ -4,6 +4,7 @@ failures are reported, keys are exact, and the state directory rules hold."""
 import json
 import os
 import pathlib
+import signal
 import sqlite3
 import stat
 import subprocess
@@ -249,6 +250,38 @@ def test_a_failed_registration_gives_its_refresh_lease_back(bin_dir, emulator, t
     assert len(refresh_leases(state)) == 1
     assert second.stop() == 0
 
+
+
+def test_a_daemon_stopped_during_a_refresh_gives_its_lease_back(bin_dir, emulator, tmp_path):
+    """A daemon told to stop (SIGTERM) while its registration hangs gives its refresh lease back as it closes the
+    store: the next daemon on the same store registers at once. It used to leave the lease behind, and every other
+    process of the fleet waited it out (up to 10 s) before refreshing."""
+    state = tmp_path / "state"
+    # 3 s: the daemon is gone 0.5 s after the signal; a longer hang would hold the emulator's stop at the file's end.
+    assert emulator.admin("faults", {"method": "POST", "path": "/o/client/register", "kind": "latency", "value": 3000,
+                                     "count": 1}) == 201
+    first = StdioDaemon(bin_dir, *daemon_args(emulator.base, state, "--shutdown-timeout", "0.5"))
+    assert first.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    first.send("setRequestor", {"requestorID": "REF"})
+    deadline = time.monotonic() + 30
+    while True:
+        try:  # not before the daemon made the file: sqlite3.connect would make it
+            if store_file(state).exists() and any(refresh_leases(state)):
+                break
+        except sqlite3.OperationalError:  # its tables not made yet
+            pass
+        assert time.monotonic() < deadline, "the daemon never took the refresh lease"
+        time.sleep(0.01)
+    first.process.send_signal(signal.SIGTERM)
+    assert first.process.wait(timeout=20) == 0
+    first.stop()
+    assert refresh_leases(state) == [0]
+
+    second = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    begun = time.monotonic()
+    ready(second)
+    assert time.monotonic() - begun < 5, "a new daemon waited for the lease of the daemon that was stopped"
+    assert second.stop() == 0
 
 # ------------------------------------------------------------------------------------- exact keys
 

@@ -3,6 +3,7 @@ database. A device that logged in through one is logged in on the other, a logou
 another device stays logged out, the fleet registers once and refreshes its access token once, and one daemon
 killed mid-flow leaves the other going."""
 import base64
+import glob
 import json
 import subprocess
 import threading
@@ -34,6 +35,13 @@ class LoggedEmulator:
     def advance_clock(self, seconds: int):
         import urllib.request
         request = urllib.request.Request(self.base + "/__admin/clock", data=json.dumps({"advanceSeconds": seconds}).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        urllib.request.urlopen(request, timeout=10).close()
+
+    def fault(self, rule: dict):
+        """Adds a fault rule (`POST /__admin/faults`, Sources/PassEmulator/README.md)."""
+        import urllib.request
+        request = urllib.request.Request(self.base + "/__admin/faults", data=json.dumps(rule).encode(),
                                          headers={"Content-Type": "application/json"}, method="POST")
         urllib.request.urlopen(request, timeout=10).close()
 
@@ -146,6 +154,43 @@ def test_two_daemons_on_one_postgresql_are_one_fleet(bin_dir, emulator, tmp_path
     assert reset.stdout.startswith("deleted 2 logins")
     assert "password" not in listed.stdout + reset.stdout
 
+
+def test_a_daemon_stopped_during_a_refresh_does_not_hold_the_fleet_back(bin_dir, emulator, tmp_path, short_tmp,
+                                                                         postgres_url):
+    """Daemon A takes the fleet's token-refresh lease and registers; the registration hangs and A is stopped
+    (SIGTERM). A gives the lease back as it closes the store, so daemon B, on the same database, registers at once
+    instead of waiting out A's lease (10 s) as it used to."""
+    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+
+    def lease() -> str:
+        return subprocess.run([psql, "-Atc", "SELECT refreshing_until_ms FROM access_tokens", postgres_url],
+                              capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+
+    # 3 s: A is gone 0.5 s after the signal; a longer hang would only hold the emulator's stop.
+    emulator.fault({"method": "POST", "path": "/o/client/register", "kind": "latency", "value": 3000, "count": 1})
+    a = SocketDaemon(bin_dir, short_tmp / "a.sock", *daemon_args(emulator.base, tmp_path / "machine-a", "--store",
+                                                                 postgres_url, "--shutdown-timeout", "0.5"))
+    try:
+        client = a.client()
+        assert client.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "device-A"}) == {}
+        client.send("setRequestor", {"requestorID": "REF"})
+        deadline = time.monotonic() + 30
+        while lease() in ("", "0"):
+            assert time.monotonic() < deadline, "A never took the refresh lease"
+            time.sleep(0.01)
+        assert a.stop() == 0
+    finally:
+        if a.process.poll() is None:
+            a.process.kill()
+    assert lease() == "0"
+
+    b = SocketDaemon(bin_dir, short_tmp / "b.sock", *daemon_args(emulator.base, tmp_path / "machine-b", "--store", postgres_url))
+    try:
+        begun = time.monotonic()
+        device(b, "device-B").close()
+        assert time.monotonic() - begun < 5, "B waited for the lease of the daemon that was stopped"
+    finally:
+        assert b.stop() == 0
 
 def test_the_fleet_store_keeps_strings_byte_for_byte(bin_dir, emulator, tmp_path, postgres_url):
     from rpc_helper import StdioDaemon

@@ -1,6 +1,7 @@
 import CSQLite
 import Glibc
 import JSON
+import Synchronization
 
 /// The persistent state every AccessEnabler instance shares: DCR client credentials and access tokens per
 /// (backend URL, software statement), the device identifier, profiles and the selected MVPD per (scope, device,
@@ -15,6 +16,10 @@ public final class TokenStore: Sendable {
     let feed = LoginFeed()
     /// Cache writes waiting for the worker (`submit`).
     private let cache = PendingCache()
+    /// The token-refresh leases this process holds (scope → until, epoch ms): taken by `claimTokenRefresh`, ended
+    /// by `releaseTokenRefresh` or the token's save, and given back by `close` when a refresh is still under way
+    /// (a daemon stopped meanwhile would otherwise leave the fleet's other processes waiting it out).
+    private let leases = Mutex<[StoreScope: Int64]>([:])
     /// How often the store's worker looks for other processes' login changes while logins are watched, when it
     /// has no socket to wait on for them: SQLite's `data_version`; PostgreSQL's notifications arrive on the
     /// connection's socket, and this interval is used only while that connection is failing.
@@ -130,10 +135,20 @@ public final class TokenStore: Sendable {
 
     deinit { executor.close() }
 
-    /// Runs what is queued, then closes the database and waits for that: SQLite then folds its write-ahead log
-    /// into `passbridge.sqlite` and removes the `-wal`, so the file alone is a complete copy. Calls after it fail
-    /// at once. The daemon closes its store as it exits.
-    public func close() { executor.close(wait: true) }
+    /// Gives back the token-refresh leases of refreshes still under way, runs what is queued, then closes the
+    /// database and waits for that: SQLite then folds its write-ahead log into `passbridge.sqlite` and removes the
+    /// `-wal`, so the file alone is a complete copy. Calls after it fail at once. The daemon closes its store as it
+    /// exits.
+    public func close() {
+        let held = leases.withLock { leases in
+            defer { leases = [:] }
+            return leases
+        }
+        for (scope, until) in held {
+            executor.submit { database in _ = try? database.get().releaseTokenRefresh(scope, until: until) }
+        }
+        executor.close(wait: true)
+    }
 
     // MARK: entities
 
@@ -170,17 +185,25 @@ public final class TokenStore: Sendable {
         try await executor.run(isolation: isolation) { try $0.accessToken(scope) }
     }
 
+    /// Saves `record` as the scope's token, which ends a refresh lease on it.
     func saveAccessToken(isolation: isolated (any Actor)? = #isolation, _ record: AccessTokenRecord, _ scope: StoreScope) async throws {
         try await executor.run(isolation: isolation) { try $0.saveAccessToken(record, scope) }
+        _ = leases.withLock { $0.removeValue(forKey: scope) }
     }
 
+    /// Takes the scope's refresh lease until `until` (epoch ms) when no lease runs at `now` and the stored token is
+    /// still `seen`; true when taken.
     func claimTokenRefresh(
         isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope, seen: String, now: Int64, until: Int64
     ) async throws -> Bool {
-        try await executor.run(isolation: isolation) { try $0.claimTokenRefresh(scope, seen: seen, now: now, until: until) }
+        let claimed = try await executor.run(isolation: isolation) { try $0.claimTokenRefresh(scope, seen: seen, now: now, until: until) }
+        if claimed { leases.withLock { $0[scope] = until } }
+        return claimed
     }
 
+    /// Gives back the lease ``claimTokenRefresh(isolation:_:seen:now:until:)`` took until `until`.
     func releaseTokenRefresh(isolation: isolated (any Actor)? = #isolation, _ scope: StoreScope, until: Int64) async throws {
+        leases.withLock { if $0[scope] == until { $0[scope] = nil } }
         try await executor.run(isolation: isolation) { try $0.releaseTokenRefresh(scope, until: until) }
     }
 
