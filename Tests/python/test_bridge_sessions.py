@@ -38,8 +38,11 @@ def test_a_client_that_disconnects_mid_login_leaves_nothing_stuck(daemon):
     notes, _ = quitter.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
     assert notes[-1]["method"] == "navigateToUrl"
     quitter.close()  # gone while the login page is open
-    time.sleep(0.2)
     newcomer = daemon.client()
+    deadline = time.monotonic() + 30
+    while newcomer.call("rpc.stats")["connections"] != 1:  # until the daemon has ended the quitter's connection
+        assert time.monotonic() < deadline, "the quitter's connection was never ended"
+        time.sleep(0.01)
     ready(newcomer)
     assert newcomer.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
     login(newcomer)
