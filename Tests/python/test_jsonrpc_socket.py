@@ -22,11 +22,13 @@ def test_socket_file_is_private_and_removed_on_sigterm(socket_daemon):
     mode = os.stat(daemon.path).st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
     sock = daemon.connect()
-    sock.sendall((request("test/sleep", {"ms": 300, "result": "finished"}) + "\n").encode())
-    time.sleep(0.05)
+    # The echo behind it is answered at once: then the sleep was read and is under way when the signal comes.
+    sock.sendall((request("test/sleep", {"ms": 300, "result": "finished"}) + "\n" + request("echo", ["read"], id=2) + "\n").encode())
+    answers = reader(sock)
+    assert answers.json() == {"jsonrpc": "2.0", "id": 2, "result": ["read"]}
     daemon.process.send_signal(signal.SIGTERM)
     # In-flight work is finished and answered before the daemon exits.
-    assert reader(sock).json()["result"] == "finished"
+    assert answers.json()["result"] == "finished"
     assert daemon.process.wait(5) == 0
     assert not os.path.exists(daemon.path)
 

@@ -222,8 +222,9 @@ def test_shutdown_timeout_answers_leftovers_with_32003(test_daemon):
 
 def test_sigterm_drains_and_exits_0(daemon):
     daemon.roundtrip(request("echo", [], id=0), timeout=20)  # its signal thread runs once it answers
-    daemon.write(request("test/sleep", {"ms": 200, "result": 1}, id=1) + "\n")
-    time.sleep(0.05)
+    # The echo behind it is answered at once: then the sleep was read and is under way when the signal comes.
+    daemon.write(request("test/sleep", {"ms": 200, "result": 1}, id=1) + "\n" + request("echo", ["read"], id=2) + "\n")
+    assert daemon.reader.json() == {"jsonrpc": "2.0", "id": 2, "result": ["read"]}
     daemon.process.terminate()
     assert daemon.reader.json()["result"] == 1
     assert daemon.process.wait(5) == 0
