@@ -25,6 +25,7 @@ static struct {
     void (*freemem)(void *);
     int (*backendPID)(const PGconn *);
     int (*socket)(const PGconn *);
+    PQnoticeProcessor (*setNoticeProcessor)(PGconn *, PQnoticeProcessor, void *);
 } pq;
 
 static char load_error[512];
@@ -61,6 +62,7 @@ static void load(void) {
     BIND(freemem)
     BIND(backendPID)
     BIND(socket)
+    BIND(setNoticeProcessor)
 #undef BIND
 }
 
@@ -92,3 +94,6 @@ PGnotify *cpq_notifies(PGconn *connection) { return pq.notifies(connection); }
 void cpq_freemem(void *pointer) { pq.freemem(pointer); }
 int cpq_backendPID(const PGconn *connection) { return pq.backendPID(connection); }
 int cpq_socket(const PGconn *connection) { return pq.socket(connection); }
+PQnoticeProcessor cpq_setNoticeProcessor(PGconn *connection, PQnoticeProcessor processor, void *argument) {
+    return pq.setNoticeProcessor(connection, processor, argument);
+}

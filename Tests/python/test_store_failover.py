@@ -3,11 +3,15 @@ connections"): a restart of the server (`pg_ctl restart -m fast`, what a failove
 next call a reconnect, not an error; while the server is down a call that needs the store fails at once with STORE500
 (a logged-in authorization, answered from memory, does not), and the first call once it is back succeeds. Each test has a cluster of its own: its restarts would cut every other daemon's
 connections."""
+import re
 import time
 
 from postgres_fixtures import cluster_server, own_postgres  # noqa: F401 (fixtures)
 from rpc_helper import StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
+
+#: A line of the daemon's log: time, program[pid], level, label, text.
+LOG_LINE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z passbridge\[\d+\] (trace|debug|info|notice|warning|error|critical) ")
 
 
 
@@ -47,6 +51,8 @@ def test_authorization_after_each_postgresql_restart_succeeds_on_the_same_connec
     # write, or the store thread's look for other daemons' login changes (Protocol/README.md, "Live logins").
     assert log.count("reconnected") == 3, log
     assert "store failure" not in log, log
+    # What the server says as it cuts the connection is a log line like any other, not libpq's bare text.
+    assert all(LOG_LINE.match(line) for line in log.splitlines()), log
 
 
 def test_a_call_that_needs_the_store_fails_at_once_while_postgresql_is_down_and_works_once_it_is_back(

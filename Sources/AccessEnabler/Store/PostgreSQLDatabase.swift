@@ -33,6 +33,14 @@ final class PostgreSQLDatabase {
         guard let connection = cpq_connectdb(withTimeout) else { throw .postgreSQL(operation: "connect", message: "out of memory") }
         self.connection = connection
         self.log = log
+        // libpq would write these on stderr as bare lines; they are the store's log lines instead. `self` outlives
+        // the callback: deinit ends the connection.
+        cpq_setNoticeProcessor(
+            connection,
+            { database, message in
+                guard let database, let message else { return }
+                Unmanaged<PostgreSQLDatabase>.fromOpaque(database).takeUnretainedValue().serverSaid(String(cString: message))
+            }, Unmanaged.passUnretained(self).toOpaque())
         // On failure deinit (run once every property is set) closes the connection.
         guard cpq_status(connection) == CONNECTION_OK else {
             throw .postgreSQL(operation: "connect", message: PostgreSQLURL.scrubbed(Self.message(connection), of: url))
@@ -41,6 +49,13 @@ final class PostgreSQLDatabase {
     }
 
     deinit { cpq_finish(connection) }
+
+    /// A message of the server outside an answer (`client_min_messages` keeps them to WARNING and worse), such as the
+    /// FATAL of a connection it ends at a restart: logged as a warning, on one line.
+    private func serverSaid(_ message: String) {
+        let words = message.split(whereSeparator: { $0 == " " || $0.isNewline })
+        log?(.warning, "PostgreSQL server: " + words.joined(separator: " "))
+    }
 
     /// How an operation may be run again after the connection was lost in its middle.
     enum Replay {

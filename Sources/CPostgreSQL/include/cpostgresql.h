@@ -32,5 +32,8 @@ PGnotify *cpq_notifies(PGconn *connection);
 void cpq_freemem(void *pointer);
 int cpq_backendPID(const PGconn *connection);
 int cpq_socket(const PGconn *connection);
+// What the server says outside an answer (a WARNING, the FATAL of a connection it ends) goes to `processor`, not to
+// stderr as libpq's default does; kept across PQreset.
+PQnoticeProcessor cpq_setNoticeProcessor(PGconn *connection, PQnoticeProcessor processor, void *argument);
 
 #endif
