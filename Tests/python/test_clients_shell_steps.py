@@ -11,6 +11,7 @@ from typing import List
 import pytest
 
 from clients_support import ROOT, emulator_url, path_without, statement  # noqa: F401  (fixture)
+from rpc_helper import SocketDaemon, daemon_args
 
 from browser import Browser  # noqa: E402
 
@@ -162,6 +163,25 @@ def test_a_missing_socket_fails_at_once_naming_the_path(env, tmp_path):
     assert time.monotonic() - started < 2
     assert (run.returncode, run.stderr) == (2, f"passbridge-call: cannot connect to {path}: no such socket\n")
 
+
+def test_a_daemon_that_ends_a_socket_session_is_named_as_the_one_that_closed_it(env, bin_dir, emulator_url, tmp_path):
+    """Over --socket the coprocess is passbridge-relay, whose exit status 1 means "the daemon closed first": the
+    message used to say "the daemon exited with status 1" whatever the daemon's own status (0 here, a SIGTERM)."""
+    path = tmp_path / "pb.sock"
+    daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
+    try:
+        proc = subprocess.Popen([CALL, "--timeout", "60", "--socket", str(path), "--session"], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("init\nwait setToken\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"] == {}  # init answered: the session now waits
+        assert daemon.stop() == 0
+        _, stderr = proc.communicate(timeout=30)
+        assert (proc.returncode, stderr.splitlines()[-1]) == (2, f"passbridge-call: the daemon at {path} closed the connection")
+    finally:
+        if daemon.process.poll() is None:
+            daemon.process.kill()
 
 def test_a_session_wait_for_a_notification_that_never_comes_names_it(env):
     run = subprocess.run([CALL, "--timeout", "1", "--session"], env=env, input="init\nwait setTokn\n",
