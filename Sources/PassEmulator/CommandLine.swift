@@ -162,6 +162,14 @@ public enum PassEmulatorCommand {
 
     private static func serve(_ options: EmulatorOptions) -> Int32 {
         let (port, configPath, keyPath, exitOnEOF) = (options.port, options.configPath, options.keyPath, options.exitOnEOF)
+        // SIGTERM and SIGINT are taken by `sigwait` below, and held until then from here on: one that comes while
+        // the configuration and the key are read (making a key takes a good part of a second) still ends the
+        // emulator with exit 0, as --help says, instead of killing it.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
         let config: EmulatorConfig
         do {
             config = try configPath.map { path throws(ConfigError) in try EmulatorConfig.load(path: path) } ?? EmulatorConfig.builtIn()
@@ -179,11 +187,13 @@ public enum PassEmulatorCommand {
             guard let generated = RSAKey.generate() else { return failure("cannot generate an RSA key") }
             key = generated
         }
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        // A signal that came while the key was read or made: stop before serving anything.
+        var pending = sigset_t()
+        sigpending(&pending)
+        if let received = [SIGTERM, SIGINT].first(where: { sigismember(&pending, $0) == 1 }) {
+            log("signal \(received) while starting: stopping")
+            return 0
+        }
         signal(SIGPIPE, SIG_IGN)
         let emulator = Emulator(config: config, key: key)
         let server: HTTPServer

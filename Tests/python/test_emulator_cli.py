@@ -132,6 +132,29 @@ def test_the_variable_names_the_key_and_key_wins_over_it(bin_dir, tmp_path):
     assert public_key(bin_dir, "--key", suite_key, key_file=key) == public_key(bin_dir, key_file=suite_key) != TEST_PUBLIC_KEY
 
 
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_start_up_stops_it_with_exit_0_before_it_serves(bin_dir, stop):
+    """--help promises exit 0 on SIGTERM or SIGINT; one that came while the key was made killed the emulator instead
+    (exit 143, a new-user pass). The signal is sent once /proc shows it blocked, which the emulator now does before it
+    reads its configuration and makes its key (a good part of a second), and did only after them before."""
+    emulator = subprocess.Popen([str(bin_dir / "pass-emulator"), "--port", "0"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PASS_EMULATOR_KEY_FILE": ""})
+    try:
+        deadline = time.monotonic() + 30
+        while not int(re.search(r"^SigBlk:\s*([0-9a-f]+)$", pathlib.Path(f"/proc/{emulator.pid}/status").read_text(),
+                                re.M).group(1), 16) & (1 << (int(stop) - 1)):
+            assert time.monotonic() < deadline, "the emulator never blocked the signal"
+            time.sleep(0.001)
+        emulator.send_signal(stop)
+        stdout, stderr = emulator.communicate(timeout=30)
+    finally:
+        if emulator.poll() is None:
+            emulator.kill()
+    assert (emulator.returncode, stdout) == (0, ""), stderr
+    assert stderr.endswith(f" pass-emulator: signal {int(stop)} while starting: stopping\n"), stderr
+
+
 @pytest.mark.parametrize("content", [None, "not a key\n"])
 def test_a_variable_naming_no_key_ends_start_up_naming_it(bin_dir, tmp_path, content):
     key = tmp_path / "key.pem"
