@@ -108,6 +108,9 @@ enum StateCommand {
                 }
             }
             let opened = try StoreSetup.open(store: store, stateDirectory: directory)
+            // As the daemon does at exit: SQLite folds its write-ahead log into passbridge.sqlite, so that the file
+            // alone is a complete copy again (a reset's deletions included).
+            defer { opened.close() }
             switch action {
             case "reset":
                 let deleted = try StoreSetup.blocking { try await opened.reset(requestor: only) }

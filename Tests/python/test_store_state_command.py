@@ -42,7 +42,7 @@ def test_state_list_shows_logins_without_secrets_and_reset_forgets_them(bin_dir,
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", fields[3])
     assert fields[5] == emulator.base
     import sqlite3
-    with sqlite3.connect(directory / "passbridge.sqlite") as db:
+    with contextlib.closing(sqlite3.connect(directory / "passbridge.sqlite")) as db:  # closed: see the reset below
         secrets = [value for row in db.execute("SELECT client_secret FROM client_credentials UNION ALL SELECT token FROM access_tokens")
                    for value in row]
         [(not_after_ms,)] = db.execute("SELECT not_after_ms FROM profiles").fetchall()
@@ -56,6 +56,11 @@ def test_state_list_shows_logins_without_secrets_and_reset_forgets_them(bin_dir,
     assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2
     reset = state(bin_dir, "reset", "--state-dir", str(directory), "--requestor", "REF")
     assert reset.returncode == 0 and reset.stdout.startswith("deleted 1 login from ")
+    # The store is closed as the daemon closes it: no write-ahead log is left, and passbridge.sqlite alone (what a
+    # backup copies) no longer holds the login.
+    assert sorted(path.name for path in directory.iterdir() if path.name.startswith("passbridge.sqlite")) == ["passbridge.sqlite"]
+    with contextlib.closing(sqlite3.connect(f"file:{directory / 'passbridge.sqlite'}?mode=ro&immutable=1", uri=True)) as copy:
+        assert copy.execute("SELECT count(*) FROM profiles").fetchone() == (0,)
     # It says what it did not do: the login stays at Adobe.
     assert "here only: Adobe still has it until a logout" in reset.stdout and "passbridge state logout" in reset.stdout
     helped = state(bin_dir, "--help").stdout
