@@ -3,10 +3,12 @@ connections"): a restart of the server (`pg_ctl restart -m fast`, what a failove
 next call a reconnect, not an error; while the server is down a call that needs the store fails at once with STORE500
 (a logged-in authorization, answered from memory, does not), and the first call once it is back succeeds. Each test has a cluster of its own: its restarts would cut every other daemon's
 connections."""
+import glob
 import re
+import subprocess
 import time
 
-from postgres_fixtures import cluster_server, own_postgres  # noqa: F401 (fixtures)
+from postgres_fixtures import cluster_server, own_postgres, postgres_cluster, postgres_url  # noqa: F401 (fixtures)
 from rpc_helper import StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
 
@@ -80,3 +82,31 @@ def test_a_call_that_needs_the_store_fails_at_once_while_postgresql_is_down_and_
     assert "token" in result and "tokenRequestFailed" not in notes, result
     assert daemon.stop() == 0
     assert "store failure" in daemon.log()
+
+
+def test_a_call_held_by_another_sessions_lock_fails_after_5_s_and_the_next_one_works(bin_dir, emulator, tmp_path,
+                                                                                      postgres_url):
+    """Another session keeps an exclusive lock on the logins' table (a long migration, an operator's transaction left
+    open). A call that reads the logins gives up after 5 s with STORE500, as one held by SQLite's write lock does
+    (Protocol/README.md, "The store"); it used to wait for as long as the lock was kept, and the daemon then did not
+    stop on SIGTERM either (a breaking pass)."""
+    daemon = logged_in_daemon(bin_dir, emulator, tmp_path, postgres_url)
+    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+    holder = subprocess.Popen([psql, "-X", "-q", postgres_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        holder.stdin.write("BEGIN;\nLOCK TABLE profiles IN ACCESS EXCLUSIVE MODE;\n\\echo locked\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "locked"
+        start = daemon.mark()
+        began = time.monotonic()
+        result = daemon.call("checkAuthentication", timeout=60)
+        elapsed = time.monotonic() - began
+        assert result["errorCode"] == "Generic Authentication Error" and [s["id"] for s in result["statuses"]] == ["STORE500"]
+        assert [m["method"] for m in daemon.received[start:] if "method" in m][-1] == "status"
+        assert 4 < elapsed < 15, elapsed
+        assert "statement timeout" in result["statuses"][0]["message"], result
+    finally:
+        holder.communicate("ROLLBACK;\n", timeout=30)
+    assert daemon.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    assert daemon.stop() == 0

@@ -50,6 +50,9 @@ final class PostgreSQLDatabase {
 
     deinit { cpq_finish(connection) }
 
+    /// How long one statement may run or wait for a lock, in ms: the SQLite store's busy timeout.
+    static let statementTimeoutMillis = 5000
+
     /// A message of the server outside an answer (`client_min_messages` keeps them to WARNING and worse), such as the
     /// FATAL of a connection it ends at a restart: logged as a warning, on one line.
     private func serverSaid(_ message: String) {
@@ -103,6 +106,9 @@ final class PostgreSQLDatabase {
     /// The session's settings, again after each reconnect (a new session starts with the server's defaults).
     private func prepareSession() {
         _ = try? execute("SET client_min_messages = warning")
+        // A statement held longer (a lock another session keeps) fails, as SQLite's busy timeout makes a write fail:
+        // the call ends with STORE500 instead of waiting for as long as the lock is kept.
+        _ = try? execute("SET statement_timeout = \(Self.statementTimeoutMillis)")
         if let channel {
             _ = try? execute("LISTEN \(channel)")
             reconnectedSinceNotifications = true
