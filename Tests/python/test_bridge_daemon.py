@@ -334,6 +334,15 @@ def test_a_store_url_that_is_not_postgresql_fails_start_up_with_status_1_and_no_
     result = run_passbridge(bin_dir, "--store", "mysql://pb:s3cret@db.example/passbridge", "--state-dir", str(tmp_path))
     assert result.returncode == 1
     assert result.stderr == "passbridge: --store needs a postgresql:// URL, got mysql://pb:***@db.example/passbridge\n"
+    # What is not a postgresql:// URL is named for what it is, never echoed (a breaking pass found both echoed as
+    # "postgresql://…", the second one's scheme in lower case).
+    for value, got in [("host=db.example password=s3cret", "no URL (libpq's key=value settings are not taken here: "
+                                                             "write them as a URL's query)"),
+                       ("", "no URL (libpq's key=value settings are not taken here: write them as a URL's query)"),
+                       ("POSTGRESQL://pb:s3cret@db.example/passbridge",
+                        "a scheme not in lower case (libpq takes postgresql:// and postgres:// only)")]:
+        result = run_passbridge(bin_dir, "--store", value, "--state-dir", str(tmp_path))
+        assert (result.returncode, result.stderr) == (1, f"passbridge: --store needs a postgresql:// URL, got {got}\n")
 
 
 def test_a_state_path_that_is_a_file_is_refused_and_left_alone(bin_dir, tmp_path):

@@ -17,7 +17,15 @@ public enum StoreSetup {
             let store: TokenStore
             if let url {
                 guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
-                    throw CommandLineError.failure("--store needs a postgresql:// URL, got \(PostgreSQLURL.redacted(url))")
+                    // Never the value itself: libpq's key=value settings, or a URL, may hold a password.
+                    let lowered = url.lowercased()
+                    let got =
+                        lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://")
+                        ? "a scheme not in lower case (libpq takes postgresql:// and postgres:// only)"
+                        : url.contains("://")
+                            ? PostgreSQLURL.redacted(url)
+                            : "no URL (libpq's key=value settings are not taken here: write them as a URL's query)"
+                    throw CommandLineError.failure("--store needs a postgresql:// URL, got \(got)")
                 }
                 store = try TokenStore(postgreSQL: url, log: Logger.sink(label: "store"), lookInterval: lookInterval)
             } else {
