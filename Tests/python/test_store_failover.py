@@ -4,7 +4,9 @@ next call a reconnect, not an error; while the server is down a call that needs 
 (a logged-in authorization, answered from memory, does not), and the first call once it is back succeeds. Each test has a cluster of its own: its restarts would cut every other daemon's
 connections."""
 import glob
+import os
 import re
+import signal
 import subprocess
 import time
 
@@ -110,3 +112,32 @@ def test_a_call_held_by_another_sessions_lock_fails_after_5_s_and_the_next_one_w
         holder.communicate("ROLLBACK;\n", timeout=30)
     assert daemon.call("checkAuthentication") == {"status": 1, "errorCode": ""}
     assert daemon.stop() == 0
+
+
+def test_a_server_that_stops_answering_does_not_keep_the_daemon_from_exiting(bin_dir, emulator, tmp_path, postgres_url):
+    """The server process serving the daemon is frozen (SIGSTOP: a hung host, a network that drops everything), so a
+    store call never returns. SIGTERM: the call is answered -32003 at the shutdown timeout, and the store, still
+    busy, is left behind one second later with a warning; the daemon used to wait for it forever (a breaking pass)."""
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state", "--store", postgres_url,
+                                               "--shutdown-timeout", "1"))
+    ready(daemon)
+    login(daemon)
+    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+    backends = [int(pid) for pid in subprocess.run(
+        [psql, "-X", "-Atc", "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+         postgres_url], capture_output=True, text=True, timeout=30, check=True).stdout.split()]
+    assert backends
+    try:
+        for pid in backends:
+            os.kill(pid, signal.SIGSTOP)
+        request = daemon.send("checkAuthentication")
+        began = time.monotonic()
+        daemon.process.send_signal(signal.SIGTERM)
+        assert daemon.process.wait(timeout=30) == 0
+        assert time.monotonic() - began < 10
+        assert daemon.response(request)[1]["error"]["code"] == -32003
+    finally:
+        for pid in backends:
+            os.kill(pid, signal.SIGCONT)
+    daemon.stop()
+    assert "the store was still busy at the shutdown deadline; exiting without closing it" in daemon.log()

@@ -142,16 +142,28 @@ final class StoreExecutor: Sendable {
     /// How the worker sleeps now; nil while it works (or before it started).
     var sleeping: Sleep? { queue.withLock { $0.sleep } }
 
-    /// Lets the worker finish what is queued, then end (closing its database); with `wait`, returns once it has.
-    func close(wait: Bool = false) {
+    /// Lets the worker finish what is queued, then end (closing its database); with `wait`, returns once it has, or
+    /// at `until` at the latest. Returns false when the worker was still working then (a statement held by a server
+    /// that does not answer).
+    @discardableResult
+    func close(wait: Bool = false, until: ContinuousClock.Instant? = nil) -> Bool {
         let started = notifying { queue in
             queue.closed = true
             return queue.started
         }
-        guard wait, started else { return }
+        guard wait, started else { return true }
+        let deadline = until.map { TimerQueue.now() &+ Self.nanoseconds(ContinuousClock.now.duration(to: $0)) }
         ended.lock()
-        while !queue.withLock({ $0.finished }) { ended.wait() }
-        ended.unlock()
+        defer { ended.unlock() }
+        while !queue.withLock({ $0.finished }) {
+            guard let deadline else {
+                ended.wait()
+                continue
+            }
+            if TimerQueue.now() >= deadline { return false }
+            ended.wait(until: deadline)
+        }
+        return true
     }
 
     private func work() {

@@ -138,8 +138,10 @@ public final class TokenStore: Sendable {
     /// Gives back the token-refresh leases of refreshes still under way, runs what is queued, then closes the
     /// database and waits for that: SQLite then folds its write-ahead log into `passbridge.sqlite` and removes the
     /// `-wal`, so the file alone is a complete copy. Calls after it fail at once. The daemon closes its store as it
-    /// exits.
-    public func close() {
+    /// exits, waiting until `deadline` at the latest; false when the store was still busy then (a PostgreSQL server
+    /// that stopped answering), and the process may exit without it.
+    @discardableResult
+    public func close(by deadline: ContinuousClock.Instant? = nil) -> Bool {
         let held = leases.withLock { leases in
             defer { leases = [:] }
             return leases
@@ -147,7 +149,7 @@ public final class TokenStore: Sendable {
         for (scope, until) in held {
             executor.submit { database in _ = try? database.get().releaseTokenRefresh(scope, until: until) }
         }
-        executor.close(wait: true)
+        return executor.close(wait: true, until: deadline)
     }
 
     // MARK: entities

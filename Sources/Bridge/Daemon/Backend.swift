@@ -13,7 +13,11 @@ struct Backend {
     /// Stops the emulator child (SIGKILL at `deadline` if it has not stopped by then) and removes the temporary
     /// state directory.
     func stop(by deadline: ContinuousClock.Instant) {
-        configuration.store.close()
+        // A store whose server stopped answering must not keep the daemon from exiting (Lifecycle 6): at the
+        // shutdown deadline it is left, and its last writes with it (a cache's; a durable write is reported first).
+        if !configuration.store.close(by: max(deadline, .now + .seconds(1))) {
+            Logger(label: "store").warning("the store was still busy at the shutdown deadline; exiting without closing it")
+        }
         emulator?.stop(by: deadline)
         if let temporaryStateDirectory { StoreSetup.removeEmulatorStateDirectory(temporaryStateDirectory) }
     }
