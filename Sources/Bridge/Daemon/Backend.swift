@@ -10,11 +10,12 @@ struct Backend {
     /// The temporary state directory of `--backend emulator` without `--state-dir`, removed at exit.
     var temporaryStateDirectory: String?
 
-    /// Stops the emulator child (SIGKILL at `deadline` if it has not stopped by then) and removes the temporary
-    /// state directory.
+    /// Closes the store, stops the emulator child (SIGKILL at `deadline` if it has not stopped by then) and removes
+    /// the temporary state directory.
     func stop(by deadline: ContinuousClock.Instant) {
-        // A store whose server stopped answering must not keep the daemon from exiting (Lifecycle 6): at the
-        // shutdown deadline it is left, and its last writes with it (a cache's; a durable write is reported first).
+        // A store whose server stopped answering must not keep the daemon from exiting (Lifecycle 6): it is left at
+        // `deadline`, or a second from now when that has passed, and its last writes with it (a cache's; a durable
+        // write is reported only once it is made).
         if !configuration.store.close(by: max(deadline, .now + .seconds(1))) {
             Logger(label: "store").warning("the store was still busy at the shutdown deadline; exiting without closing it")
         }
