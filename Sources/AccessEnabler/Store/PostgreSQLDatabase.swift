@@ -50,8 +50,8 @@ final class PostgreSQLDatabase {
 
     deinit { cpq_finish(connection) }
 
-    /// How long one statement may run or wait for a lock, in ms: the SQLite store's busy timeout.
-    static let statementTimeoutMillis = 5000
+    /// How long one statement may run or wait for a lock, in ms: `TokenStore.defaultBusyTimeout`, as for SQLite.
+    static let statementTimeoutMillis = TokenStore.defaultBusyTimeout.components.seconds * 1000
 
     /// A message of the server outside an answer (`client_min_messages` keeps them to WARNING and worse), such as the
     /// FATAL of a connection it ends at a restart: logged as a warning, on one line.

@@ -24,6 +24,9 @@ public final class TokenStore: Sendable {
     /// has no socket to wait on for them: SQLite's `data_version`; PostgreSQL's notifications arrive on the
     /// connection's socket, and this interval is used only while that connection is failing.
     public static let defaultLookInterval = Duration.milliseconds(200)
+    /// How long a store operation waits for another session's or process's lock before it fails: SQLite's busy
+    /// timeout (`init(directory:busyTimeout:)`), PostgreSQL's `statement_timeout`.
+    public static let defaultBusyTimeout = Duration.seconds(5)
     /// How long cache writes wait for more before they are written together (`submit`).
     public static let cacheWriteDelay = Duration.milliseconds(250)
     /// Where the store lives, for messages: the database file, or the PostgreSQL URL without its password.
@@ -44,7 +47,7 @@ public final class TokenStore: Sendable {
     ///   - log: receives, at `.warning`, one line per store file made 0600.
     /// - Throws: `TokenStoreError` for the directory or a store file.
     public init(
-        directory: String, busyTimeout: Duration = .seconds(5), lookInterval: Duration = defaultLookInterval,
+        directory: String, busyTimeout: Duration = defaultBusyTimeout, lookInterval: Duration = defaultLookInterval,
         log: EngineLog? = nil
     ) throws {
         try StateDirectoryRule.prepare(directory)
