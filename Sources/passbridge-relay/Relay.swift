@@ -101,10 +101,11 @@ private struct RelayState {
         }
     }
 
-    /// The daemon closed: success only if all input went out and every request was answered.
+    /// The daemon closed: success only if all input went out and every request was answered. The message says
+    /// which: input read but not sent, requests unanswered, or stdin still open with nothing owed either way.
     mutating func finished() -> Int32 {
         answers.finish()
-        guard writeShut else {
+        if pending.count > pendingOffset {
             writeError("passbridge-relay: the daemon closed the connection before all input was sent")
             return 1
         }
@@ -112,6 +113,10 @@ private struct RelayState {
             writeError(
                 "passbridge-relay: the daemon closed the connection with \(requests.count - answers.count) of \(requests.count) requests unanswered"
             )
+            return 1
+        }
+        guard writeShut else {
+            writeError("passbridge-relay: the daemon closed the connection before the end of input")
             return 1
         }
         return 0

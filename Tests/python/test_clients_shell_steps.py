@@ -183,6 +183,60 @@ def test_a_daemon_that_ends_a_socket_session_is_named_as_the_one_that_closed_it(
         if daemon.process.poll() is None:
             daemon.process.kill()
 
+def coprocess_ended(shell: subprocess.Popen) -> bool:
+    """Whether the script's one child (the daemon or passbridge-relay) has ended: gone, or a zombie not reaped yet."""
+    children = pathlib.Path(f"/proc/{shell.pid}/task/{shell.pid}/children").read_text().split()
+    for child in children:
+        try:
+            if pathlib.Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                return False
+        except FileNotFoundError:
+            pass
+    return True
+
+
+@pytest.mark.parametrize("transport", ["stdio", "socket"])
+def test_a_daemon_that_ends_between_two_session_lines_is_named_at_the_next_line(env, bin_dir, emulator_url, tmp_path, transport):
+    """The daemon ends (SIGTERM) while the session waits for its next input line. At that line the script used to
+    write into the closed pipe, and stderr got bash's own "printf: write error: Broken pipe" and "cannot write to
+    the daemon"; now the line is not sent, and the one message says who closed the connection (exit 2)."""
+    path = tmp_path / "pb.sock"
+    daemon = None
+    if transport == "socket":
+        daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
+        command = [CALL, "--timeout", "60", "--socket", str(path), "--session"]
+    else:
+        command = [CALL, "--timeout", "60", "--session"]
+    proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("init\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"] == {}
+        if daemon is not None:
+            assert daemon.stop() == 0
+        else:
+            (child,) = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+            os.kill(int(child), 15)
+        deadline = time.monotonic() + 30
+        while not coprocess_ended(proc):
+            assert time.monotonic() < deadline, "the daemon did not end"
+            time.sleep(0.01)
+        stdout, stderr = proc.communicate("rpc.discover\n", timeout=30)
+        if daemon is None:
+            closed = ["passbridge-call: the daemon closed the connection"]
+        else:
+            # passbridge-relay's own line said "before all input was sent" though everything read had been sent.
+            closed = ["passbridge-relay: the daemon closed the connection before the end of input",
+                      f"passbridge-call: the daemon at {path} closed the connection"]
+        assert (proc.returncode, stdout, stderr.splitlines()) == (2, "", closed)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if daemon is not None and daemon.process.poll() is None:
+            daemon.process.kill()
+
+
 def test_a_session_wait_for_a_notification_that_never_comes_names_it(env):
     run = subprocess.run([CALL, "--timeout", "1", "--session"], env=env, input="init\nwait setTokn\n",
                          capture_output=True, text=True, timeout=30)
