@@ -104,13 +104,31 @@ def test_backend_emulator_says_where_its_emulator_runs_at_debug_level(bin_dir, t
     assert len(exchanges) == 1, daemon.log()
 
 
+def test_the_start_up_line_names_the_transport_the_backend_and_the_store(bin_dir, tmp_path, short_tmp):
+    """Once it serves, the daemon says what: the transport, the backend's base URL and the store's file. On a socket
+    at the default level (an operator could not tell from the log which backend and store a daemon used); over
+    stdio at debug only, as a host that spawns the daemon shares its stderr (quiet at the default level)."""
+    state = tmp_path / "state"
+    serving = f"backend http://127.0.0.1:9, store {state / 'passbridge.sqlite'}"
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", "--backend", "http://127.0.0.1:9", "--state-dir", str(state))
+    try:
+        line = [line for line in daemon.wait_for_log("listening on").splitlines() if "listening on" in line][0]
+        assert line.endswith(f" info main: listening on {short_tmp / 'pb.sock'}; {serving}"), line
+    finally:
+        assert daemon.stop() == 0
+    debug = run_passbridge(bin_dir, "--backend", "http://127.0.0.1:9", "--state-dir", str(state), "--log-level", "debug")
+    assert debug.returncode == 0 and f" debug main: serving stdin and stdout; {serving}\n" in debug.stderr, debug.stderr
+    quiet = run_passbridge(bin_dir, "--backend", "http://127.0.0.1:9", "--state-dir", str(state))
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
 def test_on_a_socket_backend_emulator_names_its_emulator_beside_the_socket(bin_dir, tmp_path, short_tmp):
     """A socket's clients never see the child start: at the default level, the line that names the socket names
     the emulator too, and its second-screen page answers there."""
     daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", "--backend", "emulator", "--state-dir", str(tmp_path / "state"))
     try:
         line = [line for line in daemon.wait_for_log("listening on").splitlines() if "listening on" in line][0]
-        match = re.search(r" info main: listening on (\S+), backend pass-emulator at (http://127\.0\.0\.1:\d+)$", line)
+        match = re.search(r" info main: listening on (\S+); backend pass-emulator at (http://127\.0\.0\.1:\d+), store \S+$", line)
         assert match and match[1] == str(short_tmp / "pb.sock"), line
         with urllib.request.urlopen(match[2] + "/activate", timeout=10) as page:
             assert page.status == 200

@@ -176,7 +176,7 @@ def test_backend_emulator_child_signs_with_the_variables_key(bin_dir, tmp_path):
                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PASS_EMULATOR_KEY_FILE": str(key)})
     try:
         line = daemon.stderr.readline()
-        match = re.search(r"listening on \S+, backend pass-emulator at (http://127\.0\.0\.1:\d+)$", line.rstrip())
+        match = re.search(r"listening on \S+; backend pass-emulator at (http://127\.0\.0\.1:\d+), store \S+$", line.rstrip())
         assert match, line
         assert request(match[1], "GET", "/__admin/public-key").text.strip() == TEST_PUBLIC_KEY.strip()
     finally:

@@ -210,3 +210,14 @@ def test_the_fleet_store_keeps_strings_byte_for_byte(bin_dir, emulator, tmp_path
         assert daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": resource})["metadata"] is None
     assert daemon.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"] == identifier
     assert daemon.stop() == 0
+
+
+def test_the_start_up_line_names_the_fleet_store_without_its_password(bin_dir, postgres_url):
+    """The start-up line names the PostgreSQL store as its URL with the password left out (`***`), never its value."""
+    started = subprocess.run([str(bin_dir / "passbridge"), "--backend", "http://127.0.0.1:9", "--store",
+                              postgres_url + "&password=hunter2", "--log-level", "debug"], input="", capture_output=True,
+                             text=True, timeout=60)
+    assert started.returncode == 0, started.stderr
+    assert (f" debug main: serving stdin and stdout; backend http://127.0.0.1:9, store {postgres_url}&password=***\n"
+            in started.stderr), started.stderr
+    assert "hunter2" not in started.stderr

@@ -10,6 +10,13 @@ struct Backend {
     /// The temporary state directory of `--backend emulator` without `--state-dir`, removed at exit.
     var temporaryStateDirectory: String?
 
+    /// What is served, for the start-up line: "backend URL, store LOCATION" (`--backend emulator`: "backend
+    /// pass-emulator at URL"; the store's file, or its PostgreSQL URL without the password: `TokenStore.location`).
+    var description: String {
+        let backend = emulator.map { "pass-emulator at \($0.baseURL.text)" } ?? configuration.engine.backendURL.text
+        return "backend \(backend), store \(configuration.store.location)"
+    }
+
     /// Closes the store, stops the emulator child (SIGKILL at `deadline` if it has not stopped by then) and removes
     /// the temporary state directory.
     func stop(by deadline: ContinuousClock.Instant) {

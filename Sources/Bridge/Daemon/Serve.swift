@@ -105,20 +105,20 @@ public enum Daemon {
                 // The engines' HTTP transfers run on the connection's loop, in its own wait (once per loop).
                 HTTPLoops.drive(connection.executor, on: LoopForTransfers(connection.loopDescriptors))
                 return wrapInstance(ApplicationInstance(outbound: connection, configuration: configuration, statistics: statistics))
-            }, stopper: stopper, emulator: backend.emulator?.baseURL.text, log: log)
+            }, stopper: stopper, serving: backend.description, log: log)
     }
 
-    /// `emulator`: the base URL of the `--backend emulator` child, logged beside the socket's line (a socket's
-    /// clients, unlike a stdio host, never see the child start; its `/activate` page is there).
+    /// `serving`: the backend and the store (`Backend.description`), logged with the transport once it is up, so
+    /// that an operator's log says what a daemon serves; a socket's clients, unlike a stdio host, never see a
+    /// `--backend emulator` child start, and its `/activate` page is there.
     private static func serve(
-        _ options: DaemonOptions, factory: @escaping RPCHandlerFactory, stopper: Stopper, emulator: String?, log: Logger
+        _ options: DaemonOptions, factory: @escaping RPCHandlerFactory, stopper: Stopper, serving: String, log: Logger
     ) -> Int32 {
         let access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
-        let backendNote = emulator.map { ", backend pass-emulator at \($0)" } ?? ""
         if let inherited = UnixSocketServer.systemdListenFD() {
             let server = UnixSocketServer(inheritedFD: inherited, access: access, limits: options.limits)
             stopper.install { server.shutdown() }
-            log.info("serving the socket inherited from systemd (fd \(inherited))" + backendNote)
+            log.info("serving the socket inherited from systemd (fd \(inherited)); \(serving)")
             server.run(factory)
             return 0
         }
@@ -126,6 +126,8 @@ public enum Daemon {
         case .stdio:
             let transport = StdioTransport(limits: options.limits)
             stopper.install { transport.shutdown() }
+            // Debug: a host that spawns the daemon shares its stderr, which stays quiet at the default level.
+            log.debug("serving stdin and stdout; \(serving)")
             transport.run(factory)
             return 0
         case .socket(let path):
@@ -137,7 +139,7 @@ public enum Daemon {
                 return 1
             }
             stopper.install { server.shutdown() }
-            log.info("listening on \(path)" + backendNote)
+            log.info("listening on \(path); \(serving)")
             server.run(factory)
             return 0
         }
