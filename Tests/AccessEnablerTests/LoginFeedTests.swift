@@ -116,6 +116,47 @@ final class LoginFeedTests: XCTestCase {
         withExtendedLifetime(watch) {}
     }
 
+    /// A look reads the logins that changed; a notification that came in with a read's answer sits in the client
+    /// library's queue, where no socket shows it, so the look asks again until nothing more changed. The changes
+    /// here are what such a database answers: `.unknown` as listening starts, then the notification the read
+    /// brought along, then nothing.
+    func testALookAsksAgainAfterItsReadsUntilNothingMoreChanged() {
+        let feed = LoginFeed()
+        let key = TokenStoreTests.key()
+        let deliveries = Deliveries()
+        let watch = feed.add([key.login], deliveries.deliver)
+        var answers: [ExternalChanges] = [.unknown, .some([.login(key.login)]), .none]
+        var stored: [[String: StoredProfile]] = [[:], ["MockMVPD": profile]]
+        XCTAssertTrue(feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
+        XCTAssertEqual(answers, [], "asked until nothing more changed")
+        XCTAssertEqual(stored, [], "the login was read again for the notification that came with the first read")
+        XCTAssertEqual(deliveries.next(timeout: 0), [key.login])
+        XCTAssertEqual(deliveries.next(timeout: 0), [key.login], "the second read's change is told too")
+        withExtendedLifetime(watch) {}
+    }
+
+    /// A look that keeps finding changes stops after `roundsPerLook` rounds and owes the next look, so that the
+    /// jobs waiting for the worker come first; a failed round ends the look with false.
+    func testALookThatKeepsFindingChangesOwesTheNextOneAndAFailureEndsIt() {
+        let feed = LoginFeed()
+        let key = TokenStoreTests.key()
+        let watch = feed.add([key.login], { _ in })
+        XCTAssertTrue(feed.looking())
+        XCTAssertFalse(feed.lookOwed)
+        var rounds = 0
+        let changedAgain = { () -> ExternalChanges in
+            rounds += 1
+            return .some([.login(key.login)])
+        }
+        XCTAssertTrue(feed.look(changes: changedAgain, read: { _ in [:] }))
+        XCTAssertEqual(rounds, LoginFeed.roundsPerLook)
+        XCTAssertTrue(feed.lookOwed)
+        struct Away: Error {}
+        XCTAssertFalse(feed.look(changes: { throw Away() }, read: { _ in [:] }))
+        XCTAssertFalse(feed.look(changes: { .unknown }, read: { _ in throw Away() }))
+        withExtendedLifetime(watch) {}
+    }
+
     func testNotificationPayloadsRoundTripAndUnreadableOnesMeanEverything() {
         let key = LoginKey(scope: TokenStoreTests.scope, device: "dévice\u{0}.1", requestor: "R.E.F")
         for change in [LoginChange.login(key), .requestor("R.E.F"), .everything] {

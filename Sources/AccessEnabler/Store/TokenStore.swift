@@ -92,12 +92,7 @@ public final class TokenStore: Sendable {
                     let watching = feed.looking()
                     // A failure (the database is away) is tried again at the next look; `.unknown` then makes
                     // up for what was missed.
-                    guard let changes = try? database.externalChanges(watching: watching) else { return false }
-                    switch changes {
-                    case .none: return true
-                    case .some(let changes): return (try? feed.refresh(changes, read: database.profiles)) != nil
-                    case .unknown: return (try? feed.refresh([.everything], read: database.profiles)) != nil
-                    }
+                    return feed.look(changes: { try database.externalChanges(watching: watching) }, read: database.profiles)
                 }))
         let cache = self.cache
         executor.setDeferred(
