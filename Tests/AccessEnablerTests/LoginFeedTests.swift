@@ -205,4 +205,39 @@ final class PostgreSQLLoginFeedTests: XCTestCase {
         XCTAssertTrue(after.isEmpty)
         withExtendedLifetime(watch) {}
     }
+
+    /// The watcher's own cache write is held by a row lock while the other daemon logs out: PostgreSQL keeps the
+    /// logout's notification for the watcher's session until its transaction ends, and sends it with the COMMIT's
+    /// answer, which libpq reads whole, so the socket never shows it. The worker looks after the write anyway. Before,
+    /// it slept on the socket and the logout was not told (5 s, 3 runs of 3).
+    func testAChangeThatArrivesWithTheAnswerToACacheWriteIsDelivered() async throws {
+        let database = try XCTUnwrap(database)
+        let watching = try TokenStore(postgreSQL: database.url, lookInterval: .seconds(3600))
+        let writing = try TokenStore(postgreSQL: database.url)
+        let key = TokenStoreTests.key()
+        let (watch, deliveries) = try await LoginFeedTests.aLoginWrittenByOneIsDeliveredToTheOther(watching, writing, key, profile)
+
+        // The locker's uncommitted row of the same key holds the watcher's upsert (and nothing else).
+        let locker = try PostgreSQLDatabase(url: database.url)
+        try locker.execute("BEGIN")
+        try locker.execute(
+            """
+            INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            """, SQLiteStore.values(key) + [.text("ch1"), .integer(1)])
+        watching.submit({ XCTFail("cache write failed: \($0)") }) { try $0.setAuthorizationExpiry(4_102_444_800_000, key, resource: "ch1") }
+        // Until the watcher's write waits for the lock (a session of the test's database other than the locker's).
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        let started = Date()
+        while try locker.query(waiting, []).first?.first?.integer != 1 {
+            XCTAssertLessThan(Date().timeIntervalSince(started), 10, "the cache write never waited for the lock")
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await writing.deleteProfile(key)
+        try locker.execute("ROLLBACK")
+        XCTAssertEqual(deliveries.next(), [key.login])
+        let after = try await watching.profiles([key])
+        XCTAssertTrue(after.isEmpty)
+        withExtendedLifetime(watch) {}
+    }
 }

@@ -37,8 +37,8 @@ final class StoreExecutor: Sendable {
 
     /// Looking for other processes' changes (`TokenStore`: the live logins), while `wanted` says so: at once when
     /// `owed` says so (a watch started or ended), then on the database's socket when it has one (`socket`), else
-    /// every `interval`; also after every job while wanted, when there is a socket, so that what the database read
-    /// on the way (notifications libpq took in with a query's answer) is not left waiting. `run` returns false when
+    /// every `interval`; also after every job and deferred write while wanted, when there is a socket, so that what
+    /// the database read on the way (notifications libpq took in with a query's answer) is not left waiting. `run` returns false when
     /// it failed: the socket is then not waited on until a look succeeds.
     struct Look: Sendable {
         let interval: Duration
@@ -194,6 +194,11 @@ final class StoreExecutor: Sendable {
             noteConnection(database)
             if !succeeded { lookFailed = true }
         }
+        /// After a job or a deferred write: what its answers brought along (notifications) is not on the socket.
+        func lookAfterWork(_ database: any StoreDatabase) {
+            noteConnection(database)
+            if let look = look.withLock({ $0 }), look.wanted(), look.socket(database) != nil { runLook(look, database) }
+        }
         while true {
             let (job, closed) = queue.withLock { queue -> (Job?, Bool) in
                 if !queue.jobs.isEmpty { return (queue.jobs.removeFirst(), false) }
@@ -213,8 +218,7 @@ final class StoreExecutor: Sendable {
                 }
                 if let deferredWork, deferredWork.due() != nil { deferredWork.run(database!) }
                 job(.success(database!))
-                noteConnection(database!)
-                if let look = look.withLock({ $0 }), look.wanted(), look.socket(database!) != nil { runLook(look, database!) }
+                lookAfterWork(database!)
                 continue
             }
             if closed {
@@ -229,7 +233,7 @@ final class StoreExecutor: Sendable {
             let flushDue = deferredWork?.due()
             if let deferredWork, let flushDue, flushDue <= now {
                 deferredWork.run(database)
-                noteConnection(database)
+                lookAfterWork(database)
                 continue
             }
             let wantedLook = look.withLock { $0 }.flatMap { $0.wanted() ? $0 : nil }
