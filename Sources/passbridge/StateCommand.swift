@@ -60,7 +60,11 @@ enum StateCommand {
             .option("--store", "postgresql://…", help: "The daemon's PostgreSQL store, used instead of the state directory.") {
                 options, uri in options.store = uri
             },
-            .option("--requestor", "ID", help: "Only the logins of this requestor.") { options, requestor in options.requestor = requestor
+            .option("--requestor", "ID", help: "Only the logins of this requestor.") {
+                (options, requestor) throws(UsageError) in
+                // An empty value (an unset variable in a script) matched no login: a reset of nothing, exit 0.
+                guard !requestor.isEmpty else { throw UsageError("--requestor needs a requestor id") }
+                options.requestor = requestor
             },
             .option("--backend", "URL", help: "logout: the REST API V2 base URL the logins were made at.", default: backendDefault) {
                 options, url in options.backend = url

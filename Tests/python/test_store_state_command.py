@@ -90,6 +90,9 @@ def test_state_usage_errors_exit_2(bin_dir):
     for action in ("list", "reset", "logout"):
         refused = state(bin_dir, action, "--state-dir", "")
         assert refused.returncode == 2 and "--state-dir needs a path" in refused.stderr
+        # An empty requestor matched no login: `reset --requestor ""` deleted nothing and exited 0.
+        refused = state(bin_dir, action, "--requestor", "")
+        assert refused.returncode == 2 and "--requestor needs a requestor id" in refused.stderr
 
 
 def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):
