@@ -221,3 +221,50 @@ def test_the_start_up_line_names_the_fleet_store_without_its_password(bin_dir, p
     assert (f" debug main: serving stdin and stdout; backend http://127.0.0.1:9, store {postgres_url}&password=***\n"
             in started.stderr), started.stderr
     assert "hunter2" not in started.stderr
+
+
+def test_a_resource_too_long_for_the_fleet_index_is_not_cached_and_takes_no_other_row_with_it(bin_dir, emulator, tmp_path,
+                                                                                               postgres_url):
+    """An authorization expiry is cached under its resource, and a PostgreSQL index row holds at most 2704 bytes: an
+    MRSS resource of 4 KB that does not compress failed the whole cache write, and the expiries waiting with it,
+    each time they were tried (a store-failure warning each, and none of them cached). Now it alone is left out: its
+    authorization works as before, from the backend, and the others are cached."""
+    import secrets
+    from rpc_helper import StdioDaemon
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state", "--store", postgres_url))
+    assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "device-L"}) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    login(daemon)
+    mrss = "<rss><channel><title>ch1</title><item><title>" + secrets.token_hex(2000) + "</title></item></channel></rss>"
+    for resource in [mrss, "ch1"]:  # the long one first: before, ch1's expiry was put back with it and lost too
+        assert "token" in daemon.call("getAuthorization", {"resource": resource})
+    deadline = time.monotonic() + 30
+    while daemon.call("rpc.stats")["authorizationExpiries"]["written"] < 1:
+        assert time.monotonic() < deadline, "ch1's expiry was never cached: " + daemon.log()
+        time.sleep(0.05)
+    assert isinstance(daemon.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"})["expires"], int)
+    assert daemon.call("rpc.stats")["authorizationExpiries"]["written"] == 1
+    assert "token" in daemon.call("getAuthorization", {"resource": mrss})
+    assert daemon.stop() == 0
+    assert "store failure" not in daemon.log(), daemon.log()
+
+
+def test_a_device_identifier_is_at_most_256_characters_and_such_a_device_logs_in_on_the_fleet(bin_dir, emulator, tmp_path,
+                                                                                                postgres_url):
+    """A device identifier is part of every key of the device's rows. One of 3 KB was taken, and its login failed with
+    STORE500 only once the user had logged in at the MVPD (the profile's index row over PostgreSQL's 2704 bytes). It is
+    now refused at init (-32602, the connection still working), and the longest taken, 256 characters of 4 bytes in
+    UTF-8, logs in and is authorized."""
+    from rpc_helper import StdioDaemon
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state", "--store", postgres_url))
+    _, refused = daemon.exchange("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "d" * 257})
+    assert refused["error"]["code"] == -32602
+    assert refused["error"]["data"] == {"param": "deviceIdentifier", "reason": "must be at most 256 characters"}
+    assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "𝄞" * 256}) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    login(daemon)
+    assert daemon.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
+    assert daemon.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"] == "𝄞" * 256
+    assert daemon.stop() == 0
+    assert "store failure" not in daemon.log(), daemon.log()

@@ -50,7 +50,7 @@ extension TokenStore {
             outcomes.append(StoredLogoutOutcome(login: StoredLogin(key, profile), failure: failure))
         }
         let ended = Dictionary(uniqueKeysWithValues: clients.keys.filter { !kept.contains($0) }.map { ($0, String?.none) })
-        if !ended.isEmpty { try await executor.run { try $0.writeCache(expiries: [:], selections: ended) } }
+        if !ended.isEmpty { try await executor.run { _ = try $0.writeCache(expiries: [:], selections: ended) } }
         return outcomes
     }
 

@@ -228,18 +228,41 @@ final class PostgreSQLStore: StoreDatabase {
         ).first?.first?.integer
     }
 
+    /// Key bytes under which an authorization expiry's row surely fits in its primary key's index (a B-tree row holds
+    /// at most 2704 bytes, headers included; a longer key may still fit once PostgreSQL has compressed it).
+    static let surelyIndexedKeyBytes = 2_600
+
     /// Committed without waiting for its WAL flush, in one transaction; upserts and deletes by key, so idempotent.
-    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws {
-        try database.withReconnect(.idempotent) { () throws(TokenStoreError) in
+    /// An expiry whose key may be too long for the index (a long MRSS resource) is written in a savepoint of its
+    /// own, and left out when the server refuses it ("index row size … exceeds btree version 4 maximum 2704"):
+    /// before, it failed the whole transaction and the other rows with it, each time they were tried.
+    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws -> Set<ExpiryKey> {
+        try database.withReconnect(.idempotent) { () throws(TokenStoreError) -> Set<ExpiryKey> in
+            var leftOut = Set<ExpiryKey>()
             try database.transaction { () throws(TokenStoreError) in
                 try database.execute("SET LOCAL synchronous_commit = off")
                 for (key, notAfter) in expiries {
-                    try database.execute(
-                        """
-                        INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
-                        VALUES ($1, $2, $3, $4, $5, $6, $7)
-                        ON CONFLICT (backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
-                        """, SQLiteStore.values(key.profile) + [.text(key.resource), .integer(notAfter)])
+                    let upsert = { [database] () throws(TokenStoreError) in
+                        try database.execute(
+                            """
+                            INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
+                            VALUES ($1, $2, $3, $4, $5, $6, $7)
+                            ON CONFLICT (backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
+                            """, SQLiteStore.values(key.profile) + [.text(key.resource), .integer(notAfter)])
+                    }
+                    guard Self.keyBytes(key) > Self.surelyIndexedKeyBytes else {
+                        try upsert()
+                        continue
+                    }
+                    try database.execute("SAVEPOINT long_key")
+                    do throws(TokenStoreError) {
+                        try upsert()
+                    } catch {
+                        if database.socket == nil { throw error }
+                        try database.execute("ROLLBACK TO SAVEPOINT long_key")
+                        leftOut.insert(key)
+                    }
+                    try database.execute("RELEASE SAVEPOINT long_key")
                 }
                 for (key, mvpd) in selections {
                     if let mvpd {
@@ -255,7 +278,15 @@ final class PostgreSQLStore: StoreDatabase {
                     }
                 }
             }
+            return leftOut
         }
+    }
+
+    /// The bytes of an expiry's key columns.
+    static func keyBytes(_ key: ExpiryKey) -> Int {
+        let login = key.profile.login
+        return [login.scope.backend, login.scope.statementSHA256, login.device, login.requestor, key.profile.mvpd, key.resource]
+            .reduce(0) { $0 + $1.utf8.count }
     }
 
     /// The connection's socket while it listens and is up: notifications arrive on it.

@@ -200,7 +200,7 @@ final class SQLiteStore: StoreDatabase {
         return result
     }
 
-    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws {
+    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws -> Set<ExpiryKey> {
         try database.execute("PRAGMA synchronous=NORMAL")
         defer { _ = try? database.execute("PRAGMA synchronous=FULL") }
         try database.transaction { () throws(TokenStoreError) in
@@ -226,6 +226,7 @@ final class SQLiteStore: StoreDatabase {
                 }
             }
         }
+        return []
     }
 
     /// SQLite has no socket to wait on: other processes' commits are looked for (`externalChanges`).

@@ -106,8 +106,9 @@ protocol StoreDatabase: AnyObject {
     func selectedProvider(_ key: LoginKey) throws -> String?
     func authorizationExpiry(_ key: ProfileKey, resource: String) throws -> Int64?
     /// Cache writes (`TokenStore.submit`), in one transaction not synced to disk: authorization expiries, and
-    /// selected MVPDs (nil: none).
-    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws
+    /// selected MVPDs (nil: none). Returns the expiries left out: on PostgreSQL, those whose key does not fit in an
+    /// index row (a long MRSS resource; `PostgreSQLStore.writeCache`); never any on SQLite.
+    func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws -> Set<ExpiryKey>
     /// Every stored profile, ordered by key.
     func allProfiles() throws -> [(ProfileKey, StoredProfile)]
     /// Deletes every profile, selection and authorization expiry (of `requestor` only, when given); returns
@@ -127,6 +128,6 @@ protocol StoreDatabase: AnyObject {
 extension StoreDatabase {
     /// One authorization expiry written at once (`writeCache`); the engine's go through `TokenStore.submit`.
     func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws {
-        try writeCache(expiries: [ExpiryKey(profile: key, resource: resource): notAfter], selections: [:])
+        _ = try writeCache(expiries: [ExpiryKey(profile: key, resource: resource): notAfter], selections: [:])
     }
 }

@@ -102,9 +102,10 @@ public final class TokenStore: Sendable {
                     let waiting = cache.withLock { $0.take() }
                     guard !waiting.isEmpty else { return }
                     do {
-                        try database.writeCache(expiries: waiting.expiries, selections: waiting.selections)
-                        feed.wroteExpiries(waiting.expiries)
-                        cache.withLock { $0.written += waiting.expiries.count }
+                        let leftOut = try database.writeCache(expiries: waiting.expiries, selections: waiting.selections)
+                        let written = leftOut.isEmpty ? waiting.expiries : waiting.expiries.filter { !leftOut.contains($0.key) }
+                        feed.wroteExpiries(written)
+                        cache.withLock { $0.written += written.count }
                     } catch {
                         let givenUp = cache.withLock { $0.putBack(waiting, delay: Self.cacheWriteDelay) }
                         for failed in givenUp ?? [] { failed(error) }

@@ -45,8 +45,12 @@ enum LifecycleMethods {
         return .now(.object([:]))
     }
 
-    /// `deviceIdentifier` (non-empty), `deviceInfo` (base64 of a JSON object) and `forwardedFor` (an IPv4 or IPv6
-    /// address); the last two only with the first.
+    /// The longest `deviceIdentifier`, in characters (Unicode scalars, as JSON Schema's `maxLength` counts): at most
+    /// 1 KiB in UTF-8, so that a login's key fits in a PostgreSQL index row (2704 bytes) beside the others.
+    static let maxDeviceIdentifierLength = 256
+
+    /// `deviceIdentifier` (non-empty, at most `maxDeviceIdentifierLength` characters), `deviceInfo` (base64 of a
+    /// JSON object) and `forwardedFor` (an IPv4 or IPv6 address); the last two only with the first.
     static func hostedDevice(_ params: Params) throws(ErrorObject) -> HostedDevice? {
         let identifier = try params.string("deviceIdentifier")
         let info = try params.string("deviceInfo")
@@ -57,6 +61,9 @@ enum LifecycleMethods {
             return nil
         }
         if identifier.isEmpty { throw Params.invalid("deviceIdentifier", "must not be empty") }
+        if identifier.unicodeScalars.count > maxDeviceIdentifierLength {
+            throw Params.invalid("deviceIdentifier", "must be at most \(maxDeviceIdentifierLength) characters")
+        }
         if let info {
             guard let bytes = Base64.decode(info), (try? JSON.parse(bytes))?.objectValue != nil else {
                 throw Params.invalid("deviceInfo", "must be base64 of a JSON object")
