@@ -8,9 +8,10 @@ import Glibc
 enum StateCommand {
     static var usage: String {
         """
-        USAGE: passbridge state list [--state-dir DIR | --store postgresql://…] [--requestor ID]
-               passbridge state reset [--state-dir DIR | --store postgresql://…] [--requestor ID]
-               passbridge state logout [--backend URL | --staging] [--state-dir DIR | --store postgresql://…] [--requestor ID]
+        USAGE: passbridge state list [--state-dir DIR | --store postgresql://…] [--requestor ID] [--device ID]
+               passbridge state reset [--state-dir DIR | --store postgresql://…] [--requestor ID] [--device ID]
+               passbridge state logout [--backend URL | --staging] [--state-dir DIR | --store postgresql://…]
+                                       [--requestor ID] [--device ID]
 
         The store is the daemon's: --store, else --state-dir (which must exist), else the default state directory.
 
@@ -22,7 +23,8 @@ enum StateCommand {
     struct Options: Sendable {
         var stateDir: String?
         var store: String?
-        var requestor: String?
+        /// `--requestor` and `--device`.
+        var selection = LoginSelection()
         /// `--backend` or `--staging`, for `logout` only.
         var backend: String?
     }
@@ -32,7 +34,7 @@ enum StateCommand {
         [actions, options], exclusive: [("--backend", "--staging"), ("--state-dir", "--store")])
 
     private static let resetHelp: String =
-        "Deletes the logins here only (of --requestor ID only, when given), their selected MVPD and cached authorization "
+        "Deletes the logins here only (those of --requestor and --device, when given), their selected MVPD and cached authorization "
         + "expiries; DCR registrations and the device identifier stay. Adobe still has the logins until a logout: the next "
         + "setRequestor on this device finds them again. To end them, use logout."
     private static let logoutHelp: String =
@@ -64,7 +66,12 @@ enum StateCommand {
                 (options, requestor) throws(UsageError) in
                 // An empty value (an unset variable in a script) matched no login: a reset of nothing, exit 0.
                 guard !requestor.isEmpty else { throw UsageError("--requestor needs a requestor id") }
-                options.requestor = requestor
+                options.selection.requestor = requestor
+            },
+            .option("--device", "ID", help: "Only the logins of this device (list's DEVICE column: a fleet's deviceIdentifier).") {
+                (options, device) throws(UsageError) in
+                guard !device.isEmpty else { throw UsageError("--device needs a device id") }
+                options.selection.device = device
             },
             .option("--backend", "URL", help: "logout: the REST API V2 base URL the logins were made at.", default: backendDefault) {
                 options, url in options.backend = url
@@ -95,7 +102,7 @@ enum StateCommand {
         } catch {
             return program.usageError(error)
         }
-        let (stateDir, store, only) = (options.stateDir, options.store, options.requestor)
+        let (stateDir, store, only) = (options.stateDir, options.store, options.selection)
         do {
             let directory = try StateDirectory.resolve(stateDir)
             if store == nil {
@@ -117,17 +124,17 @@ enum StateCommand {
             defer { opened.close() }
             switch action {
             case "reset":
-                let deleted = try StoreSetup.blocking { try await opened.reset(requestor: only) }
+                let deleted = try StoreSetup.blocking { try await opened.reset(only) }
                 writeOut(
                     "deleted \(deleted) login\(deleted == 1 ? "" : "s") from \(opened.location) (here only: Adobe still has "
                         + "\(deleted == 1 ? "it" : "them") until a logout, and the next setRequestor on this device finds "
                         + "\(deleted == 1 ? "it" : "them") again; passbridge state logout ends logins at Adobe too)\n")
                 return 0
             case "logout":
-                return try logout(opened, backend: backend, requestor: only)
+                return try logout(opened, backend: backend, only)
             default:
-                let logins = try StoreSetup.blocking { try await opened.logins() }.filter { only == nil || $0.requestor == only }
-                writeOut(listing(logins, requestor: only, location: opened.location))
+                let logins = try StoreSetup.blocking { try await opened.logins() }.filter(only.contains)
+                writeOut(listing(logins, only, location: opened.location))
                 return 0
             }
         } catch let error as CommandLineError {
@@ -153,17 +160,14 @@ enum StateCommand {
     }
 
     /// `logout`: one line per login tried, then what was ended and what was not; 1 when one could not be ended.
-    private static func logout(_ store: TokenStore, backend: BackendURL, requestor: String?) throws -> Int32 {
+    private static func logout(_ store: TokenStore, backend: BackendURL, _ selection: LoginSelection) throws -> Int32 {
         let defaults = DaemonOptions()
         let outcomes = try StoreSetup.blocking {
-            try await store.logOut(
-                atBackend: backend, requestor: requestor, redirectURL: defaults.redirectURL, timeout: defaults.requestTimeout)
+            try await store.logOut(atBackend: backend, selection, redirectURL: defaults.redirectURL, timeout: defaults.requestTimeout)
         }
         var base = backend.text
         while base.hasSuffix("/") { base.removeLast() }
-        let others = try StoreSetup.blocking { try await store.logins() }.filter {
-            (requestor == nil || $0.requestor == requestor) && $0.backend != base
-        }
+        let others = try StoreSetup.blocking { try await store.logins() }.filter { selection.contains($0) && $0.backend != base }
         var text = ""
         for outcome in outcomes {
             let login = outcome.login
@@ -188,11 +192,13 @@ enum StateCommand {
         return failed > 0 ? 1 : 0
     }
 
-    /// What `list` prints: the table, or one line saying there are no logins (for `requestor`, when given) in
-    /// `location`.
-    static func listing(_ logins: [StoredLogin], requestor: String?, location: String) -> String {
+    /// What `list` prints: the table, or one line saying there are no logins (of the selection's requestor and
+    /// device, when given) in `location`.
+    static func listing(_ logins: [StoredLogin], _ selection: LoginSelection, location: String) -> String {
         guard logins.isEmpty else { return table(logins) }
-        return "no logins\(requestor.map { " for requestor \(printable($0))" } ?? "") in \(location)\n"
+        let requestor = selection.requestor.map { " for requestor \(printable($0))" } ?? ""
+        let device = selection.device.map { " on device \(printable($0))" } ?? ""
+        return "no logins\(requestor)\(device) in \(location)\n"
     }
 
     /// `2026-12-02T06:34:30Z`: ISO 8601 in UTC, to the second.

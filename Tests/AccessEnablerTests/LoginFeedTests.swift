@@ -74,7 +74,7 @@ final class LoginFeedTests: XCTestCase {
         XCTAssertEqual(deliveries.next(), [key.login])
         let deleted = try await store.profiles([key])
         XCTAssertTrue(deleted.isEmpty)
-        _ = try await store.reset(requestor: "REF")
+        _ = try await store.reset(LoginSelection(requestor: "REF"))
         XCTAssertEqual(deliveries.next(), [key.login])
         watch.cancel()
     }

@@ -27,7 +27,7 @@ final class StoreFileModeTests: XCTestCase {
         let previous = umask(0)
         defer { umask(previous) }
         let store = try TokenStore(directory: directory)
-        _ = try await store.reset(requestor: nil)
+        _ = try await store.reset()
         XCTAssertEqual(try mode(directory, "passbridge.sqlite-wal"), 0o600)
         XCTAssertEqual(try mode(directory, "passbridge.sqlite-shm"), 0o600)
     }

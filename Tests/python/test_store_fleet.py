@@ -268,3 +268,8 @@ def test_a_device_identifier_is_at_most_256_characters_and_such_a_device_logs_in
     assert daemon.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"] == "𝄞" * 256
     assert daemon.stop() == 0
     assert "store failure" not in daemon.log(), daemon.log()
+    # `passbridge state --device` takes that device alone on the fleet's store too.
+    passbridge = str(bin_dir / "passbridge")
+    for args, said in [(["--device", "other"], "deleted 0 logins"), (["--requestor", "REF", "--device", "𝄞" * 256], "deleted 1 login")]:
+        reset = subprocess.run([passbridge, "state", "reset", "--store", postgres_url, *args], capture_output=True, text=True, timeout=30)
+        assert reset.returncode == 0 and reset.stdout.startswith(said + " from"), reset.stdout + reset.stderr

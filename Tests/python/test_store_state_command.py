@@ -428,3 +428,38 @@ def test_a_store_that_never_answers_ends_start_up_after_its_connect_timeout(bin_
         assert "PostgreSQL connect failed" in failed.stderr and "timeout expired" in failed.stderr, failed.stderr
     finally:
         listener.close()
+
+
+def test_state_takes_one_device_with_device(bin_dir, emulator, tmp_path, short_tmp):
+    """A store holds the logins of every device a daemon acted for (a fleet's `init` `deviceIdentifier`): `--device
+    ID` lists, resets or logs out that device's alone (with `--requestor`, that requestor's on it). Before, an
+    operator could only reset or log out a whole requestor, every device's logins with it."""
+    from rpc_helper import SocketDaemon
+    from test_store_fleet import device, login as login_device
+    directory = tmp_path / "state"
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, directory))
+    try:
+        for name in ("box-A", "box-B", "box-C"):
+            login_device(device(daemon, name))
+    finally:
+        assert daemon.stop() == 0
+    store = directory / "passbridge.sqlite"
+
+    def devices(*args):
+        listed = state(bin_dir, "list", "--state-dir", str(directory), *args)
+        assert listed.returncode == 0, listed.stderr
+        return [line.split()[4] for line in listed.stdout.strip().splitlines()[1:]]
+
+    assert devices() == ["box-A", "box-B", "box-C"]
+    assert devices("--device", "box-B") == ["box-B"]
+    assert state(bin_dir, "list", "--state-dir", str(directory), "--device", "box-Z", "--requestor", "REF").stdout == (
+        f"no logins for requestor REF on device box-Z in {store}\n")
+    assert state(bin_dir, "reset", "--state-dir", str(directory), "--device", "box-A", "--requestor", "OTHER").stdout.startswith(
+        "deleted 0 logins")
+    assert state(bin_dir, "reset", "--state-dir", str(directory), "--device", "box-A").stdout.startswith("deleted 1 login from")
+    assert devices() == ["box-B", "box-C"]
+    ended = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory), "--device", "box-C")
+    assert ended.returncode == 0 and ended.stdout.splitlines()[0].startswith("ended: REF MockMVPD demo-user-0001 box-C"), ended.stdout
+    assert devices() == ["box-B"]
+    refused = state(bin_dir, "list", "--state-dir", str(directory), "--device", "")
+    assert refused.returncode == 2 and "--device needs a device id" in refused.stderr

@@ -10,7 +10,7 @@ public struct StoredLogoutOutcome: Sendable {
 }
 
 extension TokenStore {
-    /// Ends at `backend` every login stored for it (of `requestor` only, when given): one REST API V2 logout per
+    /// Ends at `backend` every login stored for it that `selection` takes: one REST API V2 logout per
     /// MVPD (Adobe Pass REST API V2, "Initiate logout for specific MVPD") with the login's device identifier and the
     /// client credentials stored for its registration — never registering anew, never opening the MVPD's logout
     /// page — then deletes from the store each login the backend ended or no longer had, and the requestor's selected MVPD on a device
@@ -22,12 +22,12 @@ extension TokenStore {
     /// - Returns: one outcome per login of `backend`, in the store's order; logins of other backends are left alone.
     /// - Throws: `TokenStoreError` when the store cannot be read or a deletion fails.
     public func logOut(
-        atBackend backend: BackendURL, requestor: String?, redirectURL: String, timeout: Duration,
+        atBackend backend: BackendURL, _ selection: LoginSelection, redirectURL: String, timeout: Duration,
         log: EngineLog? = nil
     ) async throws -> [StoredLogoutOutcome] {
         let base = backend.base
         let stored = try await executor.run { try $0.allProfiles() }.filter { key, _ in
-            key.login.scope.backend == base && (requestor == nil || key.login.requestor == requestor)
+            key.login.scope.backend == base && selection.contains(key.login)
         }
         var clients: [LoginKey: RestClient] = [:]
         var outcomes: [StoredLogoutOutcome] = []

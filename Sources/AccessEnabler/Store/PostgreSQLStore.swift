@@ -306,15 +306,14 @@ final class PostgreSQLStore: StoreDatabase {
         }
     }
 
-    func reset(requestor: String?) throws -> Int {
-        let condition = requestor == nil ? "" : " WHERE requestor = $1"
-        let arguments: [SQLValue] = requestor.map { [.text($0)] } ?? []
+    func reset(_ selection: LoginSelection) throws -> Int {
+        let (condition, arguments) = selection.condition { "$\($0)" }
         return try database.withReconnect(.untilCommitSent) { () throws(TokenStoreError) -> Int in
             try database.transaction { () throws(TokenStoreError) -> Int in
                 let deleted = try database.query("DELETE FROM profiles" + condition + " RETURNING 1", arguments).count
                 try database.execute("DELETE FROM selected_providers" + condition, arguments)
                 try database.execute("DELETE FROM authorization_expiries" + condition, arguments)
-                try notify(requestor.map { .requestor($0) } ?? .everything)
+                try notify(selection.change)
                 return deleted
             }
         }

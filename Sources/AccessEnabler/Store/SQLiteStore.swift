@@ -248,10 +248,9 @@ final class SQLiteStore: StoreDatabase {
         return rows
     }
 
-    func reset(requestor: String?) throws -> Int {
+    func reset(_ selection: LoginSelection) throws -> Int {
         try database.transaction { () throws(TokenStoreError) -> Int in
-            let condition = requestor == nil ? "" : " WHERE requestor = ?"
-            let arguments: [SQLValue] = requestor.map { [.text($0)] } ?? []
+            let (condition, arguments) = selection.condition { _ in "?" }
             try database.execute("DELETE FROM profiles" + condition, arguments)
             let deleted = database.changes
             try database.execute("DELETE FROM selected_providers" + condition, arguments)

@@ -65,6 +65,42 @@ public struct StoredLogin: Sendable, Equatable {
     public var notAfter: Int64
 }
 
+/// The stored logins an administration command acts on (`passbridge state --requestor ID --device ID`): those of
+/// `requestor` and of `device`, each when given; every login when neither is.
+public struct LoginSelection: Sendable, Equatable {
+    public var requestor: String?
+    public var device: String?
+
+    public init(requestor: String? = nil, device: String? = nil) {
+        self.requestor = requestor
+        self.device = device
+    }
+
+    public func contains(_ login: StoredLogin) -> Bool {
+        (requestor == nil || login.requestor == requestor) && (device == nil || login.device == device)
+    }
+
+    func contains(_ key: LoginKey) -> Bool {
+        (requestor == nil || key.requestor == requestor) && (device == nil || key.device == device)
+    }
+
+    /// What the selection's deletion changed, for the live logins: every login of one requestor, or, with a device,
+    /// every login (the watchers read theirs again).
+    var change: LoginChange { device == nil ? requestor.map { .requestor($0) } ?? .everything : .everything }
+
+    /// The SQL condition (` WHERE …`, or nothing) and its arguments; `placeholder` numbers them (`?` or `$1`).
+    func condition(_ placeholder: (Int) -> String) -> (String, [SQLValue]) {
+        var clauses: [String] = []
+        var arguments: [SQLValue] = []
+        for (column, value) in [("requestor", requestor), ("device_id", device)] {
+            guard let value else { continue }
+            arguments.append(.text(value))
+            clauses.append("\(column) = \(placeholder(arguments.count))")
+        }
+        return (clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND "), arguments)
+    }
+}
+
 extension StoredLogin {
     /// What may be shown of the profile stored under `key`: the `userID` attribute only when it is plain text.
     init(_ key: ProfileKey, _ profile: StoredProfile) {
@@ -111,9 +147,9 @@ protocol StoreDatabase: AnyObject {
     func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws -> Set<ExpiryKey>
     /// Every stored profile, ordered by key.
     func allProfiles() throws -> [(ProfileKey, StoredProfile)]
-    /// Deletes every profile, selection and authorization expiry (of `requestor` only, when given); returns
-    /// how many profiles were deleted (durable).
-    func reset(requestor: String?) throws -> Int
+    /// Deletes every profile, selection and authorization expiry `selection` takes; returns how many profiles were
+    /// deleted (durable).
+    func reset(_ selection: LoginSelection) throws -> Int
     /// What other processes changed in the profiles since the last call (`LoginFeed`); `watching` says whether
     /// anyone in this process still cares (PostgreSQL listens only then).
     func externalChanges(watching: Bool) throws -> ExternalChanges

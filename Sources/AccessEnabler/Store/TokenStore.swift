@@ -293,12 +293,12 @@ public final class TokenStore: Sendable {
         try await executor.run(isolation: isolation) { try $0.allProfiles() }.map { StoredLogin($0, $1) }
     }
 
-    /// Deletes every login, selection and authorization expiry, or only `requestor`'s; returns the number of
-    /// logins deleted. DCR credentials and the device identifier stay.
-    public func reset(isolation: isolated (any Actor)? = #isolation, requestor: String?) async throws -> Int {
+    /// Deletes the logins `selection` takes (every one by default), with their selections and authorization
+    /// expiries; returns the number of logins deleted. DCR credentials and the device identifier stay.
+    public func reset(isolation: isolated (any Actor)? = #isolation, _ selection: LoginSelection = LoginSelection()) async throws -> Int {
         try await executor.run(isolation: isolation) { [feed] database in
-            let deleted = try database.reset(requestor: requestor)
-            feed.forget(requestor.map { .requestor($0) } ?? .everything)
+            let deleted = try database.reset(selection)
+            feed.forget(selection.change)
             return deleted
         }
     }
