@@ -140,12 +140,31 @@ def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
     assert run.returncode == 1 and run.stderr.startswith("passbridge-call: setRequestor NOPE failed: CFG400 ")
 
 
+def test_device_acts_for_that_device_and_a_refused_init_stops_the_call(env):
+    """`--device ID` sends `init {"deviceIdentifier": ID}` before setRequestor: the call acts for that device (a
+    fleet's). An init the daemon refuses ends the call (exit 1, its error on stderr); a refused init used to be
+    passed over, and the call went on as the store's own device."""
+    def device_id(*args):
+        return subprocess.run([CALL, "--requestor", "REF", *args, "getMetadata", '{"opCode":"METADATA_DEVICE_ID"}'], env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+    named = device_id("--device", "box-7 \"é\"")
+    assert (named.returncode, json.loads(named.stdout)["metadata"]) == (0, 'box-7 "é"'), named.stderr
+    own = device_id()
+    assert own.returncode == 0 and json.loads(own.stdout)["metadata"] not in ("", 'box-7 "é"')
+    refused = device_id("--device", "d" * 257)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    error = json.loads(refused.stderr.removeprefix("passbridge-call: init failed: "))
+    assert error["data"] == {"param": "deviceIdentifier", "reason": "must be at most 256 characters"}
+
+
 @pytest.mark.parametrize("args, message", [
     (["--timeout", "abc", "rpc.discover"], "--timeout needs a number of seconds, got 'abc'"),
     (["--bogus", "rpc.discover"], "unknown option --bogus"),
     (["--requestor"], "--requestor needs a value"),
     ([], "METHOD is missing"),
     (["--no-web-view", "getAuthentication"], "--no-web-view needs --requestor"),
+    (["--device", "box-7", "checkAuthentication"], "--device needs --requestor"),
     (["dev", "--bogus"], "dev: unexpected argument --bogus"),
     (["dev", "--host"], "--host needs a value"),
     (["dev", "stop", "--host", "0.0.0.0"], "dev stop takes only --state-dir"),
