@@ -74,8 +74,9 @@ extension DaemonOptions {
     public static var usage: String {
         """
         USAGE: passbridge [--stdio | --socket PATH] [options]
-               passbridge state list|reset [--state-dir DIR | --store URL] [--requestor ID]
+               passbridge state list|reset [--state-dir DIR | --store URL] [--requestor ID] [--device ID]
                passbridge state logout [--backend URL | --staging] [--state-dir DIR | --store URL] [--requestor ID]
+                                       [--device ID]
                passbridge stats [--socket PATH] [--format openmetrics|prometheus]
 
         Serves Adobe Pass AccessEnabler as JSON-RPC 2.0 (NDJSON, or LSP Content-Length framing when the
