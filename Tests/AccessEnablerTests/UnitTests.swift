@@ -336,6 +336,8 @@ final class TextFormatTests: XCTestCase {
             PostgreSQLURL.redacted("postgresql:///passbridge?host=/run/postgresql&password=s3cret"),
             "postgresql:///passbridge?host=/run/postgresql&password=***")
         XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet@db/passbridge"), "postgresql://fleet@db/passbridge")
+        // libpq's userinfo runs to the first `@` before any `/`: not host `fleet`, port 98765.
+        XCTAssertEqual(PostgreSQLURL.redacted("postgresql://fleet:98765?x#y@db/passbridge"), "postgresql://fleet:***@db/passbridge")
         XCTAssertEqual(
             PostgreSQLURL.redacted("postgresql://a@h:1/db?%70assword=S3CRET&sslpassword=K3Y&sslmode=require"),
             "postgresql://a@h:1/db?%70assword=***&sslpassword=***&sslmode=require")

@@ -366,6 +366,24 @@ def test_libpqs_own_message_does_not_repeat_a_secret(bin_dir, url):
         assert "S3CRET" not in failed.stderr and "S3%43RET" not in failed.stderr, failed.stderr
 
 
+@pytest.mark.parametrize("url, piece", [
+    # libpq's userinfo runs to the first @ before any /: the password is 98765?S3CRET, which RFC 3986 would read as
+    # host u, port 98765; the line named the store postgresql://u:98765?…
+    ("postgresql://u:98765?S3CRET@127.0.0.1:1/db", "98765"),
+    ("postgresql://u:98765?S3CRET@/db?host=/nonexistent", "98765"),
+    # A / in the password: libpq reads 12345 as the port, and named it in its socket's path.
+    ("postgresql://u:12345/S3CRET@/db?host=/nonexistent", "12345"),
+])
+def test_a_password_libpq_reads_differently_from_rfc_3986_is_not_shown_either(bin_dir, url, piece):
+    """A password with an unencoded `?` or `/` showed its first piece in the store's name or libpq's reason (a breaking
+    pass); each piece is `***` now."""
+    for argv in (["--store", url, "--stdio"], ["state", "list", "--store", url]):
+        failed = subprocess.run([str(bin_dir / "passbridge"), *argv], stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, timeout=30)
+        assert failed.returncode == 1 and "cannot open postgresql://u:***@" in failed.stderr, failed.stderr
+        assert piece not in failed.stderr and "S3CRET" not in failed.stderr, failed.stderr
+
+
 def silent_postgresql():
     """A TCP listener that takes connections and never answers, as a hung PostgreSQL server would."""
     import socket

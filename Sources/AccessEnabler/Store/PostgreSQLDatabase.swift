@@ -277,9 +277,20 @@ public enum PostgreSQLURL {
     /// name percent-encoded or not) replaced by `***`;
     /// `postgresql://…` when it is not an `AbsoluteURL`.
     public static func redacted(_ url: String) -> String {
-        guard let parts = AbsoluteURL(url) else { return "postgresql://…" }
+        // The userinfo as libpq reads it: up to the first `@` met before any `/`, so that a `?` or `#` in a password
+        // (`u:1234567?x@host`, which RFC 3986 reads as host `u`, port 1234567) stays in the password.
+        var userinfo: Substring?
+        var rest = url
+        if let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") {
+            let start = url.index(colon, offsetBy: 3)
+            if let stop = url[start...].firstIndex(where: { $0 == "@" || $0 == "/" }), url[stop] == "@" {
+                userinfo = url[start..<stop]
+                rest = String(url[..<start] + url[url.index(after: stop)...])
+            }
+        }
+        guard let parts = AbsoluteURL(rest) else { return "postgresql://…" }
         var text = parts.scheme + "://"
-        if let userinfo = parts.userinfo {
+        if let userinfo {
             let fields = userinfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             text += fields[0] + (fields.count > 1 ? ":***" : "") + "@"
         }
@@ -359,9 +370,10 @@ public enum PostgreSQLURL {
                 let passwords = [authority[authority.index(after: colon)..<firstAt], authority[authority.index(after: colon)..<lastAt]]
                 secrets += passwords.map(String.init)
                 // libpq may quote a piece of a password it split as a port, a host or a database name (`u:abcd/efgh@`
-                // gives port "abcd"): a quoted value that starts with a piece of 3 characters or more loses it.
+                // gives port "abcd"): a quoted value that starts with a piece of 3 characters or more loses it, and so
+                // does the Unix socket path that ends with it as a port (`/run/postgresql/.s.PGSQL.12345`).
                 let pieces = passwords.flatMap { $0.split(whereSeparator: { "/@:?#".contains($0) }) }.filter { $0.count >= 3 }
-                secrets += pieces.map { "\"" + $0 }
+                secrets += pieces.flatMap { ["\"" + $0, ".s.PGSQL." + $0] }
             }
         }
         if let question = queryStart(url) {
@@ -373,7 +385,8 @@ public enum PostgreSQLURL {
         var text = Array(message.utf8)
         for secret in Set(secrets.filter { !$0.isEmpty }).sorted(by: { $0.utf8.count > $1.utf8.count }) {
             let bytes = Array(secret.utf8)
-            let replacement = Array((secret.hasPrefix("\"") ? "\"***" : "***").utf8)
+            let shown = ["\"", ".s.PGSQL."].first { secret.hasPrefix($0) } ?? ""
+            let replacement = Array((shown + "***").utf8)
             var kept: [UInt8] = []
             var index = 0
             while index < text.count {
