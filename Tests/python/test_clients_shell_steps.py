@@ -1,10 +1,12 @@
 """passbridge-call shows the human steps and the reasons (Clients/shell/passbridge-call): the real daemon against
 the emulator; the user is played by browser.py (the login page, the activation page on the "phone").
 """
+import contextlib
 import json
 import os
 import pathlib
 import subprocess
+import threading
 import time
 from typing import List
 
@@ -254,6 +256,74 @@ def test_a_daemon_that_ends_between_two_session_lines_is_named_at_the_next_line(
             proc.kill()
         if daemon is not None and daemon.process.poll() is None:
             daemon.process.kill()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "socket"])
+def test_a_session_waiting_for_input_ends_by_itself_when_the_daemon_ends(env, bin_dir, emulator_url, tmp_path, transport):
+    """The daemon ends while the session waits for its next input line, stdin still open: the session ends at once,
+    exit 2, saying so. It used to wait for another line first, for as long as the host kept stdin open (a breaking
+    pass); the script now handles what the daemon sends while it waits for input."""
+    path = tmp_path / "pb.sock"
+    daemon = None
+    if transport == "socket":
+        daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
+        command = [CALL, "--timeout", "60", "--socket", str(path), "--session"]
+    else:
+        command = [CALL, "--timeout", "60", "--session"]
+    proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write("init\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"] == {}
+        if daemon is not None:
+            assert daemon.stop() == 0
+        else:
+            (child,) = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+            os.kill(int(child), 15)
+        assert proc.wait(timeout=30) == 2
+        closed = f"passbridge-call: the daemon at {path} closed the connection" if daemon else "passbridge-call: the daemon closed the connection"
+        assert proc.stderr.read().splitlines()[-1] == closed
+        assert proc.stdout.read() == ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(BrokenPipeError):
+                stream.close()
+        if daemon is not None and daemon.process.poll() is None:
+            daemon.process.kill()
+
+
+def test_a_session_whose_daemon_is_killed_amid_background_requests_says_so_in_one_line(env):
+    """SIGKILL while thousands of "&" requests are being written: the script meets the end either reading or
+    writing. A failed write said "cannot write to the daemon", and bash added its own "Killed" report of the
+    coprocess (a breaking pass); both ways now say how the daemon ended, in one line, and stdout holds answers only.
+    Three runs."""
+    for _ in range(3):
+        proc = subprocess.Popen([CALL, "--timeout", "60", "--session"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("init\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"] == {}
+        (child,) = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+
+        def flood():
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                for _ in range(20000):
+                    proc.stdin.write("& rpc.stats\n")
+                proc.stdin.close()
+
+        writer = threading.Thread(target=flood, daemon=True)
+        writer.start()
+        assert json.loads(proc.stdout.readline())["result"]["connections"] == 1  # the flood has reached the daemon
+        os.kill(int(child), 9)
+        stdout, stderr = proc.communicate(timeout=60)
+        writer.join(timeout=30)
+        assert proc.returncode == 2
+        assert stderr.splitlines() == ["passbridge-call: the daemon exited with status 137"], stderr
+        assert all(json.loads(line)["jsonrpc"] == "2.0" for line in stdout.splitlines())
 
 
 def test_a_session_wait_for_a_notification_that_never_comes_names_it(env):
