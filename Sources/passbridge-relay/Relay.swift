@@ -62,7 +62,8 @@ private struct RelayState {
             }
             if polls[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count == 0 { return finished() }
+                // A reset (the daemon closed with input of ours unread) is a close like any other: say what was lost.
+                if count == 0 || (count < 0 && errno == ECONNRESET) { return finished() }
                 if count < 0 && errno != EAGAIN && errno != EINTR {
                     writeError("passbridge-relay: connection to the daemon failed: \(String(cString: strerror(errno)))")
                     return 1
@@ -74,6 +75,7 @@ private struct RelayState {
             }
             if polls[1].revents & Int16(POLLOUT) != 0 && unsent > 0 {
                 let sent = pending.withUnsafeBytes { send(fd, $0.baseAddress! + pendingOffset, unsent, Int32(MSG_NOSIGNAL)) }
+                if sent < 0 && (errno == EPIPE || errno == ECONNRESET) { return finished() }
                 if sent < 0 && errno != EAGAIN && errno != EINTR {
                     writeError("passbridge-relay: the daemon stopped taking input: \(String(cString: strerror(errno)))")
                     return 1

@@ -458,6 +458,35 @@ def test_the_relay_exits_non_zero_when_the_daemon_dies_midway(socket_daemon, rel
     assert code == 1 and len(answers) < 2_000
 
 
+def test_the_relay_names_a_reset_by_what_it_lost(relay, short_tmp):
+    """A peer that closes with our requests unread resets the connection. The relay said "connection to the daemon
+    failed: Connection reset by peer" (a breaking pass); it is a close like any other, and the relay says what was
+    lost: here 3 requests, sent and unanswered, stdin still open."""
+    import socket
+    path = str(short_tmp / "reset.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+    proc = subprocess.Popen([relay, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        peer, _ = server.accept()
+        proc.stdin.write(b"".join(b'{"jsonrpc":"2.0","method":"echo","params":[%d],"id":%d}\n' % (n, n) for n in range(3)))
+        proc.stdin.flush()
+        received = b""
+        while received.count(b"\n") < 3:  # all three are in our receive queue, unread
+            received = peer.recv(4096, socket.MSG_PEEK)
+        peer.close()
+        assert proc.wait(timeout=30) == 1
+        assert proc.stderr.read().decode() == "passbridge-relay: the daemon closed the connection with 3 of 3 requests unanswered\n"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.stderr.close()
+        server.close()
+
+
 def passbridge_call_session(passbridge, path, lines):
     script = ROOT / "Clients" / "shell" / "passbridge-call"
     return subprocess.run([str(script), "--socket", path, "--session"], input=lines, capture_output=True, text=True,
