@@ -54,7 +54,9 @@ final class PreauthorizationTests: EmulatorTestCase {
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.first, .preauthorizedResources([asked[6], asked[9]]))
         assertStatus(callbacks[safe: 1], id: "P100", level: "error")
-        if case .status(let status)? = callbacks[safe: 1] { XCTAssertEqual(status.details, "No decision for 5 of 10 resources") }
+        if case .status(let status)? = callbacks[safe: 1] {
+            XCTAssertEqual(status.details, "No decision for 5 of 10 resources: internal_server_error (Injected fault: HTTP 500.)")
+        }
         XCTAssertEqual(callbacks.count, 2)
     }
 

@@ -82,7 +82,19 @@ def test_a_chunk_that_fails_leaves_the_permits_of_the_others_and_says_p100(clien
     assert result == {"resources": [asked[6], asked[9]]}
     statuses = [n["params"] for n in notes if n["method"] == "status"]
     assert [s["id"] for s in statuses] == ["P100"]
-    assert statuses[0]["level"] == "error" and statuses[0]["details"] == "No decision for 5 of 12 resources"
+    # With why: the error object the backend refused the chunk with (Protocol/README.md, "Preauthorization").
+    assert statuses[0]["level"] == "error" and statuses[0]["details"] == (
+        "No decision for 5 of 12 resources: internal_server_error (Injected fault: HTTP 500.)")
+
+
+def test_p100_says_why_when_the_backend_refused_the_call(client, emulator):
+    """A malformed MRSS resource: the backend refuses the whole call (400, `invalid_parameter_resources`). P100 said
+    only "No decision for 2 of 2 resources" (a breaking pass); it now gives the backend's code and message too."""
+    notes, result = preauthorize(client, ["ch1", "<rss><channel><title>ch1"])
+    assert result == {"resources": []}
+    (status,) = [n["params"] for n in notes if n["method"] == "status"]
+    assert status["id"] == "P100"
+    assert status["details"].startswith("No decision for 2 of 2 resources: invalid_parameter_resources ("), status
 
 
 def test_items_whose_decision_says_retry_are_asked_again_alone(client, emulator):
@@ -170,7 +182,9 @@ def test_a_backend_that_refuses_even_one_resource_is_not_asked_for_the_others(cl
     assert result == {"resources": []}
     assert [len(c["resources"]) for c in requests_at(emulator, PREAUTHORIZE)] == [6, 5, 4, 3, 2, 1]
     statuses = [n["params"] for n in notes if n["method"] == "status"]
-    assert [(s["id"], s.get("details")) for s in statuses] == [("P100", "No decision for 6 of 6 resources")]
+    assert [(s["id"], s.get("details")) for s in statuses] == [("P100", (
+        "No decision for 6 of 6 resources: too_many_resources (The authorization or preauthorization request failed "
+        "because too many resources were queried.)"))]
 
 
 def test_preauthorize_hands_each_resource_the_refusal_of_its_chunk(client, emulator):

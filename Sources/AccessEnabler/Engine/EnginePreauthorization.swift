@@ -57,7 +57,15 @@ extension Engine {
                 statuses.append(AdvancedStatus(.z010, message: "Preauthorized under a degradation rule"))
             }
             if !asked.unanswered.isEmpty {
-                let details = "No decision for \(asked.unanswered.count) of \(unique.count) resources"
+                // Why, when the backend said it: each distinct error object that refused a chunk.
+                var why: [String] = []
+                for refusal in asked.unanswered.compactMap({ asked.refusals[$0] }) {
+                    let reason = refusal.code + (refusal.message.map { " (\($0))" } ?? "")
+                    if !why.contains(reason) { why.append(reason) }
+                }
+                let details =
+                    "No decision for \(asked.unanswered.count) of \(unique.count) resources"
+                    + (why.isEmpty ? "" : ": " + why.joined(separator: "; "))
                 statuses.append(AdvancedStatus(.p100, details: details))
             }
         }
