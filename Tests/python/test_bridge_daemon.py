@@ -105,9 +105,10 @@ def test_backend_emulator_says_where_its_emulator_runs_at_debug_level(bin_dir, t
 
 
 def test_the_start_up_line_names_the_transport_the_backend_and_the_store(bin_dir, tmp_path, short_tmp):
-    """Once it serves, the daemon says what: the transport, the backend's base URL and the store's file. On a socket
-    at the default level (an operator could not tell from the log which backend and store a daemon used); over
-    stdio at debug only, as a host that spawns the daemon shares its stderr (quiet at the default level)."""
+    """Once it serves, the daemon says what: the transport, the backend's base URL and the store's file; its last
+    line says it stopped, with its exit status. On a socket at the default level (an operator could not tell from
+    the log which backend and store a daemon used, nor that it had finished stopping); over stdio at debug only, as
+    a host that spawns the daemon shares its stderr (quiet at the default level)."""
     state = tmp_path / "state"
     serving = f"backend http://127.0.0.1:9, store {state / 'passbridge.sqlite'}"
     daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", "--backend", "http://127.0.0.1:9", "--state-dir", str(state))
@@ -116,8 +117,10 @@ def test_the_start_up_line_names_the_transport_the_backend_and_the_store(bin_dir
         assert line.endswith(f" info main: listening on {short_tmp / 'pb.sock'}; {serving}"), line
     finally:
         assert daemon.stop() == 0
+    assert daemon.log().splitlines()[-1].endswith(" info main: stopped, exit status 0"), daemon.log()
     debug = run_passbridge(bin_dir, "--backend", "http://127.0.0.1:9", "--state-dir", str(state), "--log-level", "debug")
     assert debug.returncode == 0 and f" debug main: serving stdin and stdout; {serving}\n" in debug.stderr, debug.stderr
+    assert debug.stderr.splitlines()[-1].endswith(" debug main: stopped, exit status 0"), debug.stderr
     quiet = run_passbridge(bin_dir, "--backend", "http://127.0.0.1:9", "--state-dir", str(state))
     assert (quiet.returncode, quiet.stderr) == (0, "")
 

@@ -98,29 +98,34 @@ public enum Daemon {
         }
         let configuration = backend.configuration
         let statistics = BridgeStatistics()
-        defer { backend.stop(by: stopper.deadline(shutdownTimeout: options.limits.shutdownTimeout)) }
-        return serve(
+        let (status, onSocket) = serve(
             options,
             factory: { connection in
                 // The engines' HTTP transfers run on the connection's loop, in its own wait (once per loop).
                 HTTPLoops.drive(connection.executor, on: LoopForTransfers(connection.loopDescriptors))
                 return wrapInstance(ApplicationInstance(outbound: connection, configuration: configuration, statistics: statistics))
             }, stopper: stopper, serving: backend.description, log: log)
+        backend.stop(by: stopper.deadline(shutdownTimeout: options.limits.shutdownTimeout))
+        // The last line, as the start-up line: at the default level on a socket, at debug over stdio.
+        let stopped = "stopped, exit status \(status)"
+        if onSocket { log.info(stopped) } else { log.debug(stopped) }
+        return status
     }
 
     /// `serving`: the backend and the store (`Backend.description`), logged with the transport once it is up, so
     /// that an operator's log says what a daemon serves; a socket's clients, unlike a stdio host, never see a
-    /// `--backend emulator` child start, and its `/activate` page is there.
+    /// `--backend emulator` child start, and its `/activate` page is there. Returns the exit status, and whether a
+    /// socket was served.
     private static func serve(
         _ options: DaemonOptions, factory: @escaping RPCHandlerFactory, stopper: Stopper, serving: String, log: Logger
-    ) -> Int32 {
+    ) -> (Int32, onSocket: Bool) {
         let access = SocketAccess(group: options.socketGroup, allowedUIDs: options.allowedUIDs)
         if let inherited = UnixSocketServer.systemdListenFD() {
             let server = UnixSocketServer(inheritedFD: inherited, access: access, limits: options.limits)
             stopper.install { server.shutdown() }
             log.info("serving the socket inherited from systemd (fd \(inherited)); \(serving)")
             server.run(factory)
-            return 0
+            return (0, true)
         }
         switch options.transport {
         case .stdio:
@@ -129,19 +134,19 @@ public enum Daemon {
             // Debug: a host that spawns the daemon shares its stderr, which stays quiet at the default level.
             log.debug("serving stdin and stdout; \(serving)")
             transport.run(factory)
-            return 0
+            return (0, false)
         case .socket(let path):
             let server: UnixSocketServer
             do {
                 server = try UnixSocketServer(path: path, access: access, limits: options.limits)
             } catch {
                 writeError("passbridge: \(error)")
-                return 1
+                return (1, true)
             }
             stopper.install { server.shutdown() }
             log.info("listening on \(path); \(serving)")
             server.run(factory)
-            return 0
+            return (0, true)
         }
     }
 }
