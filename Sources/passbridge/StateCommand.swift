@@ -176,7 +176,10 @@ enum StateCommand {
         }
         let failed = outcomes.filter { $0.failure != nil }.count
         let ended = outcomes.count - failed
-        text += "ended \(ended) login\(ended == 1 ? "" : "s") at \(base) and deleted \(ended == 1 ? "it" : "them") from \(store.location)\n"
+        text +=
+            ended == 0
+            ? "ended no login at \(base)\n"
+            : "ended \(ended) login\(ended == 1 ? "" : "s") at \(base) and deleted \(ended == 1 ? "it" : "them") from \(store.location)\n"
         if failed > 0 {
             text +=
                 "could not end \(failed) login\(failed == 1 ? "" : "s") at \(base): kept in \(store.location); run passbridge state "

@@ -9,8 +9,8 @@
 #   session_close                            end input: passbridge-call then waits for the answers to its
 #                                            "&" requests; they (and any unread answer) land in ${SESSION_REST[@]};
 #                                            returns passbridge-call's exit status
-# passbridge-call reads the daemon only while it waits (for an answer, or on "wait NAME"), so a script
-# collects the answers of its "&" requests with session_close.
+# passbridge-call prints the answers of "&" requests on stdout as they arrive, among the others; a script that
+# does not read them one by one (session_response) collects them with session_close.
 #   session_start_login INIT MVPD            init (params INIT), setRequestor $REQUESTOR (default REF), then
 #                                            exit 0 if already logged in; else getAuthentication, pick MVPD at
 #                                            the provider dialog (notifications after it marked), read its answer
