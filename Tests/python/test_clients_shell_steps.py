@@ -216,53 +216,10 @@ def coprocess_ended(shell: subprocess.Popen) -> bool:
     return True
 
 
-@pytest.mark.parametrize("transport", ["stdio", "socket"])
-def test_a_daemon_that_ends_between_two_session_lines_is_named_at_the_next_line(env, bin_dir, emulator_url, tmp_path, transport):
-    """The daemon ends (SIGTERM) while the session waits for its next input line. At that line the script used to
-    write into the closed pipe, and stderr got bash's own "printf: write error: Broken pipe" and "cannot write to
-    the daemon"; now the line is not sent, and the one message says who closed the connection (exit 2)."""
-    path = tmp_path / "pb.sock"
-    daemon = None
-    if transport == "socket":
-        daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
-        command = [CALL, "--timeout", "60", "--socket", str(path), "--session"]
-    else:
-        command = [CALL, "--timeout", "60", "--session"]
-    proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("init\n")
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["result"] == {}
-        if daemon is not None:
-            assert daemon.stop() == 0
-        else:
-            (child,) = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-            os.kill(int(child), 15)
-        deadline = time.monotonic() + 30
-        while not coprocess_ended(proc):
-            assert time.monotonic() < deadline, "the daemon did not end"
-            time.sleep(0.01)
-        stdout, stderr = proc.communicate("rpc.discover\n", timeout=30)
-        if daemon is None:
-            closed = ["passbridge-call: the daemon closed the connection"]
-        else:
-            # passbridge-relay's own line said "before all input was sent" though everything read had been sent.
-            closed = ["passbridge-relay: the daemon closed the connection before the end of input",
-                      f"passbridge-call: the daemon at {path} closed the connection"]
-        assert (proc.returncode, stdout, stderr.splitlines()) == (2, "", closed)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        if daemon is not None and daemon.process.poll() is None:
-            daemon.process.kill()
-
-
-@pytest.mark.parametrize("transport", ["stdio", "socket"])
-def test_a_session_waiting_for_input_ends_by_itself_when_the_daemon_ends(env, bin_dir, emulator_url, tmp_path, transport):
-    """The daemon ends while the session waits for its next input line, stdin still open: the session ends at once,
-    exit 2, saying so. It used to wait for another line first, for as long as the host kept stdin open (a breaking
-    pass); the script now handles what the daemon sends while it waits for input."""
+@contextlib.contextmanager
+def session_whose_daemon_ended(env, bin_dir, emulator_url, tmp_path, transport):
+    """A `--session` over `transport` (stdio: the daemon its child; socket: through passbridge-relay) that has had
+    `init` answered, and whose daemon then ended with SIGTERM; yields (the session, the line that names the close)."""
     path = tmp_path / "pb.sock"
     daemon = None
     if transport == "socket":
@@ -281,10 +238,8 @@ def test_a_session_waiting_for_input_ends_by_itself_when_the_daemon_ends(env, bi
         else:
             (child,) = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
             os.kill(int(child), 15)
-        assert proc.wait(timeout=30) == 2
         closed = f"passbridge-call: the daemon at {path} closed the connection" if daemon else "passbridge-call: the daemon closed the connection"
-        assert proc.stderr.read().splitlines()[-1] == closed
-        assert proc.stdout.read() == ""
+        yield proc, closed
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -293,6 +248,36 @@ def test_a_session_waiting_for_input_ends_by_itself_when_the_daemon_ends(env, bi
                 stream.close()
         if daemon is not None and daemon.process.poll() is None:
             daemon.process.kill()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "socket"])
+def test_a_daemon_that_ends_between_two_session_lines_is_named_at_the_next_line(env, bin_dir, emulator_url, tmp_path, transport):
+    """The daemon ends (SIGTERM) while the session waits for its next input line. At that line the script used to
+    write into the closed pipe, and stderr got bash's own "printf: write error: Broken pipe" and "cannot write to
+    the daemon"; now the line is not sent, and the one message says who closed the connection (exit 2)."""
+    with session_whose_daemon_ended(env, bin_dir, emulator_url, tmp_path, transport) as (proc, closed):
+        deadline = time.monotonic() + 30
+        while not coprocess_ended(proc):
+            assert time.monotonic() < deadline, "the daemon did not end"
+            time.sleep(0.01)
+        stdout, stderr = proc.communicate("rpc.discover\n", timeout=30)
+        if transport == "stdio":
+            expected = [closed]
+        else:
+            # passbridge-relay's own line said "before all input was sent" though everything read had been sent.
+            expected = ["passbridge-relay: the daemon closed the connection before the end of input", closed]
+        assert (proc.returncode, stdout, stderr.splitlines()) == (2, "", expected)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "socket"])
+def test_a_session_waiting_for_input_ends_by_itself_when_the_daemon_ends(env, bin_dir, emulator_url, tmp_path, transport):
+    """The daemon ends while the session waits for its next input line, stdin still open: the session ends at once,
+    exit 2, saying so. It used to wait for another line first, for as long as the host kept stdin open (a breaking
+    pass); the script now handles what the daemon sends while it waits for input."""
+    with session_whose_daemon_ended(env, bin_dir, emulator_url, tmp_path, transport) as (proc, closed):
+        assert proc.wait(timeout=30) == 2
+        assert proc.stderr.read().splitlines()[-1] == closed
+        assert proc.stdout.read() == ""
 
 
 def test_a_session_whose_daemon_is_killed_amid_background_requests_says_so_in_one_line(env):
