@@ -95,7 +95,7 @@ export interface Methods {
       redirectUrl?: string;
       webView?: boolean;
       partnerSSO?: string;
-      /** The device a server acts for: its stable id, its X-Device-Info (base64 JSON) and its address. */
+      /** The device a server acts for: its stable id (at most 256 characters), its X-Device-Info (base64 JSON) and its address. */
       deviceIdentifier?: string;
       deviceInfo?: string;
       forwardedFor?: string;

@@ -357,7 +357,7 @@ class AsyncAccessEnabler:
     ) -> Empty:
         """Configures this instance: software statement (else the daemon's flag), redirect URL (default
         ``adobepass://ios.app``), ``webView=False`` for a second-screen host, ``partnerSSO`` (e.g. "Apple"), the
-        device a server acts for (``deviceIdentifier``, ``deviceInfo`` as base64 JSON, ``forwardedFor``), the
+        device a server acts for (``deviceIdentifier``, at most 256 characters; ``deviceInfo`` as base64 JSON; ``forwardedFor``), the
         single sign-on tokens (``subjectToken``, ``serviceToken``), the MVPDs whose pages open in the Safari View
         Controller and their redirect URL (``svcMVPDs``, ``svcRedirectUrl``), and ``storageCheck`` ("none", "all",
         "clear": the SDK's initWithStorageCheck). Protocol/openrpc.json describes each."""
