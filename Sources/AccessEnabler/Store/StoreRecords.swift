@@ -76,17 +76,20 @@ public struct LoginSelection: Sendable, Equatable {
         self.device = device
     }
 
-    public func contains(_ login: StoredLogin) -> Bool {
-        (requestor == nil || login.requestor == requestor) && (device == nil || login.device == device)
+    public func contains(_ login: StoredLogin) -> Bool { takes(requestor: login.requestor, device: login.device) }
+
+    func contains(_ key: LoginKey) -> Bool { takes(requestor: key.requestor, device: key.device) }
+
+    private func takes(requestor: String, device: String) -> Bool {
+        (self.requestor == nil || self.requestor == requestor) && (self.device == nil || self.device == device)
     }
 
-    func contains(_ key: LoginKey) -> Bool {
-        (requestor == nil || key.requestor == requestor) && (device == nil || key.device == device)
+    /// What the selection's deletion changed, for the live logins: every login of one requestor; every login when
+    /// no requestor or a device is given (the watchers read theirs again).
+    var change: LoginChange {
+        guard device == nil, let requestor else { return .everything }
+        return .requestor(requestor)
     }
-
-    /// What the selection's deletion changed, for the live logins: every login of one requestor, or, with a device,
-    /// every login (the watchers read theirs again).
-    var change: LoginChange { device == nil ? requestor.map { .requestor($0) } ?? .everything : .everything }
 
     /// The SQL condition (` WHERE …`, or nothing) and its arguments; `placeholder` numbers them (`?` or `$1`).
     func condition(_ placeholder: (Int) -> String) -> (String, [SQLValue]) {
