@@ -118,7 +118,7 @@ enum StateCommand {
                     return 0
                 }
             }
-            let opened = try StoreSetup.open(store: store, stateDirectory: directory)
+            let opened = try StoreSetup.open(store: store, stateDirectory: directory, logsFailures: false)
             // As the daemon does at exit: SQLite folds its write-ahead log into passbridge.sqlite, so that the file
             // alone is a complete copy again (a reset's deletions included).
             defer { opened.close() }

@@ -39,7 +39,7 @@ final class PostgreSQLReconnectTests: XCTestCase {
         try terminate(store.database)
         XCTAssertEqual(try store.profiles(key.login)[key.mvpd]?.notAfter, 42)
         XCTAssertEqual(lines.all.count, 1)
-        XCTAssertTrue(lines.all[0].contains("connection lost during profiles(_:)"), lines.all[0])
+        XCTAssertTrue(lines.all[0].contains("connection lost during profiles ("), lines.all[0])
         XCTAssertTrue(lines.all[0].hasSuffix("reconnected, running it again"), lines.all[0])
     }
 

@@ -99,8 +99,8 @@ func temporaryDirectory() -> URL {
 
 extension TokenStore {
     /// A SQLite store in a test's state directory (`temporaryDirectory()`).
-    convenience init(directory: URL, busyTimeout: Duration = .seconds(5)) throws {
-        try self.init(directory: directory.path, busyTimeout: busyTimeout)
+    convenience init(directory: URL, busyTimeout: Duration = .seconds(5), log: EngineLog? = nil) throws {
+        try self.init(directory: directory.path, busyTimeout: busyTimeout, log: log)
     }
 }
 

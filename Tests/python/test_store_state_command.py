@@ -8,6 +8,7 @@ import os
 import pathlib
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -93,6 +94,23 @@ def test_state_usage_errors_exit_2(bin_dir):
         # An empty requestor matched no login: `reset --requestor ""` deleted nothing and exited 0.
         refused = state(bin_dir, action, "--requestor", "")
         assert refused.returncode == 2 and "--requestor needs a requestor id" in refused.stderr
+
+
+def test_state_on_a_store_it_cannot_read_says_why_once(bin_dir, tmp_path):
+    """A store written by a newer PassBridge: every action exits 1 with the reason on one line, and the store's own
+    failure log (the daemon's, Protocol/README.md "The store") does not say it a second time."""
+    directory = tmp_path / "state"
+    directory.mkdir(mode=0o700)
+    database = sqlite3.connect(directory / "passbridge.sqlite")
+    database.execute("PRAGMA user_version = 99")
+    database.commit()
+    database.close()
+    (directory / "passbridge.sqlite").chmod(0o600)
+    for action in ("list", "reset", "logout"):
+        result = state(bin_dir, action, "--state-dir", str(directory))
+        assert result.returncode == 1 and result.stdout == "", (action, result.stdout)
+        assert result.stderr == "passbridge state: the store has schema version 99, newer than this PassBridge knows\n", \
+            (action, result.stderr)
 
 
 def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):

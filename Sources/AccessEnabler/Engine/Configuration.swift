@@ -57,8 +57,9 @@ public struct AccessEnablerConfiguration: Sendable {
     /// Attempts of one request when the backend answers 429 (waiting ≥ 1 s between them).
     public var maxThrottleRetries: Int
     /// Receives log lines with their level: one per backend exchange at `.debug` (method, path with codes
-    /// redacted, HTTP status or failure), a store write nobody waits for that failed at `.warning`, no HTTP at
-    /// all at `.error`; never tokens, secrets, bodies or query strings. nil: no logging.
+    /// redacted, HTTP status or failure), what the storage check found at `.warning`, no HTTP at all at `.error`;
+    /// never tokens, secrets, bodies or query strings (the store's failures are the store's log: `TokenStore`).
+    /// nil: no logging.
     public var log: EngineLog?
     /// The serial executor the engine (and its REST clients) run on: the daemon gives each instance its
     /// connection's event loop, so that a call enters the engine on the thread that read it, in the order it was
@@ -148,7 +149,8 @@ public typealias EngineLog = @Sendable (EngineLogLevel, @autoclosure () -> Strin
 public enum EngineLogLevel: Sendable {
     /// A backend exchange or a detail of one (never a token, secret, body or query string).
     case debug
-    /// Something failed that costs only a cache or a preference (a store write nobody waits for).
+    /// Something went wrong that the caller is not told of in an answer (a store failure, what the storage check
+    /// found).
     case warning
     /// The engine cannot do its work (no HTTP at all).
     case error

@@ -91,10 +91,10 @@ public actor Engine {
         return stored
     }
 
-    /// A store failure: logged, and reported to the host as status STORE500 after the call's failure callback.
+    /// A store failure (the store logs it: `StoreFailureLog`), reported to the host as status STORE500 after the
+    /// call's failure callback.
     func storeFailure(_ error: any Error) -> AdvancedStatus {
-        configuration.log?(.warning, "store failure: \(error)")
-        return AdvancedStatus(.store500, message: "The device's store failed: \(error)")
+        AdvancedStatus(.store500, message: "The device's store failed: \(error)")
     }
 
     // MARK: setRequestor and the queue
@@ -429,10 +429,7 @@ public actor Engine {
         }
         guard changed else { return }
         let key = selectionKey(requestor)
-        let log = configuration.log
-        store.submit({ error in log?(.warning, "store failure keeping the selected provider: \(error)") }) {
-            try $0.setSelectedProvider(mvpd?.ID, key)
-        }
+        store.submit { $0.setSelectedProvider(mvpd?.ID, key) }
     }
 
     // MARK: checkAuthentication (Adobe's "iOS/tvOS API Reference": checkAuthentication)

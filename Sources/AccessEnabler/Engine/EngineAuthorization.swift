@@ -73,12 +73,9 @@ extension Engine {
         switch outcome {
         case .permitted(let decision, let token):
             if let notAfter = decision.notAfter {
-                // A cache: queued without an fsync or a wait; a failure is logged.
+                // A cache: queued without an fsync or a wait; a failure is logged by the store.
                 let key = profileKey(requestor, profile.mvpd)
-                let log = configuration.log
-                store.submit({ error in log?(.warning, "store failure caching an authorization expiry: \(error)") }) {
-                    try $0.setAuthorizationExpiry(notAfter, key, resource: resource)
-                }
+                store.submit { $0.setAuthorizationExpiry(notAfter, key, resource: resource) }
             }
             delegate.setToken(token, forResource: resource)
             delegate.sendTrackingData(

@@ -14,14 +14,14 @@ struct CacheWrites: Sendable {
     private(set) var expiries: [Expiry] = []
     private(set) var selections: [(LoginKey, String?)] = []
 
-    /// Records the authorization expiry of `resource` (a cache of the decision's `notAfter`). Never throws: the
-    /// write itself is made later (`TokenStore.submit`); callers use `try` as for a database's writes.
-    mutating func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) throws {
+    /// Records the authorization expiry of `resource` (a cache of the decision's `notAfter`); the write itself is
+    /// made later (`TokenStore.submit`).
+    mutating func setAuthorizationExpiry(_ notAfter: Int64, _ key: ProfileKey, resource: String) {
         expiries.append(Expiry(key: key, resource: resource, notAfter: notAfter))
     }
 
-    /// Records the MVPD last logged in with (nil: none). Never throws, as `setAuthorizationExpiry`.
-    mutating func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) throws {
+    /// Records the MVPD last logged in with (nil: none).
+    mutating func setSelectedProvider(_ mvpd: String?, _ key: LoginKey) {
         selections.append((key, mvpd))
     }
 }
@@ -33,16 +33,15 @@ struct ExpiryKey: Sendable, Hashable {
 }
 
 /// The cache writes waiting for the store's worker: each row's latest value (a newer value of the same row
-/// replaces the one waiting, so a row is written once however often it changed meanwhile), the failure handlers
-/// of the calls that queued them, and when they must be written. An authorization expiry equal to what is waiting
-/// for its row, or to what the store holds as far as this process knows (`LoginFeed.storedExpiry`), is not queued
-/// at all: it is counted as unchanged. Writes that failed wait again (`putBack`), so that a database restarting
-/// or failing over loses none; they are given up, and their failure told, after `attemptsAllowed` tries.
+/// replaces the one waiting, so a row is written once however often it changed meanwhile), and when they must be
+/// written. An authorization expiry equal to what is waiting for its row, or to what the store holds as far as
+/// this process knows (`LoginFeed.storedExpiry`), is not queued at all: it is counted as unchanged. Writes that
+/// failed wait again (`putBack`), so that a database restarting or failing over loses none; they are given up
+/// after `attemptsAllowed` tries, and only then is their failure logged (`TokenStore`).
 struct CacheQueue: Sendable {
     static let attemptsAllowed = 8
     var expiries: [ExpiryKey: Int64] = [:]
     var selections: [LoginKey: String?] = [:]
-    var failed: [@Sendable (any Error) -> Void] = []
     /// When the waiting writes must be made (monotonic ns), set by the first of them.
     var due: UInt64?
     /// How many times the writes waiting have failed in a row.
@@ -55,10 +54,7 @@ struct CacheQueue: Sendable {
 
     /// Takes `writes`, to be written within `delay`; returns whether that made the writes due sooner (the worker
     /// must then be told).
-    mutating func add(
-        _ writes: CacheWrites, failed handler: @escaping @Sendable (any Error) -> Void, delay: Duration,
-        stored: (ExpiryKey) -> Int64?
-    ) -> Bool {
+    mutating func add(_ writes: CacheWrites, delay: Duration, stored: (ExpiryKey) -> Int64?) -> Bool {
         for expiry in writes.expiries {
             let key = ExpiryKey(profile: expiry.key, resource: expiry.resource)
             if (expiries[key] ?? stored(key)) == expiry.notAfter {
@@ -69,27 +65,24 @@ struct CacheQueue: Sendable {
         }
         for (key, mvpd) in writes.selections { selections[key] = .some(mvpd) }
         guard !isEmpty else { return false }
-        // A failed write is told by a few of the calls that queued it, not by every one (each logs a line).
-        if failed.count < 4 { failed.append(handler) }
         let proposed = TimerQueue.now() &+ StoreExecutor.nanoseconds(delay)
         guard due.map({ proposed < $0 }) ?? true else { return false }
         due = proposed
         return true
     }
 
-    /// Writes that failed (`take`n), to be tried again after `delay`: a row queued again meanwhile keeps its newer
-    /// value. Returns the failure handlers to call when they are given up (`attemptsAllowed`), else nil.
-    mutating func putBack(_ failed: CacheQueue, delay: Duration) -> [@Sendable (any Error) -> Void]? {
+    /// Writes that failed (`take`n), to be tried again after `delay`, unless they have failed `attemptsAllowed`
+    /// times: then they are dropped, and true is returned. A row queued again meanwhile keeps its newer value.
+    mutating func putBack(_ failed: CacheQueue, delay: Duration) -> Bool {
         failures = failed.failures + 1
         guard failures < Self.attemptsAllowed else {
             failures = 0
-            return failed.failed
+            return true
         }
         expiries.merge(failed.expiries) { newer, _ in newer }
         selections.merge(failed.selections) { newer, _ in newer }
-        self.failed = Array((failed.failed + self.failed).prefix(4))
         due = TimerQueue.now() &+ StoreExecutor.nanoseconds(delay)
-        return nil
+        return false
     }
 
     /// Everything waiting, leaving the queue empty (the counts stay).
@@ -97,7 +90,6 @@ struct CacheQueue: Sendable {
         defer {
             expiries = [:]
             selections = [:]
-            failed = []
             due = nil
             failures = 0
         }

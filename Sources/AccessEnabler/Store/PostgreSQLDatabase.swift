@@ -78,6 +78,7 @@ final class PostgreSQLDatabase {
         _ replay: Replay, _ operation: String = #function, _ body: () throws(TokenStoreError) -> T
     ) throws(TokenStoreError) -> T {
         thread.check("PostgreSQL connection")
+        let operation = operation.prefix { $0 != "(" }  // a method's name, without its labels
         if lost || cpq_status(connection) != CONNECTION_OK {
             try reconnect()
             log?(.warning, "PostgreSQL connection lost earlier; reconnected before \(operation)")

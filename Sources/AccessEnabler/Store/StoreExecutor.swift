@@ -58,6 +58,8 @@ final class StoreExecutor: Sendable {
 
     private let name: String
     private let open: @Sendable () throws -> any StoreDatabase
+    /// The store's failures, logged by runs (what `run`'s jobs threw, and the deferred writes' failures).
+    let failures: StoreFailureLog
     private let queue = Mutex(Queue())
     /// The worker sleeps on `condition`, or in `poll` on `pipe.read` (with a socket), which `pipe.write` ends.
     private let condition = ThreadCondition()
@@ -69,10 +71,13 @@ final class StoreExecutor: Sendable {
     /// Signalled once the worker has ended (`close(wait:)`).
     private let ended = ThreadCondition()
 
-    /// - Parameter open: makes the database, on the worker thread, before the first job (again after a failure).
-    init(name: String, open: @escaping @Sendable () throws -> any StoreDatabase) {
+    /// - Parameters:
+    ///   - log: receives the store's failures (`StoreFailureLog`).
+    ///   - open: makes the database, on the worker thread, before the first job (again after a failure).
+    init(name: String, log: EngineLog?, open: @escaping @Sendable () throws -> any StoreDatabase) {
         self.name = name
         self.open = open
+        failures = StoreFailureLog(log: log)
         var fds: [Int32] = [-1, -1]
         precondition(Glibc.pipe(&fds) == 0, "pipe failed: \(String(cString: strerror(errno)))")
         for fd in fds {
@@ -88,13 +93,21 @@ final class StoreExecutor: Sendable {
     }
 
     /// Runs `job` on the worker with its database and returns its result (or rethrows its error, or the error of
-    /// opening the database). The caller resumes on its own actor, in the order the jobs ended, so calls of one
-    /// actor keep their order.
+    /// opening the database; a store error is also logged, by runs: `failures`). The caller resumes on its own
+    /// actor, in the order the jobs ended, so calls of one actor keep their order.
     func run<T: Sendable>(
         isolation: isolated (any Actor)? = #isolation, _ job: @escaping @Sendable (any StoreDatabase) throws -> T
     ) async throws -> T {
-        try await withCheckedThrowingContinuation(isolation: isolation) { (continuation: CheckedContinuation<T, any Error>) in
-            submit { database in continuation.resume(with: Result { try job(try database.get()) }) }
+        try await withCheckedThrowingContinuation(isolation: isolation) { [failures] (continuation: CheckedContinuation<T, any Error>) in
+            submit { database in
+                let result = Result { try job(try database.get()) }
+                switch result {
+                case .success: failures.succeeded()
+                case .failure(let error as TokenStoreError): failures.failed(error)
+                case .failure: break
+                }
+                continuation.resume(with: result)
+            }
         }
     }
 

@@ -44,18 +44,19 @@ public final class TokenStore: Sendable {
     /// - Parameters:
     ///   - busyTimeout: how long a call waits for another process's write lock before failing.
     ///   - lookInterval: how often other processes' login changes are looked for (`defaultLookInterval`).
-    ///   - log: receives, at `.warning`, one line per store file made 0600.
+    ///   - log: receives, at `.warning`, one line per store file made 0600, and the store's failures
+    ///     (`StoreFailureLog`) unless `logsFailures` is false (a caller that reports each failure itself).
     /// - Throws: `TokenStoreError` for the directory or a store file.
     public init(
         directory: String, busyTimeout: Duration = defaultBusyTimeout, lookInterval: Duration = defaultLookInterval,
-        log: EngineLog? = nil
+        log: EngineLog? = nil, logsFailures: Bool = true
     ) throws {
         try StateDirectoryRule.prepare(directory)
         let path = directory.trimmingSuffix("/") + "/passbridge.sqlite"
         let millis = Int32(busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
         for line in try StoreFileRule.prepare(path) { log?(.warning, line) }
         location = path
-        executor = StoreExecutor(name: "passbridge-store") {
+        executor = StoreExecutor(name: "passbridge-store", log: logsFailures ? log : nil) {
             let database = try SQLiteStore(path: path, busyTimeoutMillis: millis)
             try StoreFileRule.verify(path)
             return database
@@ -66,16 +67,16 @@ public final class TokenStore: Sendable {
     /// Connects to the fleet's PostgreSQL database (a libpq URI, `postgresql://user@host/db` or
     /// `postgresql:///db?host=/socket/dir`) and brings its schema up to date, now: a fleet daemon with a wrong URL
     /// or an unreachable server fails at start. A connection the server closed later is reopened by the next
-    /// call, which then runs again when that is safe (`PostgreSQLStore`); `log` receives each reconnect at
-    /// `.warning`. `lookInterval`: how often the look is made while the connection fails (`defaultLookInterval`;
+    /// call, which then runs again when that is safe (`PostgreSQLStore`); `log` receives each reconnect, and the
+    /// store's failures (`StoreFailureLog`) unless `logsFailures` is false, at `.warning`. `lookInterval`: how often the look is made while the connection fails (`defaultLookInterval`;
     /// the tests set it to an hour to show that notifications come on the socket).
     /// - Throws: `TokenStoreError.postgreSQL` when it cannot connect or migrate.
     public init(
-        postgreSQL url: String, log: EngineLog? = nil, lookInterval: Duration = defaultLookInterval
+        postgreSQL url: String, log: EngineLog? = nil, logsFailures: Bool = true, lookInterval: Duration = defaultLookInterval
     ) throws {
         let database = OpenedDatabase(try PostgreSQLStore(url: url, log: log))
         location = PostgreSQLURL.redacted(url)
-        executor = StoreExecutor(name: "passbridge-store") { database.database }
+        executor = StoreExecutor(name: "passbridge-store", log: logsFailures ? log : nil) { database.database }
         startWorking(lookInterval: lookInterval)
     }
 
@@ -94,7 +95,7 @@ public final class TokenStore: Sendable {
                     // up for what was missed.
                     return feed.look(changes: { try database.externalChanges(watching: watching) }, read: database.profiles)
                 }))
-        let cache = self.cache
+        let (cache, failures) = (self.cache, executor.failures)
         executor.setDeferred(
             StoreExecutor.Deferred(
                 due: { cache.withLock { $0.due } },
@@ -106,9 +107,12 @@ public final class TokenStore: Sendable {
                         let written = leftOut.isEmpty ? waiting.expiries : waiting.expiries.filter { !leftOut.contains($0.key) }
                         feed.wroteExpiries(written)
                         cache.withLock { $0.written += written.count }
+                        failures.succeeded()
                     } catch {
-                        let givenUp = cache.withLock { $0.putBack(waiting, delay: Self.cacheWriteDelay) }
-                        for failed in givenUp ?? [] { failed(error) }
+                        // A write that failed waits for the next ones: a restart of the server costs it nothing.
+                        guard cache.withLock({ $0.putBack(waiting, delay: Self.cacheWriteDelay) }) else { return }
+                        let what = "writing the cache (authorization expiries, selected MVPDs; \(CacheQueue.attemptsAllowed) tries)"
+                        failures.failed(error, what)
                     }
                 }))
     }
@@ -271,18 +275,18 @@ public final class TokenStore: Sendable {
 
     /// Queues cache writes without waiting for them: `record` names them on the caller's thread; they are made by
     /// the worker together with the others waiting, within `cacheWriteDelay` or before its next job, whichever
-    /// comes first (so a read sees them), in one transaction without an fsync (they may be lost in a crash); a write
-    /// that fails (the database restarting) is tried again with the next ones, a few times (`CacheQueue`); while
-    /// the connection is known to be gone writes are not kept back, so that the first one after a restart
-    /// reconnects. An authorization expiry the store already holds, as far as this process knows, is not written again (counted in
-    /// `authorizationExpiries.unchanged`). `failed` is called when the write fails.
-    func submit(_ failed: @escaping @Sendable (any Error) -> Void, _ record: (inout CacheWrites) throws -> Void) {
+    /// comes first (so a read sees them), in one transaction without an fsync (they may be lost in a crash). A write
+    /// that fails (the database restarting) is tried again with the next ones, a few times (`CacheQueue`), then
+    /// dropped and logged as a store failure (`StoreFailureLog`); while the connection is known to be gone writes
+    /// are not kept back, so that the first one after a restart reconnects. An authorization expiry the store already holds, as far as
+    /// this process knows, is not written again (counted in `authorizationExpiries.unchanged`).
+    func submit(_ record: (inout CacheWrites) -> Void) {
         var writes = CacheWrites()
-        do { try record(&writes) } catch { return failed(error) }
+        record(&writes)
         let feed = self.feed
         // While the connection is gone the write is made at once: the first call after a restart reconnects.
         let delay = executor.connectionLost ? .zero : Self.cacheWriteDelay
-        let first = cache.withLock { $0.add(writes, failed: failed, delay: delay, stored: feed.storedExpiry) }
+        let first = cache.withLock { $0.add(writes, delay: delay, stored: feed.storedExpiry) }
         if first { executor.wake() }
     }
 

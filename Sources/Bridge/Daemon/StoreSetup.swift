@@ -9,9 +9,13 @@ import JSONRPC
 /// identifier is read by the first setRequestor (`Engine.resolveDeviceID`).
 public enum StoreSetup {
     /// - Throws: `CommandLineError.failure` with one line for stderr (exit 1).
-    /// - Parameter lookInterval: `DaemonOptions.storeLookInterval`.
+    /// - Parameters:
+    ///   - lookInterval: `DaemonOptions.storeLookInterval`.
+    ///   - logsFailures: false for a command that reports each failure itself (`passbridge state`); the daemon's
+    ///     store logs them, by runs (`Protocol/README.md`, "The store").
     public static func open(
-        store url: String?, stateDirectory: String, lookInterval: Duration = TokenStore.defaultLookInterval
+        store url: String?, stateDirectory: String, lookInterval: Duration = TokenStore.defaultLookInterval,
+        logsFailures: Bool = true
     ) throws(CommandLineError) -> TokenStore {
         do {
             let store: TokenStore
@@ -27,9 +31,11 @@ public enum StoreSetup {
                             : "no URL (libpq's key=value settings are not taken here: write them as a URL's query)"
                     throw CommandLineError.failure("--store needs a postgresql:// URL, got \(got)")
                 }
-                store = try TokenStore(postgreSQL: url, log: Logger.sink(label: "store"), lookInterval: lookInterval)
+                store = try TokenStore(
+                    postgreSQL: url, log: Logger.sink(label: "store"), logsFailures: logsFailures, lookInterval: lookInterval)
             } else {
-                store = try TokenStore(directory: stateDirectory, lookInterval: lookInterval, log: Logger.sink(label: "store"))
+                store = try TokenStore(
+                    directory: stateDirectory, lookInterval: lookInterval, log: Logger.sink(label: "store"), logsFailures: logsFailures)
             }
             return store
         } catch let error as CommandLineError {
