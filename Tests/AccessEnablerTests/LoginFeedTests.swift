@@ -116,44 +116,50 @@ final class LoginFeedTests: XCTestCase {
         withExtendedLifetime(watch) {}
     }
 
-    /// A look reads the logins that changed; a notification that came in with a read's answer sits in the client
-    /// library's queue, where no socket shows it, so the look asks again until nothing more changed. The changes
-    /// here are what such a database answers: `.unknown` as listening starts, then the notification the read
-    /// brought along, then nothing.
-    func testALookAsksAgainAfterItsReadsUntilNothingMoreChanged() {
+    /// One look: asks what changed, reads those logins again and tells their watchers; a failed ask or read makes
+    /// it false. (What a read brings along is the worker's to look for: `StoreDatabase.changesWaiting`.)
+    func testALookReadsWhatChangedOnceAndAFailureEndsIt() {
         let feed = LoginFeed()
         let key = TokenStoreTests.key()
         let deliveries = Deliveries()
         let watch = feed.add([key.login], deliveries.deliver)
-        var answers: [ExternalChanges] = [.unknown, .some([.login(key.login)]), .none]
-        var stored: [[String: StoredProfile]] = [[:], ["MockMVPD": profile]]
-        XCTAssertTrue(feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
-        XCTAssertEqual(answers, [], "asked until nothing more changed")
-        XCTAssertEqual(stored, [], "the login was read again for the notification that came with the first read")
-        XCTAssertEqual(deliveries.next(timeout: 0), [key.login])
-        XCTAssertEqual(deliveries.next(timeout: 0), [key.login], "the second read's change is told too")
-        withExtendedLifetime(watch) {}
-    }
-
-    /// A look that keeps finding changes stops after `roundsPerLook` rounds and owes the next look, so that the
-    /// jobs waiting for the worker come first; a failed round ends the look with false.
-    func testALookThatKeepsFindingChangesOwesTheNextOneAndAFailureEndsIt() {
-        let feed = LoginFeed()
-        let key = TokenStoreTests.key()
-        let watch = feed.add([key.login], { _ in })
         XCTAssertTrue(feed.looking())
-        XCTAssertFalse(feed.lookOwed)
-        var rounds = 0
-        let changedAgain = { () -> ExternalChanges in
-            rounds += 1
-            return .some([.login(key.login)])
-        }
-        XCTAssertTrue(feed.look(changes: changedAgain, read: { _ in [:] }))
-        XCTAssertEqual(rounds, LoginFeed.roundsPerLook)
-        XCTAssertTrue(feed.lookOwed)
+        var answers: [ExternalChanges] = [.unknown, .some([.login(key.login)])]
+        var stored: [[String: StoredProfile]] = [["MockMVPD": profile], [:]]
+        XCTAssertTrue(feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
+        XCTAssertEqual(answers.count, 1, "asked once")
+        XCTAssertEqual(deliveries.next(timeout: 0), [key.login])
+        XCTAssertTrue(feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
+        XCTAssertEqual(deliveries.next(timeout: 0), [key.login], "the logout is told too")
+        XCTAssertTrue(feed.look(changes: { .none }, read: { _ in XCTFail("nothing to read"); return [:] }))
         struct Away: Error {}
         XCTAssertFalse(feed.look(changes: { throw Away() }, read: { _ in [:] }))
         XCTAssertFalse(feed.look(changes: { .unknown }, read: { _ in throw Away() }))
+        withExtendedLifetime(watch) {}
+    }
+
+    /// Two stores on one SQLite file, the watcher's look an hour apart: another process's commit that the
+    /// watcher's own login write comes across (its change counter moved by two) is looked for before the worker
+    /// sleeps, not at the next look. Before, it waited for the look's interval.
+    func testAnotherProcessesCommitThatAWriteCameAcrossIsToldAtOnce() async throws {
+        let shared = directory()
+        let watching = try TokenStore(directory: shared.path, lookInterval: .seconds(3600))
+        let writing = try TokenStore(directory: shared)
+        let own = TokenStoreTests.key("REF")
+        let other = TokenStoreTests.key("REF2")
+        let deliveries = Deliveries()
+        let watch = watching.watch([own.login, other.login], deliver: deliveries.deliver)
+        let before = try await watching.profiles([own, other])
+        XCTAssertTrue(before.isEmpty)
+        try await writing.saveProfile(profile, other)
+        XCTAssertNil(deliveries.next(timeout: 0.3), "no look for an hour, and nothing else read the store")
+        try await watching.saveProfile(profile, own)
+        // The watcher hears its store's own write, and the other process's.
+        var told: Set<LoginKey> = []
+        while told.count < 2, let next = deliveries.next() { told.formUnion(next) }
+        XCTAssertEqual(told, [own.login, other.login])
+        let seen = try await watching.profiles([other])
+        XCTAssertEqual(seen.map(\.1), [profile])
         withExtendedLifetime(watch) {}
     }
 
@@ -238,6 +244,45 @@ final class PostgreSQLLoginFeedTests: XCTestCase {
         XCTAssertEqual(deliveries.next(), [key.login])
         let after = try await watching.profiles([key])
         XCTAssertTrue(after.isEmpty)
+        withExtendedLifetime(watch) {}
+    }
+
+    /// The same for a look's own read: a notification makes the watcher read login A, which the locker's table
+    /// lock holds; meanwhile the locker logs B in and notifies, and commits. The notification of B comes with the
+    /// answer to the read of A, which libpq reads whole, and the worker looks again before it sleeps. Without that
+    /// (one look, then the socket) B was not told.
+    func testAChangeThatArrivesWithTheAnswerToALooksReadIsDelivered() async throws {
+        let database = try XCTUnwrap(database)
+        let watching = try TokenStore(postgreSQL: database.url, log: StoreQuietTests.noFailure, lookInterval: .seconds(3600))
+        let a = TokenStoreTests.key("REF")
+        let b = TokenStoreTests.key("REF2")
+        let deliveries = LoginFeedTests.Deliveries()
+        let watch = watching.watch([a.login, b.login], deliver: deliveries.deliver)
+        let before = try await watching.profiles([a, b])
+        XCTAssertTrue(before.isEmpty)
+        // Until the watcher listens (the look owed by the watch has run: its worker sleeps on the socket).
+        XCTAssertNotNil(StoreQuietTests.sleep(of: watching) { $0.socket })
+
+        let locker = try PostgreSQLDatabase(url: database.url)
+        let notifier = try PostgreSQLDatabase(url: database.url)
+        try locker.execute("BEGIN")
+        try locker.execute("LOCK TABLE profiles IN ACCESS EXCLUSIVE MODE")
+        let notify = "SELECT pg_notify('\(LoginNotification.channel)', convert_from($1, 'UTF8'))"
+        try notifier.execute(notify, [.text(LoginNotification.payload(.login(a.login)))])
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        let started = Date()
+        while try notifier.query(waiting, []).first?.first?.integer != 1 {
+            XCTAssertLessThan(Date().timeIntervalSince(started), 10, "the look never read login A")
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try locker.execute(
+            "INSERT INTO profiles(backend, statement_sha256, device_id, requestor, mvpd, not_after_ms, profile) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            SQLiteStore.values(b) + [.integer(profile.notAfter), .text(profile.json)])
+        try locker.execute(notify, [.text(LoginNotification.payload(.login(b.login)))])
+        try locker.execute("COMMIT")
+        XCTAssertEqual(deliveries.next(), [b.login])
+        let seen = try await watching.profiles([b])
+        XCTAssertEqual(seen.map(\.1), [profile])
         withExtendedLifetime(watch) {}
     }
 }

@@ -178,28 +178,19 @@ final class LoginFeed: Sendable {
         for (watcher, logins) in deliveries { watcher.deliver(logins) }
     }
 
-    /// How many times one look asks for changes again after reading some (`look`); more are left to a look owed.
-    static let roundsPerLook = 4
-
-    /// Worker thread: one look. Asks `changes` what other processes changed, reads those logins again (`refresh`),
-    /// and asks again until nothing more changed: the reads' answers may have brought notifications along, which
-    /// PostgreSQL's client library then holds while the socket, already read, no longer shows them (another
-    /// daemon's logout, committed while a read was under way, was not told until some call woke the worker).
-    /// After `roundsPerLook` rounds that all found changes, the next look is owed, to run after the jobs waiting.
-    /// Returns false when `changes` or a read failed.
+    /// Worker thread: one look. Asks `changes` what other processes changed and reads those logins again
+    /// (`refresh`). The reads' answers may bring more changes along (PostgreSQL's client library then holds the
+    /// notifications, which the socket, already read, no longer shows): the worker looks again before it sleeps
+    /// while the database says so (`StoreDatabase.changesWaiting`). Returns false when `changes` or a read failed.
     func look(changes: () throws -> ExternalChanges, read: (LoginKey) throws -> [String: StoredProfile]) -> Bool {
-        for _ in 0..<Self.roundsPerLook {
-            guard let found = try? changes() else { return false }
-            let covered: Set<LoginChange>
-            switch found {
-            case .none: return true
-            case .some(let changed): covered = changed
-            case .unknown: covered = [.everything]
-            }
-            guard (try? refresh(covered, read: read)) != nil else { return false }
+        guard let found = try? changes() else { return false }
+        let covered: Set<LoginChange>
+        switch found {
+        case .none: return true
+        case .some(let changed): covered = changed
+        case .unknown: covered = [.everything]
         }
-        state.withLock { $0.lookOwed = true }
-        return true
+        return (try? refresh(covered, read: read)) != nil
     }
 
     /// Worker thread: what `changes` cover may be different in the store now: read each watched login among them

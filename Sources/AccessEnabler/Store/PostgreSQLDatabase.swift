@@ -23,6 +23,8 @@ final class PostgreSQLDatabase {
     private var channel: String?
     /// A reconnect happened since `notifications()` last ran: notifications sent meanwhile are lost.
     private var reconnectedSinceNotifications = false
+    /// Other sessions' payloads that libpq had already read (with a query's answer), for `notifications()`.
+    private var taken: [String] = []
 
     /// Loads libpq, then connects to `url` (a libpq connection URI). `log` receives the reconnects.
     init(url: String, log: EngineLog? = nil) throws(TokenStoreError) {
@@ -135,16 +137,31 @@ final class PostgreSQLDatabase {
             lost = cpq_status(connection) == CONNECTION_BAD
             throw .postgreSQL(operation: "read notifications", message: Self.message(connection))
         }
+        takeNotifications()
+        defer {
+            reconnectedSinceNotifications = false
+            taken = []
+        }
+        return reconnectedSinceNotifications ? nil : taken
+    }
+
+    /// Whether `notifications()` has something to tell that the socket no longer shows: payloads libpq read in
+    /// with an answer, or a reconnect since its last call. Reads nothing from the socket.
+    var notificationsWaiting: Bool {
+        thread.check("PostgreSQL connection")
+        takeNotifications()
+        return !taken.isEmpty || reconnectedSinceNotifications
+    }
+
+    /// Moves what libpq has queued into `taken`, but this session's own.
+    private func takeNotifications() {
         let own = cpq_backendPID(connection)
-        var payloads: [String] = []
         while let notification = cpq_notifies(connection) {
             if notification.pointee.be_pid != own, let extra = notification.pointee.extra {
-                payloads.append(String(cString: extra))
+                taken.append(String(cString: extra))
             }
             cpq_freemem(notification)
         }
-        defer { reconnectedSinceNotifications = false }
-        return reconnectedSinceNotifications ? nil : payloads
     }
 
     /// The connection's socket, for a wait until the server sends something (a notification); nil while the

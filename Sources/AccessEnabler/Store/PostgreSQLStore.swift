@@ -292,6 +292,8 @@ final class PostgreSQLStore: StoreDatabase {
     /// The connection's socket while it listens and is up: notifications arrive on it.
     var notificationSocket: Int32? { listening ? database.socket : nil }
 
+    var changesWaiting: Bool { listening && database.notificationsWaiting }
+
     var connectionLost: Bool { database.socket == nil }
 
     func allProfiles() throws -> [(ProfileKey, StoredProfile)] {

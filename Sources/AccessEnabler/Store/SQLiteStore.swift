@@ -232,6 +232,8 @@ final class SQLiteStore: StoreDatabase {
     /// SQLite has no socket to wait on: other processes' commits are looked for (`externalChanges`).
     var notificationSocket: Int32? { nil }
 
+    var changesWaiting: Bool { otherChangeSeen }
+
     var connectionLost: Bool { false }
 
     func allProfiles() throws -> [(ProfileKey, StoredProfile)] {

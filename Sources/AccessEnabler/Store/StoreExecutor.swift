@@ -36,15 +36,15 @@ final class StoreExecutor: Sendable {
     }
 
     /// Looking for other processes' changes (`TokenStore`: the live logins), while `wanted` says so: at once when
-    /// `owed` says so (a watch started or ended), then on the database's socket when it has one (`socket`), else
-    /// every `interval`; also after every job and deferred write while wanted, when there is a socket, so that what
-    /// the database read on the way (notifications libpq took in with a query's answer) is not left waiting. `run` returns false when
-    /// it failed: the socket is then not waited on until a look succeeds.
+    /// `owed` says so (a watch started or ended) or when the database already holds changes no socket will show
+    /// (`StoreDatabase.changesWaiting`: what a job, a write or the last look read along with its answers), then
+    /// when the database's notification socket is readable (`StoreDatabase.notificationSocket`), or, with no
+    /// socket, every `interval`. `run` returns false when it failed: the socket is then not waited on until a look
+    /// succeeds.
     struct Look: Sendable {
         let interval: Duration
         let wanted: @Sendable () -> Bool
         let owed: @Sendable () -> Bool
-        let socket: @Sendable (any StoreDatabase) -> Int32?
         let run: @Sendable (any StoreDatabase) -> Bool
     }
 
@@ -207,11 +207,6 @@ final class StoreExecutor: Sendable {
             noteConnection(database)
             if !succeeded { lookFailed = true }
         }
-        /// After a job or a deferred write: what its answers brought along (notifications) is not on the socket.
-        func lookAfterWork(_ database: any StoreDatabase) {
-            noteConnection(database)
-            if let look = look.withLock({ $0 }), look.wanted(), look.socket(database) != nil { runLook(look, database) }
-        }
         while true {
             let (job, closed) = queue.withLock { queue -> (Job?, Bool) in
                 if !queue.jobs.isEmpty { return (queue.jobs.removeFirst(), false) }
@@ -231,7 +226,7 @@ final class StoreExecutor: Sendable {
                 }
                 if let deferredWork, deferredWork.due() != nil { deferredWork.run(database!) }
                 job(.success(database!))
-                lookAfterWork(database!)
+                noteConnection(database!)
                 continue
             }
             if closed {
@@ -246,15 +241,17 @@ final class StoreExecutor: Sendable {
             let flushDue = deferredWork?.due()
             if let deferredWork, let flushDue, flushDue <= now {
                 deferredWork.run(database)
-                lookAfterWork(database)
+                noteConnection(database)
                 continue
             }
             let wantedLook = look.withLock { $0 }.flatMap { $0.wanted() ? $0 : nil }
-            if let wantedLook, wantedLook.owed() {
+            // Changes the database already holds are on no socket: looked for now, and again after a look that
+            // read some along with its own answers (not after a look that failed: the next one waits its turn).
+            if let wantedLook, wantedLook.owed() || (!lookFailed && database.changesWaiting) {
                 runLook(wantedLook, database)
                 continue
             }
-            let socket = wantedLook.flatMap { lookFailed ? nil : $0.socket(database) }
+            let socket = wantedLook.flatMap { _ in lookFailed ? nil : database.notificationSocket }
             // A look with a socket to wait on needs no timer; one without (SQLite's, or a connection that failed)
             // comes at its interval.
             let lookDue = wantedLook.flatMap { look in socket == nil ? lastLook &+ Self.nanoseconds(look.interval) : nil }

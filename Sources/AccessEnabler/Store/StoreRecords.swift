@@ -160,6 +160,11 @@ protocol StoreDatabase: AnyObject {
     /// after `externalChanges(watching: true)`), for the worker to wait on; nil when there is none to wait on
     /// (SQLite, which is looked at instead; a connection that failed).
     var notificationSocket: Int32? { get }
+    /// Whether this connection already knows of changes the next `externalChanges` will tell, which no socket will
+    /// show again: notifications PostgreSQL's client library took in with a query's answer, a reconnect that may
+    /// have lost some, another process's commit SQLite's own write came across. The worker then looks before it
+    /// sleeps (`StoreExecutor`).
+    var changesWaiting: Bool { get }
     /// Whether the connection is known to be gone (PostgreSQL's, until a reconnect); SQLite's never is.
     var connectionLost: Bool { get }
 }

@@ -88,7 +88,6 @@ public final class TokenStore: Sendable {
         executor.setLook(
             StoreExecutor.Look(
                 interval: lookInterval, wanted: { feed.wantsLook }, owed: { feed.lookOwed },
-                socket: { $0.notificationSocket },
                 run: { database in
                     let watching = feed.looking()
                     // A failure (the database is away) is tried again at the next look; `.unknown` then makes
