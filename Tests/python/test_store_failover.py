@@ -12,7 +12,7 @@ import time
 
 from postgres_fixtures import cluster_server, own_postgres, postgres_cluster, postgres_url  # noqa: F401 (fixtures)
 from rpc_helper import StdioDaemon, daemon_args
-from test_bridge_flows import login, ready
+from test_bridge_flows import REDIRECT_URL, login, ready
 
 #: A line of the daemon's log: time, program[pid], level, label, text.
 LOG_LINE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z passbridge\[\d+\] (trace|debug|info|notice|warning|error|critical) ")
@@ -151,3 +151,32 @@ def test_a_server_that_stops_answering_does_not_keep_the_daemon_from_exiting(bin
             os.kill(pid, signal.SIGCONT)
     daemon.stop()
     assert "the store was still busy at the shutdown deadline; exiting without closing it" in daemon.log()
+
+
+def test_a_storage_check_while_postgresql_is_down_ends_nothing_and_runs_again_once_it_is_back(bin_dir, emulator, tmp_path,
+                                                                                               own_postgres):
+    """init's storageCheck (Protocol/README.md, Lifecycle 2) meets a server that is down: the store is away, not
+    corrupt. setRequestor fails with STORE500 before any login is ended at Adobe (`all` used to take the failed read
+    for an unreadable store and log the user out there), and the next setRequestor, with the server back, checks
+    again. A fleet host names the device (`deviceIdentifier`), so the check is the first store read of the call."""
+    from test_store_storage_check import logouts
+    directory, url = own_postgres
+    device = {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "tv-0042"}
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state", "--store", url))
+    assert daemon.call("init", device) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    login(daemon)
+    before = logouts(emulator)
+    cluster_server("halt", directory)
+    for check in ("all", "clear"):
+        # A new instance: the login is no longer in the daemon's memory, so the check reads the store.
+        assert daemon.call("init", device | {"storageCheck": check}) == {}
+        result = daemon.call("setRequestor", {"requestorID": "REF"})
+        assert result["status"] == 0 and [s["id"] for s in result["statuses"]] == ["STORE500"], (check, result)
+    assert logouts(emulator) == before, "a login was ended at Adobe while the store was away"
+    cluster_server("resume", directory)
+    # `clear` again, with the store back: this time it runs, ends the login at Adobe, and removes it here.
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert logouts(emulator) == before + 1
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.stop() == 0

@@ -158,7 +158,10 @@ public actor Engine {
         if let requestor {
             watchLogins(requestor)
             do {
-                if machine.storageCheckDue() { try await checkStorage(requestor) }
+                if machine.storageCheckDue {
+                    try await checkStorage(requestor)
+                    machine.storageCheckRan()
+                }
                 partnerStatus = try await partnerSetRequestor(requestor)
                 selected = try await store.selectedProvider(selectionKey(requestor)).flatMap { requestor.mvpd($0) }
                 try await settle(requestor)
@@ -380,23 +383,25 @@ public actor Engine {
     }
 
     /// init's storage check (the iOS SDK's `initWithStorageCheck`; Protocol/README.md, "Lifecycle"), before the
-    /// first re-sync: `clear` always, `all` when the store cannot read the requestor's logins or one of them does not
-    /// read as a profile, ends each of the requestor's logins on this device at the backend (a logout per MVPD, no
-    /// page, whatever it answers) and removes it here, with the selected MVPD, so that the re-sync finds nothing to
-    /// bring back.
-    /// - Throws: a store failure of the removal (setRequestor then fails with STORE500).
+    /// first re-sync: `clear` always, `all` when the requestor's stored logins do not read (a corrupt database, or a
+    /// value that does not read as a profile), ends each of the requestor's logins on this device at the backend (a
+    /// logout per MVPD, no page, whatever it answers) and removes it here, with the selected MVPD, so that the
+    /// re-sync finds nothing to bring back. `none` reads nothing.
+    /// - Throws: a store failure, other than corruption, of the read (before anything is ended: a store that is away
+    ///   is not a corrupt one) or of the removal; setRequestor then fails with STORE500, and its next call checks again.
     func checkStorage(_ requestor: Requestor) async throws {
+        guard configuration.storageCheck != .none else { return }
         let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
         var stored: [(ProfileKey, StoredProfile)] = []
         var sound = true
         do {
             stored = try await store.profiles(keys, fresh: true)
             sound = stored.allSatisfy { (try? JSON.parse($0.1.json))?.objectValue != nil }
-        } catch {
-            configuration.log?(.warning, "storage check: the store could not read the logins of \(requestor.id): \(error)")
+        } catch let error as TokenStoreError where error.isCorruption {
+            configuration.log?(.warning, "storage check: the logins of \(requestor.id) do not read: \(error)")
             sound = false
         }
-        guard configuration.storageCheck == .clear || (configuration.storageCheck == .all && !sound) else { return }
+        guard configuration.storageCheck == .clear || !sound else { return }
         configuration.log?(.warning, "storage check (\(configuration.storageCheck.rawValue)): ending the logins of \(requestor.id)")
         // The logins Adobe has for the device too (one GET profiles per service provider): a login this store lost is
         // still one the re-sync would bring back.

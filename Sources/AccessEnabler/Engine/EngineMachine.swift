@@ -159,14 +159,14 @@ struct EngineMachine<Requestor, Call, Waiter> {
     private(set) var tempPassIdentity: [(String, String)] = []
     /// The platform account as the host last described it (partner SSO).
     var partnerAccount: PartnerAccount?
-    /// The instance's storage check (`StorageCheck`) has run: it runs once, at the first setRequestor that configures.
+    /// The instance's storage check (`StorageCheck`) has run: it runs once, at the first setRequestor that configures
+    /// (again at the next one when the store failed it).
     private var storageChecked = false
 
-    /// Whether the storage check runs now (the first time it is asked; never after close).
-    mutating func storageCheckDue() -> Bool {
-        defer { storageChecked = true }
-        return !storageChecked && !closed
-    }
+    /// Whether the storage check runs now (until it has run; never after close).
+    var storageCheckDue: Bool { !storageChecked && !closed }
+
+    mutating func storageCheckRan() { storageChecked = true }
 
     /// The live-login view: what the instance told its host of the login and what it knows of it.
     struct LiveLogin {

@@ -332,6 +332,13 @@ public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
     /// A file of the store in the state directory may not be used (it is left untouched): path, why and what to do.
     case unsafeStoreFile(path: String, reason: String)
 
+    /// Whether the database's file itself is damaged (SQLite's SQLITE_CORRUPT or SQLITE_NOTADB, with their extended
+    /// codes), as opposed to a store that is away, locked or full.
+    public var isCorruption: Bool {
+        guard case .sqlite(_, let code) = self else { return false }
+        return [11, 26].contains(code & 0xFF)
+    }
+
     public var description: String {
         switch self {
         case .io(let what, let code): return "\(what): \(String(cString: strerror(code)))"
