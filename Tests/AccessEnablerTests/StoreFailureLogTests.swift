@@ -28,8 +28,8 @@ final class StoreFailureLogTests: XCTestCase {
             lines.withLock { $0 },
             [
                 "store failure: PostgreSQL connect failed: no such file",
-                "store failure writing the cache: PostgreSQL connect failed: no such file (10 more since the last line)",
-                "store working again after 12.5 s (13 failures in all)",
+                "store failure writing the cache: PostgreSQL connect failed: no such file (10 more failed operations since the last line)",
+                "store working again after 12.5 s (13 failed operations in all)",
                 "store failure: PostgreSQL connect failed: no such file",
             ])
     }

@@ -357,9 +357,10 @@ def test_a_store_url_that_is_not_postgresql_fails_start_up_with_status_1_and_no_
     assert result.stderr == "passbridge: --store needs a postgresql:// URL, got mysql://pb:***@db.example/passbridge\n"
     # What is not a postgresql:// URL is named for what it is, never echoed (a breaking pass found both echoed as
     # "postgresql://…", the second one's scheme in lower case).
-    for value, got in [("host=db.example password=s3cret", "no URL (libpq's key=value settings are not taken here: "
-                                                             "write them as a URL's query)"),
-                       ("", "no URL (libpq's key=value settings are not taken here: write them as a URL's query)"),
+    for value, got in [("host=db.example password=s3cret", "libpq key=value settings, which are not taken here: "
+                                                             "write them as a URL's query (postgresql:///DATABASE?host=…&user=…)"),
+                       ("", "an empty value"),
+                       ("db.example/s3cret", "something that is not a URL"),
                        ("POSTGRESQL://pb:s3cret@db.example/passbridge",
                         "a scheme not in lower case (libpq takes postgresql:// and postgres:// only)")]:
         result = run_passbridge(bin_dir, "--store", value, "--state-dir", str(tmp_path))

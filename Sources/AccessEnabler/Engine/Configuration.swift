@@ -149,6 +149,8 @@ public typealias EngineLog = @Sendable (EngineLogLevel, @autoclosure () -> Strin
 public enum EngineLogLevel: Sendable {
     /// A backend exchange or a detail of one (never a token, secret, body or query string).
     case debug
+    /// Something that went wrong is right again (the store works again after failures).
+    case info
     /// Something went wrong that the caller is not told of in an answer (a store failure, what the storage check
     /// found).
     case warning

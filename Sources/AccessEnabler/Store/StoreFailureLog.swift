@@ -7,9 +7,9 @@ import ThreadAffinity
 /// failed call still gets its own STORE500 with the reason (Protocol/README.md, "The store"); only the log is
 /// spared a line per call (a breaking pass counted 1,165 of them for 8 PostgreSQL restarts).
 ///
-/// Fed by the store's worker (`StoreExecutor.run`, the cache writes in `TokenStore`); `log` gets lines at
-/// `.warning`: `store failure: REASON`, `store failure: REASON (N more since the last line)`, `store working again
-/// after S s (N failures in all)`.
+/// Fed by the store's worker (`StoreExecutor.run`, the cache writes in `TokenStore`), counting store operations (one
+/// call may make several); `log` gets `store failure: REASON` and `store failure: REASON (N more failed operations
+/// since the last line)` at `.warning`, `store working again after S s (N failed operations in all)` at `.info`.
 final class StoreFailureLog: Sendable {
     /// The least time between two lines of one run of failures.
     static let interval = Duration.seconds(10)
@@ -54,7 +54,7 @@ final class StoreFailureLog: Sendable {
                 current.lastLine = time
                 current.notLogged = 0
             }
-            return current.notLogged == 0 ? reason : reason + " (\(current.notLogged) more since the last line)"
+            return current.notLogged == 0 ? reason : reason + " (\(current.notLogged) more failed operations since the last line)"
         }
         if let line { log?(.warning, line) }
     }
@@ -70,6 +70,7 @@ final class StoreFailureLog: Sendable {
         }
         guard let ended else { return }
         let seconds = Double((time &- ended.start) / 1_000_000) / 1000
-        log?(.warning, "store working again after \(seconds) s (\(ended.failures) failure\(ended.failures == 1 ? "" : "s") in all)")
+        let failures = "\(ended.failures) failed operation\(ended.failures == 1 ? "" : "s")"
+        log?(.info, "store working again after \(seconds) s (\(failures) in all)")
     }
 }

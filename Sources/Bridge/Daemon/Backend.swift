@@ -185,6 +185,7 @@ extension Logger {
         return { level, line in
             switch level {
             case .debug: logger.debug(line())
+            case .info: logger.info(line())
             case .warning: logger.warning(line())
             case .error: logger.error(line())
             }

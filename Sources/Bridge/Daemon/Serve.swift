@@ -6,7 +6,8 @@ import Synchronization
 import ThreadAffinity
 
 /// What SIGTERM, SIGINT and SIGHUP do: the first asks the transport to drain, or ends the process at once (status 0)
-/// when none is installed yet (start-up); a second one, while draining, ends the process without waiting.
+/// when none is installed yet (start-up); a second one, while draining, ends the process without waiting; once the
+/// daemon has stopped (`stopped()`: its exit status is decided and logged), they do nothing.
 final class Stopper: Sendable {
     private struct State {
         var action: (@Sendable () -> Void)?
@@ -15,6 +16,7 @@ final class Stopper: Sendable {
         var signals = 0
         /// When the first signal came.
         var firstSignal: ContinuousClock.Instant?
+        var stopped = false
     }
 
     private let state = Mutex(State())
@@ -22,7 +24,9 @@ final class Stopper: Sendable {
     /// Called on the signal thread.
     func received(_ signal: Int32, log: Logger) {
         TerminationSignals.thread.check("Stopper.received")
-        let (action, beforeForcedExit, count) = state.withLock { state in
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            // Stopped: the exit status is decided and logged; nothing to do.
+            if state.stopped { return nil }
             state.signals += 1
             if state.firstSignal == nil { state.firstSignal = .now }
             if state.action == nil {
@@ -34,17 +38,24 @@ final class Stopper: Sendable {
                 state.beforeForcedExit?()
                 _exit(0)
             }
-            return (state.action, state.beforeForcedExit, state.signals)
+            if state.signals > 1 {
+                // Holding the lock too, so that the daemon, which takes it to say it stopped, cannot log another
+                // status meanwhile. What must not outlive the process goes first: a stderr nobody reads delays the
+                // line, not the removal.
+                state.beforeForcedExit?()
+                log.logBeforeExit(.error, "signal \(signal) again while stopping: exiting without draining")
+                _exit(1)
+            }
+            return state.action
         }
-        if count > 1 {
-            // What must not outlive the process goes first: a stderr nobody reads delays the line, not the removal.
-            beforeForcedExit?()
-            log.logBeforeExit(.error, "signal \(signal) again while stopping: exiting without draining")
-            _exit(1)
-        }
+        guard let action else { return }
         log.info("signal \(signal): stopping")
-        action?()
+        action()
     }
+
+    /// The daemon has stopped and is about to exit with the status it logs: a signal now changes nothing (a second
+    /// one used to end it with status 1 after it had logged status 0).
+    func stopped() { state.withLock { $0.stopped = true } }
 
     /// When what is left of the daemon's work must be done by: `shutdownTimeout` after the first signal, or 1 s from
     /// now when no signal came (end of input on stdio, whose drain has already run).
@@ -106,6 +117,7 @@ public enum Daemon {
                 return wrapInstance(ApplicationInstance(outbound: connection, configuration: configuration, statistics: statistics))
             }, stopper: stopper, serving: backend.description, log: log)
         backend.stop(by: stopper.deadline(shutdownTimeout: options.limits.shutdownTimeout))
+        stopper.stopped()
         // The last line, as the start-up line: at the default level on a socket, at debug over stdio.
         let stopped = "stopped, exit status \(status)"
         if onSocket { log.info(stopped) } else { log.debug(stopped) }

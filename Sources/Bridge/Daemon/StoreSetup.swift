@@ -28,7 +28,10 @@ public enum StoreSetup {
                         ? "a scheme not in lower case (libpq takes postgresql:// and postgres:// only)"
                         : url.contains("://")
                             ? PostgreSQLURL.redacted(url)
-                            : "no URL (libpq's key=value settings are not taken here: write them as a URL's query)"
+                            : url.contains("=")
+                                ? "libpq key=value settings, which are not taken here: write them as a URL's query "
+                                    + "(postgresql:///DATABASE?host=…&user=…)"
+                                : url.isEmpty ? "an empty value" : "something that is not a URL"
                     throw CommandLineError.failure("--store needs a postgresql:// URL, got \(got)")
                 }
                 store = try TokenStore(
