@@ -126,14 +126,14 @@ final class LoginFeedTests: XCTestCase {
         XCTAssertTrue(feed.looking())
         var answers: [ExternalChanges] = [.unknown, .some([.login(key.login)])]
         var stored: [[String: StoredProfile]] = [["MockMVPD": profile], [:]]
-        XCTAssertTrue(feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
+        XCTAssertNoThrow(try feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
         XCTAssertEqual(answers.count, 1, "asked once")
         XCTAssertEqual(deliveries.next(timeout: 0), [key.login])
-        XCTAssertTrue(feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
+        XCTAssertNoThrow(try feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
         XCTAssertEqual(deliveries.next(timeout: 0), [key.login], "the logout is told too")
         var reads = 0
-        XCTAssertTrue(
-            feed.look(
+        XCTAssertNoThrow(
+            try feed.look(
                 changes: { .none },
                 read: { _ in
                     reads += 1
@@ -141,8 +141,35 @@ final class LoginFeedTests: XCTestCase {
                 }))
         XCTAssertEqual(reads, 0, "nothing changed, nothing read")
         struct Away: Error {}
-        XCTAssertFalse(feed.look(changes: { throw Away() }, read: { _ in [:] }))
-        XCTAssertFalse(feed.look(changes: { .unknown }, read: { _ in throw Away() }))
+        XCTAssertThrowsError(try feed.look(changes: { throw Away() }, read: { _ in [:] }))
+        XCTAssertThrowsError(try feed.look(changes: { .unknown }, read: { _ in throw Away() }))
+        withExtendedLifetime(watch) {}
+    }
+
+    /// A look whose read fails keeps what it was to read: the database will not tell it again, and the next look,
+    /// to which it says nothing new, reads it. Before, the change was lost (a breaking pass: a lock held past the
+    /// statement timeout during another daemon's logout left the watcher's host told "logged in" for good).
+    func testWhatAFailedReadWasToReadIsReadByTheNextLook() {
+        let feed = LoginFeed()
+        let key = TokenStoreTests.key()
+        let deliveries = Deliveries()
+        let watch = feed.add([key.login], deliveries.deliver)
+        XCTAssertNoThrow(try feed.look(changes: { .unknown }, read: { _ in ["MockMVPD": profile] }))
+        XCTAssertEqual(deliveries.next(timeout: 0), [key.login])
+        struct Timeout: Error {}
+        XCTAssertThrowsError(try feed.look(changes: { .some([.login(key.login)]) }, read: { _ in throw Timeout() }))
+        XCTAssertNil(deliveries.next(timeout: 0))
+        XCTAssertNoThrow(try feed.look(changes: { .none }, read: { _ in [:] }))
+        XCTAssertEqual(deliveries.next(timeout: 0), [key.login], "the logout is told")
+        var reads = 0
+        XCTAssertNoThrow(
+            try feed.look(
+                changes: { .none },
+                read: { _ in
+                    reads += 1
+                    return [:]
+                }))
+        XCTAssertEqual(reads, 0, "read once, then forgotten")
         withExtendedLifetime(watch) {}
     }
 
@@ -291,6 +318,45 @@ final class PostgreSQLLoginFeedTests: XCTestCase {
         XCTAssertEqual(deliveries.next(), [b.login])
         let seen = try await watching.profiles([b])
         XCTAssertEqual(seen.map(\.1), [profile])
+        withExtendedLifetime(watch) {}
+    }
+
+    /// The watcher's read of a changed login is held by a table lock past the statement timeout (5 s: a VACUUM
+    /// FULL, an ALTER TABLE); its look fails, and the next one, once the lock is gone, reads the login and tells
+    /// the logout. Before, the notification was spent and the logout never told.
+    func testALogoutWhoseReadTimedOutIsToldOnceTheLockIsGone() async throws {
+        let database = try XCTUnwrap(database)
+        let watching = try TokenStore(postgreSQL: database.url)
+        let writing = try TokenStore(postgreSQL: database.url)
+        let key = TokenStoreTests.key()
+        let (watch, deliveries) = try await LoginFeedTests.aLoginWrittenByOneIsDeliveredToTheOther(watching, writing, key, profile)
+        let locker = try PostgreSQLDatabase(url: database.url)
+        let other = try PostgreSQLDatabase(url: database.url)
+        // The logout, written without its notification; then the lock, then the notification alone.
+        try other.execute(
+            "DELETE FROM profiles WHERE backend = $1 AND statement_sha256 = $2 AND device_id = $3 AND requestor = $4",
+            SQLiteStore.values(key.login))
+        try locker.execute("BEGIN")
+        try locker.execute("LOCK TABLE profiles IN ACCESS EXCLUSIVE MODE")
+        try other.execute(
+            "SELECT pg_notify('\(LoginNotification.channel)', convert_from($1, 'UTF8'))",
+            [.text(LoginNotification.payload(.login(key.login)))])
+        // Until the watcher's read has waited for the lock and given up (its session no longer waits).
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        let started = Date()
+        var waited = false
+        while true {
+            let count = try other.query(waiting, []).first?.first?.integer
+            if count == 1 { waited = true }
+            if waited && count == 0 { break }
+            XCTAssertLessThan(Date().timeIntervalSince(started), 20, "the read never waited, or never gave up")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTAssertNil(deliveries.next(timeout: 0.2), "nothing could be read yet")
+        try locker.execute("ROLLBACK")
+        XCTAssertEqual(deliveries.next(), [key.login])
+        let after = try await watching.profiles([key])
+        XCTAssertTrue(after.isEmpty)
         withExtendedLifetime(watch) {}
     }
 }

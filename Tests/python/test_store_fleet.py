@@ -273,3 +273,46 @@ def test_a_device_identifier_is_at_most_256_characters_and_such_a_device_logs_in
     for args, said in [(["--device", "other"], "deleted 0 logins"), (["--requestor", "REF", "--device", "𝄞" * 256], "deleted 1 login")]:
         reset = subprocess.run([passbridge, "state", "reset", "--store", postgres_url, *args], capture_output=True, text=True, timeout=30)
         assert reset.returncode == 0 and reset.stdout.startswith(said + " from"), reset.stdout + reset.stderr
+
+
+def test_a_logout_the_watching_daemon_could_not_read_at_first_is_told_once_the_lock_is_gone(bin_dir, emulator, tmp_path,
+                                                                                             short_tmp, postgres_url):
+    """Daemon B's instance for device D was told it is logged in. The logout reaches B while a lock on the logins'
+    table (a VACUUM FULL, an ALTER TABLE) holds B's read of it past the statement timeout (5 s). Once the lock is gone,
+    B reads the login again and tells its host (Protocol/README.md, "Live logins"). A breaking pass found B's host
+    told "logged in" for good: the notification was spent on the read that failed."""
+    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+    a = SocketDaemon(bin_dir, short_tmp / "a.sock", *daemon_args(emulator.base, tmp_path / "machine-a", "--store", postgres_url))
+    b = SocketDaemon(bin_dir, short_tmp / "b.sock", *daemon_args(emulator.base, tmp_path / "machine-b", "--store", postgres_url))
+    holder = None
+    try:
+        d_on_a = device(a, "device-D")
+        d_on_b = device(b, "device-D")
+        assert d_on_b.call("checkAuthentication")["status"] == 0
+        start = d_on_b.mark()
+        login(d_on_a)
+        d_on_b.notification("setAuthenticationStatus", start)
+        # The logout's row goes first (psql, without a notification), then the lock, then the notification alone.
+        subprocess.run([psql, "-X", "-q", postgres_url, "-c", "DELETE FROM profiles WHERE device_id = 'device-D'"],
+                       check=True, timeout=30)
+        holder = subprocess.Popen([psql, "-X", "-q", postgres_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        holder.stdin.write("BEGIN;\nLOCK TABLE profiles IN ACCESS EXCLUSIVE MODE;\n\\echo locked\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "locked"
+        start = d_on_b.mark()
+        # A payload that names no login reads as "every login changed" (Sources/AccessEnabler/Store/PostgreSQLStore.swift).
+        subprocess.run([psql, "-X", "-q", postgres_url, "-c", "SELECT pg_notify('passbridge_logins', 'x')"],
+                       check=True, timeout=30)
+        b.wait_for_log("store failure", timeout=15)  # B's read gave up (statement timeout)
+        assert [m for m in d_on_b.received[start:] if m.get("method") == "setAuthenticationStatus"] == []
+        holder.stdin.write("ROLLBACK;\n")
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        _, told = d_on_b.notification("setAuthenticationStatus", start, timeout=10)
+        assert told["params"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+        b.wait_for_log("store working again", timeout=10)
+    finally:
+        if holder and holder.poll() is None:
+            holder.kill()
+        assert a.stop() == 0 and b.stop() == 0

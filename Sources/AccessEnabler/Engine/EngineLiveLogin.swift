@@ -48,12 +48,23 @@ extension Engine {
         after(.zero) { $0.loginsChanged() }
     }
 
+    /// How long after a check of the login that the store failed it is made again.
+    static let loginRecheckDelay = Duration.seconds(1)
+
     private func checkLogin() async {
         guard let requestor = machine.readyRequestor, machine.live.announced != nil else { return }
         let current: Profile?
         do {
             current = try await currentProfile(requestor)
         } catch {
+            // The store failed (logged by the store): the change is not lost, the check is made again, one at a
+            // time, until the store answers.
+            machine.recheckLogin {
+                after(Self.loginRecheckDelay) { engine in
+                    engine.machine.rechecking()
+                    engine.loginsChanged()
+                }
+            }
             return
         }
         let check = machine.loginChecked(current == nil ? AccessEnablerStatus.error : AccessEnablerStatus.success)

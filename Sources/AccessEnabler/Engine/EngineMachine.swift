@@ -178,6 +178,8 @@ struct EngineMachine<Requestor, Call, Waiter> {
         var known: Int32?
         /// A change arrived while the instance was not quiet: it is checked once the instance is.
         var checkPending = false
+        /// A check could not read the login (the store failed): it is made again after a while (`checkLogin`).
+        var recheck: Scheduled?
         /// The current login's end (`notAfter`, epoch ms) and the timer that checks the login then.
         var expiry: (notAfter: Int64, timer: Scheduled)?
     }
@@ -275,6 +277,14 @@ struct EngineMachine<Requestor, Call, Waiter> {
         live.checkPending = !quiet
         return quiet
     }
+
+    /// A check could not read the login: `arm` makes the timer that checks again, unless one is armed already.
+    mutating func recheckLogin(_ arm: () -> Scheduled) {
+        if live.recheck == nil { live.recheck = arm() }
+    }
+
+    /// The timer of `recheckLogin` fired.
+    mutating func rechecking() { live.recheck = nil }
 
     /// What a check of the login found.
     enum LoginCheck: Equatable {

@@ -71,6 +71,9 @@ final class LoginFeed: Sendable {
         var lookOwed = false
         /// Wakes the store's worker for a look owed (`TokenStore`).
         var wake: (@Sendable () -> Void)?
+        /// What a look learned had changed but could not read (the read failed): read by the next look, since the
+        /// database will not tell it again.
+        var unread: Set<LoginChange> = []
     }
 
     private let state = Mutex(State())
@@ -84,6 +87,9 @@ final class LoginFeed: Sendable {
 
     /// Whether a look is owed at once (a watch started, or the last one ended).
     var lookOwed: Bool { state.withLock { $0.lookOwed } }
+
+    /// Whether a look failed to read what it learned had changed (`unread`): the next look reads it.
+    var hasUnread: Bool { state.withLock { !$0.unread.isEmpty } }
 
     /// The worker is about to look: returns whether anything is watched, and pays the look owed.
     func looking() -> Bool {
@@ -181,16 +187,28 @@ final class LoginFeed: Sendable {
     /// Worker thread: one look. Asks `changes` what other processes changed and reads those logins again
     /// (`refresh`). The reads' answers may bring more changes along (PostgreSQL's client library then holds the
     /// notifications, which the socket, already read, no longer shows): the worker looks again before it sleeps
-    /// while the database says so (`StoreDatabase.changesWaiting`). Returns false when `changes` or a read failed.
-    func look(changes: () throws -> ExternalChanges, read: (LoginKey) throws -> [String: StoredProfile]) -> Bool {
-        guard let found = try? changes() else { return false }
-        let covered: Set<LoginChange>
+    /// while the database says so (`StoreDatabase.changesWaiting`). Throws what `changes` or a read threw; what a
+    /// failed read was to read is kept for the next look (`unread`).
+    func look(changes: () throws -> ExternalChanges, read: (LoginKey) throws -> [String: StoredProfile]) throws {
+        let found = try changes()
+        var covered = state.withLock { state in
+            defer { state.unread = [] }
+            return state.unread
+        }
         switch found {
-        case .none: return true
-        case .some(let changed): covered = changed
+        case .none: break
+        case .some(let changed): covered.formUnion(changed)
         case .unknown: covered = [.everything]
         }
-        return (try? refresh(covered, read: read)) != nil
+        guard !covered.isEmpty else { return }
+        do {
+            try refresh(covered, read: read)
+        } catch {
+            // A read that failed (a lock held past the statement timeout, the connection cut): what it was to read
+            // is read by the next look.
+            state.withLock { $0.unread.formUnion(covered) }
+            throw error
+        }
     }
 
     /// Worker thread: what `changes` cover may be different in the store now: read each watched login among them

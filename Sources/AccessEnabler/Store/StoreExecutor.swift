@@ -39,13 +39,15 @@ final class StoreExecutor: Sendable {
     /// `owed` says so (a watch started or ended) or when the database already holds changes no socket will show
     /// (`StoreDatabase.changesWaiting`: what a job, a write or the last look read along with its answers), then
     /// when the database's notification socket is readable (`StoreDatabase.notificationSocket`), or, with no
-    /// socket, every `interval`. `run` returns false when it failed: the socket is then not waited on until a look
-    /// succeeds.
+    /// socket, every `interval`. When `run` throws, the failure is logged (`failures`) and the socket is not waited
+    /// on until a look succeeds.
     struct Look: Sendable {
         let interval: Duration
         let wanted: @Sendable () -> Bool
         let owed: @Sendable () -> Bool
-        let run: @Sendable (any StoreDatabase) -> Bool
+        /// Changes a look learned of but could not read: looked for again as `StoreDatabase.changesWaiting` is.
+        let unread: @Sendable () -> Bool
+        let run: @Sendable (any StoreDatabase) throws -> Void
     }
 
     /// Writes kept back to be made together (`TokenStore`'s cache writes): `due` says when they must be made (nil:
@@ -201,11 +203,33 @@ final class StoreExecutor: Sendable {
             lost.store(gone, ordering: .relaxed)
             if !gone { lookFailed = false }
         }
+        /// When the looks that have failed since the last one that worked began (monotonic ns; nil: the last worked).
+        var lookFailingSince: UInt64?
         func runLook(_ look: Look, _ database: any StoreDatabase) {
-            let succeeded = look.run(database)
+            let began = TimerQueue.now()
+            let failure: (any Error)?
+            do {
+                try look.run(database)
+                failure = nil
+            } catch {
+                failure = error
+            }
             lastLook = TimerQueue.now()
             noteConnection(database)
-            if !succeeded { lookFailed = true }
+            // A look is a store operation too: one that worked ends a run of failures (an idle daemon's outage). One
+            // that failed is tried again at the look's interval, and logged once looks have failed for
+            // `lookFailureGrace` (a read held past the statement timeout at once; a server restart not at all).
+            guard let failure else {
+                lookFailingSince = nil
+                failures.succeeded()
+                return
+            }
+            lookFailed = true
+            let since = lookFailingSince ?? began
+            lookFailingSince = since
+            if lastLook &- since >= Self.nanoseconds(Self.lookFailureGrace) {
+                failures.failed(failure, "looking for other processes' login changes")
+            }
         }
         while true {
             let (job, closed) = queue.withLock { queue -> (Job?, Bool) in
@@ -246,8 +270,10 @@ final class StoreExecutor: Sendable {
             }
             let wantedLook = look.withLock { $0 }.flatMap { $0.wanted() ? $0 : nil }
             // Changes the database already holds are on no socket: looked for now, and again after a look that
-            // read some along with its own answers (not after a look that failed: the next one waits its turn).
-            if let wantedLook, wantedLook.owed() || (!lookFailed && database.changesWaiting) {
+            // read some along with its own answers; so are changes a look could not read (a lock held it past the
+            // statement timeout). Not right after a look that failed: the next one waits for the look's interval,
+            // or for an operation that finds the connection up.
+            if let wantedLook, wantedLook.owed() || (!lookFailed && (wantedLook.unread() || database.changesWaiting)) {
                 runLook(wantedLook, database)
                 continue
             }
@@ -301,6 +327,9 @@ final class StoreExecutor: Sendable {
         }
         return ready > 0 && fds.1.revents != 0
     }
+
+    /// How long looks may fail before their failure is logged: longer than a server restart takes.
+    static let lookFailureGrace = Duration.seconds(2)
 
     static func nanoseconds(_ duration: Duration) -> UInt64 {
         UInt64(max(0, duration.components.seconds)) &* 1_000_000_000 &+ UInt64(max(0, duration.components.attoseconds) / 1_000_000_000)

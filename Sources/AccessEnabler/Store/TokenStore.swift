@@ -87,12 +87,12 @@ public final class TokenStore: Sendable {
         feed.setWake { [weak executor] in executor?.wake() }
         executor.setLook(
             StoreExecutor.Look(
-                interval: lookInterval, wanted: { feed.wantsLook }, owed: { feed.lookOwed },
+                interval: lookInterval, wanted: { feed.wantsLook }, owed: { feed.lookOwed }, unread: { feed.hasUnread },
                 run: { database in
                     let watching = feed.looking()
                     // A failure (the database is away) is tried again at the next look; `.unknown` then makes
                     // up for what was missed.
-                    return feed.look(changes: { try database.externalChanges(watching: watching) }, read: database.profiles)
+                    try feed.look(changes: { try database.externalChanges(watching: watching) }, read: database.profiles)
                 }))
         let (cache, failures) = (self.cache, executor.failures)
         executor.setDeferred(
