@@ -116,6 +116,19 @@ final class LoginFeedTests: XCTestCase {
         withExtendedLifetime(watch) {}
     }
 
+    /// How many logins a look reads when the database says nothing changed.
+    static func readsOfALookThatFindsNothingNew(_ feed: LoginFeed) -> Int {
+        var reads = 0
+        XCTAssertNoThrow(
+            try feed.look(
+                changes: { .none },
+                read: { _ in
+                    reads += 1
+                    return [:]
+                }))
+        return reads
+    }
+
     /// One look: asks what changed, reads those logins again and tells their watchers; a failed ask or read makes
     /// it false. (What a read brings along is the worker's to look for: `StoreDatabase.changesWaiting`.)
     func testALookReadsWhatChangedOnceAndAFailureEndsIt() {
@@ -131,15 +144,7 @@ final class LoginFeedTests: XCTestCase {
         XCTAssertEqual(deliveries.next(timeout: 0), [key.login])
         XCTAssertNoThrow(try feed.look(changes: { answers.removeFirst() }, read: { _ in stored.removeFirst() }))
         XCTAssertEqual(deliveries.next(timeout: 0), [key.login], "the logout is told too")
-        var reads = 0
-        XCTAssertNoThrow(
-            try feed.look(
-                changes: { .none },
-                read: { _ in
-                    reads += 1
-                    return [:]
-                }))
-        XCTAssertEqual(reads, 0, "nothing changed, nothing read")
+        XCTAssertEqual(Self.readsOfALookThatFindsNothingNew(feed), 0, "nothing changed, nothing read")
         struct Away: Error {}
         XCTAssertThrowsError(try feed.look(changes: { throw Away() }, read: { _ in [:] }))
         XCTAssertThrowsError(try feed.look(changes: { .unknown }, read: { _ in throw Away() }))
@@ -161,15 +166,7 @@ final class LoginFeedTests: XCTestCase {
         XCTAssertNil(deliveries.next(timeout: 0))
         XCTAssertNoThrow(try feed.look(changes: { .none }, read: { _ in [:] }))
         XCTAssertEqual(deliveries.next(timeout: 0), [key.login], "the logout is told")
-        var reads = 0
-        XCTAssertNoThrow(
-            try feed.look(
-                changes: { .none },
-                read: { _ in
-                    reads += 1
-                    return [:]
-                }))
-        XCTAssertEqual(reads, 0, "read once, then forgotten")
+        XCTAssertEqual(Self.readsOfALookThatFindsNothingNew(feed), 0, "read once, then forgotten")
         withExtendedLifetime(watch) {}
     }
 
