@@ -37,12 +37,12 @@ final class StoreFailureLog: Sendable {
     /// An operation failed with `error` (`context`: what it was, when the error does not say).
     func failed(_ error: any Error, _ context: String? = nil) {
         let time = now()
-        let line = run.withLock { run -> String? in
-            let reason = "store failure" + (context.map { " " + $0 } ?? "") + ": \(error)"
+        // Under the lock only the decision: whether to log, and how many failures went unlogged (nil: do not log).
+        let unlogged = run.withLock { run -> Int? in
             guard var current = run else {
                 run = Run(start: time, lastLine: time)
                 failing.store(true, ordering: .relaxed)
-                return reason
+                return 0
             }
             current.failures += 1
             defer { run = current }
@@ -54,9 +54,11 @@ final class StoreFailureLog: Sendable {
                 current.lastLine = time
                 current.notLogged = 0
             }
-            return current.notLogged == 0 ? reason : reason + " (\(current.notLogged) more failed operations since the last line)"
+            return current.notLogged
         }
-        if let line { log?(.warning, line) }
+        guard let unlogged, let log else { return }
+        let reason = "store failure" + (context.map { " " + $0 } ?? "") + ": \(error)"
+        log(.warning, unlogged == 0 ? reason : reason + " (\(unlogged) more failed operations since the last line)")
     }
 
     /// An operation succeeded: ends the run of failures, if one is under way.
