@@ -1,4 +1,5 @@
 import Foundation
+import ThreadAffinity
 import XCTest
 
 @testable import AccessEnabler
@@ -91,6 +92,36 @@ final class StoreQuietTests: XCTestCase {
         XCTAssertNotNil(Self.sleep(of: store) { $0.deadline != nil }, "SQLite is looked at while a login is watched")
         watch.cancel()
         XCTAssertNotNil(Self.sleep(of: store, untimed), "and not once the watch ended")
+    }
+
+    /// Cache writes that failed are tried again each time twice as late (0.25 s, 0.5 s, … 16 s), and a write queued
+    /// meanwhile does not bring the next try forward; the eighth failure drops them (`CacheQueue`).
+    func testFailedCacheWritesAreTriedAgainEachTimeTwiceAsLate() {
+        var queue = CacheQueue()
+        func writes(_ notAfter: Int64) -> CacheWrites {
+            var writes = CacheWrites()
+            writes.setAuthorizationExpiry(notAfter, TokenStoreTests.key(), resource: "ch1")
+            return writes
+        }
+        let delay = Duration.milliseconds(250)
+        XCTAssertTrue(queue.add(writes(1), delay: delay) { _ in nil })
+        /// How long after now the next try comes, in ms (rounded down).
+        func nextTry() -> UInt64 { (queue.due! &- TimerQueue.now()) / 1_000_000 }
+        for failure in 1...(CacheQueue.attemptsAllowed - 1) {
+            let failed = queue.take()
+            XCTAssertFalse(queue.putBack(failed, delay: delay))
+            let expected = UInt64(250 << (failure - 1))
+            XCTAssertTrue((expected - 50...expected).contains(nextTry()), "failure \(failure): \(nextTry()) ms")
+            // A newer value waits with the failed one, for the same try.
+            XCTAssertFalse(queue.add(writes(Int64(failure + 1)), delay: delay) { _ in nil })
+            XCTAssertTrue((expected - 50...expected).contains(nextTry()), "failure \(failure): \(nextTry()) ms")
+        }
+        XCTAssertEqual(queue.expiries.values.first, Int64(CacheQueue.attemptsAllowed))
+        XCTAssertTrue(queue.putBack(queue.take(), delay: delay), "the eighth failure drops the writes")
+        XCTAssertTrue(queue.isEmpty)
+        XCTAssertNil(queue.due)
+        XCTAssertTrue(queue.add(writes(99), delay: delay) { _ in nil }, "a new write after that starts afresh")
+        XCTAssertTrue((200...250).contains(nextTry()))
     }
 }
 

@@ -187,6 +187,53 @@ def test_rpc_discover_answers_in_milliseconds_while_another_process_holds_the_wr
     assert daemon.stop() == 0
 
 
+def test_a_cache_write_that_meets_another_process_lock_holds_up_no_call_and_is_made_once_it_is_let_go(
+        bin_dir, emulator, tmp_path, short_tmp):
+    """An authorization's expiry is a cache write: under another process's write lock it waits 100 ms, not the 5 s
+    a login's write waits, and is tried again later. Before, the jobs behind it waited for each of its 8 tries: a new
+    connection's first calls took 20 s."""
+    state = tmp_path / "state"
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
+    writer = daemon.client()
+    ready(writer)
+    login(writer)
+    assert "token" in writer.call("getAuthorization", {"resource": "ch1"})
+    deadline = time.monotonic() + 10
+    while writer.call("rpc.stats")["authorizationExpiries"]["written"] == 0:
+        assert time.monotonic() < deadline, "the first expiry was never written"
+        time.sleep(0.05)
+    lock = WriteLock(state)
+    try:
+        # A new decision, a new expiry: queued for the store's worker, which meets the lock.
+        assert "token" in writer.call("getAuthorization", {"resource": "ch1"})
+        with sqlite3.connect(store_file(state)) as db:
+            stored_before = db.execute("SELECT not_after_ms FROM authorization_expiries").fetchall()
+        # A new device's instance reads the store (its device's logins) in three calls; the worker tries the write
+        # before each job.
+        fresh = daemon.client()
+        began = time.monotonic()
+        fresh.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "second-device"})
+        fresh.call("setRequestor", {"requestorID": "REF"})
+        assert fresh.call("checkAuthentication")["status"] == 0
+        took = time.monotonic() - began
+        assert took < 2, f"the calls waited {took:.1f} s behind the cache write"
+        fresh.close()
+    finally:
+        lock.release()
+    # The next store job makes the write before it runs: the newer expiry is stored.
+    after = daemon.client()
+    after.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "third-device"})
+    after.call("setRequestor", {"requestorID": "REF"})
+    after.close()
+    assert writer.call("rpc.stats")["authorizationExpiries"]["written"] == 2
+    with sqlite3.connect(store_file(state)) as db:
+        stored_after = db.execute("SELECT not_after_ms FROM authorization_expiries").fetchall()
+    assert len(stored_after) == 1 and stored_after != stored_before
+    writer.close()
+    assert daemon.stop() == 0
+    assert "store failure" not in daemon.log()
+
+
 def test_a_new_store_held_by_another_writer_is_opened_once_the_lock_is_let_go(bin_dir, emulator, tmp_path):
     """Two processes that open a new store file together: turning it to WAL is the one step SQLite's busy handler
     does not wait for (it would be a deadlock), so the daemon waits itself, up to its busy timeout (5 s). Here

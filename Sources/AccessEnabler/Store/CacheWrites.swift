@@ -36,8 +36,9 @@ struct ExpiryKey: Sendable, Hashable {
 /// replaces the one waiting, so a row is written once however often it changed meanwhile), and when they must be
 /// written. An authorization expiry equal to what is waiting for its row, or to what the store holds as far as
 /// this process knows (`LoginFeed.storedExpiry`), is not queued at all: it is counted as unchanged. Writes that
-/// failed wait again (`putBack`), so that a database restarting or failing over loses none; they are given up
-/// after `attemptsAllowed` tries, and only then is their failure logged (`TokenStore`).
+/// failed wait again (`putBack`), each time twice as long (0.25 s, 0.5 s, … 16 s: about 30 s in all), so that a
+/// database restarting or failing over loses none; they are given up after `attemptsAllowed` tries, and only then
+/// is their failure logged (`TokenStore`).
 struct CacheQueue: Sendable {
     static let attemptsAllowed = 8
     var expiries: [ExpiryKey: Int64] = [:]
@@ -64,15 +65,17 @@ struct CacheQueue: Sendable {
             expiries[key] = expiry.notAfter
         }
         for (key, mvpd) in writes.selections { selections[key] = .some(mvpd) }
-        guard !isEmpty else { return false }
+        // Writes that failed keep the time of their next try: new ones wait with them.
+        guard !isEmpty, failures == 0 else { return false }
         let proposed = TimerQueue.now() &+ StoreExecutor.nanoseconds(delay)
         guard due.map({ proposed < $0 }) ?? true else { return false }
         due = proposed
         return true
     }
 
-    /// Writes that failed (`take`n), to be tried again after `delay`, unless they have failed `attemptsAllowed`
-    /// times: then they are dropped, and true is returned. A row queued again meanwhile keeps its newer value.
+    /// Writes that failed (`take`n), to be tried again after `delay` doubled for each failure before this one,
+    /// unless they have failed `attemptsAllowed` times: then they are dropped, and true is returned. A row queued
+    /// again meanwhile keeps its newer value.
     mutating func putBack(_ failed: CacheQueue, delay: Duration) -> Bool {
         failures = failed.failures + 1
         guard failures < Self.attemptsAllowed else {
@@ -81,7 +84,7 @@ struct CacheQueue: Sendable {
         }
         expiries.merge(failed.expiries) { newer, _ in newer }
         selections.merge(failed.selections) { newer, _ in newer }
-        due = TimerQueue.now() &+ StoreExecutor.nanoseconds(delay)
+        due = TimerQueue.now() &+ StoreExecutor.nanoseconds(delay * (1 << (failures - 1)))
         return false
     }
 

@@ -15,6 +15,7 @@ enum SQLValue: Sendable {
 final class SQLiteDatabase {
     let handle: OpaquePointer
     let thread = ThreadAffinity()
+    private let busyTimeoutMillis: Int32
     private var statements: [String: OpaquePointer] = [:]
 
     /// Loads SQLite (the first time), then opens (creating) `path` with the file created 0600; a symbolic link at
@@ -31,6 +32,7 @@ final class SQLiteDatabase {
             throw .sqlite(operation: "open \(path)", code: code)
         }
         self.handle = handle
+        self.busyTimeoutMillis = busyTimeoutMillis
         csq_busy_timeout(handle, busyTimeoutMillis)
         csq_extended_result_codes(handle, 1)
     }
@@ -38,6 +40,14 @@ final class SQLiteDatabase {
     deinit {
         for statement in statements.values { csq_finalize(statement) }
         csq_close_v2(handle)
+    }
+
+    /// Runs `body` waiting at most `millis` (ms; never longer than the connection's own busy timeout) for another
+    /// connection's lock, instead of the connection's busy timeout.
+    func waitingForLocks<T>(atMost millis: Int32, _ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
+        csq_busy_timeout(handle, min(millis, busyTimeoutMillis))
+        defer { csq_busy_timeout(handle, busyTimeoutMillis) }
+        return try body()
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws(TokenStoreError) {

@@ -203,30 +203,41 @@ final class SQLiteStore: StoreDatabase {
     func writeCache(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws -> Set<ExpiryKey> {
         try database.execute("PRAGMA synchronous=NORMAL")
         defer { _ = try? database.execute("PRAGMA synchronous=FULL") }
-        try database.transaction { () throws(TokenStoreError) in
-            for (key, notAfter) in expiries {
-                try database.execute(
-                    """
-                    INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
-                    """, Self.values(key.profile) + [.text(key.resource), .integer(notAfter)])
-            }
-            for (key, mvpd) in selections {
-                if let mvpd {
-                    try database.execute(
-                        """
-                        INSERT INTO selected_providers(backend, statement_sha256, device_id, requestor, mvpd) VALUES (?, ?, ?, ?, ?)
-                        ON CONFLICT(backend, statement_sha256, device_id, requestor) DO UPDATE SET mvpd = excluded.mvpd
-                        """, Self.values(key) + [.text(mvpd)])
-                } else {
-                    try database.execute(
-                        "DELETE FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?",
-                        Self.values(key))
-                }
+        // A cache write that finds another process's write lock is tried again later (`CacheQueue.putBack`): it
+        // waits briefly, not for the busy timeout, so that the jobs behind it on the worker are not held.
+        try database.waitingForLocks(atMost: Self.cacheLockWaitMillis) { () throws(TokenStoreError) in
+            try database.transaction { () throws(TokenStoreError) in
+                try writeCacheRows(expiries: expiries, selections: selections)
             }
         }
         return []
+    }
+
+    /// How long a cache write waits for another process's write lock (ms).
+    static let cacheLockWaitMillis: Int32 = 100
+
+    private func writeCacheRows(expiries: [ExpiryKey: Int64], selections: [LoginKey: String?]) throws(TokenStoreError) {
+        for (key, notAfter) in expiries {
+            try database.execute(
+                """
+                INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
+                """, Self.values(key.profile) + [.text(key.resource), .integer(notAfter)])
+        }
+        for (key, mvpd) in selections {
+            if let mvpd {
+                try database.execute(
+                    """
+                    INSERT INTO selected_providers(backend, statement_sha256, device_id, requestor, mvpd) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(backend, statement_sha256, device_id, requestor) DO UPDATE SET mvpd = excluded.mvpd
+                    """, Self.values(key) + [.text(mvpd)])
+            } else {
+                try database.execute(
+                    "DELETE FROM selected_providers WHERE backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ?",
+                    Self.values(key))
+            }
+        }
     }
 
     /// SQLite has no socket to wait on: other processes' commits are looked for (`externalChanges`).
