@@ -133,6 +133,21 @@ final class PostgreSQLStoreQuietTests: XCTestCase {
 
     override func tearDownWithError() throws { try database?.drop() }
 
+    /// An expiry is written only with its profile: a cache write that comes after the login was deleted brings
+    /// none back for it.
+    func testAnExpiryIsWrittenOnlyWithItsProfile() async throws {
+        let store = try TokenStore(postgreSQL: try XCTUnwrap(database).url)
+        let key = TokenStoreTests.key()
+        try await store.saveProfile(StoredProfile(json: "{}", notAfter: 4_102_444_800_000), key)
+        try await store.executor.run { try $0.setAuthorizationExpiry(11, key, resource: "ch1") }
+        let written = try await store.authorizationExpiry(key, resource: "ch1")
+        XCTAssertEqual(written, 11)
+        try await store.deleteProfile(key)
+        try await store.executor.run { try $0.setAuthorizationExpiry(22, key, resource: "ch1") }
+        let late = try await store.authorizationExpiry(key, resource: "ch1")
+        XCTAssertNil(late)
+    }
+
     func testAWatchingStoreSleepsOnItsSocketWithoutATimer() async throws {
         let store = try TokenStore(postgreSQL: try XCTUnwrap(database).url, lookInterval: .seconds(3600))
         let key = TokenStoreTests.key()

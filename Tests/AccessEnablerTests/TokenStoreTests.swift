@@ -173,6 +173,11 @@ final class TokenStoreTests: XCTestCase {
         XCTAssertNil(gone, "a non-ASCII profile's authorization expiries go with it")
         let kept = try await store.authorizationExpiry(key("Télé", "Câble2"), resource: "ch1")
         XCTAssertEqual(kept, 11)
+        // A cache write that comes after its login was deleted (a write that waited for another process's lock
+        // while that process logged the user out) does not bring an expiry back for it.
+        try await store.executor.run { try $0.setAuthorizationExpiry(33, Self.key("Télé", "Câble"), resource: "ch1") }
+        let late = try await store.authorizationExpiry(key("Télé", "Câble"), resource: "ch1")
+        XCTAssertNil(late, "no expiry without its profile")
     }
 
     func testFirstWriterWinsForSharedIds() async throws {

@@ -221,7 +221,8 @@ final class SQLiteStore: StoreDatabase {
             try database.execute(
                 """
                 INSERT INTO authorization_expiries(backend, statement_sha256, device_id, requestor, mvpd, resource, not_after_ms)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM profiles
+                    WHERE backend = ?1 AND statement_sha256 = ?2 AND device_id = ?3 AND requestor = ?4 AND mvpd = ?5)
                 ON CONFLICT(backend, statement_sha256, device_id, requestor, mvpd, resource) DO UPDATE SET not_after_ms = excluded.not_after_ms
                 """, Self.values(key.profile) + [.text(key.resource), .integer(notAfter)])
         }

@@ -51,10 +51,12 @@ final class StoreExecutor: Sendable {
     }
 
     /// Writes kept back to be made together (`TokenStore`'s cache writes): `due` says when they must be made (nil:
-    /// none are waiting); `run` makes them. They are also made before every job, so that a job reads what was
-    /// written before it was submitted, and before the worker ends.
+    /// none are waiting); `run` makes them. While `beforeJobs` says so they are also made before every job, so that
+    /// a job reads what was written before it was submitted (not while writes that failed wait for their next try:
+    /// each job would wait on the same lock, and use up their tries); and they are made before the worker ends.
     struct Deferred: Sendable {
         let due: @Sendable () -> UInt64?
+        let beforeJobs: @Sendable () -> Bool
         let run: @Sendable (any StoreDatabase) -> Void
     }
 
@@ -248,7 +250,7 @@ final class StoreExecutor: Sendable {
                         continue
                     }
                 }
-                if let deferredWork, deferredWork.due() != nil { deferredWork.run(database!) }
+                if let deferredWork, deferredWork.beforeJobs() { deferredWork.run(database!) }
                 job(.success(database!))
                 noteConnection(database!)
                 continue
