@@ -4,6 +4,8 @@ daemon on the same SQLite state directory, another daemon of the fleet on one Po
 PostgreSQL restart) — its logged-in authorizations read the daemon's memory, and setRequestor asks the backend for
 the device's profiles. Real daemons on real sockets, the emulator, and PostgreSQL from Tests/postgres-cluster.sh."""
 import json
+import sqlite3
+import subprocess
 import time
 import urllib.request
 
@@ -67,6 +69,37 @@ def test_a_logout_on_one_connection_reaches_the_other_at_once(bin_dir, emulator,
         assert [m for m in first.received if m.get("method") == "setAuthenticationStatus"][-1]["params"] == LOGGED_OUT
     finally:
         assert daemon.stop() == 0
+
+
+def test_a_login_ended_elsewhere_takes_its_selected_mvpd_with_it(bin_dir, emulator, tmp_path, short_tmp):
+    """A login ended out of band (`passbridge state logout`) ends the instance's selected MVPD as its own logout
+    would; logging in again stores the selection again. Before, getSelectedProvider still named MockMVPD after the
+    unsolicited logged-out status, and the second login's selection was never stored (its MVPD had not changed in
+    the daemon's memory)."""
+    directory = tmp_path / "state"
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, directory))
+    try:
+        client = instance(daemon)
+        login(client)
+        assert client.call("getSelectedProvider")["mvpd"]["ID"] == "MockMVPD"
+        mark = client.mark()
+        ended = subprocess.run([str(bin_dir / "passbridge"), "state", "logout", "--state-dir", str(directory),
+                                "--backend", emulator.base], capture_output=True, text=True, timeout=30)
+        assert ended.returncode == 0, ended.stderr
+        unsolicited(client, mark, LOGGED_OUT, timeout=5)
+        assert client.call("getSelectedProvider")["mvpd"] is None
+        login(client)
+        deadline = time.monotonic() + 10
+        while selected_in_store(directory) != ["MockMVPD"]:
+            assert time.monotonic() < deadline, f"stored selection: {selected_in_store(directory)}"
+            time.sleep(0.05)
+    finally:
+        assert daemon.stop() == 0
+
+
+def selected_in_store(directory) -> list:
+    with sqlite3.connect(directory / "passbridge.sqlite") as db:
+        return [mvpd for (mvpd,) in db.execute("SELECT mvpd FROM selected_providers")]
 
 
 def test_an_instance_keeps_its_mvpd_when_another_logs_in_with_another(bin_dir, emulator, tmp_path, short_tmp):

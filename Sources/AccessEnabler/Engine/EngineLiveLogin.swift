@@ -73,7 +73,8 @@ extension Engine {
         guard case .announce(let status) = check else { return }
         // Who is logged in changed: the permits of the login before are not this one's.
         for mvpd in requestor.mvpds { preauthorized[profileKey(requestor, mvpd.ID)] = nil }
-        if let current { select(requestor.mvpd(current.mvpd), requestor) }
+        // A login that ended elsewhere takes its selected MVPD with it, as a logout here does.
+        select(current.flatMap { requestor.mvpd($0.mvpd) }, requestor)
         announce(status, errorCode: current == nil ? SDKErrorCode.userNotAuthenticated : "")
     }
 
