@@ -41,7 +41,8 @@ enum StateCommand {
         "Ends the logins at the backend (REST API V2 logout per MVPD, with the stored client credentials and device; no "
         + "page is opened), then deletes each one ended here, and each one the backend says it no longer has (an error whose "
         + "action is authentication). One the backend could not be asked about, or refused otherwise, stays stored and is "
-        + "named (exit 1); logins of other backends are left alone, and their backends named."
+        + "named (exit 1), and so is one the backend ended that the store could not delete (its lock held by another "
+        + "process, the database away); logins of other backends are left alone, and their backends named."
 
     private static let actions = OptionTable<Options, UsageError>.Section(
         "ACTIONS",
@@ -85,8 +86,8 @@ enum StateCommand {
 
     static let program = CommandLineProgram(name: "passbridge state", version: DaemonOptions.version, usage: usage)
 
-    /// Runs the subcommand; returns the exit code (0; 1 on a store failure, a missing state directory or a login
-    /// logout could not end; 2 on bad usage).
+    /// Runs the subcommand; returns the exit code (0; 1 on a store failure, a missing state directory, or a login
+    /// logout could not end or delete; 2 on bad usage).
     static func run(_ arguments: [String]) -> Int32 {
         if let status = program.helpOrVersion(arguments) { return status }
         var options = Options()
@@ -159,7 +160,8 @@ enum StateCommand {
         }
     }
 
-    /// `logout`: one line per login tried, then what was ended and what was not; 1 when one could not be ended.
+    /// `logout`: one line per login tried, then what was ended and what was not; 1 when one could not be ended, or
+    /// was ended and could not be deleted.
     private static func logout(_ store: TokenStore, backend: BackendURL, _ selection: LoginSelection) throws -> Int32 {
         let defaults = DaemonOptions()
         let outcomes = try StoreSetup.blocking {
@@ -172,14 +174,26 @@ enum StateCommand {
         for outcome in outcomes {
             let login = outcome.login
             let who = [login.requestor, login.mvpd, login.userID ?? "-", login.device].map(printable).joined(separator: " ")
-            text += outcome.failure.map { "not ended: \(who): \($0)\n" } ?? "ended: \(who)\n"
+            if let failure = outcome.failure {
+                text += "not ended: \(who): \(failure)\n"
+            } else if let stillStored = outcome.stillStored {
+                text += "ended but still stored: \(who): \(stillStored)\n"
+            } else {
+                text += "ended: \(who)\n"
+            }
         }
         let failed = outcomes.filter { $0.failure != nil }.count
-        let ended = outcomes.count - failed
+        let stillStored = outcomes.filter { $0.stillStored != nil }.count
+        let ended = outcomes.count - failed - stillStored
         text +=
             ended == 0
             ? "ended no login at \(base)\n"
             : "ended \(ended) login\(ended == 1 ? "" : "s") at \(base) and deleted \(ended == 1 ? "it" : "them") from \(store.location)\n"
+        if stillStored > 0 {
+            text +=
+                "ended \(stillStored) login\(stillStored == 1 ? "" : "s") at \(base) that \(store.location) still holds (the store "
+                + "failed deleting \(stillStored == 1 ? "it" : "them")): run passbridge state logout again, or passbridge state reset\n"
+        }
         if failed > 0 {
             text +=
                 "could not end \(failed) login\(failed == 1 ? "" : "s") at \(base): kept in \(store.location); run passbridge state "
@@ -192,7 +206,7 @@ enum StateCommand {
                 + "logout --backend URL ends them there\n"
         }
         writeOut(text)
-        return failed > 0 ? 1 : 0
+        return failed + stillStored > 0 ? 1 : 0
     }
 
     /// What `list` prints: the table, or one line saying there are no logins (of the selection's requestor and

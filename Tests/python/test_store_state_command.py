@@ -194,6 +194,31 @@ def test_state_logout_without_network_says_what_it_could_not_end_and_keeps_it(bi
     assert state(bin_dir, "list", "--state-dir", str(directory)).stdout.startswith("no logins")
 
 
+def test_state_logout_names_a_login_it_ended_but_could_not_delete(bin_dir, emulator, tmp_path):
+    """Another process holds the store's write lock: the backend ends the login, the deletion here fails (after the
+    5 s busy timeout). The command says so, login by login, and exits 1; run again once the lock is let go, it
+    deletes the login (the backend answers that it no longer has it). Before, it printed only the store's error, and
+    the login ended at Adobe stayed stored without a word."""
+    from test_store import WriteLock
+    directory = tmp_path / "state"
+    logged_in_then_stopped(bin_dir, emulator, directory)
+    lock = WriteLock(directory)
+    try:
+        held = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
+    finally:
+        lock.release()
+    assert held.returncode == 1, held.stdout + held.stderr
+    lines = held.stdout.splitlines()
+    assert lines[0].startswith("ended but still stored: REF MockMVPD demo-user-0001 ") and \
+        lines[0].endswith("database is locked"), held.stdout
+    assert lines[1] == f"ended no login at {emulator.base}", held.stdout
+    assert lines[2].startswith(f"ended 1 login at {emulator.base} that "), held.stdout
+    assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2, "still stored"
+    again = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
+    assert again.returncode == 0 and again.stdout.startswith("ended: REF MockMVPD "), again.stdout + again.stderr
+    assert state(bin_dir, "list", "--state-dir", str(directory)).stdout.startswith("no logins")
+
+
 def test_state_logout_counts_a_login_the_backend_no_longer_has_as_ended(bin_dir, emulator, tmp_path):
     """A logout refused with an error whose action is `authentication` (authenticated_profile_missing: logged out
     elsewhere, or expired there) says the login is gone at Adobe: it is deleted here too, not kept forever. Any

@@ -7,6 +7,9 @@ public struct StoredLogoutOutcome: Sendable {
     /// (either way it no longer has the login), and the store no longer holds it;
     /// else why it could not be ended, one line (the login stays in the store).
     public var failure: String?
+    /// Why the store still holds a login the backend ended (its deletion failed: another process's lock, the
+    /// database away), one line; nil when it was deleted or not ended.
+    public var stillStored: String?
 }
 
 extension TokenStore {
@@ -14,13 +17,14 @@ extension TokenStore {
     /// MVPD (Adobe Pass REST API V2, "Initiate logout for specific MVPD") with the login's device identifier and the
     /// client credentials stored for its registration — never registering anew, never opening the MVPD's logout
     /// page — then deletes from the store each login the backend ended or no longer had, and the requestor's selected MVPD on a device
-    /// once none of its logins there is left. A login whose logout failed stays stored.
+    /// once none of its logins there is left. A login whose logout failed stays stored; so does one whose deletion
+    /// failed (`stillStored`), and the others are still tried.
     /// - Parameters:
     ///   - backend: the base URL (https, or http on loopback), as the daemon's `--backend`.
     ///   - redirectURL: the `redirectUrl` the logouts carry (the daemon's `--redirect-url`).
     ///   - timeout: the deadline of each HTTP request, connecting included.
     /// - Returns: one outcome per login of `backend`, in the store's order; logins of other backends are left alone.
-    /// - Throws: `TokenStoreError` when the store cannot be read or a deletion fails.
+    /// - Throws: `TokenStoreError` when the store cannot be read.
     public func logOut(
         atBackend backend: BackendURL, _ selection: LoginSelection, redirectURL: String, timeout: Duration,
         log: EngineLog? = nil
@@ -36,21 +40,27 @@ extension TokenStore {
             let client = clients[key.login] ?? Self.logoutClient(backend, key.login, redirectURL, timeout, store: self, log: log)
             clients[key.login] = client
             let answer = await client.call(RESTV2.logout(key.login.requestor, mvpd: key.mvpd, redirectURL: redirectURL))
-            var failure: String?
+            var outcome = StoredLogoutOutcome(login: StoredLogin(key, profile))
             // A refusal whose action is `authentication` (authenticated_profile_missing, …) says the login is already
             // gone there: ended as well.
-            if case .ok = answer.result {
-                try await deleteProfile(key)
-            } else if answer.error?.action == .authentication {
-                try await deleteProfile(key)
+            var ended = answer.error?.action == .authentication
+            if case .ok = answer.result { ended = true }
+            if ended {
+                do {
+                    try await deleteProfile(key)
+                } catch {
+                    outcome.stillStored = "\(error)"
+                    kept.insert(key.login)
+                }
             } else {
-                failure = Self.describe(answer.result, backend: base)
+                outcome.failure = Self.describe(answer.result, backend: base)
                 kept.insert(key.login)
             }
-            outcomes.append(StoredLogoutOutcome(login: StoredLogin(key, profile), failure: failure))
+            outcomes.append(outcome)
         }
         let ended = Dictionary(uniqueKeysWithValues: clients.keys.filter { !kept.contains($0) }.map { ($0, String?.none) })
-        if !ended.isEmpty { try await executor.run { _ = try $0.writeCache(expiries: [:], selections: ended) } }
+        // The selection is a cache: one the store keeps is replaced by the next login's.
+        if !ended.isEmpty { _ = try? await executor.run { _ = try $0.writeCache(expiries: [:], selections: ended) } }
         return outcomes
     }
 
