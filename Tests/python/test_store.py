@@ -242,6 +242,27 @@ def test_a_cache_write_that_meets_another_process_lock_holds_up_no_call_and_is_m
     assert "store failure" not in daemon.log()
 
 
+def test_a_cache_write_still_failing_when_the_daemon_stops_is_logged(bin_dir, emulator, tmp_path, short_tmp):
+    """SIGTERM while an expiry waits for its next try under another process's lock: the last try before the worker
+    ends fails too, and the write is logged as given up. Before, it was lost without a line."""
+    state = tmp_path / "state"
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
+    writer = daemon.client()
+    ready(writer)
+    login(writer)
+    lock = WriteLock(state)
+    try:
+        assert "token" in writer.call("getAuthorization", {"resource": "ch1"})
+        writer.close()
+        assert daemon.stop() == 0
+    finally:
+        lock.release()
+    failures = [line for line in daemon.log().splitlines() if "store failure" in line]
+    assert len(failures) == 1, daemon.log()
+    assert " warning store: store failure writing the cache (authorization expiries, selected MVPDs) before stopping: " \
+        in failures[0] and failures[0].endswith("database is locked"), failures
+
+
 def test_a_new_store_held_by_another_writer_is_opened_once_the_lock_is_let_go(bin_dir, emulator, tmp_path):
     """Two processes that open a new store file together: turning it to WAL is the one step SQLite's busy handler
     does not wait for (it would be a deadlock), so the daemon waits itself, up to its busy timeout (5 s). Here

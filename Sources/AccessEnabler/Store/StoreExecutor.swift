@@ -53,11 +53,12 @@ final class StoreExecutor: Sendable {
     /// Writes kept back to be made together (`TokenStore`'s cache writes): `due` says when they must be made (nil:
     /// none are waiting); `run` makes them. While `beforeJobs` says so they are also made before every job, so that
     /// a job reads what was written before it was submitted (not while writes that failed wait for their next try:
-    /// each job would wait on the same lock, and use up their tries); and they are made before the worker ends.
+    /// each job would wait on the same lock, and use up their tries); and they are made before the worker ends
+    /// (`run`'s second argument true: the last try).
     struct Deferred: Sendable {
         let due: @Sendable () -> UInt64?
         let beforeJobs: @Sendable () -> Bool
-        let run: @Sendable (any StoreDatabase) -> Void
+        let run: @Sendable (any StoreDatabase, _ last: Bool) -> Void
     }
 
     private let name: String
@@ -250,13 +251,13 @@ final class StoreExecutor: Sendable {
                         continue
                     }
                 }
-                if let deferredWork, deferredWork.beforeJobs() { deferredWork.run(database!) }
+                if let deferredWork, deferredWork.beforeJobs() { deferredWork.run(database!, false) }
                 job(.success(database!))
                 noteConnection(database!)
                 continue
             }
             if closed {
-                if let database, let deferredWork, deferredWork.due() != nil { deferredWork.run(database) }
+                if let database, let deferredWork, deferredWork.due() != nil { deferredWork.run(database, true) }
                 return
             }
             guard let database else {
@@ -266,7 +267,7 @@ final class StoreExecutor: Sendable {
             let now = TimerQueue.now()
             let flushDue = deferredWork?.due()
             if let deferredWork, let flushDue, flushDue <= now {
-                deferredWork.run(database)
+                deferredWork.run(database, false)
                 noteConnection(database)
                 continue
             }

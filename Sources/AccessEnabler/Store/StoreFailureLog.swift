@@ -7,9 +7,10 @@ import ThreadAffinity
 /// failed call still gets its own STORE500 with the reason (Protocol/README.md, "The store"); only the log is
 /// spared a line per call (a breaking pass counted 1,165 of them for 8 PostgreSQL restarts).
 ///
-/// Fed by the store's worker (`StoreExecutor.run`, the cache writes in `TokenStore`), counting store operations (one
-/// call may make several); `log` gets `store failure: REASON` and `store failure: REASON (N more failed operations
-/// since the last line)` at `.warning`, `store working again after S s (N failed operations in all)` at `.info`.
+/// Fed by the store's worker (`StoreExecutor.run`, the looks), counting store operations (one call may make
+/// several); `log` gets `store failure: REASON` and `store failure: REASON (N more failed operations since the last
+/// line)` at `.warning`, `store working again after S s (N failed operations in all)` at `.info`. Cache writes
+/// given up are logged apart (`dropped`).
 final class StoreFailureLog: Sendable {
     /// The least time between two lines of one run of failures.
     static let interval = Duration.seconds(10)
@@ -59,6 +60,12 @@ final class StoreFailureLog: Sendable {
         guard let unlogged, let log else { return }
         let reason = "store failure" + (context.map { " " + $0 } ?? "") + ": \(error)"
         log(.warning, unlogged == 0 ? reason : reason + " (\(unlogged) more failed operations since the last line)")
+    }
+
+    /// Writes given up after their tries (`TokenStore`'s cache writes): a warning of their own, outside any run,
+    /// since the store may be answering everything else meanwhile (at most one per `CacheQueue` retry cycle).
+    func dropped(_ error: any Error, _ context: String) {
+        log?(.warning, "store failure \(context): \(error)")
     }
 
     /// An operation succeeded: ends the run of failures, if one is under way.

@@ -99,7 +99,7 @@ public final class TokenStore: Sendable {
             StoreExecutor.Deferred(
                 due: { cache.withLock { $0.due } },
                 beforeJobs: { cache.withLock { $0.due != nil && $0.failures == 0 } },
-                run: { database in
+                run: { database, last in
                     let waiting = cache.withLock { $0.take() }
                     guard !waiting.isEmpty else { return }
                     do {
@@ -110,9 +110,14 @@ public final class TokenStore: Sendable {
                         failures.succeeded()
                     } catch {
                         // A write that failed waits for the next ones: a restart of the server costs it nothing.
-                        guard cache.withLock({ $0.putBack(waiting, delay: Self.cacheWriteDelay) }) else { return }
-                        let what = "writing the cache (authorization expiries, selected MVPDs; \(CacheQueue.attemptsAllowed) tries)"
-                        failures.failed(error, what)
+                        // One given up is logged on its own line, outside any run of failures: the store may be
+                        // answering everything else meanwhile (another process's lock holds only writes).
+                        if last {
+                            failures.dropped(error, "writing the cache (authorization expiries, selected MVPDs) before stopping")
+                        } else if cache.withLock({ $0.putBack(waiting, delay: Self.cacheWriteDelay) }) {
+                            failures.dropped(
+                                error, "writing the cache (authorization expiries, selected MVPDs; \(CacheQueue.attemptsAllowed) tries)")
+                        }
                     }
                 }))
     }
