@@ -4,6 +4,7 @@ over the Unix socket: each response comes after the notifications of its operati
 import json
 import pathlib
 import time
+import urllib.request
 
 import pytest
 
@@ -202,6 +203,36 @@ def test_logout_through_the_logout_page(client):
     logout_index, logout = client.response(logout_id, start)
     assert logout_index > status_index
     assert logout["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert client.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
+def test_a_logout_the_backend_does_not_take_keeps_the_login(client, emulator):
+    """Protocol/README.md, Lifecycle 4: a logout the backend does not take (unreachable, a 5xx) keeps the login,
+    opens no page and fails with the reason. Before, the profile was deleted here while the backend kept it: the
+    host was told the user had logged out, and the next setRequestor brought the login back."""
+    ready(client)
+    login(client)
+    faults = [({"kind": "drop"}, "CFG404"), ({"kind": "error", "value": "internal_server_error"}, "CFG500")]
+    for fault, code in faults:
+        assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", **fault}) == 201
+        try:
+            start = client.mark()
+            result = client.call("logout")
+        finally:
+            urllib.request.urlopen(urllib.request.Request(emulator.base + "/__admin/faults", method="DELETE"),
+                                   timeout=10).close()
+        reasons = result.pop("statuses")
+        assert result == {"status": 0, "errorCode": "Generic Authentication Error"}, result
+        assert [r["id"] for r in reasons] == [code], reasons
+        assert "its login is kept" in reasons[0]["message"], reasons
+        assert "navigateToUrl" not in notifications_named(client.received[start:])
+        assert client.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    # Once the backend takes it, the same logout goes through its page.
+    start = client.mark()
+    logout_id = client.send("logout")
+    _, navigate = client.notification("navigateToUrl", start)
+    client.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
+    assert client.response(logout_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
     assert client.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
 
 

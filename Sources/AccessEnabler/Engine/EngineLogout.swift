@@ -19,12 +19,13 @@ extension Engine {
         do {
             stored = try await storedProfiles(requestor, fresh: true)
         } catch {
-            return logoutFailed(error)
+            return logoutFailed(storeFailure(error))
         }
         for profile in stored {
             let client = requestor.client(for: profile.mvpd)
             let redirect = redirectURL(for: requestor.mvpd(profile.mvpd))
             let answer = await call(RESTV2.logout(requestor.id, mvpd: profile.mvpd, redirectURL: redirect), with: client)
+            if let reason = Self.logoutNotTaken(answer.result, mvpd: profile.mvpd) { return logoutFailed(reason) }
             let entry = answer.value?.entry(for: profile.mvpd)
             if profile.isPartner || entry?.actionName == "partner_logout" { partner = true }
             if let entry, entry.actionName == "logout", let url = entry.url, logoutURL == nil {
@@ -34,7 +35,7 @@ extension Engine {
             do {
                 try await deleteProfile(profile.mvpd, requestor)
             } catch {
-                return logoutFailed(error)
+                return logoutFailed(storeFailure(error))
             }
         }
         // The SDK's logout clears the application's whole token storage: this application's logins under its
@@ -46,7 +47,7 @@ extension Engine {
                 try await store.deleteProfile(key)
             }
         } catch {
-            return logoutFailed(error)
+            return logoutFailed(storeFailure(error))
         }
         select(nil, requestor)
         // A logout whose task was cancelled (`$/cancelRequest`) does not wait for its page either.
@@ -74,15 +75,33 @@ extension Engine {
         }
     }
 
-    /// The local profiles could not be deleted: setAuthenticationStatus(0, "Generic Authentication Error") and
-    /// status STORE500 (the user stays logged in on this device).
-    private func logoutFailed(_ error: any Error) -> AuthenticationStatus {
-        let status = storeFailure(error)
+    /// The backend did not take the logout, or the local profiles could not be deleted (the user stays logged in on
+    /// this device): setAuthenticationStatus(0, "Generic Authentication Error") and `status`, the reason.
+    private func logoutFailed(_ status: AdvancedStatus) -> AuthenticationStatus {
         let outcome = AuthenticationStatus(
             status: AccessEnablerStatus.error, errorCode: SDKErrorCode.genericAuthentication, statuses: [status])
         announce(outcome.status, errorCode: outcome.errorCode)
         delegate.status(status)
         return outcome
+    }
+
+    /// Why the backend did not take a logout, as the reason of the logout's failure (its login is then kept:
+    /// Protocol/README.md, Lifecycle 4): not reached (CFG404), TLS refused (SEC420), a 5xx (CFG5xx), throttled
+    /// (CFG429), an answer that is not JSON (CFG500), no access token (R400, R401), the store (STORE500). Nil when it
+    /// took it, or refused it with a 4xx: the backend then has no such login to end (action `authentication`), or
+    /// will not end it whatever is sent again.
+    static func logoutNotTaken(_ result: APIResult, mvpd: String) -> AdvancedStatus? {
+        let kept = "the logout of \(mvpd) was not made at the backend, and its login is kept"
+        switch result {
+        case .ok, .httpError(400..<500, _): return nil
+        case .httpError(let status, let error):
+            return AdvancedStatus(.cfg5xx(status), message: "HTTP \(status): \(kept)", details: EnhancedError(error)?.message)
+        case .garbage: return AdvancedStatus(.cfg5xx(500), message: "An answer that is not JSON: \(kept)")
+        case .throttled: return AdvancedStatus(.cfg429, message: "Too many requests: \(kept)")
+        case .transport(.insecure): return AdvancedStatus(.sec420, message: "The backend's TLS certificate did not verify: \(kept)")
+        case .transport: return AdvancedStatus(.cfg404, message: "Backend not reachable: \(kept)")
+        case .registration, .store: return configurationFailureStatus(result)
+        }
     }
 
     /// Ends the waiting logout with setAuthenticationStatus(0, "User Not Authenticated Error").
