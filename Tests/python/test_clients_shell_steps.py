@@ -8,6 +8,7 @@ import pathlib
 import subprocess
 import threading
 import time
+import urllib.request
 from typing import List
 
 import pytest
@@ -69,6 +70,34 @@ def test_get_authentication_on_a_web_host_shows_the_login_page_and_ends_when_it_
     finally:
         proc.kill()
     assert (proc.returncode, out) == (0, '{"status":1,"errorCode":""}\n'), err
+
+
+def test_a_logout_that_fails_exits_1_with_its_reason(env, emulator_url):
+    """A logout the backend does not take keeps the login (Protocol/README.md, Lifecycle 4): its result is status
+    0 as a logout's always is, but "Generic Authentication Error" with a reason, and the call exits 1 saying so.
+    Before, it exited 0."""
+    proc = start(env, "--requestor", "REF", "--mvpd", "MockMVPD", "getAuthentication")
+    try:
+        url = read_until(proc, "page ended on): ")[-1].split("page ended on): ", 1)[1]
+        reached = Browser().run(url, {"username": "demo", "password": "demo"}.get, "adobepass://ios.app")
+        out, err = proc.communicate(reached + "\n", timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out) == (0, '{"status":1,"errorCode":""}\n'), err
+    fault = json.dumps({"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "drop"}).encode()
+    urllib.request.urlopen(urllib.request.Request(emulator_url + "/__admin/faults", data=fault, method="POST",
+                                                  headers={"Content-Type": "application/json"}), timeout=10).close()
+    try:
+        logout = subprocess.run([CALL, "--requestor", "REF", "logout"], env=env, stdin=subprocess.DEVNULL,
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        urllib.request.urlopen(urllib.request.Request(emulator_url + "/__admin/faults", method="DELETE"), timeout=10).close()
+    assert logout.returncode == 1, logout.stdout + logout.stderr
+    assert json.loads(logout.stdout)["errorCode"] == "Generic Authentication Error"
+    assert logout.stderr.splitlines()[-1].startswith("passbridge-call: logout failed: Generic Authentication Error"), logout.stderr
+    check = subprocess.run([CALL, "--requestor", "REF", "checkAuthentication"], env=env, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=60)
+    assert (check.returncode, check.stdout) == (0, '{"status":1,"errorCode":""}\n'), check.stderr
 
 
 def test_get_authentication_without_web_view_shows_the_code_and_ends_when_the_phone_is_done(env, emulator_url):
