@@ -199,7 +199,7 @@ def test_state_logout_names_a_login_it_ended_but_could_not_delete(bin_dir, emula
     5 s busy timeout). The command says so, login by login, and exits 1; run again once the lock is let go, it
     deletes the login (the backend answers that it no longer has it). Before, it printed only the store's error, and
     the login ended at Adobe stayed stored without a word."""
-    from test_store import WriteLock
+    from test_store import LOCKED, WriteLock
     directory = tmp_path / "state"
     logged_in_then_stopped(bin_dir, emulator, directory)
     lock = WriteLock(directory)
@@ -210,7 +210,7 @@ def test_state_logout_names_a_login_it_ended_but_could_not_delete(bin_dir, emula
     assert held.returncode == 1, held.stdout + held.stderr
     lines = held.stdout.splitlines()
     assert lines[0].startswith("ended but still stored: REF MockMVPD demo-user-0001 ") and \
-        lines[0].endswith("database is locked"), held.stdout
+        lines[0].endswith(LOCKED), held.stdout
     assert lines[1] == f"ended no login at {emulator.base}", held.stdout
     assert lines[2].startswith(f"ended 1 login at {emulator.base} that "), held.stdout
     assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2, "still stored"

@@ -348,6 +348,9 @@ public enum TokenStoreError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .io(let what, let code): return "\(what): \(String(cString: strerror(code)))"
+        case .sqlite(let operation, let code) where code & 0xFF == SQLITE_BUSY:
+            return "SQLite \(operation) failed: \(String(cString: csq_errstr(code))) (another process holds its lock: a second "
+                + "daemon's write, a backup, an sqlite3 shell; it works again once that lets go)"
         case .sqlite(let operation, let code): return "SQLite \(operation) failed: \(String(cString: csq_errstr(code)))"
         case .sqliteLibrary(let reason): return "SQLite could not be loaded: \(reason) (Debian package: libsqlite3-0)"
         case .postgreSQL(let operation, let message): return "PostgreSQL \(operation) failed: \(message)"
