@@ -199,6 +199,8 @@ def test_device_acts_for_that_device_and_a_refused_init_stops_the_call(env):
     (["dev", "--bogus"], "dev: unexpected argument --bogus"),
     (["dev", "--host"], "--host needs a value"),
     (["dev", "stop", "--host", "0.0.0.0"], "dev stop takes only --state-dir"),
+    (["--mvpd", "MockMVPD", "--session"],
+     "--mvpd answers the dialog of one call; a session answers it with a setSelectedProvider line"),
 ])
 def test_argument_errors_are_one_line_and_exit_2(env, args, message):
     run = subprocess.run([CALL, *args], env=env, capture_output=True, text=True, timeout=30)
@@ -345,6 +347,17 @@ def test_a_session_wait_for_a_notification_that_never_comes_names_it(env):
                          capture_output=True, text=True, timeout=30)
     assert run.returncode == 2
     assert run.stderr.splitlines()[-1] == "passbridge-call: no setTokn notification from the daemon within 1s"
+
+
+def test_a_session_call_held_by_the_provider_dialog_says_what_the_daemon_waits_for(env):
+    """From a new-user pass: a getAuthentication line in a session waits for its answer, which comes only after the
+    dialog is answered by a later line; the timeout said only "no answer from the daemon"."""
+    run = subprocess.run([CALL, "--timeout", "1", "--requestor", "REF", "--session"], env=env,
+                         input="getAuthentication\n", capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2
+    assert run.stderr.splitlines()[-1] == (
+        "passbridge-call: no answer from the daemon within 1s (it waits for setSelectedProvider: send the call as "
+        "\"& METHOD\", then setSelectedProvider)")
 
 
 def test_a_web_login_with_stdin_closed_says_what_to_do(env):
