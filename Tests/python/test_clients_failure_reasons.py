@@ -26,11 +26,17 @@ def reasons(result: Any) -> List[str]:
     return [f"{s['id']} {s.get('message', '')}" for s in result.get("statuses", [])]
 
 
+# Where the statement goes, in R400's details when the daemon was started without one (Protocol/README.md, "Reasons").
+NO_STATEMENT = ("passbridge was started without --software-statement: pass --software-statement JWT|@FILE (the statement "
+                "Adobe issued for the application), or softwareStatement in init")
+
+
 def test_no_software_statement_says_r400_and_later_calls_repeat_it(bin_dir, emulator_url, tmp_path):
     log = tmp_path / "daemon.log"
     with log.open("w") as sink, spawn(bin_dir, tmp_path, "--backend", emulator_url, log=sink) as ae:
         result = ae.setRequestor("REF")
-        assert result == {"status": 0, "statuses": [{"id": "R400", "errorId": "R400", "level": "error", "message": "No software statement"}]}
+        assert result == {"status": 0, "statuses": [{"id": "R400", "errorId": "R400", "level": "error", "message": "No software statement",
+                                                     "details": NO_STATEMENT}]}
         later = ae.checkAuthentication()
         assert later["errorCode"] == passbridge.GENERIC_AUTHENTICATION_ERROR
         assert reasons(later) == ["R400 No software statement"]

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from clients_support import ROOT, emulator_url, statement  # noqa: F401  (fixture)
+from test_clients_failure_reasons import NO_STATEMENT
 
 NODE_DIR = ROOT / "Clients" / "node"
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
@@ -122,7 +123,8 @@ def test_timeouts_abort_close_and_failure_reasons(bin_dir, emulator_url, tmp_pat
                           str(tmp_path / "state"), str(closer), str(flag)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
     out = json.loads(run.stdout)
-    assert out["noStatement"] == {"status": 0, "statuses": [{"id": "R400", "errorId": "R400", "level": "error", "message": "No software statement"}]}
+    assert out["noStatement"] == {"status": 0, "statuses": [{"id": "R400", "errorId": "R400", "level": "error", "message": "No software statement",
+                                                             "details": NO_STATEMENT}]}
     assert out["typo"]["error"] == "RPCError" and out["typo"]["base"]
     assert out["typo"]["message"] == "-32602: Invalid params: 'webview' is not a param of init; did you mean 'webView'?"
     assert out["typoData"]["closest"] == "webView"

@@ -165,7 +165,9 @@ def test_setup_failures_say_why(bin_dir, emulator_url, tmp_path):
     env["PASSBRIDGE_ARGS"] = f"--backend {emulator_url} --state-dir {tmp_path / 'state'}"
     run = subprocess.run([CALL, "--requestor", "REF", "checkAuthentication"], env=env, capture_output=True, text=True, timeout=60)
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == "passbridge-call: setRequestor REF failed: R400 No software statement\n"
+    assert run.stderr == ("passbridge-call: setRequestor REF failed: R400 No software statement (passbridge was started "
+                          "without --software-statement: pass --software-statement JWT|@FILE (the statement Adobe issued "
+                          "for the application), or softwareStatement in init)\n")
     env["PASSBRIDGE_ARGS"] += f" --software-statement {statement()}"
     run = subprocess.run([CALL, "--requestor", "NOPE", "checkAuthentication"], env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and run.stderr.startswith("passbridge-call: setRequestor NOPE failed: CFG400 ")

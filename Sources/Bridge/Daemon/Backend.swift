@@ -42,6 +42,11 @@ struct Backend {
         if let value = options.softwareStatement, value.hasPrefix("@"), softwareStatement == nil {
             missingStatementHelp = Self.emptyStatementHelp(file: String(value.dropFirst()))
             Logger(label: "passbridge").warning("no software statement: \(missingStatementHelp ?? "")")
+        } else if options.softwareStatement == nil, options.backend != "emulator" {
+            // No warning here: a host that gives each instance its statement in init is served as it should be.
+            missingStatementHelp =
+                "passbridge was started without --software-statement: pass --software-statement JWT|@FILE (the "
+                + "statement Adobe issued for the application), or softwareStatement in init"
         }
         let temporary = options.backend == "emulator" && options.stateDir == nil && options.store == nil
         // A temporary directory holds client credentials and tokens: a signal that ends the process removes it too.
