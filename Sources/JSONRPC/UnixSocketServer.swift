@@ -17,6 +17,9 @@ public enum SocketServerError: Error, CustomStringConvertible {
         case .pathTooLong(let path): return "socket path too long (max 107 bytes): \(path)"
         case .alreadyInUse(let path): return "another daemon is already listening on \(path) (stop it first, or use another --socket path)"
         case .notASocket(let path): return "\(path) exists and is not a socket; refusing to replace it"
+        case .system("bind", let path, ENOENT):
+            // The daemon makes the socket, not the folders above it (those are the service's: RuntimeDirectory=).
+            return "bind \(path): \(errnoString(ENOENT)) (its directory does not exist: create it first)"
         case .system(let call, let path, let code): return "\(call) \(path): \(errnoString(code))"
         }
     }

@@ -63,7 +63,8 @@ def test_unknown_requestor_says_cfg400(bin_dir, emulator_url, tmp_path):
 def test_unreachable_backend_says_cfg404(bin_dir, tmp_path):
     with spawn(bin_dir, tmp_path, "--backend", "http://127.0.0.1:9", "--software-statement", statement()) as ae:
         result = ae.setRequestor("REF")
-    assert result == {"status": 0, "statuses": [{"id": "CFG404", "errorId": "CFG404", "level": "error", "message": "Backend not reachable"}]}
+    assert result == {"status": 0, "statuses": [{"id": "CFG404", "errorId": "CFG404", "level": "error", "message": "Backend not reachable",
+                                                 "details": "http://127.0.0.1:9 could not be reached"}]}
 
 
 def test_mvpd_id_the_dialog_did_not_offer_says_pb404_with_the_closest(bin_dir, emulator_url, tmp_path):

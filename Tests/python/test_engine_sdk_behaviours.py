@@ -141,7 +141,8 @@ def test_one_loopback_rule_for_the_command_line_and_set_requestor(bin_dir, tmp_p
         app = daemon.client()
         notes, response = app.exchange("setRequestor", {"requestorID": "REF"})
         assert accepted.is_set()
-        assert response["result"] == {"status": 0, "statuses": [{"id": "CFG404", "errorId": "CFG404", "level": "error", "message": "Backend not reachable"}]}
+        assert response["result"] == {"status": 0, "statuses": [{"id": "CFG404", "errorId": "CFG404", "level": "error", "message": "Backend not reachable",
+                                                                 "details": f"{backend} could not be reached"}]}
         assert [n["params"] for n in notes if n["method"] == "status"][0]["message"] == "Backend not reachable"
         with pytest.raises(RpcError) as refused:
             app.call("setRequestor", {"requestorID": "REF", "serviceProviders": [backend, "http://sp.example"]})

@@ -192,6 +192,13 @@ def test_200_concurrent_clients(socket_daemon):
         sock.close()
 
 
+def test_a_socket_in_a_directory_that_does_not_exist_says_so(passbridge, tmp_path):
+    path = tmp_path / "missing" / "pb.sock"
+    run = subprocess.run([passbridge, "--socket", str(path)], capture_output=True, text=True, timeout=10)
+    assert run.returncode == 1
+    assert f"bind {path}: No such file or directory (its directory does not exist: create it first)\n" in run.stderr
+
+
 def test_second_daemon_on_live_socket_is_refused(socket_daemon, passbridge):
     daemon = socket_daemon()
     second = subprocess.run([passbridge, "--socket", daemon.path], capture_output=True, text=True, timeout=10)

@@ -126,7 +126,7 @@ public actor Engine {
         let providers = (serviceProviders ?? [configuration.backendURL]).map { client(for: $0, statement: statement) }
         let endpoint = RESTV2.configuration(requestorID, profile: shared.withLock { $0.options.applicationProfile })
         var requestor: Requestor?
-        var firstFailure: APIResult?
+        var firstFailure: (result: APIResult, backend: BackendURL)?
         var skew: [AdvancedStatus] = []
         await withTaskGroup(of: (RestClient, EndpointAnswer<ConfigurationAnswer>).self) { group in
             for provider in providers {
@@ -144,7 +144,7 @@ public actor Engine {
                     if requestor == nil { requestor = Requestor(id: requestorID, primary: provider) }
                     requestor?.merge(configuration: configuration, from: provider)
                 } else if firstFailure == nil {
-                    firstFailure = answer.result
+                    firstFailure = (answer.result, provider.baseURL)
                 }
             }
         }
@@ -152,7 +152,7 @@ public actor Engine {
             return finishSetRequestor(
                 nil, failureStatus: AdvancedStatus(.cfg404, message: "No usable service provider"))
         }
-        let failureStatus = Self.configurationFailureStatus(firstFailure, requestorID: requestorID)
+        let failureStatus = Self.configurationFailureStatus(firstFailure?.result, requestorID: requestorID, backend: firstFailure?.backend)
         var partnerStatus: AdvancedStatus?
         var selected: MVPD?
         if let requestor {
@@ -206,7 +206,8 @@ public actor Engine {
         return AdvancedStatus(.cfg400, message: message, details: details.isEmpty ? nil : details)
     }
 
-    static func configurationFailureStatus(_ result: APIResult?, requestorID: String = "") -> AdvancedStatus {
+    /// `backend`: the one that answered `result`, named in CFG404's details.
+    static func configurationFailureStatus(_ result: APIResult?, requestorID: String = "", backend: BackendURL? = nil) -> AdvancedStatus {
         switch result {
         case .registration(.invalidSoftwareStatement):
             return AdvancedStatus(.r400, message: "The software statement was refused")
@@ -228,7 +229,9 @@ public actor Engine {
             return AdvancedStatus(.store500, message: "The device's store failed: \(error)")
         case .transport(.insecure):
             return AdvancedStatus(.sec420)
-        case .transport, .ok, .none:
+        case .transport:
+            return AdvancedStatus(.cfg404, details: backend.map { "\($0.base) could not be reached" })
+        case .ok, .none:
             return AdvancedStatus(.cfg404)
         }
     }

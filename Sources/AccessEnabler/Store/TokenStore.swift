@@ -381,7 +381,9 @@ public enum StateDirectoryRule {
         }
         if info.st_mode & 0o022 != 0 {
             throw .unsafeDirectory(
-                path: path, reason: "its group or others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)))")
+                path: path,
+                reason: "its group or others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)); chmod go-w \(path), "
+                    + "or name another with --state-dir)")
         }
     }
 
