@@ -60,6 +60,16 @@ def test_unknown_requestor_says_cfg400(bin_dir, emulator_url, tmp_path):
     assert "setRequestor NOPE failed: CFG400" in log.read_text()
 
 
+def test_a_requestor_id_of_100_kb_is_logged_as_an_excerpt(bin_dir, emulator_url, tmp_path):
+    """From a breaking pass: the failed setRequestor's log line held the whole id the host sent."""
+    log = tmp_path / "daemon.log"
+    with log.open("w") as sink, spawn(bin_dir, tmp_path, "--backend", emulator_url, "--software-statement", statement(),
+                                      log=sink) as ae:
+        assert ae.setRequestor("X" * 100_000)["status"] == 0
+    line = next(line for line in log.read_text().splitlines() if " failed: CFG400" in line)
+    assert f"setRequestor {'X' * 64}… failed: CFG400" in line and len(line) < 2_000, len(line)
+
+
 def test_unreachable_backend_says_cfg404(bin_dir, tmp_path):
     with spawn(bin_dir, tmp_path, "--backend", "http://127.0.0.1:9", "--software-statement", statement()) as ae:
         result = ae.setRequestor("REF")

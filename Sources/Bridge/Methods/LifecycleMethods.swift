@@ -115,7 +115,7 @@ enum LifecycleMethods {
             // Answered before the calls that waited for it run, so their notifications follow the response.
             _ = await engine.setRequestor(requestorID, serviceProviders: serviceProviders) { outcome in
                 if outcome.status != AccessEnablerStatus.success {
-                    log.info("setRequestor \(requestorID) failed: \(Wire.summary(outcome.statuses))")
+                    log.info("setRequestor \(Text.excerpt(requestorID)) failed: \(Wire.summary(outcome.statuses))")
                 }
                 answer(Wire.requestor(outcome))
             }
