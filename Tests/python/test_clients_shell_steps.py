@@ -237,6 +237,26 @@ def test_a_daemon_that_ends_a_socket_session_is_named_as_the_one_that_closed_it(
         if daemon.process.poll() is None:
             daemon.process.kill()
 
+def test_a_call_waiting_for_the_user_ends_when_the_daemon_does(env, bin_dir, emulator_url, tmp_path):
+    """From a new-user pass: the daemon stopped (SIGTERM) while a one-shot login waited for the user's Enter after
+    the login page; the call went on waiting for that line, with the daemon gone. Now it ends at once, naming the
+    daemon that closed the connection."""
+    path = tmp_path / "pb.sock"
+    daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
+    try:
+        proc = start(env, "--socket", str(path), "--requestor", "REF", "--mvpd", "MockMVPD", "getAuthentication")
+        read_until(proc, "page ended on): ")
+        assert daemon.stop() == 0
+        proc.wait(timeout=30)  # stdin stays open: nobody presses Enter
+        assert proc.stderr is not None
+        stderr = proc.stderr.read()
+        assert (proc.returncode, stderr.splitlines()[-1]) == (2, f"passbridge-call: the daemon at {path} closed the connection")
+    finally:
+        proc.kill()
+        if daemon.process.poll() is None:
+            daemon.process.kill()
+
+
 def coprocess_ended(shell: subprocess.Popen) -> bool:
     """Whether the script's one child (the daemon or passbridge-relay) has ended: gone, or a zombie not reaped yet."""
     children = pathlib.Path(f"/proc/{shell.pid}/task/{shell.pid}/children").read_text().split()
