@@ -35,9 +35,6 @@ public final class Emulator: HTTPResponder, Sendable {
         let refused = throttled(request)
         let fault = refused != nil || admin ? nil : takeFault(for: request)
         var response: HTTPResponse
-        if let fault, fault.kind == .latency {
-            usleep(useconds_t(max(0, min(fault.value?.intValue ?? 0, 120_000)) * 1000))
-        }
         if let refused {
             response = refused
         } else if let replaced = fault?.replacement() {
@@ -46,6 +43,7 @@ public final class Emulator: HTTPResponder, Sendable {
             response = route(request)
             if let fault { response = fault.corrupt(response) }
         }
+        if let fault, fault.kind == .latency { response.delay = .milliseconds(max(0, min(fault.value?.intValue ?? 0, 120_000))) }
         response.headers.append(("Date", HTTPDate.format(millis: clock.nowMillis())))
         response.headers.append(("Cache-Control", "no-store"))
         let note = refused != nil ? " [throttled]" : fault.map { " [fault \($0.kind.rawValue)]" } ?? ""

@@ -45,6 +45,9 @@ public struct HTTPResponse: Sendable {
     public var headers: [(String, String)]
     public var body: [UInt8]
     public var delivery: Delivery = .normal
+    /// How long the server waits before putting the response on the wire (a latency fault). The connection is
+    /// suspended meanwhile: no thread waits, and the other connections are served.
+    public var delay: Duration = .zero
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

@@ -1,5 +1,7 @@
 import CMicroHTTPD
+import Dispatch
 import Glibc
+import Synchronization
 
 /// Something that turns a request into a response; called on libmicrohttpd's connection threads,
 /// so implementations guard their own state.
@@ -22,13 +24,16 @@ public enum HTTPServerError: Error, CustomStringConvertible {
     }
 }
 
-/// An HTTP/1.1 server on an IPv4 address (127.0.0.1 unless told otherwise) built on GNU libmicrohttpd (one thread per connection, so an
-/// injected latency on one request never stalls another). The listening socket has TCP_NODELAY,
-/// which accepted sockets inherit. The `Date` header is the responder's business (MHD's own is off).
+/// An HTTP/1.1 server on an IPv4 address (127.0.0.1 unless told otherwise) built on GNU libmicrohttpd: a pool of
+/// epoll threads, one per processor (at least 2), each serving many connections. A response with a `delay` (an
+/// injected latency) suspends its connection instead of holding a thread, so it never stalls another request.
+/// The listening socket has TCP_NODELAY, which accepted sockets inherit. The `Date` header is the responder's
+/// business (MHD's own is off).
 public final class HTTPServer: @unchecked Sendable {
     /// The bound port (useful when started with port 0).
     public let port: UInt16
     private let responderBox: Unmanaged<ResponderBox>
+    private let suspended: Suspended
     private var daemon: OpaquePointer?
 
     /// Binds `host`:`port` (0 = any free port; `host` an IPv4 address, 0.0.0.0 for every interface) and starts
@@ -56,11 +61,14 @@ public final class HTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         self.port = UInt16(bigEndian: actual.sin_port)
-        let box = Unmanaged.passRetained(ResponderBox(responder))
+        let suspended = Suspended()
+        self.suspended = suspended
+        let box = Unmanaged.passRetained(ResponderBox(responder, suspended: suspended))
         self.responderBox = box
         let flags = UInt32(
-            MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-                | MHD_USE_POLL.rawValue | MHD_USE_SUPPRESS_DATE_NO_CLOCK.rawValue | MHD_USE_ERROR_LOG.rawValue)
+            MHD_USE_EPOLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+                | MHD_USE_SUPPRESS_DATE_NO_CLOCK.rawValue | MHD_USE_ERROR_LOG.rawValue)
+        let threads = UInt32(max(2, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let completed:
             @convention(c) (
                 UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?, MHD_RequestTerminationCode
@@ -69,6 +77,7 @@ public final class HTTPServer: @unchecked Sendable {
         let started = withVaList([
             MHD_OPTION.LISTEN_SOCKET.rawValue, fd,
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(60),
+            MHD_OPTION.THREAD_POOL_SIZE.rawValue, threads,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, completedPointer, Int(0),
             MHD_OPTION.END.rawValue,
         ]) { MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, box.toOpaque(), $0) }
@@ -81,6 +90,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// quiesced closes its listen socket); closing it here too could close a descriptor another thread reused.
     public func stop() {
         guard let daemon else { return }
+        // libmicrohttpd must not be stopped with a connection suspended: the delayed responses go out now.
+        suspended.resumeAll()
         MHD_stop_daemon(daemon)
         self.daemon = nil
         responderBox.release()
@@ -89,12 +100,56 @@ public final class HTTPServer: @unchecked Sendable {
 
 final class ResponderBox {
     let responder: HTTPResponder
-    init(_ responder: HTTPResponder) { self.responder = responder }
+    let suspended: Suspended
+    init(_ responder: HTTPResponder, suspended: Suspended) {
+        self.responder = responder
+        self.suspended = suspended
+    }
 }
 
-/// Per-connection request state kept in libmicrohttpd's `con_cls` between upload calls.
+/// The connections suspended while their response waits out its `delay`, each resumed once by whichever comes
+/// first: its timer, or the server's stop (after which nothing is suspended any more).
+final class Suspended: Sendable {
+    private let state = Mutex<(stopped: Bool, connections: Set<UInt>)>((false, []))
+
+    /// Suspends `connection` (from its access handler) and resumes it after `delay`; false once the server stops.
+    func suspend(_ connection: OpaquePointer, for delay: Duration) -> Bool {
+        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+        let suspended = state.withLock { state in
+            guard !state.stopped else { return false }
+            state.connections.insert(key)
+            MHD_suspend_connection(connection)
+            return true
+        }
+        guard suspended else { return false }
+        let (seconds, attoseconds) = delay.components
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        {
+            [self] in
+            state.withLock { state in
+                guard state.connections.remove(key) != nil, let connection = OpaquePointer(bitPattern: key) else { return }
+                MHD_resume_connection(connection)
+            }
+        }
+        return true
+    }
+
+    func resumeAll() {
+        state.withLock { state in
+            state.stopped = true
+            for key in state.connections {
+                if let connection = OpaquePointer(bitPattern: key) { MHD_resume_connection(connection) }
+            }
+            state.connections.removeAll()
+        }
+    }
+}
+
+/// Per-connection request state kept in libmicrohttpd's `con_cls` between upload calls, and the response held while
+/// its connection is suspended.
 final class UploadBuffer {
     var bytes: [UInt8] = []
+    var delayed: HTTPResponse?
 }
 
 /// Collects name/value pairs from `MHD_get_connection_values`.

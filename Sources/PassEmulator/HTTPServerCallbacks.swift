@@ -29,14 +29,24 @@ func accessHandler(
         uploadDataSize.pointee = 0
         return .YES
     }
+    let box = Unmanaged<ResponderBox>.fromOpaque(cls).takeUnretainedValue()
+    // Called again once a suspended connection is resumed: the response made before goes out now.
+    if let delayed = buffer.delayed {
+        buffer.delayed = nil
+        return queue(delayed, on: connection)
+    }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
         path: url.map { String(cString: $0) } ?? "/",
         query: connectionValues(connection, .GET_ARGUMENT_KIND),
         headers: connectionValues(connection, .HEADER_KIND),
         body: buffer.bytes)
-    let responder = Unmanaged<ResponderBox>.fromOpaque(cls).takeUnretainedValue().responder
-    let response = responder.respond(to: request)
+    let response = box.responder.respond(to: request)
+    if response.delay > .zero {
+        buffer.delayed = response
+        if box.suspended.suspend(connection, for: response.delay) { return .YES }
+        buffer.delayed = nil  // the server is stopping: no wait
+    }
     return queue(response, on: connection)
 }
 

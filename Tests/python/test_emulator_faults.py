@@ -142,3 +142,24 @@ def test_a_slow_request_does_not_block_another(emulator, token):
     assert "slow" not in results  # the fast request finished while the slow one was still waiting
     thread.join(10)
     assert results["slow"] == 200
+
+
+def test_more_slow_requests_than_server_threads_block_no_other(emulator, token):
+    """The server's threads are a pool (one per processor): a delayed answer suspends its connection instead of
+    holding a thread, so eight slow requests at once still leave every thread free for a fast one."""
+    add_fault(emulator, kind="latency", value=2000, count=8)
+    results = []
+
+    def slow():
+        results.append(emulator.v2("GET", "/REF/configuration", token).status)
+
+    threads = [threading.Thread(target=slow) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    began = time.monotonic()
+    assert emulator.v2("GET", "/REF/profiles", token).status == 200
+    assert time.monotonic() - began < 1.0 and results == []  # answered while all eight still waited
+    for thread in threads:
+        thread.join(10)
+    assert results == [200] * 8
