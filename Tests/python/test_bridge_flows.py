@@ -190,6 +190,16 @@ def test_a_redirect_whose_query_a_page_left_unescaped_completes_the_login(client
     assert client.call("checkAuthentication") == {"status": 1, "errorCode": ""}
 
 
+def logout_through_page(client):
+    """logout on a web-view host: navigateToUrl with the logout page, the page walked, handleExternalURL; the
+    logout's own answer is that of a logout that went through."""
+    start = client.mark()
+    logout_id = client.send("logout")
+    _, navigate = client.notification("navigateToUrl", start)
+    client.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
+    assert client.response(logout_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+
+
 def test_logout_through_the_logout_page(client):
     ready(client)
     login(client)
@@ -228,11 +238,7 @@ def test_a_logout_the_backend_does_not_take_keeps_the_login(client, emulator):
         assert "navigateToUrl" not in notifications_named(client.received[start:])
         assert client.call("checkAuthentication") == {"status": 1, "errorCode": ""}
     # Once the backend takes it, the same logout goes through its page.
-    start = client.mark()
-    logout_id = client.send("logout")
-    _, navigate = client.notification("navigateToUrl", start)
-    client.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
-    assert client.response(logout_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    logout_through_page(client)
     assert client.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, RpcError, SocketDaemon,
                         daemon_args, follow_to_redirect_url, notifications_named)
-from test_bridge_flows import login
+from test_bridge_flows import login, logout_through_page
 
 
 @pytest.fixture()
@@ -191,11 +191,7 @@ def test_logout_clears_the_applications_logins_under_its_other_requestors(daemon
     _, _, notes, _ = pick(ref2, "MockMVPD")
     assert ref2.call("handleExternalURL", {"url": follow_to_redirect_url(notes[-1]["params"]["url"])})["status"] == 1
     assert ref2.call("checkAuthentication") == {"status": 1, "errorCode": ""}
-    start = ref.mark()
-    logout_id = ref.send("logout")
-    _, navigate = ref.notification("navigateToUrl", start)
-    ref.call("handleExternalURL", {"url": follow_to_redirect_url(navigate["params"]["url"])})
-    assert ref.response(logout_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    logout_through_page(ref)
     # The same application under REF2 on this device is logged out too (no network: checkAuthentication).
     assert ref2.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
     ref.close()

@@ -51,6 +51,15 @@ class WriteLock:
         assert self.process.wait(timeout=10) == 0
 
 
+def logged_in_on_a_socket(bin_dir, emulator, state, short_tmp):
+    """A daemon on a socket with the state directory `state`, and a connection logged in (MockMVPD)."""
+    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
+    writer = daemon.client()
+    ready(writer)
+    login(writer)
+    return daemon, writer
+
+
 # ------------------------------------------------------------------------------------------ upgrade
 
 def downgrade_to_key_value_layout(state: pathlib.Path):
@@ -159,10 +168,7 @@ def test_another_process_holding_the_write_lock_logs_nobody_out_and_the_failure_
 def test_rpc_discover_answers_in_milliseconds_while_another_process_holds_the_write_lock(bin_dir, emulator, tmp_path,
                                                                                          short_tmp):
     state = tmp_path / "state"
-    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
-    writer = daemon.client()
-    ready(writer)
-    login(writer)
+    daemon, writer = logged_in_on_a_socket(bin_dir, emulator, state, short_tmp)
     lock = WriteLock(state)
     try:
         # The instance's logout waits for the lock (5 s) on the store's thread ...
@@ -197,10 +203,7 @@ def test_a_cache_write_that_meets_another_process_lock_holds_up_no_call_and_is_m
     behind it waited for each of its 8 tries: a new connection's first calls took 20 s; and then, with 100 ms, each
     store call waited 100 ms and used up a try."""
     state = tmp_path / "state"
-    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
-    writer = daemon.client()
-    ready(writer)
-    login(writer)
+    daemon, writer = logged_in_on_a_socket(bin_dir, emulator, state, short_tmp)
     assert "token" in writer.call("getAuthorization", {"resource": "ch1"})
     deadline = time.monotonic() + 10
     while writer.call("rpc.stats")["authorizationExpiries"]["written"] == 0:
@@ -249,10 +252,7 @@ def test_a_cache_write_still_failing_when_the_daemon_stops_is_logged(bin_dir, em
     """SIGTERM while an expiry waits for its next try under another process's lock: the last try before the worker
     ends fails too, and the write is logged as given up. Before, it was lost without a line."""
     state = tmp_path / "state"
-    daemon = SocketDaemon(bin_dir, short_tmp / "pb.sock", *daemon_args(emulator.base, state))
-    writer = daemon.client()
-    ready(writer)
-    login(writer)
+    daemon, writer = logged_in_on_a_socket(bin_dir, emulator, state, short_tmp)
     lock = WriteLock(state)
     try:
         assert "token" in writer.call("getAuthorization", {"resource": "ch1"})
