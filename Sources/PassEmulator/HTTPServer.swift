@@ -90,7 +90,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// quiesced closes its listen socket); closing it here too could close a descriptor another thread reused.
     public func stop() {
         guard let daemon else { return }
-        // libmicrohttpd must not be stopped with a connection suspended: the delayed responses go out now.
+        // libmicrohttpd must not be stopped with a connection suspended: they are resumed, and closed unanswered.
         suspended.resumeAll()
         MHD_stop_daemon(daemon)
         self.daemon = nil
@@ -108,7 +108,7 @@ final class ResponderBox {
 }
 
 /// The connections suspended while their response waits out its `delay`, each resumed once by whichever comes
-/// first: its timer, or the server's stop (after which nothing is suspended any more).
+/// first: its timer, or the server's stop (which closes it without its answer; nothing is suspended after it).
 final class Suspended: Sendable {
     private let state = Mutex<(stopped: Bool, connections: Set<UInt>)>((false, []))
 

@@ -222,7 +222,10 @@ def test_a_logout_the_backend_does_not_take_keeps_the_login(client, emulator):
     host was told the user had logged out, and the next setRequestor brought the login back."""
     ready(client)
     login(client)
-    faults = [({"kind": "drop"}, "CFG404"), ({"kind": "error", "value": "internal_server_error"}, "CFG500")]
+    faults = [({"kind": "drop"}, "CFG404"), ({"kind": "error", "value": "internal_server_error"}, "CFG500"),
+              # A 4xx the backend may take if asked again (action retry), and a refused access token: before, both
+              # deleted the login, which the next setRequestor brought back.
+              ({"kind": "error", "value": "network_connection_timeout"}, "CFG400"), ({"kind": "status", "value": 401}, "R401")]
     for fault, code in faults:
         assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", **fault}) == 201
         try:
@@ -237,7 +240,12 @@ def test_a_logout_the_backend_does_not_take_keeps_the_login(client, emulator):
         assert "its login is kept" in reasons[0]["message"], reasons
         assert "navigateToUrl" not in notifications_named(client.received[start:])
         assert client.call("checkAuthentication") == {"status": 1, "errorCode": ""}
-    # Once the backend takes it, the same logout goes through its page.
+    # A 2xx whose body is not JSON was taken: the login is deleted (no page: none was named).
+    assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "malformed", "count": 1}) == 201
+    assert client.call("logout") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert client.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    # Once the backend takes it, a logout goes through its page.
+    login(client)
     logout_through_page(client)
     assert client.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
 

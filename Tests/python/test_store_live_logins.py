@@ -206,6 +206,37 @@ def admin(emulator, method: str, body: dict) -> dict:
         return json.loads(response.read())
 
 
+def test_a_logout_of_two_mvpds_ends_the_one_the_backend_takes_and_keeps_the_other(daemon, emulator, tmp_path):
+    """Protocol/README.md, Lifecycle 4: two logins under one requestor (MockMVPD, and MockSSO made at the backend),
+    the backend refusing MockMVPD's logout with a 500. MockSSO's logout is still made and its profile deleted;
+    MockMVPD's is kept, and the logout fails with CFG500. Before, the logout stopped at the first refusal, and
+    MockSSO's was never asked."""
+    client = instance(daemon)
+    login(client)
+    device = client.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
+    assert admin(emulator, "POST", {"serviceProvider": "REF", "mvpd": "MockSSO", "device": device})["profiles"] >= 1
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}  # the re-sync stores MockSSO's
+    assert stored_mvpds(tmp_path / "state") == ["MockMVPD", "MockSSO"]
+    fault = json.dumps({"method": "GET", "path": "/api/v2/REF/logout/MockMVPD", "kind": "status", "value": 500}).encode()
+    urllib.request.urlopen(urllib.request.Request(emulator.base + "/__admin/faults", data=fault, method="POST",
+                                                  headers={"Content-Type": "application/json"}), timeout=10).close()
+    try:
+        result = client.call("logout")
+    finally:
+        urllib.request.urlopen(urllib.request.Request(emulator.base + "/__admin/faults", method="DELETE"), timeout=10).close()
+    assert result["errorCode"] == "Generic Authentication Error" and [r["id"] for r in result["statuses"]] == ["CFG500"]
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as response:
+        asked = [r["path"] for r in json.loads(response.read())["requests"] if "/logout/" in r["path"]]
+    assert asked[-2:] == ["/api/v2/REF/logout/MockMVPD", "/api/v2/REF/logout/MockSSO"], asked
+    assert stored_mvpds(tmp_path / "state") == ["MockMVPD"]
+    assert client.call("checkAuthentication") == LOGGED_IN
+
+
+def stored_mvpds(state) -> list:
+    with sqlite3.connect(state / "passbridge.sqlite") as db:
+        return [mvpd for (mvpd,) in db.execute("SELECT mvpd FROM profiles ORDER BY mvpd")]
+
+
 def test_set_requestor_finds_a_login_made_out_of_band_and_drops_one_gone(daemon, emulator):
     client = instance(daemon, web_view=False)
     assert client.call("checkAuthentication") == LOGGED_OUT

@@ -21,11 +21,17 @@ extension Engine {
         } catch {
             return logoutFailed(storeFailure(error))
         }
+        // Each MVPD's logout is asked of the backend, and its profile deleted once it is taken; one not taken keeps
+        // its profile, the others still go, and the logout then fails with the first such reason.
+        var notTaken: AdvancedStatus?
         for profile in stored {
             let client = requestor.client(for: profile.mvpd)
             let redirect = redirectURL(for: requestor.mvpd(profile.mvpd))
             let answer = await call(RESTV2.logout(requestor.id, mvpd: profile.mvpd, redirectURL: redirect), with: client)
-            if let reason = Self.logoutNotTaken(answer.result, mvpd: profile.mvpd) { return logoutFailed(reason) }
+            if let reason = Self.logoutNotTaken(answer, mvpd: profile.mvpd) {
+                notTaken = notTaken ?? reason
+                continue
+            }
             let entry = answer.value?.entry(for: profile.mvpd)
             if profile.isPartner || entry?.actionName == "partner_logout" { partner = true }
             if let entry, entry.actionName == "logout", let url = entry.url, logoutURL == nil {
@@ -38,6 +44,7 @@ extension Engine {
                 return logoutFailed(storeFailure(error))
             }
         }
+        if let notTaken { return logoutFailed(notTaken) }
         // The SDK's logout clears the application's whole token storage: this application's logins under its
         // other requestors on this device go too (Adobe's logout is per requestor: those stay on the server).
         do {
@@ -86,21 +93,25 @@ extension Engine {
     }
 
     /// Why the backend did not take a logout, as the reason of the logout's failure (its login is then kept:
-    /// Protocol/README.md, Lifecycle 4): not reached (CFG404), TLS refused (SEC420), a 5xx (CFG5xx), throttled
-    /// (CFG429), an answer that is not JSON (CFG500), no access token (R400, R401), the store (STORE500). Nil when it
-    /// took it, or refused it with a 4xx: the backend then has no such login to end (action `authentication`), or
-    /// will not end it whatever is sent again.
-    static func logoutNotTaken(_ result: APIResult, mvpd: String) -> AdvancedStatus? {
+    /// Protocol/README.md, Lifecycle 4); nil when it took it (a 2xx, whatever its body) or no longer has the login
+    /// (an error whose action is `authentication`). Not reached or no whole answer (CFG404; the backend may have
+    /// taken it: the next setRequestor asks it again), TLS refused (SEC420), a 5xx (CFG5xx), throttled (CFG429), no
+    /// access token (R400, R401), another 4xx (CFG400, the backend's error in `details`), the store (STORE500).
+    static func logoutNotTaken(_ answer: EndpointAnswer<LogoutAnswer>, mvpd: String) -> AdvancedStatus? {
         let kept = "the logout of \(mvpd) was not made at the backend, and its login is kept"
-        switch result {
-        case .ok, .httpError(400..<500, _): return nil
-        case .httpError(let status, let error):
+        if answer.error?.action == .authentication { return nil }
+        switch answer.result {
+        case .ok, .garbage: return nil
+        case .httpError(let status, let error) where status >= 500:
             return AdvancedStatus(.cfg5xx(status), message: "HTTP \(status): \(kept)", details: EnhancedError(error)?.message)
-        case .garbage: return AdvancedStatus(.cfg5xx(500), message: "An answer that is not JSON: \(kept)")
+        case .httpError(401, _): return AdvancedStatus(.r401, message: "The access token was refused: \(kept)")
+        case .httpError(let status, let error):
+            let code = EnhancedError(error).map { $0.code.isEmpty ? "" : " \($0.code)" } ?? ""
+            return AdvancedStatus(.cfg400, message: "HTTP \(status)\(code): \(kept)", details: EnhancedError(error)?.message)
         case .throttled: return AdvancedStatus(.cfg429, message: "Too many requests: \(kept)")
         case .transport(.insecure): return AdvancedStatus(.sec420, message: "The backend's TLS certificate did not verify: \(kept)")
-        case .transport: return AdvancedStatus(.cfg404, message: "Backend not reachable: \(kept)")
-        case .registration, .store: return configurationFailureStatus(result)
+        case .transport: return AdvancedStatus(.cfg404, message: "No answer from the backend: \(kept)")
+        case .registration, .store: return configurationFailureStatus(answer.result)
         }
     }
 
