@@ -355,7 +355,7 @@ export declare class PassBridge {
   loginWeb(openUrl: (url: string) => string | null | Promise<string | null>, options?: LoginOptions): Promise<Authentication>;
   /** Logs in on a second-screen host: `showCode` gets the code, then each countdown update. */
   loginSecondScreen(showCode: (code: RegistrationCode) => void | Promise<void>, options?: LoginOptions): Promise<Authentication>;
-  /** logout to its end. */
+  /** logout to its end; rejects with an `EntitlementError` ("Generic Authentication Error") when the login was kept. */
   logOut(options?: CallOptions): Promise<Logout>;
 
   /** Answers daemon->host requests (partnerSSO/*); throw an object with `reason` to refuse. */

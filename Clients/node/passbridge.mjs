@@ -409,6 +409,8 @@ export class PassBridge extends EventEmitter {
   /** logout to its end, as {statuses}. */
   async logOut(options = {}) {
     const result = await this.call('logout', {}, options);
+    // The backend did not take it, or the store could not make it: the login is kept (Protocol/README.md, Lifecycle 4).
+    if (result.errorCode === 'Generic Authentication Error') throw new EntitlementError(result.errorCode, result.statuses ?? [], 'logout failed; the login is kept');
     return { statuses: result.statuses ?? [] };
   }
 

@@ -54,6 +54,13 @@ out.deniedIsNotAuthorized = (await ae.authorize('ch2').catch((e) => e)) instance
 out.check = await ae.checkAuthorization('ch2');
 out.pre = await ae.preauthorize(['ch1', 'ch2']);
 out.zip = await ae.metadata('METADATA_USER_META', { key: 'zip' });
+// A logout the backend does not take keeps the login: logOut rejects (it used to resolve as if logged out).
+const faults = emulator + '/__admin/faults';
+await fetch(faults, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify({ method: 'GET', path: '/api/v2/REF/logout/*', kind: 'drop' }) });
+out.keptLogout = await ae.logOut().then(() => 'resolved', why);
+await fetch(faults, { method: 'DELETE' });
+out.stillIn = (await ae.checkAuthentication()).authenticated;
 out.logout = await ae.logOut();
 
 // getAuthorization that must log in, aborted at the provider dialog.
@@ -113,6 +120,9 @@ def test_node_typed_helpers_and_abort_signal_cancel_request(bin_dir, emulator_ur
     assert list(out["pre"]["errors"]) == ["ch2"] and out["pre"]["errors"]["ch2"]["code"] == "preauthorization_denied_by_mvpd"
     assert "failure" not in out["pre"]
     assert out["zip"]["key"] == 3 and out["zip"]["encrypted"] is True
+    assert out["keptLogout"]["name"] == "EntitlementError" and out["keptLogout"]["base"], out["keptLogout"]
+    assert out["keptLogout"]["errorCode"] == "Generic Authentication Error" and out["keptLogout"]["reasons"][0].startswith("CFG404 ")
+    assert out["stillIn"] is True
     assert out["logout"] == {"statuses": []}
     assert out["abortedAuthorize"]["rejected"] == "back button"
     assert "tokenRequestFailed Provider not Selected Error" in out["abortedAuthorize"]["seenBefore"]

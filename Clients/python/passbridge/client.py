@@ -428,7 +428,9 @@ class AsyncAccessEnabler:
 
     async def logout(self) -> AuthenticationStatus:
         """Logs out; returns ``{status: 0, errorCode: "User Not Authenticated Error"}`` when the flow ends
-        (after the logout page reached the redirect URL, or 10 s without it)."""
+        (after the logout page reached the redirect URL, or 10 s without it). A logout the backend did not take, or
+        the store could not make, keeps the login: ``{status: 0, errorCode: "Generic Authentication Error",
+        statuses: [...]}`` with the reason (Protocol/README.md, Lifecycle 4)."""
         return cast(AuthenticationStatus, await self._call("logout"))
 
     async def getSelectedProvider(self) -> SelectedProviderResult:

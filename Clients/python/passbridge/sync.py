@@ -325,7 +325,8 @@ class AccessEnabler:
         return cast(AuthorizationResult, self._call("getAuthorization", resource=resource, data=data))
 
     def logout(self) -> AuthenticationStatus:
-        """Returns ``{status: 0, errorCode: "User Not Authenticated Error"}`` when the logout flow ends."""
+        """Returns ``{status: 0, errorCode: "User Not Authenticated Error"}`` when the logout flow ends; ``errorCode``
+        "Generic Authentication Error" with ``statuses`` when the login was kept (Protocol/README.md, Lifecycle 4)."""
         return cast(AuthenticationStatus, self._call("logout"))
 
     def getSelectedProvider(self) -> SelectedProviderResult:
