@@ -53,6 +53,10 @@ struct CacheQueue: Sendable {
 
     var isEmpty: Bool { expiries.isEmpty && selections.isEmpty }
 
+    /// Whether the writes waiting are made before the next job (`StoreExecutor.Deferred.beforeJobs`): yes, unless
+    /// they failed and wait for their next try.
+    var beforeJobs: Bool { due != nil && failures == 0 }
+
     /// Takes `writes`, to be written within `delay`; returns whether that made the writes due sooner (the worker
     /// must then be told).
     mutating func add(_ writes: CacheWrites, delay: Duration, stored: (ExpiryKey) -> Int64?) -> Bool {

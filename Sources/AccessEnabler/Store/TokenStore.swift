@@ -98,7 +98,7 @@ public final class TokenStore: Sendable {
         executor.setDeferred(
             StoreExecutor.Deferred(
                 due: { cache.withLock { $0.due } },
-                beforeJobs: { cache.withLock { $0.due != nil && $0.failures == 0 } },
+                beforeJobs: { cache.withLock { $0.beforeJobs } },
                 run: { database, last in
                     let waiting = cache.withLock { $0.take() }
                     guard !waiting.isEmpty else { return }
