@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from typing import Any, List, Optional
 
 import pytest
@@ -172,6 +173,18 @@ def test_blocking_second_screen_login_shows_the_code_on_the_calling_thread(bin_d
         with pytest.raises(passbridge.NotAuthorized) as denied:
             ae.authorize("ch2")
         token = ae.authorize("ch1")
+        # A logout the backend does not take keeps the login: log_out raises (it used to return as if logged out).
+        fault = json.dumps({"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "drop"}).encode()
+        urllib.request.urlopen(urllib.request.Request(emulator_url + "/__admin/faults", data=fault, method="POST",
+                                                      headers={"Content-Type": "application/json"}), timeout=10).close()
+        try:
+            with pytest.raises(passbridge.EntitlementError) as kept:
+                ae.log_out()
+        finally:
+            urllib.request.urlopen(urllib.request.Request(emulator_url + "/__admin/faults", method="DELETE"), timeout=10).close()
+        assert kept.value.error_code == passbridge.GENERIC_AUTHENTICATION_ERROR
+        assert [s["id"] for s in kept.value.statuses] == ["CFG404"]
+        assert ae.check_authentication().authenticated
         logout = ae.log_out()
     for t in phones:
         t.join(30)

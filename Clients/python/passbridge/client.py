@@ -24,7 +24,8 @@ import os
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set, Union, cast
 
 from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
-from .errors import ConnectionClosed, Timeout
+from .constants import GENERIC_AUTHENTICATION_ERROR
+from .errors import ConnectionClosed, EntitlementError, Timeout
 from .locate import find_daemon
 from .flows import ChooseMVPD, OpenURL, ShowCode, run_flow
 from .outcomes import (Authentication, Authorization, Logout, MediaToken, Metadata, Preauthorization,
@@ -497,10 +498,14 @@ class AsyncAccessEnabler:
     async def log_out(self, open_url: Optional[OpenURL] = None, timeout: Optional[float] = None) -> Logout:
         """``logout`` to its end. On a web-view host the daemon opens the logout page: ``open_url(url)`` gets it
         (as in ``login_web``); without ``open_url`` the page is left to the delegate's ``navigateToUrl``, and if nothing
-        opens it the daemon answers 10 s later. Raises ``Timeout`` (the logout
-        is then cancelled, its profiles already deleted)."""
+        opens it the daemon answers 10 s later. Raises ``EntitlementError`` ("Generic Authentication Error", with
+        the reasons) when the login was kept: the backend did not take the logout, or the store could not make it
+        (Protocol/README.md, Lifecycle 4); ``Timeout`` (the logout is then cancelled, its profiles already
+        deleted)."""
         seen: List[Event] = []
         result = await run_flow(self, "logout", {}, open_url=open_url, timeout=timeout, seen=seen)
+        if result.get("errorCode") == GENERIC_AUTHENTICATION_ERROR:
+            raise EntitlementError(GENERIC_AUTHENTICATION_ERROR, result.get("statuses") or (), "logout failed; the login is kept")
         return Logout(tuple(result.get("statuses") or ()), any(e["id"] == "VSA203" for e in seen))
 
     async def login_web(self, open_url: OpenURL, *, mvpd: ChooseMVPD = None, force: bool = False,
