@@ -110,7 +110,11 @@ extension Engine {
             return AdvancedStatus(.cfg400, message: "HTTP \(status)\(code): \(kept)", details: EnhancedError(error)?.message)
         case .throttled: return AdvancedStatus(.cfg429, message: "Too many requests: \(kept)")
         case .transport(.insecure): return AdvancedStatus(.sec420, message: "The backend's TLS certificate did not verify: \(kept)")
-        case .transport: return AdvancedStatus(.cfg404, message: "No answer from the backend: \(kept)")
+        case .transport:
+            return AdvancedStatus(
+                .cfg404,
+                message: "No whole answer from the backend: the logout of \(mvpd) may not have been made, and its login is kept "
+                    + "(the next setRequestor asks the backend again)")
         case .registration, .store: return configurationFailureStatus(answer.result)
         }
     }
