@@ -86,6 +86,12 @@ CURLcode ccurl_setopt_string(CURL *easy, CURLoption option, const char *value) {
 CURLcode ccurl_setopt_write(CURL *easy, CURLoption option, curl_write_callback callback) {
     return curl.easy_setopt(easy, option, callback);
 }
+CURLcode ccurl_setopt_sockopt(CURL *easy, curl_sockopt_callback callback) {
+    return curl.easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION, callback);
+}
+CURLcode ccurl_setopt_closesocket(CURL *easy, curl_closesocket_callback callback) {
+    return curl.easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, callback);
+}
 CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value) { return curl.easy_getinfo(easy, info, value); }
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) { return curl.multi_setopt(multi, option, value); }
 CURLMcode ccurl_multi_socket_action(CURLM *multi, curl_socket_t socket, int events, int *running) {

@@ -115,19 +115,20 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
 
     /// Tokens of watched descriptors: `watchToken | fd` (connection tokens stay below, special ones above).
     private static let watchToken: UInt64 = 1 << 62
-    /// Loop-thread state: what to call when a watched fd is ready.
-    private var watchers: [Int32: (_ readable: Bool, _ writable: Bool) -> Void] = [:]
+    /// Loop-thread state: each watched fd's epoll events, and what to call when it is ready.
+    private var watchers: [Int32: (events: UInt32, ready: (_ readable: Bool, _ writable: Bool) -> Void)] = [:]
 
     /// Waits on `fd` in the loop's own wait: `ready` runs on the loop thread whenever it is readable (`reading`) or
-    /// writable (`writing`), until `forget(_:)`; a second watch of `fd` replaces the first. Loop thread.
+    /// writable (`writing`), until `forget(_:)`; a second watch of `fd` replaces the first, with no system call
+    /// when it waits for the same events. `fd` must be forgotten before it is closed. Loop thread.
     func watch(_ fd: Int32, reading: Bool, writing: Bool, _ ready: @escaping (_ readable: Bool, _ writable: Bool) -> Void) {
         thread.check("EventLoop.watch")
         let events = (reading ? EPOLLIN.rawValue : 0) | (writing ? EPOLLOUT.rawValue : 0)
         let token = Self.watchToken | UInt64(UInt32(bitPattern: fd))
-        if watchers.updateValue(ready, forKey: fd) == nil {
-            _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events, token)
-        } else {
-            _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events, token)
+        switch watchers.updateValue((events, ready), forKey: fd)?.events {
+        case nil: _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events, token)
+        case events: break
+        default: _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events, token)
         }
     }
 
@@ -316,7 +317,7 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
         }
         if token >> 62 == 1 {
             let hangup = events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
-            watchers[Int32(bitPattern: UInt32(truncatingIfNeeded: token))]?(
+            watchers[Int32(bitPattern: UInt32(truncatingIfNeeded: token))]?.ready(
                 events & EPOLLIN.rawValue != 0 || hangup, events & EPOLLOUT.rawValue != 0 || hangup)
             return
         }

@@ -1,5 +1,6 @@
 """The daemon's HTTP to the backend (libcurl): redirects are never followed, a connection the server dropped
 costs no deadline, and memory stays flat under steady load. Real passbridge, real pipes, real pass-emulator."""
+import os
 import socket
 import threading
 import time
@@ -81,6 +82,103 @@ def test_a_kept_alive_connection_dropped_by_the_server_is_retried_at_once(daemon
     elapsed = time.monotonic() - started
     assert "token" in result, result
     assert elapsed < 1, f"{elapsed:.2f} s"
+
+
+class ClosingProxy:
+    """A loopback TCP proxy in front of the emulator that can close every connection made through it, as a server
+    closes the kept-alive connections it no longer wants (an idle timeout, a restart)."""
+
+    def __init__(self, target: str):
+        host, port = target.removeprefix("http://").rstrip("/").split(":")
+        self.target = (host, int(port))
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.base = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.accepted: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                near, _ = self.server.accept()
+            except OSError:
+                return
+            far = socket.create_connection(self.target)
+            self.accepted.append(near)
+            for source, sink in ((near, far), (far, near)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close_all(self):
+        """Closes the daemon's side of every connection; the daemon's socket has the FIN when this returns."""
+        for near in self.accepted:
+            try:
+                near.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.server.close()
+        self.close_all()
+
+
+def watched_tcp_states(pid: int) -> list[str]:
+    """The TCP states (/proc/net/tcp's hex codes: 01 established, 08 close-wait) of the sockets the daemon's epoll
+    instances wait on, from /proc/PID/fdinfo (each `tfd:` line is one watched descriptor)."""
+    states = {}
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            states[fields[9]] = fields[3]
+    watched = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:[eventpoll]":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                targets = [int(line.split()[1]) for line in info if line.startswith("tfd:")]
+        except OSError:
+            continue
+        for target in targets:
+            link = os.readlink(f"/proc/{pid}/fd/{target}")
+            if link.startswith("socket:["):
+                inode = link[len("socket:["):-1]
+                if inode in states:
+                    watched.append(states[inode])
+    return watched
+
+
+def test_an_idle_kept_alive_connection_stays_watched_and_is_let_go_when_the_server_closes_it(bin_dir, emulator, tmp_path):
+    """Between two requests the backend connection stays in the loop's wait (no epoll_ctl to take it out after each
+    answer and put it back before the next, Sources/AccessEnabler/RESTV2/LoopTransfers.swift). When the server closes
+    it meanwhile, the loop stops waiting on it (else the readable socket would wake the loop without end), and the
+    next request goes out on a new connection."""
+    proxy = ClosingProxy(emulator.base)
+    daemon = StdioDaemon(bin_dir, *daemon_args(proxy.base, tmp_path / "state"))
+    try:
+        ready(daemon)
+        login(daemon)
+        assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
+        assert watched_tcp_states(daemon.process.pid) == ["01"]  # idle, kept alive, still watched
+        proxy.close_all()
+        daemon.call("getSelectedProvider")  # a pass of the loop: the FIN was there before the request
+        assert watched_tcp_states(daemon.process.pid) == []  # no longer waited on, though not closed yet
+        assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
+        assert watched_tcp_states(daemon.process.pid) == ["01"]
+        assert daemon.stop() == 0
+    finally:
+        proxy.close()
 
 
 def test_a_backend_that_drops_every_attempt_fails_at_once_not_after_the_deadline(daemon, emulator):

@@ -1,4 +1,5 @@
 import CCurl
+import Glibc
 import Synchronization
 import ThreadAffinity
 
@@ -8,7 +9,8 @@ import ThreadAffinity
 /// daemon gives its event loop (`Bridge`, from `JSONRPC.LoopDescriptors`).
 public protocol DescriptorLoop: AnyObject, Sendable {
     /// Loop thread: `ready(readable, writable)` runs on the loop thread whenever `fd` is readable (`reading`) or
-    /// writable (`writing`), until `forget(_:)`; a second watch of `fd` replaces the first.
+    /// writable (`writing`), until `forget(_:)`; a second watch of `fd` replaces the first, with no system call when
+    /// it waits for the same events. `fd` is forgotten before it is closed.
     func watch(_ fd: Int32, reading: Bool, writing: Bool, _ ready: @escaping (_ readable: Bool, _ writable: Bool) -> Void)
     /// Loop thread: stops waiting on `fd`.
     func forget(_ fd: Int32)
@@ -53,6 +55,11 @@ final class LoopTransfers: @unchecked Sendable {
     /// When libcurl wants to be called again for its timeouts (monotonic ns), and the loop timer set for it.
     private var deadline: UInt64?
     private var timerSet: (deadline: UInt64, timer: Scheduled)?
+    /// The sockets libcurl made for connections (its sockopt callback) and has not closed yet (its close-socket
+    /// callback, which closes them here). Between two transfers a kept-alive one stays in the loop's wait for
+    /// reading ("parked") rather than being taken out and put back, two epoll_ctl(2) calls per request; readable
+    /// while parked (the server closed it), it is taken out, and libcurl finds it closed when it next looks.
+    private var connectionSockets: Set<curl_socket_t> = []
 
     init(loop: any DescriptorLoop) { self.loop = loop }
 
@@ -65,6 +72,21 @@ final class LoopTransfers: @unchecked Sendable {
                 guard let transfer = Transfer(request, timeout: timeout, continuation: continuation, reusing: idle.popLast()) else {
                     continuation.resume(returning: .failure(.network))
                     return
+                }
+                let context = Unmanaged.passUnretained(self).toOpaque()
+                _ = ccurl_setopt_pointer(transfer.easy, CURLOPT_SOCKOPTDATA, context)
+                _ = ccurl_setopt_sockopt(transfer.easy) { context, socket, purpose in
+                    if purpose == CURLSOCKTYPE_IPCXN {
+                        Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().connectionSockets.insert(socket)
+                    }
+                    return CURL_SOCKOPT_OK
+                }
+                _ = ccurl_setopt_pointer(transfer.easy, CURLOPT_CLOSESOCKETDATA, context)
+                _ = ccurl_setopt_closesocket(transfer.easy) { context, socket in
+                    let transfers = Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue()
+                    transfers.connectionSockets.remove(socket)
+                    transfers.loop.forget(socket)
+                    return Glibc.close(socket)
                 }
                 running[transfer.easy] = transfer
                 ccurl_multi_add_handle(multi, transfer.easy)
@@ -105,7 +127,11 @@ final class LoopTransfers: @unchecked Sendable {
     /// libcurl's socket callback: wait on `socket` as `what` says, or stop.
     private func socket(_ socket: curl_socket_t, _ what: Int32) {
         if what == CURL_POLL_REMOVE {
-            loop.forget(socket)
+            if connectionSockets.contains(socket) {
+                loop.watch(socket, reading: true, writing: false) { [unowned self] _, _ in loop.forget(socket) }
+            } else {
+                loop.forget(socket)
+            }
             return
         }
         loop.watch(socket, reading: what & CURL_POLL_IN != 0, writing: what & CURL_POLL_OUT != 0) { [unowned self] readable, writable in

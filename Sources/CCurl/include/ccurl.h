@@ -30,6 +30,10 @@ CURLcode ccurl_setopt_long(CURL *easy, CURLoption option, long value);
 CURLcode ccurl_setopt_pointer(CURL *easy, CURLoption option, const void *value);
 CURLcode ccurl_setopt_string(CURL *easy, CURLoption option, const char *value);
 CURLcode ccurl_setopt_write(CURL *easy, CURLoption option, curl_write_callback callback);
+// CURLOPT_SOCKOPTFUNCTION (called with each socket libcurl makes, before it connects) and
+// CURLOPT_CLOSESOCKETFUNCTION (called to close each socket the former saw).
+CURLcode ccurl_setopt_sockopt(CURL *easy, curl_sockopt_callback callback);
+CURLcode ccurl_setopt_closesocket(CURL *easy, curl_closesocket_callback callback);
 CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLMcode ccurl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
