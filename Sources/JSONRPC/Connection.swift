@@ -110,6 +110,7 @@ public final class Connection: Sendable {
             enqueueLocked(&state, OutgoingMessage.request(method: method, params: params, id: id))
             return true
         }
+        if accepted { loop.needsTicks() }
         if !accepted {
             completion(.failure(.connectionClosed))
         }
@@ -199,6 +200,7 @@ public final class Connection: Sendable {
         guard !state.detached else { return }
         let queued = state.outbound.count
         let wantWrite: UInt32 = (queued > 0 && !state.writeFailed) ? EPOLLOUT.rawValue : 0
+        if wantWrite != 0 && isSocket { loop.needsTicks() }  // the stall timeout
         let underMark = queued < limits.outboundHighWater
         let wantRead: UInt32 = (!state.readDone && !state.inputHeld && underMark) ? EPOLLIN.rawValue : 0
         if state.inputHeld && underMark && !state.resumeRequested && !state.readDone {
@@ -238,11 +240,18 @@ public final class Connection: Sendable {
             state.outgoing = [:]
             return requests
         }
+        loop.needsTicks()  // the drain deadline
         for request in outgoing { request.completion(.failure(.connectionClosed)) }
         if !closedNotified {
             closedNotified = true
             handler?.connectionClosed(self)
         }
+    }
+
+    /// Whether the loop's tick must look at this connection (``check(now:)``): a daemon→host request waits for its
+    /// answer, a socket's output waits for the peer to read it (the stall timeout), or the connection is closing.
+    var hasDeadline: Bool {
+        state.withLock { state in !state.outgoing.isEmpty || state.closing || (isSocket && state.outbound.count > 0) }
     }
 
     /// What the loop should do with this connection now.

@@ -25,6 +25,10 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
     /// per-connection pass a ``wake()`` makes.
     private let jobsFD: Int32
     private let shutdownRequested = Atomic<Bool>(false)
+    /// Set while some connection has a deadline that the loop's 100 ms tick watches (``Connection/hasDeadline``), and
+    /// cleared by a tick that finds none: with it clear the loop sleeps until an event or a timer, where an idle
+    /// daemon with a host connected woke ten times a second.
+    private let ticking = Atomic<Bool>(false)
     /// The thread that runs the loop, claimed by ``run()``; debug builds check it wherever loop-thread state is used.
     let thread = ThreadAffinity()
     private let log = Logger(label: "jsonrpc")
@@ -258,6 +262,12 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
         _ = cshims_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, 0, connection.number << 1)
     }
 
+    /// Any thread: a connection has a deadline that the tick must watch (``Connection/hasDeadline``); wakes the loop
+    /// so that it stops waiting without a timeout.
+    func needsTicks() {
+        if !ticking.exchange(true, ordering: .sequentiallyConsistent), !thread.isOwner { cshims_eventfd_signal(jobsFD) }
+    }
+
     /// Runs until shutdown has drained every connection (or, for stdio, the one connection closed).
     func run() {
         thread.claim()
@@ -267,8 +277,8 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
         var lastTick = monotonicNanos()
         while true {
             runJobs()
-            let idle = connections.isEmpty && !shuttingDown && listenerPausedUntil == nil
-            var timeout: Int32 = hasJobs ? 0 : idle ? -1 : 100
+            let ticks = shuttingDown || listenerPausedUntil != nil || ticking.load(ordering: .sequentiallyConsistent)
+            var timeout: Int32 = hasJobs ? 0 : ticks ? 100 : -1
             if timeout != 0, let untilTimer = timers.withLock({ $0.millisecondsToNext(now: TimerQueue.now()) }) {
                 timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
             }
@@ -290,9 +300,17 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
             }
             if now &- lastTick >= EventLoop.tickNanos {
                 lastTick = now
-                for connection in Array(connections.values) where connection.check(now: now) == .close {
-                    close(connection)
+                // Cleared first: a deadline set from another thread meanwhile sets it again.
+                ticking.store(false, ordering: .sequentiallyConsistent)
+                var deadlines = false
+                for connection in Array(connections.values) {
+                    if connection.check(now: now) == .close {
+                        close(connection)
+                    } else if connection.hasDeadline {
+                        deadlines = true
+                    }
                 }
+                if deadlines { ticking.store(true, ordering: .sequentiallyConsistent) }
             }
             if (shuttingDown || stopWhenEmpty) && connections.isEmpty { return }
         }

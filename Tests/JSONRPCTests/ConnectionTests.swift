@@ -186,4 +186,30 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(answer?["error"]?["code"], -32003)
         XCTAssertTrue(peer.waitFinished())
     }
+
+    /// The loop waits without a timeout while no connection has a deadline; output a socket peer does not read gives
+    /// its connection one (the stall timeout), so that the peer is still dropped though nothing else happens.
+    func testASocketPeerThatReadsNothingIsDroppedAfterTheStallTimeoutOfAnIdleLoop() {
+        var pair: [Int32] = [0, 0]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]) }
+        setNonBlocking(pair[1])
+        var limits = ConnectionLimits()
+        limits.stallTimeout = .milliseconds(200)
+        // An answer larger than both socket buffers: the rest waits for the peer.
+        let handler = ClosureHandler { _, _, id, connection in
+            if let id { connection.respond(to: id, result: .string(String(repeating: "x", count: 4 << 20))) }
+        }
+        let loop = EventLoop()
+        loop.stopWhenEmpty = true
+        loop.add(readFD: pair[1], writeFD: pair[1], isSocket: true, peer: nil, limits: limits, factory: { _ in handler })
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            loop.run()
+            finished.signal()
+        }
+        let request = Array(#"{"jsonrpc":"2.0","method":"flood","id":1}"#.utf8) + [0x0A]
+        _ = request.withUnsafeBytes { send(pair[0], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        XCTAssertEqual(finished.wait(timeout: .now() + 5), .success, "the peer was not dropped")
+    }
 }
