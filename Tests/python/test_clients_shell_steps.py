@@ -371,6 +371,25 @@ def test_a_session_wait_for_a_notification_that_never_comes_names_it(env):
     assert run.stderr.splitlines()[-1] == "passbridge-call: no setTokn notification from the daemon within 1s"
 
 
+def test_a_session_wait_counts_a_notification_that_came_before_the_previous_lines_response(env):
+    """From a new-user pass: a login's navigateToUrl comes before setSelectedProvider's response, which the session
+    reads before the next line; "wait navigateToUrl" then read on for one more and timed out. A wait now counts
+    what arrived since the previous wait, once: the second "wait navigateToUrl" has none left and times out."""
+    lines = ("& getAuthentication\nwait displayProviderDialog\nsetSelectedProvider {\"mvpdId\":\"MockMVPD\"}\n"
+             "wait navigateToUrl\nhandleExternalURL {\"url\":\"adobepass://ios.app\"}\n")
+    run = subprocess.run([CALL, "--timeout", "5", "--requestor", "REF", "--session"], env=env, input=lines,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    answers = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [answer["id"] for answer in answers] == [4, 5, 3]
+    assert answers[2]["result"]["status"] == 0  # the login: the page came back without one (N130)
+    again = subprocess.run([CALL, "--timeout", "1", "--requestor", "REF", "--session"], env=env,
+                           input=lines.replace("wait navigateToUrl\n", "wait navigateToUrl\nwait navigateToUrl\n"),
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2
+    assert again.stderr.splitlines()[-1] == "passbridge-call: no navigateToUrl notification from the daemon within 1s"
+
+
 def test_a_session_call_held_by_the_provider_dialog_says_what_the_daemon_waits_for(env):
     """From a new-user pass: a getAuthentication line in a session waits for its answer, which comes only after the
     dialog is answered by a later line; the timeout said only "no answer from the daemon"."""
