@@ -94,7 +94,9 @@ def test_a_logout_that_fails_exits_1_with_its_reason(env, emulator_url):
         urllib.request.urlopen(urllib.request.Request(emulator_url + "/__admin/faults", method="DELETE"), timeout=10).close()
     assert logout.returncode == 1, logout.stdout + logout.stderr
     assert json.loads(logout.stdout)["errorCode"] == "Generic Authentication Error"
-    assert logout.stderr.splitlines()[-1].startswith("passbridge-call: logout failed: Generic Authentication Error"), logout.stderr
+    # The reason is on the failure line, as the help's "METHOD failed: ERROR-CODE: description" says (from a new-user
+    # pass: it was only on a line of its own before, the failure line ending at the error code).
+    assert logout.stderr.splitlines()[-1].startswith("passbridge-call: logout failed: Generic Authentication Error: CFG404 "), logout.stderr
     check = subprocess.run([CALL, "--requestor", "REF", "checkAuthentication"], env=env, stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, timeout=60)
     assert (check.returncode, check.stdout) == (0, '{"status":1,"errorCode":""}\n'), check.stderr
@@ -125,7 +127,9 @@ def test_an_mvpd_id_the_dialog_did_not_offer_is_explained(env):
              "details": "The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker"}
     assert json.loads(run.stdout) == {"status": 0, "errorCode": "Provider not Selected Error", "statuses": [pb404]}
     assert run.returncode == 1
-    assert run.stderr.splitlines()[-1] == "passbridge-call: getAuthentication failed: Provider not Selected Error"
+    assert run.stderr.splitlines()[-1] == (
+        "passbridge-call: getAuthentication failed: Provider not Selected Error: PB404 No MVPD 'MockMvpd' in the provider "
+        "dialog; did you mean 'MockMVPD'? (The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker)")
     explained = [line for line in run.stderr.splitlines() if line.startswith("passbridge-call: error PB404")]
     assert explained == ["passbridge-call: error PB404: No MVPD 'MockMvpd' in the provider dialog; did you mean "
                          "'MockMVPD'? (The dialog offered: MockMVPD, TempPass, MockSSO, MockPicker)"]
