@@ -355,8 +355,11 @@ export declare class PassBridge {
   loginWeb(openUrl: (url: string) => string | null | Promise<string | null>, options?: LoginOptions): Promise<Authentication>;
   /** Logs in on a second-screen host: `showCode` gets the code, then each countdown update. */
   loginSecondScreen(showCode: (code: RegistrationCode) => void | Promise<void>, options?: LoginOptions): Promise<Authentication>;
-  /** logout to its end; rejects with an `EntitlementError` ("Generic Authentication Error") when the login was kept. */
-  logOut(options?: CallOptions): Promise<Logout>;
+  /**
+   * logout to its end; `openUrl` gets the MVPD's logout page on a web-view host and resolves to the redirect URL reached
+   * (or null); rejects with an `EntitlementError` ("Generic Authentication Error") when the login was kept.
+   */
+  logOut(options?: CallOptions & { openUrl?: (url: string) => string | null | Promise<string | null> }): Promise<Logout>;
 
   /** Answers daemon->host requests (partnerSSO/*); throw an object with `reason` to refuse. */
   handle(method: string, fn: (params: Record<string, unknown>) => unknown): void;

@@ -406,9 +406,36 @@ export class PassBridge extends EventEmitter {
     }
   }
 
-  /** logout to its end, as {statuses}. */
-  async logOut(options = {}) {
-    const result = await this.call('logout', {}, options);
+  /**
+   * logout to its end, as {statuses}. On a web-view host the daemon opens the MVPD's logout page: `openUrl(url)` gets
+   * it and resolves to the redirect URL the page reached (handed to handleExternalURL) or null, as in loginWeb; left
+   * out, the page is the app's own 'navigateToUrl' listener's, and if nothing opens it the daemon answers 10 s later.
+   * Rejects with an EntitlementError ("Generic Authentication Error", with the reasons) when the login was kept (the
+   * backend did not take the logout, or the store could not make it: Protocol/README.md, Lifecycle 4); with Timeout
+   * after `timeout` seconds, with what `openUrl` threw, or with the signal's reason, the logout then cancelled in the
+   * daemon ($/cancelRequest) with its profiles already deleted.
+   */
+  async logOut({ openUrl, signal, ...options } = {}) {
+    if (signal?.aborted) throw signal.reason;
+    const inner = new AbortController();
+    const onOuterAbort = () => inner.abort(signal.reason);
+    const onPage = async ({ url }) => {
+      try {
+        const reached = await openUrl(url);
+        if (reached != null) await this.call('handleExternalURL', { url: reached });
+      } catch (e) {
+        inner.abort(e);
+      }
+    };
+    signal?.addEventListener('abort', onOuterAbort, { once: true });
+    if (openUrl) this.on('navigateToUrl', onPage);
+    let result;
+    try {
+      result = await this.call('logout', {}, { ...options, signal: inner.signal });
+    } finally {
+      signal?.removeEventListener('abort', onOuterAbort);
+      this.off('navigateToUrl', onPage);
+    }
     // The backend did not take it, or the store could not make it: the login is kept (Protocol/README.md, Lifecycle 4).
     if (result.errorCode === 'Generic Authentication Error') throw new EntitlementError(result.errorCode, result.statuses ?? [], 'logout failed; the login is kept');
     return { statuses: result.statuses ?? [] };

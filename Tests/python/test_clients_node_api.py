@@ -190,8 +190,10 @@ const view = async (url) => {
 };
 const login = await ae.loginWeb(view, { mvpd: (mvpds) => mvpds.find((m) => m.ID === 'MockMVPD').ID, timeout: 60 });
 const token = await ae.authorize('ch1');
+const logout = await ae.logOut({ openUrl: view, timeout: 60 });
+const after = await ae.checkAuthentication();
 await ae.close();
-console.log(JSON.stringify({ login, pages, token: typeof token }));
+console.log(JSON.stringify({ login, pages, token: typeof token, logout, after: after.authenticated }));
 """
 
 
@@ -204,5 +206,9 @@ def test_node_web_login_helper_hands_the_redirect_over(bin_dir, emulator_url, tm
     assert run.returncode == 0, run.stdout + run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["login"] == {"authenticated": True, "errorCode": "", "statuses": []}
-    assert len(out["pages"]) == 1 and out["pages"][0].startswith(emulator_url)
     assert out["token"] == "string"
+    # logOut's openUrl opened the MVPD's logout page and handed back where it ended (Node had no page hook: the
+    # logout waited the daemon's 10 s for a page nothing opened).
+    assert len(out["pages"]) == 2 and all(page.startswith(emulator_url) for page in out["pages"])
+    assert out["pages"][1].endswith("/logout")
+    assert out["logout"] == {"statuses": []} and out["after"] is False
