@@ -22,7 +22,9 @@ the threads libmicrohttpd ends with their connections too), and the wall time pe
 under callgrind (`valgrind --tool=callgrind`, counters zeroed before a row and dumped after it with
 `callgrind_control`) and adds the instructions per call (user space; callgrind counts instructions, not time, so
 the figure does not move with the machine's load). `--threads` prints the daemon's CPU per thread for each row.
-Rounds interleave the daemons; each cell is the median of the rounds, and a second table gives each row's fastest
+After the rows, the connection stays open (a requestor, a login) and nothing is asked for `--idle-seconds`: the
+daemon's threads' context switches over that time are its idle wake-ups per second (the SQLite store's 200 ms look
+for other processes' logins is 5 of them). Rounds interleave the daemons; each cell is the median of the rounds, and a second table gives each row's fastest
 and slowest round. The getAuthorization ÷ curl ratio is taken within each round (the median of those ratios, and
 their range), since both figures of a round move together when the VM slows down.
 """
@@ -90,6 +92,21 @@ def thread_seconds(pid):
             continue
         split[name] = split.get(name, 0.0) + ran
     return split
+
+
+def switches(pid):
+    """{thread name: context switches} of `pid`'s live threads (voluntary and not, /proc/PID/task/TID/status): each
+    is a time the thread went to sleep or was put off its CPU, so an idle thread's count is its wake-ups."""
+    counts = {}
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            lines = (task / "status").read_text().splitlines()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        switched = sum(int(line.split()[1]) for line in lines if "ctxt_switches:" in line)
+        counts[name] = counts.get(name, 0) + switched
+    return counts
 
 
 def user_system(pid):
@@ -281,7 +298,7 @@ class Column:
         self.emulator.terminate()
         self.emulator.wait(timeout=10)
 
-    def round(self, client, calls, flows):
+    def round(self, client, calls, flows, idle_seconds):
         """One round: a fresh daemon and state; every row once."""
         state = self.work / f"state-{len(self.samples)}"
         path = self.work / "cpu.sock"
@@ -302,6 +319,11 @@ class Column:
                 meter.start()
                 connection.run(calls, method, params)
                 figures[name] = meter.stop(calls)
+            # Idle: the connection stays open, with its requestor and its login, and nothing is asked.
+            before = switches(daemon.pid)
+            time.sleep(idle_seconds)
+            after = switches(daemon.pid)
+            figures["idle"] = {name: (count - before.get(name, 0)) / idle_seconds for name, count in after.items()}
             connection.close()
             figures["curl"] = curl_figures(self.base, state, DEVICE, calls)
         finally:
@@ -417,6 +439,14 @@ def report(columns, instructions, show_threads):
         cell(median(c.samples, LOGIN, "daemon_cpu_us")) + " µs" for c in columns) + " |")
     lines.append("| emulator CPU per decision (getAuthorization row; goal ≤ 300 µs) | " + " | ".join(
         cell(median(c.samples, "getAuthorization", "emulator_cpu_us")) + " µs" for c in columns) + " |")
+
+    def idle(samples):
+        total = statistics.median(sum(sample["idle"].values()) for sample in samples)
+        split = ", ".join(f"{name} {rate:.1f}" for name, rate in sorted(samples[-1]["idle"].items()) if rate)
+        return f"{total:.1f}" + (f" ({split})" if split else "")
+
+    lines.append("| idle daemon's wake-ups per second: one connection with a requestor and a login, nothing asked (by thread, "
+                 "last round) | " + " | ".join(idle(c.samples) for c in columns) + " |")
     if show_threads:
         for column in columns:
             last = column.samples[-1]
@@ -442,6 +472,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--instructions", action="store_true", help="also count instructions per call under callgrind")
     parser.add_argument("--threads", action="store_true", help="also print the daemon's CPU per thread")
+    parser.add_argument("--idle-seconds", type=float, default=3, help="how long the idle daemon's wake-ups are counted")
     args = parser.parse_args()
     bin_dir = pathlib.Path(args.bin_dir)
     work = pathlib.Path(tempfile.mkdtemp(prefix="pb-cpu-bench-", dir="/tmp"))
@@ -456,7 +487,7 @@ def main():
             column.start()
         for number in range(args.rounds):
             for column in columns:
-                column.round(client, args.calls, args.flows)
+                column.round(client, args.calls, args.flows, args.idle_seconds)
             print(f"round {number + 1} of {args.rounds} done", file=sys.stderr, flush=True)
         instructions = {}
         if args.instructions:
