@@ -43,6 +43,23 @@ public struct CommandLineProgram: Sendable {
         writeError("\(name): \(message)")
         return 1
     }
+
+    /// Raises the process's soft limit on open files to its hard limit, as a server that holds a descriptor per
+    /// client should (systemd.exec(5), `LimitNOFILE=`: the soft limit stays 1024 for the sake of `select(2)`, which
+    /// these programs do not use, and a program that needs more raises it itself). Returns the soft limit now in
+    /// force (unchanged when it cannot be raised).
+    @discardableResult
+    public static func raiseOpenFileLimit() -> Int {
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur == rlim_t.max ? Int(Int32.max) : Int(clamping: limit.rlim_cur)
+    }
 }
 
 /// Writes `text` to stdout (help, version, command output), waiting while a non-blocking stdout is full.

@@ -198,7 +198,10 @@ public enum PassEmulatorCommand {
         let emulator = Emulator(config: config, key: key)
         let server: HTTPServer
         do {
-            server = try HTTPServer(port: port, host: options.host, responder: emulator)
+            // A load test's clients each hold a connection: as many as the open-file limit allows, less a margin for
+            // the emulator's own files.
+            let files = CommandLineProgram.raiseOpenFileLimit()
+            server = try HTTPServer(port: port, host: options.host, responder: emulator, connectionLimit: max(64, files - 64))
         } catch {
             return failure("cannot listen on \(options.host):\(port): \(error)")
         }

@@ -37,8 +37,9 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
 
     /// Binds `host`:`port` (0 = any free port; `host` an IPv4 address, 0.0.0.0 for every interface) and starts
-    /// serving with `responder`.
-    public init(port: UInt16, host: String = "127.0.0.1", responder: HTTPResponder) throws(HTTPServerError) {
+    /// serving with `responder`, at most `connectionLimit` connections at once (nil: libmicrohttpd's default, 1,020;
+    /// past the limit a connection waits in the listen queue until one ends).
+    public init(port: UInt16, host: String = "127.0.0.1", responder: HTTPResponder, connectionLimit: Int? = nil) throws(HTTPServerError) {
         var address = in_addr()
         guard inet_pton(AF_INET, host, &address) == 1 else { throw .address(host) }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -74,13 +75,15 @@ public final class HTTPServer: @unchecked Sendable {
                 UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?, MHD_RequestTerminationCode
             ) -> Void = requestCompleted
         let completedPointer = unsafeBitCast(completed, to: OpaquePointer.self)
-        let started = withVaList([
+        var options: [any CVarArg] = [
             MHD_OPTION.LISTEN_SOCKET.rawValue, fd,
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(60),
             MHD_OPTION.THREAD_POOL_SIZE.rawValue, threads,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, completedPointer, Int(0),
-            MHD_OPTION.END.rawValue,
-        ]) { MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, box.toOpaque(), $0) }
+        ]
+        if let connectionLimit { options += [MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: connectionLimit)] }
+        options.append(MHD_OPTION.END.rawValue)
+        let started = withVaList(options) { MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, box.toOpaque(), $0) }
         guard let started else { box.release(); close(fd); throw .daemonFailed }
         self.daemon = started
     }

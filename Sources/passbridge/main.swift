@@ -18,6 +18,9 @@ if let status = program.helpOrVersion(arguments) { exit(status) }
 // flat instead of stepping up by megabytes as its threads spread allocations over new arenas. MALLOC_ARENA_MAX in
 // the environment still decides.
 if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(M_ARENA_MAX, 2) }
+// A descriptor per connected host, and the store's and the backend's: a soft limit of 1024 (systemd's default)
+// would refuse the thousandth host.
+CommandLineProgram.raiseOpenFileLimit()
 do throws(CommandLineError) {
     exit(Daemon.run(try DaemonOptions.parse(arguments)))
 } catch {

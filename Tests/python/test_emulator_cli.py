@@ -184,3 +184,39 @@ def test_backend_emulator_child_signs_with_the_variables_key(bin_dir, tmp_path):
         assert daemon.wait(timeout=20) == 0
         daemon.stderr.close()
         shutil.rmtree(sock.parent, ignore_errors=True)
+
+
+def test_more_connections_than_the_open_file_limit_it_started_with_are_served(bin_dir):
+    """Started with a soft limit of 256 open files (systemd's default is 1,024), it raises it to the hard limit and
+    serves 1,100 connections at once: past libmicrohttpd's default limit of 1,020 too. Before, connections past
+    either waited in the listen queue, never accepted, and the request on the last one timed out."""
+    import resource
+    import socket
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"the hard limit on open files is {hard}")
+    if soft != resource.RLIM_INFINITY and soft < 2048:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))  # this test's own 1,100 sockets
+    process = subprocess.Popen([str(bin_dir / "pass-emulator"), "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)))
+    held = []
+    try:
+        base = process.stdout.readline().strip()
+        port = int(base.rsplit(":", 1)[1])
+        with open(f"/proc/{process.pid}/limits") as limits:
+            files = next(line for line in limits if line.startswith("Max open files")).split()[3:5]
+        assert files[0] == files[1], f"soft limit not raised: {files}"
+        for _ in range(1100):
+            held.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        last = held[-1]
+        last.sendall(b"GET /__admin/clock HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert last.recv(4096).startswith(b"HTTP/1.1 200"), "the last connection was not served"
+    finally:
+        for sock in held:
+            sock.close()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+        process.stdout.close()
+        process.stderr.close()

@@ -192,6 +192,36 @@ def test_200_concurrent_clients(socket_daemon):
         sock.close()
 
 
+def test_more_hosts_than_the_open_file_limit_it_started_with_are_served(passbridge, short_tmp, tmp_path):
+    """Started with a soft limit of 128 open files (systemd's default is 1,024), the daemon raises it to the hard
+    limit and serves 300 hosts at once. Before, accept failed with EMFILE past the limit and the listener was paused:
+    the hosts past it were never answered."""
+    import resource
+    from rpc_helper import SocketDaemon
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1024:
+        pytest.skip(f"the hard limit on open files is {hard}")
+    wrapper = tmp_path / "passbridge-128"
+    wrapper.write_text(f"#!/bin/sh\nulimit -Sn 128\nexec {passbridge} \"$@\"\n")
+    wrapper.chmod(0o755)
+    daemon = SocketDaemon(wrapper, short_tmp / "pb.sock", "--state-dir", str(tmp_path / "state"))
+    clients = []
+    try:
+        with open(f"/proc/{daemon.process.pid}/limits") as limits:
+            files = next(line for line in limits if line.startswith("Max open files")).split()[3:5]
+        assert files[0] == files[1], f"soft limit not raised: {files}"
+        clients = [daemon.connect() for _ in range(300)]
+        for index, sock in enumerate(clients):
+            sock.sendall((request("bench/unknown", None, id=index) + "\n").encode())
+        for index, sock in enumerate(clients):
+            assert reader(sock).json(timeout=10)["id"] == index
+    finally:
+        for sock in clients:
+            sock.close()
+        assert daemon.stop() == 0
+
+
 def test_a_socket_in_a_directory_that_does_not_exist_says_so(passbridge, tmp_path):
     path = tmp_path / "missing" / "pb.sock"
     run = subprocess.run([passbridge, "--socket", str(path)], capture_output=True, text=True, timeout=10)
