@@ -76,16 +76,12 @@ final class LoopTransfers: @unchecked Sendable {
                 let context = Unmanaged.passUnretained(self).toOpaque()
                 _ = ccurl_setopt_pointer(transfer.easy, CURLOPT_SOCKOPTDATA, context)
                 _ = ccurl_setopt_sockopt(transfer.easy) { context, socket, purpose in
-                    if purpose == CURLSOCKTYPE_IPCXN {
-                        Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().connectionSockets.insert(socket)
-                    }
+                    if purpose == CURLSOCKTYPE_IPCXN { Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().opened(socket) }
                     return CURL_SOCKOPT_OK
                 }
                 _ = ccurl_setopt_pointer(transfer.easy, CURLOPT_CLOSESOCKETDATA, context)
                 _ = ccurl_setopt_closesocket(transfer.easy) { context, socket in
-                    let transfers = Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue()
-                    transfers.connectionSockets.remove(socket)
-                    transfers.loop.forget(socket)
+                    Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().closing(socket)
                     return Glibc.close(socket)
                 }
                 running[transfer.easy] = transfer
@@ -126,18 +122,35 @@ final class LoopTransfers: @unchecked Sendable {
 
     /// libcurl's socket callback: wait on `socket` as `what` says, or stop.
     private func socket(_ socket: curl_socket_t, _ what: Int32) {
+        let connection = connectionSockets.contains(socket)
         if what == CURL_POLL_REMOVE {
-            if connectionSockets.contains(socket) {
+            if connection {
                 loop.watch(socket, reading: true, writing: false) { [unowned self] _, _ in loop.forget(socket) }
             } else {
                 loop.forget(socket)
             }
             return
         }
+        // Another socket (the resolver's) is closed by libcurl without a word: a watch its number left behind
+        // must not pass for this one's.
+        if !connection { loop.forget(socket) }
         loop.watch(socket, reading: what & CURL_POLL_IN != 0, writing: what & CURL_POLL_OUT != 0) { [unowned self] readable, writable in
             guard case .success(let multi) = multi else { return }
             act(multi, on: socket, events: (readable ? CURL_CSELECT_IN : 0) | (writable ? CURL_CSELECT_OUT : 0))
         }
+    }
+
+    /// libcurl's sockopt callback, for a socket it made for a connection: a watch its number left behind (a socket
+    /// closed without the close-socket callback) is dropped first.
+    private func opened(_ socket: curl_socket_t) {
+        loop.forget(socket)
+        connectionSockets.insert(socket)
+    }
+
+    /// libcurl's close-socket callback: `socket` is closed next.
+    private func closing(_ socket: curl_socket_t) {
+        connectionSockets.remove(socket)
+        loop.forget(socket)
     }
 
     /// libcurl's timer callback: call again with `CURL_SOCKET_TIMEOUT` in `milliseconds` (-1: never).
