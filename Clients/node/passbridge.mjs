@@ -158,8 +158,8 @@ export class PassBridge extends EventEmitter {
 
   /**
    * Starts `exe --stdio ...args` (`exe` null or undefined: $PASSBRIDGE, else `passbridge` in PATH; none found
-   * rejects with DaemonNotFound, saying where it looked and what to install). `stderr`: 'inherit' (default), 'ignore', 'pipe' (kept for DaemonExited and
-   * copied to ours) or an fd. `timeout`: default seconds for calls that do not wait on the user (null: none).
+   * rejects with DaemonNotFound, saying where it looked and what to install). `stderr`: 'pipe' (default: copied to ours, the last lines
+   * kept for DaemonExited), 'inherit', 'ignore' or an fd. `timeout`: default seconds for calls that do not wait on the user (null: none).
    * The child is killed if this process exits first.
    */
   static spawn(exe, args = [], { stderr = 'pipe', env = process.env, timeout = DEFAULT_TIMEOUT } = {}) {
@@ -209,7 +209,12 @@ export class PassBridge extends EventEmitter {
     const lines = readline.createInterface({ input, crlfDelay: Infinity });
     lines.on('line', (line) => this.#receive(line));
     lines.on('close', () => this.#end());
-    output.on('error', () => {}); // a vanished daemon surfaces as 'close' and rejected calls
+    // A vanished daemon (ECONNRESET on a socket's read, EPIPE on a write) surfaces as rejected calls: readline
+    // passes its input's errors on to the interface, which would throw them with no listener, and closes only at
+    // the input's end, which a reset connection never reaches.
+    lines.on('error', () => {});
+    output.on('error', () => {});
+    input.on('close', () => this.#end());
   }
 
   /** Whether the connection is closed (by close() or by the daemon). */
