@@ -166,7 +166,7 @@ final class DaemonOptionsTests: XCTestCase {
     }
 
     func testABadBackendOrRedirectURLIsAUsageError() {
-        XCTAssertEqual(usageError(["--backend", "ftp://example.com"]), "--backend needs an https URL, got ftp://example.com")
+        XCTAssertEqual(usageError(["--backend", "ftp://example.com"]), "--backend needs an https URL (or http to a loopback host, or \"emulator\"), got ftp://example.com")
         XCTAssertEqual(usageError(["--backend", "nonsense"]), "--backend needs an absolute URL or \"emulator\", got nonsense")
         XCTAssertEqual(
             usageError(["--backend", "https://sp.example?x=1"]),

@@ -131,7 +131,7 @@ def test_timeouts_abort_close_and_failure_reasons(bin_dir, emulator_url, tmp_pat
     assert out["close1"] == 0 and out["close2"] == 0
     assert out["afterClose"]["error"] == "ConnectionClosed" and out["afterCloseMs"] < 500
     assert out["exited"] == {"error": "DaemonExited", "exitCode": 2, "closed": True,  # a usage error
-                             "stderr": ["passbridge: --backend needs an https URL, got ftp://x (see passbridge --help)"]}
+                             "stderr": ["passbridge: --backend needs an https URL (or http to a loopback host, or \"emulator\"), got ftp://x (see passbridge --help)"]}
     assert out["lateWaited"] is True and out["late"] == {"error": "DaemonExited", "exitCode": 2}
     assert out["timeout"] == {"error": "Timeout", "message": "checkAuthentication: no answer within 0.3 s", "base": True}
     assert out["aborted"]["message"] == "user left"

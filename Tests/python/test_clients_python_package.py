@@ -105,9 +105,10 @@ def test_spawn_with_a_bad_flag_raises_daemon_exited_with_the_reason(bin_dir, cap
     with pytest.raises(passbridge.DaemonExited) as exited:
         ae.init()
     assert exited.value.returncode == 2  # a usage error
-    assert exited.value.stderr == ["passbridge: --backend needs an https URL, got ftp://x (see passbridge --help)"]
-    assert str(exited.value) == ("the daemon exited with status 2: passbridge: --backend needs an https URL, got ftp://x "
-                                 "(see passbridge --help)")
+    assert exited.value.stderr == [
+        "passbridge: --backend needs an https URL (or http to a loopback host, or \"emulator\"), got ftp://x (see passbridge --help)"]
+    assert str(exited.value) == ("the daemon exited with status 2: passbridge: --backend needs an https URL (or http to a "
+                                 "loopback host, or \"emulator\"), got ftp://x (see passbridge --help)")
     assert "got ftp://x" in capfd.readouterr().err  # the daemon's stderr is still shown
     assert ae.close() == 2
 

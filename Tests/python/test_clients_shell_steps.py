@@ -214,6 +214,14 @@ def test_argument_errors_are_one_line_and_exit_2(env, args, message):
     assert run.stderr == f"passbridge-call: {message} (passbridge-call --help shows the usage)\n"
 
 
+def test_version_is_the_protocols(env):
+    """From a new-user pass: `--version` was an unknown option. It prints info.version of Protocol/openrpc.json, as
+    `passbridge --version` does."""
+    version = json.loads((ROOT / "Protocol" / "openrpc.json").read_text())["info"]["version"]
+    run = subprocess.run([CALL, "--version"], env=env, capture_output=True, text=True, timeout=30)
+    assert (run.returncode, run.stdout, run.stderr) == (0, f"passbridge-call {version}\n", "")
+
+
 def test_a_missing_socket_fails_at_once_naming_the_path(env, tmp_path):
     path = str(tmp_path / "gone.sock")
     started = time.monotonic()

@@ -226,7 +226,8 @@ def test_a_socket_in_a_directory_that_does_not_exist_says_so(passbridge, tmp_pat
     path = tmp_path / "missing" / "pb.sock"
     run = subprocess.run([passbridge, "--socket", str(path)], capture_output=True, text=True, timeout=10)
     assert run.returncode == 1
-    assert f"bind {path}: No such file or directory (its directory does not exist: create it first)\n" in run.stderr
+    # One line, as for every start-up failure (README.md): a "stopped" line used to follow it.
+    assert run.stderr == f"passbridge: bind {path}: No such file or directory (its directory does not exist: create it first)\n"
 
 
 def test_second_daemon_on_live_socket_is_refused(socket_daemon, passbridge):

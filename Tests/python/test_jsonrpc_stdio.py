@@ -298,7 +298,7 @@ def test_command_line_model(passbridge, test_daemon):
     assert local.returncode == 0
     # Every bad flag value is a usage error, checked before anything starts: one line, exit 2.
     for argv, message in [
-        (["--backend", "ftp://example.com"], "--backend needs an https URL, got ftp://example.com"),
+        (["--backend", "ftp://example.com"], "--backend needs an https URL (or http to a loopback host, or \"emulator\"), got ftp://example.com"),
         (["--backend", "http://example.com"], "refusing plain http backend http://example.com: only loopback hosts may use http"),
         (["--socket", "--stdio"], "--socket needs a value, got the option --stdio (write --socket=--stdio if it is the value)"),
         (["--state-dir", "--backend", "emulator"], "--state-dir needs a value, got the option --backend (write "

@@ -273,7 +273,7 @@ extension DaemonOptions {
         } catch .plainHTTP {
             throw .usage("refusing plain http backend \(text): only loopback hosts may use http")
         } catch {
-            throw .usage("--backend needs an https URL, got \(text)")
+            throw .usage("--backend needs an https URL (or http to a loopback host, or \"emulator\"), got \(text)")
         }
     }
 }

@@ -153,7 +153,7 @@ public enum Daemon {
                 server = try UnixSocketServer(path: path, access: access, limits: options.limits)
             } catch {
                 writeError("passbridge: \(error)")
-                return (1, true)
+                return (1, false)  // the line above is the only one: nothing was served
             }
             stopper.install { server.shutdown() }
             log.info("listening on \(path); \(serving)")
