@@ -46,7 +46,8 @@ struct Fault {
             }
         case .error:
             guard let code = json["value"]?.stringValue, EnhancedError.table[code] != nil else {
-                throw Failure(.json(400, ["error": "error needs a known enhanced error code as value"]))
+                let known = JSON.array(EnhancedError.table.keys.sorted().map { .string($0) })
+                throw Failure(.json(400, ["error": "error needs a known enhanced error code as value", "known": known]))
             }
         case .redirect:
             guard let location = json["value"]?.stringValue, !location.isEmpty, Self.isHeaderValue(location) else {

@@ -126,6 +126,10 @@ def test_bad_fault_requests_are_rejected(emulator):
         assert (refused.status, refused.json()) == (400, {"error": reason}), (kind, value)
     for count in (1.5, "3", 1e300, 0):
         assert emulator.admin("POST", "faults", {"path": PATH, "kind": "drop", "count": count}).status == 400, count
+    # An unknown enhanced error code: the answer lists the known ones (a new-user pass had to read the source).
+    unknown = emulator.admin("POST", "faults", {"path": PATH, "kind": "error", "value": "invalid_access_token"})
+    assert unknown.status == 400 and unknown.json()["error"] == "error needs a known enhanced error code as value"
+    assert "invalid_integration" in unknown.json()["known"] and unknown.json()["known"] == sorted(unknown.json()["known"])
 
 
 def test_a_slow_request_does_not_block_another(emulator, token):
