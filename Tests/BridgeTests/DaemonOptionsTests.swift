@@ -161,12 +161,19 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(
             usageError(["--software-statement", "-x"]),
             "--software-statement needs a value, got the option -x (write --software-statement=-x if it is the value)")
-        XCTAssertEqual(try DaemonOptions.parse(["--software-statement=--odd"]).softwareStatement, "--odd")
+        XCTAssertEqual(try DaemonOptions.parse(["--software-statement=-x.y.z"]).softwareStatement, "-x.y.z")
+        XCTAssertEqual(
+            usageError(["--software-statement", "notajwt"]),
+            "--software-statement needs a JWT (three base64url parts joined by dots) or @FILE, got 'notajwt'")
+        XCTAssertEqual(usageError(["--software-statement", "a.b"])?.hasPrefix("--software-statement needs a JWT"), true)
+        XCTAssertEqual(try DaemonOptions.parse(["--software-statement", "@/any/file"]).softwareStatement, "@/any/file")
         XCTAssertEqual(try DaemonOptions.parse(["--state-dir", "-"]).stateDir, "-")
     }
 
     func testABadBackendOrRedirectURLIsAUsageError() {
-        XCTAssertEqual(usageError(["--backend", "ftp://example.com"]), "--backend needs an https URL (or http to a loopback host, or \"emulator\"), got ftp://example.com")
+        XCTAssertEqual(
+            usageError(["--backend", "ftp://example.com"]),
+            "--backend needs an https URL (or http to a loopback host, or \"emulator\"), got ftp://example.com")
         XCTAssertEqual(usageError(["--backend", "nonsense"]), "--backend needs an absolute URL or \"emulator\", got nonsense")
         XCTAssertEqual(
             usageError(["--backend", "https://sp.example?x=1"]),

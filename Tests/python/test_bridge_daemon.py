@@ -247,6 +247,26 @@ def test_software_statement_from_a_file_and_state_dir_created_private(bin_dir, e
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
     missing = run_passbridge(bin_dir, "--software-statement", f"@{tmp_path / 'nope'}", "--state-dir", str(state))
     assert missing.returncode == 1 and "nope" in missing.stderr
+    # A statement that is no JWT is refused at start (a new-user pass got a bare R400 at the first setRequestor).
+    junk = tmp_path / "junk.jwt"
+    junk.write_text("notajwt\n")
+    refused = run_passbridge(bin_dir, "--software-statement", f"@{junk}", "--state-dir", str(state))
+    assert (refused.returncode, refused.stderr) == (
+        1, f"passbridge: cannot read the software statement file {junk}: it holds no JWT (three base64url parts joined by dots)\n")
+    inline = run_passbridge(bin_dir, "--software-statement", "notajwt", "--state-dir", str(state))
+    assert (inline.returncode, inline.stderr) == (
+        2, "passbridge: --software-statement needs a JWT (three base64url parts joined by dots) or @FILE, got 'notajwt' "
+           "(see passbridge --help)\n")
+
+
+def test_a_statement_the_backend_refuses_says_what_to_give(bin_dir, emulator, tmp_path):
+    daemon = StdioDaemon(bin_dir, "--backend", emulator.base, "--state-dir", str(tmp_path / "state"), "--software-statement", "a.b.c")
+    notes, response = daemon.exchange("setRequestor", {"requestorID": "REF"})
+    assert response["result"]["status"] == 0
+    (r400,) = response["result"]["statuses"]
+    assert (r400["id"], r400["message"]) == ("R400", "The software statement was refused")
+    assert r400["details"].startswith("the backend's client registration (DCR) answered invalid_software_statement")
+    assert daemon.stop() == 0
 
 
 def test_default_state_dir_follows_state_directory_then_xdg(bin_dir, tmp_path):

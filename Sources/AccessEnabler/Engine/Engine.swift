@@ -210,7 +210,10 @@ public actor Engine {
     static func configurationFailureStatus(_ result: APIResult?, requestorID: String = "", backend: BackendURL? = nil) -> AdvancedStatus {
         switch result {
         case .registration(.invalidSoftwareStatement):
-            return AdvancedStatus(.r400, message: "The software statement was refused")
+            return AdvancedStatus(
+                .r400, message: "The software statement was refused",
+                details: "the backend's client registration (DCR) answered invalid_software_statement: give the statement "
+                    + "Adobe issued for this application, whole and unchanged")
         case .registration(.accessTokenUnavailable):
             return AdvancedStatus(.r401, message: "No access token could be obtained")
         case .httpError(401, _):

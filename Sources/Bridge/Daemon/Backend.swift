@@ -119,7 +119,29 @@ struct Backend {
             throw .failure("cannot read the software statement file \(path): it is not UTF-8 text")
         }
         let statement = text.trimmingWhitespace()
-        return statement.isEmpty || statement.hasPrefix("#") ? nil : statement
+        if statement.isEmpty || statement.hasPrefix("#") { return nil }
+        guard isJWT(statement) else {
+            throw .failure("cannot read the software statement file \(path): it holds no JWT (three base64url parts joined by dots)")
+        }
+        return statement
+    }
+
+    /// Whether `text` has a JWT's shape (RFC 7519, compact serialization): three parts joined by dots, the header
+    /// and the payload not empty, each of base64url's characters. A software statement is one; the backend checks
+    /// the rest.
+    static func isJWT(_ text: String) -> Bool {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else { return false }
+        return parts.allSatisfy { part in
+            part.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "="):
+                    true
+                default: false
+                }
+            }
+        }
     }
 
     /// A software statement is a JWT of a few KB; a larger file is not one.

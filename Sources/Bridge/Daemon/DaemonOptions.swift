@@ -152,7 +152,14 @@ extension DaemonOptions {
                     .option(
                         "--software-statement", "JWT|@FILE",
                         help: "The registered application's software statement (with --backend emulator, a built-in one by default)."
-                    ) { options, statement in options.softwareStatement = statement },
+                    ) { (options, statement) throws(CommandLineError) in
+                        guard statement.hasPrefix("@") || Backend.isJWT(statement) else {
+                            throw .usage(
+                                "--software-statement needs a JWT (three base64url parts joined by dots) or @FILE, got '\(Text.excerpt(statement))'"
+                            )
+                        }
+                        options.softwareStatement = statement
+                    },
                     .option(
                         "--state-dir", "DIR",
                         help: "Persistent state (when not given: $STATE_DIRECTORY, else $XDG_STATE_HOME/passbridge, else "
