@@ -257,7 +257,6 @@ final class EndpointTests: XCTestCase {
             ("a", "a", true, "T", 9, nil),
             ("b", "b", false, nil, nil, "authorization_denied_by_mvpd"),
             ("c", "c", true, "U", 5, nil),
-            ("unknown", "a", true, "T", 9, nil),
         ]
         for (asked, resource, authorized, token, notAfter, code) in rows {
             let decision = answer.decision(for: asked)
@@ -271,6 +270,14 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(answer.decision(for: "b")?.error?.action, .retry)
         XCTAssertNil(DecisionsAnswer(["decisions": [:]]))
         XCTAssertNil(DecisionsAnswer(["decisions": []])?.decision(for: "a"))
+        // A decision that names another resource is never taken (Protocol/README.md, "Authorization failures"): an
+        // answer read out of step with its request gave one resource's permit to another. Before, a resource no
+        // decision echoed got the first decision.
+        XCTAssertNil(answer.decision(for: "unknown"))
+        let other = DecisionsAnswer(["decisions": [["resource": "ch1", "authorized": true, "token": ["serializedToken": "T"]]]])
+        XCTAssertNil(other?.decision(for: "ch2"))
+        let unnamed = DecisionsAnswer(["decisions": [["authorized": true, "token": ["serializedToken": "T"]]]])
+        XCTAssertEqual(unnamed?.decision(for: "ch2")?.mediaToken, "T")
     }
 
     func testLogoutAnswersFindTheMVPDsEntry() {

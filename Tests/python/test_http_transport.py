@@ -88,9 +88,10 @@ class ClosingProxy:
     """A loopback TCP proxy in front of the emulator that can close every connection made through it, as a server
     closes the kept-alive connections it no longer wants (an idle timeout, a restart)."""
 
-    def __init__(self, target: str):
+    def __init__(self, target: str, rewrite: tuple[bytes, bytes] | None = None):
         host, port = target.removeprefix("http://").rstrip("/").split(":")
         self.target = (host, int(port))
+        self.rewrite = rewrite  # (old, new) of one length, replaced in what the server sends (an answer fits one read)
         self.server = socket.create_server(("127.0.0.1", 0))
         self.base = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.accepted: list[socket.socket] = []
@@ -103,20 +104,31 @@ class ClosingProxy:
             except OSError:
                 return
             far = socket.create_connection(self.target)
+            # Without Nagle's wait for the ACK of what was sent before, what `inject` sends is there when it returns.
+            near.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.accepted.append(near)
-            for source, sink in ((near, far), (far, near)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+            for source, sink, rewrite in ((near, far, None), (far, near, self.rewrite)):
+                threading.Thread(target=self._pump, args=(source, sink, rewrite), daemon=True).start()
 
     @staticmethod
-    def _pump(source, sink):
+    def _pump(source, sink, rewrite):
         try:
             while data := source.recv(65536):
-                sink.sendall(data)
+                sink.sendall(data.replace(*rewrite) if rewrite else data)
         except OSError:
             pass
         for end in (source, sink):
             try:
                 end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def inject(self, data: bytes):
+        """Sends `data` to the daemon on every connection, as a server out of step with its client would; the
+        daemon's socket holds it when this returns."""
+        for near in self.accepted:
+            try:
+                near.sendall(data)
             except OSError:
                 pass
 
@@ -176,6 +188,44 @@ def test_an_idle_kept_alive_connection_stays_watched_and_is_let_go_when_the_serv
         assert watched_tcp_states(daemon.process.pid) == []  # no longer waited on, though not closed yet
         assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
         assert watched_tcp_states(daemon.process.pid) == ["01"]
+        assert daemon.stop() == 0
+    finally:
+        proxy.close()
+
+
+def test_bytes_a_server_sends_on_an_idle_connection_never_answer_the_next_request(bin_dir, emulator, tmp_path):
+    """From a breaking pass: a whole HTTP answer sent on an idle kept-alive connection was read by libcurl as the next
+    request's answer (Z500), and the real one as the request after it: ch2, which the user may not watch, got ch1's
+    token. The idle connection is now shut down when it turns readable (libcurl then sends the request on a new
+    one), and a decision that names another resource is never taken (Protocol/README.md, "Authorization failures")."""
+    proxy = ClosingProxy(emulator.base)
+    daemon = StdioDaemon(bin_dir, *daemon_args(proxy.base, tmp_path / "state"))
+    try:
+        ready(daemon)
+        login(daemon)
+        assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
+        proxy.inject(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"decisions\":[]}")
+        daemon.call("getSelectedProvider")  # a pass of the loop: the bytes were there before the request
+        first = daemon.call("getAuthorization", {"resource": "ch1"})
+        assert "token" in first, first
+        denied = daemon.call("getAuthorization", {"resource": "ch2"})
+        assert "token" not in denied and [status["id"] for status in denied["statuses"]] == ["Z100"], denied
+        assert daemon.stop() == 0
+    finally:
+        proxy.close()
+
+
+def test_a_permit_whose_decision_names_another_resource_gives_no_token(bin_dir, emulator, tmp_path):
+    """Each decision must echo its resource as sent (Protocol/README.md, "Authorization failures"). Before, a decision
+    for another resource was taken when none echoed the one asked: the permit below (for ch1, its resource rewritten
+    to chX on the way) gave its token to ch1's caller; a breaking pass had ch2 get ch1's token that way."""
+    proxy = ClosingProxy(emulator.base, rewrite=(b'"resource":"ch1"', b'"resource":"chX"'))
+    daemon = StdioDaemon(bin_dir, *daemon_args(proxy.base, tmp_path / "state"))
+    try:
+        ready(daemon)
+        login(daemon)
+        result = daemon.call("getAuthorization", {"resource": "ch1"})
+        assert "token" not in result and [status["id"] for status in result["statuses"]] == ["Z500"], result
         assert daemon.stop() == 0
     finally:
         proxy.close()

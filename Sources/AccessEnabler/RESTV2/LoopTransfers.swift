@@ -56,10 +56,14 @@ final class LoopTransfers: @unchecked Sendable {
     private var deadline: UInt64?
     private var timerSet: (deadline: UInt64, timer: Scheduled)?
     /// The sockets libcurl made for connections (its sockopt callback) and has not closed yet (its close-socket
-    /// callback, which closes them here). Between two transfers a kept-alive one stays in the loop's wait for
-    /// reading ("parked") rather than being taken out and put back, two epoll_ctl(2) calls per request; readable
-    /// while parked (the server closed it), it is taken out, and libcurl finds it closed when it next looks.
-    private var connectionSockets: Set<curl_socket_t> = []
+    /// callback, which closes them here), each with whether it carries plain HTTP/1.1 (an http backend, on loopback).
+    /// Between two transfers a kept-alive one stays in the loop's wait for reading ("parked") rather than being taken
+    /// out and put back, two epoll_ctl(2) calls per request. Readable while parked, it is taken out: the server
+    /// closed it, or sent bytes no request asked for, which libcurl 7.88 would read as the next request's answer
+    /// (one resource's decision handed to another). A plain one is shut down as well, so that libcurl finds it dead
+    /// when it next looks and sends the request on a new one; over TLS such bytes are a record (an HTTP/2 PING, a
+    /// session ticket) that libcurl reads as it should.
+    private var connectionSockets: [curl_socket_t: Bool] = [:]
 
     init(loop: any DescriptorLoop) { self.loop = loop }
 
@@ -75,9 +79,20 @@ final class LoopTransfers: @unchecked Sendable {
                 }
                 let context = Unmanaged.passUnretained(self).toOpaque()
                 _ = ccurl_setopt_pointer(transfer.easy, CURLOPT_SOCKOPTDATA, context)
-                _ = ccurl_setopt_sockopt(transfer.easy) { context, socket, purpose in
-                    if purpose == CURLSOCKTYPE_IPCXN { Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().opened(socket) }
-                    return CURL_SOCKOPT_OK
+                if request.url.hasPrefix("http:") {
+                    _ = ccurl_setopt_sockopt(transfer.easy) { context, socket, purpose in
+                        if purpose == CURLSOCKTYPE_IPCXN {
+                            Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().opened(socket, plain: true)
+                        }
+                        return CURL_SOCKOPT_OK
+                    }
+                } else {
+                    _ = ccurl_setopt_sockopt(transfer.easy) { context, socket, purpose in
+                        if purpose == CURLSOCKTYPE_IPCXN {
+                            Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().opened(socket, plain: false)
+                        }
+                        return CURL_SOCKOPT_OK
+                    }
                 }
                 _ = ccurl_setopt_pointer(transfer.easy, CURLOPT_CLOSESOCKETDATA, context)
                 _ = ccurl_setopt_closesocket(transfer.easy) { context, socket in
@@ -122,10 +137,14 @@ final class LoopTransfers: @unchecked Sendable {
 
     /// libcurl's socket callback: wait on `socket` as `what` says, or stop.
     private func socket(_ socket: curl_socket_t, _ what: Int32) {
-        let connection = connectionSockets.contains(socket)
+        let plain = connectionSockets[socket]
+        let connection = plain != nil
         if what == CURL_POLL_REMOVE {
-            if connection {
-                loop.watch(socket, reading: true, writing: false) { [unowned self] _, _ in loop.forget(socket) }
+            if let plain {
+                loop.watch(socket, reading: true, writing: false) { [unowned self] _, _ in
+                    if plain { Glibc.shutdown(socket, Int32(SHUT_RDWR)) }
+                    loop.forget(socket)
+                }
             } else {
                 loop.forget(socket)
             }
@@ -142,14 +161,14 @@ final class LoopTransfers: @unchecked Sendable {
 
     /// libcurl's sockopt callback, for a socket it made for a connection: a watch its number left behind (a socket
     /// closed without the close-socket callback) is dropped first.
-    private func opened(_ socket: curl_socket_t) {
+    private func opened(_ socket: curl_socket_t, plain: Bool) {
         loop.forget(socket)
-        connectionSockets.insert(socket)
+        connectionSockets[socket] = plain
     }
 
     /// libcurl's close-socket callback: `socket` is closed next.
     private func closing(_ socket: curl_socket_t) {
-        connectionSockets.remove(socket)
+        connectionSockets[socket] = nil
         loop.forget(socket)
     }
 
