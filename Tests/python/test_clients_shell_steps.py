@@ -402,6 +402,43 @@ def test_a_session_wait_counts_a_notification_that_came_before_the_previous_line
     assert again.stderr.splitlines()[-1] == "passbridge-call: no navigateToUrl notification from the daemon within 1s"
 
 
+def test_session_waits_take_any_notification_no_wait_took_and_refuse_a_name_that_is_none(env):
+    """From a breaking pass: a wait took its notification and threw away the ones before it, so "wait status" then
+    "wait setAuthenticationStatus" timed out though both had come (setAuthenticationStatus first); and "wait" with
+    no name or a name with spaces was sent to the daemon, or matched by squeezing the spaces out."""
+    lines = ("& getAuthentication\nwait displayProviderDialog\nsetSelectedProvider {\"mvpdId\":null}\nwait status\n"
+             "wait setAuthenticationStatus\nwait\nwait set Authentication Status\n")
+    run = subprocess.run([CALL, "--timeout", "5", "--requestor", "REF", "--session"], env=env, input=lines,
+                         capture_output=True, text=True, timeout=60)
+    refusals = [line for line in run.stderr.splitlines() if line.startswith("passbridge-call:")]
+    assert refusals == ["passbridge-call: wait needs one notification name, got ''",
+                        "passbridge-call: wait needs one notification name, got 'set Authentication Status'"], run.stderr
+    assert run.returncode == 1  # the refused lines; every response was a result
+    assert [json.loads(line)["id"] for line in run.stdout.splitlines()] == [4, 3]
+
+
+def test_a_background_result_holding_error_members_is_no_error(env):
+    """From a breaking pass: an "&" line's response was taken for an error response when its result held an "error"
+    member anywhere (rpc.discover's document does; so does a preauthorize's refused item), and the session exited 1."""
+    run = subprocess.run([CALL, "--timeout", "10", "--session"], env=env, input="& rpc.discover\n", capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert '"error":' in run.stdout and json.loads(run.stdout)["result"]
+
+
+def test_a_failure_line_gives_the_calls_own_reasons_not_the_setups(env, emulator_url):
+    """From a breaking pass: a warning of the --requestor setup (CFG100, the device clock off) ended up on the call's
+    failure line as if it were the call's reason."""
+    clock = urllib.request.Request(emulator_url + "/__admin/clock", data=json.dumps({"advanceSeconds": 600}).encode(),
+                                   method="POST", headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(clock, timeout=10).close()
+    run = subprocess.run([CALL, "--requestor", "REF", "checkAuthentication"], env=env, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert any(line.startswith("passbridge-call: setRequestor REF: CFG100 ") for line in run.stderr.splitlines()), run.stderr
+    assert run.stderr.splitlines()[-1] == "passbridge-call: checkAuthentication failed: User Not Authenticated Error"
+
+
 def test_a_session_call_held_by_the_provider_dialog_says_what_the_daemon_waits_for(env):
     """From a new-user pass: a getAuthentication line in a session waits for its answer, which comes only after the
     dialog is answered by a later line; the timeout said only "no answer from the daemon"."""
