@@ -139,6 +139,17 @@ export function authenticationOutcome(result) {
   return { authenticated: result.status === 1, errorCode: result.errorCode ?? '', statuses: result.statuses ?? [] };
 }
 
+/**
+ * Hands the page's end over (handleExternalURL) for loginWeb and logOut: `reached` is what their openUrl resolved to,
+ * a URL or null (the app hands it over itself). Nothing is sent once the call has ended (`ended()`): a page that comes
+ * back late would end the next login's page instead.
+ */
+async function handOver(ae, reached, ended) {
+  if (reached == null || ended()) return;
+  if (typeof reached !== 'string') throw new PassBridgeError(`openUrl resolved to ${typeof reached}, not a URL string or null`);
+  await ae.call('handleExternalURL', { url: reached });
+}
+
 /** Children still running when this process exits. */
 const children = new Set();
 process.once('exit', () => {
@@ -372,11 +383,11 @@ export class PassBridge extends EventEmitter {
         fail(e);
       }
     };
+    let settled = false;
     const onPage = async ({ url }) => {
       try {
         if (!openUrl) throw new PassBridgeError(`the daemon opened a login page (${url.split('?')[0]}) and nothing shows it (a second-screen host sends init {webView: false})`);
-        const reached = await openUrl(url);
-        if (reached != null) await this.call('handleExternalURL', { url: reached });
+        await handOver(this, await openUrl(url), () => settled);
       } catch (e) {
         fail(e);
       }
@@ -406,6 +417,7 @@ export class PassBridge extends EventEmitter {
       }
       return outcome;
     } finally {
+      settled = true;
       signal?.removeEventListener('abort', onOuterAbort);
       this.off('displayProviderDialog', onPicker).off('navigateToUrl', onPage).off('status', onStatus);
     }
@@ -421,13 +433,14 @@ export class PassBridge extends EventEmitter {
    * daemon ($/cancelRequest) with its profiles already deleted.
    */
   async logOut({ openUrl, signal, ...options } = {}) {
+    if (openUrl != null && typeof openUrl !== 'function') throw new TypeError('logOut: openUrl must be a function');
     if (signal?.aborted) throw signal.reason;
     const inner = new AbortController();
     const onOuterAbort = () => inner.abort(signal.reason);
+    let settled = false;
     const onPage = async ({ url }) => {
       try {
-        const reached = await openUrl(url);
-        if (reached != null) await this.call('handleExternalURL', { url: reached });
+        await handOver(this, await openUrl(url), () => settled);
       } catch (e) {
         inner.abort(e);
       }
@@ -438,6 +451,7 @@ export class PassBridge extends EventEmitter {
     try {
       result = await this.call('logout', {}, { ...options, signal: inner.signal });
     } finally {
+      settled = true;
       signal?.removeEventListener('abort', onOuterAbort);
       this.off('navigateToUrl', onPage);
     }

@@ -183,6 +183,12 @@ const [exe, emulator, statement, state, python, browser] = process.argv.slice(2)
 const ae = await PassBridge.spawn(exe, ['--backend', emulator, '--state-dir', state, '--software-statement', statement], { stderr: 'ignore' });
 await ae.setRequestorOrThrow('REF');
 const pages = [];
+const handedOver = [];  // the URLs handed to handleExternalURL, in order
+const call = ae.call.bind(ae);
+ae.call = (method, params, options) => {
+  if (method === 'handleExternalURL') handedOver.push(params.url);
+  return call(method, params, options);
+};
 // The web view: the scripted browser logs in as demo/demo and prints the redirect URL it stopped at.
 const view = async (url) => {
   pages.push(url.split('?')[0]);
@@ -192,8 +198,19 @@ const login = await ae.loginWeb(view, { mvpd: (mvpds) => mvpds.find((m) => m.ID 
 const token = await ae.authorize('ch1');
 const logout = await ae.logOut({ openUrl: view, timeout: 60 });
 const after = await ae.checkAuthentication();
+// A logout whose page comes back after the call gave up (Timeout): the late page must not end the next login's.
+let lateDone;
+const late = new Promise((resolve) => { lateDone = resolve; });
+const slow = (url) => new Promise((resolve) => setTimeout(() => { resolve(view(url)); setTimeout(lateDone, 300); }, 1500));
+await ae.loginWeb(view, { mvpd: 'MockMVPD', timeout: 60 });
+const gaveUp = await ae.logOut({ openUrl: slow, timeout: 0.5 }).then(() => 'resolved', (e) => e.constructor.name);
+const relogin = await ae.loginWeb(async (url) => { await late; return view(url); }, { mvpd: 'MockMVPD', timeout: 60 })
+  .then((v) => v.authenticated, (e) => `${e.constructor.name}: ${e.message}`);
+const wrongType = await ae.logOut({ openUrl: 42 }).then(() => 'resolved', (e) => e.constructor.name);
 await ae.close();
-console.log(JSON.stringify({ login, pages, token: typeof token, logout, after: after.authenticated }));
+await new Promise((resolve) => setTimeout(resolve, 100));  // any page still coming back has been handed over by now
+console.log(JSON.stringify({ login, pages, token: typeof token, logout, after: after.authenticated, gaveUp, relogin, wrongType,
+  handedOver: handedOver.length }));
 """
 
 
@@ -209,6 +226,12 @@ def test_node_web_login_helper_hands_the_redirect_over(bin_dir, emulator_url, tm
     assert out["token"] == "string"
     # logOut's openUrl opened the MVPD's logout page and handed back where it ended (Node had no page hook: the
     # logout waited the daemon's 10 s for a page nothing opened).
-    assert len(out["pages"]) == 2 and all(page.startswith(emulator_url) for page in out["pages"])
-    assert out["pages"][1].endswith("/logout")
+    assert len(out["pages"]) == 5 and all(page.startswith(emulator_url) for page in out["pages"])
+    assert [page.endswith("/logout") for page in out["pages"]] == [False, True, False, True, False]
     assert out["logout"] == {"statuses": []} and out["after"] is False
+    # From a breaking pass: the page of a logout that had timed out came back during the next login and was handed
+    # over as that login's (the pass saw the login end with N130); a page that comes back after its call ended is
+    # not handed over now: four pages came back in time (two logins, a logout, the last login), and no fifth.
+    assert out["gaveUp"] == "Timeout" and out["relogin"] is True, out
+    assert out["handedOver"] == 4, out
+    assert out["wrongType"] == "TypeError"
