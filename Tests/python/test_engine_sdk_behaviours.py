@@ -162,7 +162,14 @@ def test_set_requestor_asks_at_most_16_service_providers(app, emulator):
         app.call("setRequestor", {"requestorID": "REF", "serviceProviders": [emulator.base] * 17})
     assert refused.value.code == -32602
     assert refused.value.error["data"] == {"param": "serviceProviders", "reason": "lists 17 URLs, more than 16"}
+    with urllib.request.urlopen(urllib.request.Request(emulator.base + "/__admin/reset", method="POST"), timeout=10):
+        pass
     assert app.call("setRequestor", {"requestorID": "REF", "serviceProviders": [emulator.base] * 16})["status"] == 1
+    # One backend listed 16 times is asked once (a breaking pass: 16 times, one after another against a backend that
+    # never answered).
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as answer:
+        asked = [r["path"] for r in json.loads(answer.read())["requests"] if r["path"].endswith("/configuration")]
+    assert asked == ["/api/v2/REF/configuration"], asked
     # An empty list asks none.
     empty = app.call("setRequestor", {"requestorID": "REF", "serviceProviders": []})
     assert empty["status"] == 0 and [(s["id"], s["message"]) for s in empty["statuses"]] == [("CFG404", "No usable service provider")]

@@ -123,7 +123,11 @@ public actor Engine {
         } catch {
             return finishSetRequestor(nil, failureStatus: storeFailure(error))
         }
-        let providers = (serviceProviders ?? [configuration.backendURL]).map { client(for: $0, statement: statement) }
+        // A backend listed twice is asked once: asking it again would tell nothing more, and wait as long.
+        var listed = Set<BackendURL>()
+        let providers = (serviceProviders ?? [configuration.backendURL]).filter { listed.insert($0).inserted }.map {
+            client(for: $0, statement: statement)
+        }
         let endpoint = RESTV2.configuration(requestorID, profile: shared.withLock { $0.options.applicationProfile })
         var requestor: Requestor?
         var firstFailure: (result: APIResult, backend: BackendURL)?
