@@ -144,6 +144,15 @@ def test_an_unrelated_mvpd_id_gets_no_suggestion(env):
     assert run.returncode == 1 and "did you mean" not in run.stderr, run.stderr
 
 
+def test_reasons_are_shown_as_written_not_as_json_escapes(env):
+    """From a breaking pass: a reason holding a backslash or a line break showed JSON's escapes (a doubled backslash,
+    a literal \\n); the text itself is shown now, a line break as a space to keep the line one."""
+    run = subprocess.run([CALL, "--requestor", "REF", "--mvpd", 'X"y\\z\nw', "getAuthentication"], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert "No MVPD 'X\"y\\z w' in the provider dialog" in run.stderr.splitlines()[-1], run.stderr
+
+
 def test_a_call_that_needs_a_requestor_says_each_command_is_a_new_instance(env):
     run = subprocess.run([CALL, "getAuthorization", '{"resource":"ch1"}'], env=env, stdin=subprocess.DEVNULL,
                          capture_output=True, text=True, timeout=60)
