@@ -1,5 +1,6 @@
 """The daemon's HTTP to the backend (libcurl): redirects are never followed, a connection the server dropped
 costs no deadline, and memory stays flat under steady load. Real passbridge, real pipes, real pass-emulator."""
+import contextlib
 import os
 import socket
 import threading
@@ -171,16 +172,27 @@ def watched_tcp_states(pid: int) -> list[str]:
     return watched
 
 
+@contextlib.contextmanager
+def through_proxy(bin_dir, emulator, tmp_path, rewrite=None):
+    """A daemon whose backend is the emulator behind a ClosingProxy, its requestor set and logged in; it must stop
+    with exit status 0 after the test's body."""
+    proxy = ClosingProxy(emulator.base, rewrite)
+    daemon = StdioDaemon(bin_dir, *daemon_args(proxy.base, tmp_path / "state"))
+    try:
+        ready(daemon)
+        login(daemon)
+        yield daemon, proxy
+        assert daemon.stop() == 0
+    finally:
+        proxy.close()
+
+
 def test_an_idle_kept_alive_connection_stays_watched_and_is_let_go_when_the_server_closes_it(bin_dir, emulator, tmp_path):
     """Between two requests the backend connection stays in the loop's wait (no epoll_ctl to take it out after each
     answer and put it back before the next, Sources/AccessEnabler/RESTV2/LoopTransfers.swift). When the server closes
     it meanwhile, the loop stops waiting on it (else the readable socket would wake the loop without end), and the
     next request goes out on a new connection."""
-    proxy = ClosingProxy(emulator.base)
-    daemon = StdioDaemon(bin_dir, *daemon_args(proxy.base, tmp_path / "state"))
-    try:
-        ready(daemon)
-        login(daemon)
+    with through_proxy(bin_dir, emulator, tmp_path) as (daemon, proxy):
         assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
         assert watched_tcp_states(daemon.process.pid) == ["01"]  # idle, kept alive, still watched
         proxy.close_all()
@@ -188,9 +200,6 @@ def test_an_idle_kept_alive_connection_stays_watched_and_is_let_go_when_the_serv
         assert watched_tcp_states(daemon.process.pid) == []  # no longer waited on, though not closed yet
         assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
         assert watched_tcp_states(daemon.process.pid) == ["01"]
-        assert daemon.stop() == 0
-    finally:
-        proxy.close()
 
 
 def test_bytes_a_server_sends_on_an_idle_connection_never_answer_the_next_request(bin_dir, emulator, tmp_path):
@@ -198,11 +207,7 @@ def test_bytes_a_server_sends_on_an_idle_connection_never_answer_the_next_reques
     request's answer (Z500), and the real one as the request after it: ch2, which the user may not watch, got ch1's
     token. The idle connection is now shut down when it turns readable (libcurl then sends the request on a new
     one), and a decision that names another resource is never taken (Protocol/README.md, "Authorization failures")."""
-    proxy = ClosingProxy(emulator.base)
-    daemon = StdioDaemon(bin_dir, *daemon_args(proxy.base, tmp_path / "state"))
-    try:
-        ready(daemon)
-        login(daemon)
+    with through_proxy(bin_dir, emulator, tmp_path) as (daemon, proxy):
         assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
         proxy.inject(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"decisions\":[]}")
         daemon.call("getSelectedProvider")  # a pass of the loop: the bytes were there before the request
@@ -210,25 +215,15 @@ def test_bytes_a_server_sends_on_an_idle_connection_never_answer_the_next_reques
         assert "token" in first, first
         denied = daemon.call("getAuthorization", {"resource": "ch2"})
         assert "token" not in denied and [status["id"] for status in denied["statuses"]] == ["Z100"], denied
-        assert daemon.stop() == 0
-    finally:
-        proxy.close()
 
 
 def test_a_permit_whose_decision_names_another_resource_gives_no_token(bin_dir, emulator, tmp_path):
     """Each decision must echo its resource as sent (Protocol/README.md, "Authorization failures"). Before, a decision
     for another resource was taken when none echoed the one asked: the permit below (for ch1, its resource rewritten
     to chX on the way) gave its token to ch1's caller; a breaking pass had ch2 get ch1's token that way."""
-    proxy = ClosingProxy(emulator.base, rewrite=(b'"resource":"ch1"', b'"resource":"chX"'))
-    daemon = StdioDaemon(bin_dir, *daemon_args(proxy.base, tmp_path / "state"))
-    try:
-        ready(daemon)
-        login(daemon)
+    with through_proxy(bin_dir, emulator, tmp_path, rewrite=(b'"resource":"ch1"', b'"resource":"chX"')) as (daemon, _):
         result = daemon.call("getAuthorization", {"resource": "ch1"})
         assert "token" not in result and [status["id"] for status in result["statuses"]] == ["Z500"], result
-        assert daemon.stop() == 0
-    finally:
-        proxy.close()
 
 
 def test_a_backend_that_drops_every_attempt_fails_at_once_not_after_the_deadline(daemon, emulator):
