@@ -276,6 +276,10 @@ final class EndpointTests: XCTestCase {
         XCTAssertNil(answer.decision(for: "unknown"))
         let other = DecisionsAnswer(["decisions": [["resource": "ch1", "authorized": true, "token": ["serializedToken": "T"]]]])
         XCTAssertNil(other?.decision(for: "ch2"))
+        // Byte for byte: another normalization of "ché" is another resource to the backend (a breaking pass).
+        let composed = DecisionsAnswer(["decisions": [["resource": "ch\u{E9}", "authorized": true, "token": ["serializedToken": "T"]]]])
+        XCTAssertNil(composed?.decision(for: "che\u{301}"))
+        XCTAssertEqual(composed?.decision(for: "ch\u{E9}")?.mediaToken, "T")
         let unnamed = DecisionsAnswer(["decisions": [["authorized": true, "token": ["serializedToken": "T"]]]])
         XCTAssertEqual(unnamed?.decision(for: "ch2")?.mediaToken, "T")
     }

@@ -114,12 +114,13 @@ struct DecisionsAnswer: Sendable {
         decisions = list.map(Decision.init)
     }
 
-    /// The decision for `resource`: the one that echoes it (REST API V2 answers each resource "as sent"), else a
+    /// The decision for `resource`: the one that echoes it byte for byte (REST API V2 answers each resource "as sent";
+    /// Swift's `==` would also take another Unicode normalization of it, a resource the backend tells apart), else a
     /// lone decision that names no resource. Never one that names another: an answer read from a connection out of
     /// step with its requests (bytes a server sent on an idle connection) would hand one resource's permit to
     /// another.
     func decision(for resource: String) -> Decision? {
-        if let echoed = decisions.first(where: { $0.resource == resource }) { return echoed }
+        if let echoed = decisions.first(where: { $0.resource?.utf8.elementsEqual(resource.utf8) == true }) { return echoed }
         return decisions.count == 1 && decisions[0].resource == nil ? decisions[0] : nil
     }
 }
