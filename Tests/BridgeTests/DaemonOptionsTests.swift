@@ -167,6 +167,7 @@ final class DaemonOptionsTests: XCTestCase {
             "--software-statement needs a JWT (three base64url parts joined by dots) or @FILE, got 'notajwt'")
         XCTAssertEqual(usageError(["--software-statement", "a.b"])?.hasPrefix("--software-statement needs a JWT"), true)
         XCTAssertEqual(try DaemonOptions.parse(["--software-statement", "@/any/file"]).softwareStatement, "@/any/file")
+        XCTAssertEqual(usageError(["--software-statement", "@"]), "--software-statement @FILE needs the file's name after the @")
         XCTAssertEqual(try DaemonOptions.parse(["--state-dir", "-"]).stateDir, "-")
     }
 

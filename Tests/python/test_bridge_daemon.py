@@ -253,6 +253,12 @@ def test_software_statement_from_a_file_and_state_dir_created_private(bin_dir, e
     refused = run_passbridge(bin_dir, "--software-statement", f"@{junk}", "--state-dir", str(state))
     assert (refused.returncode, refused.stderr) == (
         1, f"passbridge: cannot read the software statement file {junk}: it holds no JWT (three base64url parts joined by dots)\n")
+    # A byte-order mark before the statement (a file a Windows editor saved) is no part of it (a breaking pass).
+    marked = tmp_path / "marked.jwt"
+    marked.write_bytes(b"\xef\xbb\xbf" + SOFTWARE_STATEMENT.encode() + b"\r\n")
+    daemon = StdioDaemon(bin_dir, "--backend", emulator.base, "--state-dir", str(state), "--software-statement", f"@{marked}")
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.stop() == 0
     inline = run_passbridge(bin_dir, "--software-statement", "notajwt", "--state-dir", str(state))
     assert (inline.returncode, inline.stderr) == (
         2, "passbridge: --software-statement needs a JWT (three base64url parts joined by dots) or @FILE, got 'notajwt' "

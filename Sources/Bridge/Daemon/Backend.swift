@@ -118,7 +118,8 @@ struct Backend {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .failure("cannot read the software statement file \(path): it is not UTF-8 text")
         }
-        let statement = text.trimmingWhitespace()
+        // A byte-order mark (a file saved by a Windows editor) is no part of the statement.
+        let statement = String(text.drop { $0 == "\u{FEFF}" }).trimmingWhitespace()
         if statement.isEmpty || statement.hasPrefix("#") { return nil }
         guard isJWT(statement) else {
             throw .failure("cannot read the software statement file \(path): it holds no JWT (three base64url parts joined by dots)")

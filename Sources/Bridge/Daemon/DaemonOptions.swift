@@ -153,6 +153,7 @@ extension DaemonOptions {
                         "--software-statement", "JWT|@FILE",
                         help: "The registered application's software statement (with --backend emulator, a built-in one by default)."
                     ) { (options, statement) throws(CommandLineError) in
+                        if statement == "@" { throw .usage("--software-statement @FILE needs the file's name after the @") }
                         guard statement.hasPrefix("@") || Backend.isJWT(statement) else {
                             throw .usage(
                                 "--software-statement needs a JWT (three base64url parts joined by dots) or @FILE, got '\(Text.excerpt(statement))'"
