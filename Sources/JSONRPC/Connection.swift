@@ -110,8 +110,9 @@ public final class Connection: Sendable {
             enqueueLocked(&state, OutgoingMessage.request(method: method, params: params, id: id))
             return true
         }
-        if accepted { loop.needsTicks() }
-        if !accepted {
+        if accepted {
+            loop.needsTicks()  // the request's timeout
+        } else {
             completion(.failure(.connectionClosed))
         }
     }

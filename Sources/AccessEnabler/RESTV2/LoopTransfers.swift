@@ -79,21 +79,12 @@ final class LoopTransfers: @unchecked Sendable {
                 }
                 let context = Unmanaged.passUnretained(self).toOpaque()
                 _ = ccurl_setopt_pointer(transfer.easy, CURLOPT_SOCKOPTDATA, context)
-                if request.url.hasPrefix("http:") {
-                    _ = ccurl_setopt_sockopt(transfer.easy) { context, socket, purpose in
-                        if purpose == CURLSOCKTYPE_IPCXN {
-                            Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().opened(socket, plain: true)
-                        }
-                        return CURL_SOCKOPT_OK
-                    }
-                } else {
-                    _ = ccurl_setopt_sockopt(transfer.easy) { context, socket, purpose in
-                        if purpose == CURLSOCKTYPE_IPCXN {
-                            Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().opened(socket, plain: false)
-                        }
-                        return CURL_SOCKOPT_OK
-                    }
-                }
+                // A C callback captures nothing: one for each kind of connection.
+                let opened: curl_sockopt_callback =
+                    request.url.hasPrefix("http:")
+                    ? { context, socket, purpose in LoopTransfers.opened(context, socket, purpose, plain: true) }
+                    : { context, socket, purpose in LoopTransfers.opened(context, socket, purpose, plain: false) }
+                _ = ccurl_setopt_sockopt(transfer.easy, opened)
                 _ = ccurl_setopt_pointer(transfer.easy, CURLOPT_CLOSESOCKETDATA, context)
                 _ = ccurl_setopt_closesocket(transfer.easy) { context, socket in
                     Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue().closing(socket)
@@ -159,11 +150,15 @@ final class LoopTransfers: @unchecked Sendable {
         }
     }
 
-    /// libcurl's sockopt callback, for a socket it made for a connection: a watch its number left behind (a socket
-    /// closed without the close-socket callback) is dropped first.
-    private func opened(_ socket: curl_socket_t, plain: Bool) {
-        loop.forget(socket)
-        connectionSockets[socket] = plain
+    /// libcurl's sockopt callback, for each socket it makes: one made for a connection is recorded, after a watch its
+    /// number left behind (a socket closed without the close-socket callback) is dropped.
+    private static func opened(_ context: UnsafeMutableRawPointer?, _ socket: curl_socket_t, _ purpose: curlsocktype, plain: Bool) -> Int32
+    {
+        guard purpose == CURLSOCKTYPE_IPCXN else { return CURL_SOCKOPT_OK }
+        let transfers = Unmanaged<LoopTransfers>.fromOpaque(context!).takeUnretainedValue()
+        transfers.loop.forget(socket)
+        transfers.connectionSockets[socket] = plain
+        return CURL_SOCKOPT_OK
     }
 
     /// libcurl's close-socket callback: `socket` is closed next.
