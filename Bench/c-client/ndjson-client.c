@@ -154,6 +154,12 @@ static void await_answer(int fd) {
     static char line[1 << 16];
     static size_t kept;
     for (int answered = 0; !answered;) {
+        /* Waits in poll(2) as an event-loop host (asyncio, libuv) does, not in a blocking read(2): a reader
+         * blocked in read(2) also wakes each time the server consumes this client's request (the kernel's
+         * wake-up for room to write), and that wake-up and its context switches would be counted as the
+         * server's CPU. */
+        struct pollfd readable = {.fd = fd, .events = POLLIN};
+        while (poll(&readable, 1, -1) < 0 && errno == EINTR) {}
         ssize_t n;
         do n = read(fd, line + kept, sizeof line - kept); while (n < 0 && errno == EINTR);
         if (n <= 0) { fprintf(stderr, "ndjson-client: server closed or failed\n"); exit(1); }
