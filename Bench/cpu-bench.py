@@ -332,11 +332,11 @@ class Column:
                     meter.start()
                     connection.run(calls, method, params)
                     slices.append(meter.stop(calls))
-                    slices[-1]["curl"] = curl_figures(self.base, state, DEVICE, calls)
+                    curl = curl_figures(self.base, state, DEVICE, calls)
+                    slices[-1].update(curl=curl, curl_cpu_us=curl["curl_cpu_us"])
                 slices.sort(key=lambda figure: figure["daemon_cpu_us"])
-                figures[name] = slices[len(slices) // 2]
-                figures["curl"] = sorted((s["curl"] for s in slices), key=lambda figure: figure["curl_cpu_us"])[len(slices) // 2]
-                figures["ratios"] = [s["daemon_cpu_us"] / s["curl"]["curl_cpu_us"] for s in slices]
+                figures["curl"] = sorted((s.pop("curl") for s in slices), key=lambda figure: figure["curl_cpu_us"])[len(slices) // 2]
+                figures[name] = dict(slices[len(slices) // 2], ratios=[s["daemon_cpu_us"] / s["curl_cpu_us"] for s in slices])
             # Idle: the connection stays open, with its requestor and its login, and nothing is asked.
             before = switches(daemon.pid)
             time.sleep(idle_seconds)
@@ -406,7 +406,7 @@ def round_ratios(samples):
     """getAuthorization's CPU over curl's, one ratio per pair (a slice of calls, then curl's requests at once after),
     over every round: a VM that runs slower for a while slows both sides of a pair, and the ratio moves less than
     either figure."""
-    return [ratio for sample in samples for ratio in sample.get("ratios", [])]
+    return [ratio for sample in samples for ratio in sample.get("getAuthorization", {}).get("ratios", [])]
 
 
 def spread(samples, row, figure):
