@@ -280,6 +280,7 @@ final class EndpointTests: XCTestCase {
         let composed = DecisionsAnswer(["decisions": [["resource": "ch\u{E9}", "authorized": true, "token": ["serializedToken": "T"]]]])
         XCTAssertNil(composed?.decision(for: "che\u{301}"))
         XCTAssertEqual(composed?.decision(for: "ch\u{E9}")?.mediaToken, "T")
+        XCTAssertEqual(Set(["ch\u{E9}", "che\u{301}", "ch\u{E9}"].map(ResourceID.init)).count, 2, "hashed by their bytes too")
         let unnamed = DecisionsAnswer(["decisions": [["authorized": true, "token": ["serializedToken": "T"]]]])
         XCTAssertEqual(unnamed?.decision(for: "ch2")?.mediaToken, "T")
     }

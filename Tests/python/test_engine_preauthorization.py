@@ -161,6 +161,32 @@ def test_preauthorize_gives_each_resource_its_decision_and_error(client, emulato
     assert refused["error"]["code"] == -32602 and "REMOTE_CACHE" in refused["error"]["message"]
 
 
+def test_two_unicode_normalizations_of_one_id_are_two_resources(client, daemon, emulator):
+    """The backend tells resources apart byte for byte; Swift's string equality took "café" composed and decomposed for
+    one resource: the second was neither asked nor answered, and a permit of one answered the other from the cache."""
+    composed = "<rss><channel><title>ch1</title><item><guid>caf\u00e9</guid></item></channel></rss>"
+    decomposed = composed.replace("\u00e9", "e\u0301")
+    assert composed != decomposed
+    _, result = preauthorize(client, [composed, decomposed, composed])
+    assert result == {"resources": [composed, decomposed]}
+    assert requests_at(emulator, PREAUTHORIZE)[-1]["resources"] == [composed, decomposed]
+
+    decisions = client.call("preauthorize", {"resources": [decomposed, composed], "disableFeatures": ["LOCAL_CACHE"]})
+    assert [(d["id"], d["authorized"]) for d in decisions["decisions"]] == [(decomposed, True), (composed, True)]
+
+    # A new instance (its own cache) that knows only the composed one's permit asks the backend for the other.
+    fresh = daemon.client()
+    assert fresh.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert fresh.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert preauthorize(fresh, [composed])[1] == {"resources": [composed]}
+    asked = len(requests_at(emulator, PREAUTHORIZE))
+    _, response = fresh.exchange("checkPreauthorizedResources", {"resources": [decomposed], "cache": True})
+    assert response["result"] == {"resources": [decomposed]}
+    calls = requests_at(emulator, PREAUTHORIZE)[asked:]
+    assert [call["resources"] for call in calls] == [[decomposed]], "a permit of another normalization answered from the cache"
+    fresh.close()
+
+
 def test_preauthorize_when_nobody_is_logged_in_says_so_for_every_resource(daemon):
     connection = daemon.client()
     assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}

@@ -22,7 +22,7 @@ public actor Engine {
     var deviceID: String?
     /// Preauthorization permits, in memory only (never persisted, Adobe's rule), per profile; dropped at every
     /// login and logout.
-    var preauthorized: [ProfileKey: Set<String>] = [:]
+    var preauthorized: [ProfileKey: Set<ResourceID>] = [:]
     /// Each profile `storedProfiles` returned, with the stored text it was parsed from, so that the same text is
     /// not parsed again: a logged-in call reads the same text from the live-login memory every time, and parsing
     /// it was about 4% of the instructions of a getAuthorization. Only the keys of the last read are kept.

@@ -34,11 +34,10 @@ extension Engine {
         // Permits are cached in memory only and decisions never persisted (Adobe's rule); a resource not known
         // to be permitted is asked for again.
         let key = profileKey(requestor, profile.mvpd)
-        var seen = Set<String>()
-        let unique = resources.filter { seen.insert($0).inserted }
+        let unique = Self.distinct(resources)
         let cached = preauthorized[key] ?? []
         var statuses: [AdvancedStatus] = []
-        let permitted: Set<String>
+        let permitted: Set<ResourceID>
         if cache && unique.allSatisfy(cached.contains) {
             permitted = cached
         } else {
@@ -69,7 +68,7 @@ extension Engine {
                 statuses.append(AdvancedStatus(.p100, details: details))
             }
         }
-        let authorized = unique.filter(permitted.contains)
+        let authorized = unique.filter(permitted.contains).map(\.text)
         delegate.preauthorizedResources(authorized)
         for status in statuses { delegate.status(status) }
         return authorized
@@ -81,11 +80,10 @@ extension Engine {
     public func preauthorize(_ resources: [String], localCache: Bool) async -> PreauthorizeResponse {
         let turn = await ready(.preauthorize)
         defer { endTurn(turn) }
-        var seen = Set<String>()
-        let unique = resources.filter { seen.insert($0).inserted }
+        let unique = Self.distinct(resources)
         func refused(_ code: String, action: String, message: String) -> PreauthorizeResponse {
             let error = PreauthorizeError(status: 0, code: code, message: message, action: action)
-            return PreauthorizeResponse(status: error, decisions: unique.map { .init(id: $0, authorized: false, error: error) })
+            return PreauthorizeResponse(status: error, decisions: unique.map { .init(id: $0.text, authorized: false, error: error) })
         }
         guard let requestor = turn.requestor else {
             return refused("requestor_not_configured", action: "retry", message: "No requestor is configured (setRequestor)")
@@ -102,7 +100,7 @@ extension Engine {
         let key = profileKey(requestor, profile.mvpd)
         let cached = preauthorized[key] ?? []
         if localCache, !unique.isEmpty, unique.allSatisfy(cached.contains) {
-            return PreauthorizeResponse(status: nil, decisions: unique.map { .init(id: $0, authorized: true, error: nil) })
+            return PreauthorizeResponse(status: nil, decisions: unique.map { .init(id: $0.text, authorized: true, error: nil) })
         }
         let asked = await preauthorize(unique, requestor: requestor, profile: profile)
         if let gone = asked.loginGone {
@@ -110,7 +108,7 @@ extension Engine {
                 announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
             }
             let error = PreauthorizeError(gone, httpStatus: 403)
-            return PreauthorizeResponse(status: error, decisions: unique.map { .init(id: $0, authorized: false, error: error) })
+            return PreauthorizeResponse(status: error, decisions: unique.map { .init(id: $0.text, authorized: false, error: error) })
         }
         var updated = cached
         for (resource, decision) in asked.decisions {
@@ -123,10 +121,11 @@ extension Engine {
             status: nil,
             decisions: unique.map { resource in
                 guard let decision = asked.decisions[resource] else {
-                    return .init(id: resource, authorized: false, error: asked.refusals[resource] ?? unanswered)
+                    return .init(id: resource.text, authorized: false, error: asked.refusals[resource] ?? unanswered)
                 }
                 let authorized = decision.authorized == true
-                return .init(id: resource, authorized: authorized, error: decision.error.map { PreauthorizeError($0, httpStatus: 403) })
+                return .init(
+                    id: resource.text, authorized: authorized, error: decision.error.map { PreauthorizeError($0, httpStatus: 403) })
             })
     }
 
@@ -155,11 +154,13 @@ extension Engine {
     /// `refusals`: for those whose last call was refused with an error object, that error (as the host sees it);
     /// `loginGone`: an error, top-level or of an item, whose action is `authentication`.
     private func preauthorize(
-        _ resources: [String], requestor: Requestor, profile: Profile
-    ) async -> (decisions: [String: Decision], unanswered: [String], refusals: [String: PreauthorizeError], loginGone: EnhancedError?) {
+        _ resources: [ResourceID], requestor: Requestor, profile: Profile
+    ) async -> (
+        decisions: [ResourceID: Decision], unanswered: [ResourceID], refusals: [ResourceID: PreauthorizeError], loginGone: EnhancedError?
+    ) {
         let headers = await partnerHeaders(requestor, profile: profile) + machine.tempPassIdentity
-        var decisions: [String: Decision] = [:]
-        var refusals: [String: PreauthorizeError] = [:]
+        var decisions: [ResourceID: Decision] = [:]
+        var refusals: [ResourceID: PreauthorizeError] = [:]
         var gone: EnhancedError?
         var unanswered = await preauthorizeInChunks(
             resources, requestor: requestor, profile: profile, headers: headers, into: &decisions, refusals: &refusals,
@@ -184,16 +185,17 @@ extension Engine {
     /// into `refusals` for each of its resources; a top-level error whose action is `authentication` goes into
     /// `loginGone`. A list refused with `too_many_resources` even one resource at a time is not asked further.
     private func preauthorizeInChunks(
-        _ resources: [String], requestor: Requestor, profile: Profile, headers: [(String, String)],
-        into decisions: inout [String: Decision], refusals: inout [String: PreauthorizeError], loginGone: inout EnhancedError?
-    ) async -> [String] {
-        var unanswered: [String] = []
+        _ resources: [ResourceID], requestor: Requestor, profile: Profile, headers: [(String, String)],
+        into decisions: inout [ResourceID: Decision], refusals: inout [ResourceID: PreauthorizeError],
+        loginGone: inout EnhancedError?
+    ) async -> [ResourceID] {
+        var unanswered: [ResourceID] = []
         var index = 0
         while index < resources.count {
             let size = max(1, preauthorizeChunkSize[requestor.id] ?? resources.count)
             let chunk = Array(resources[index..<min(index + size, resources.count)])
             let answer = await call(
-                RESTV2.preauthorize(requestor.id, mvpd: profile.mvpd, resources: chunk, headers: headers),
+                RESTV2.preauthorize(requestor.id, mvpd: profile.mvpd, resources: chunk.map(\.text), headers: headers),
                 with: requestor.client(for: profile.mvpd))
             let tooMany = answer.error?.known == .tooManyResources
             if tooMany, chunk.count > 1 {
@@ -212,15 +214,23 @@ extension Engine {
                 continue
             }
             let asked = Set(chunk)
-            var echoed = Set<String>()
+            var echoed = Set<ResourceID>()
             for decision in answered {
-                guard let resource = decision.resource, asked.contains(resource) else { continue }
+                guard let resource = decision.resource.map(ResourceID.init), asked.contains(resource) else { continue }
                 decisions[resource] = decision
                 echoed.insert(resource)
             }
             unanswered += chunk.filter { !echoed.contains($0) }
         }
         return unanswered
+    }
+}
+
+extension Engine {
+    /// `resources` without repeats, in their order: the first of each byte-exact id.
+    static func distinct(_ resources: [String]) -> [ResourceID] {
+        var seen = Set<ResourceID>()
+        return resources.map(ResourceID.init).filter { seen.insert($0).inserted }
     }
 }
 

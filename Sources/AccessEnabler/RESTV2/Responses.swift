@@ -120,8 +120,25 @@ struct DecisionsAnswer: Sendable {
     /// step with its requests (bytes a server sent on an idle connection) would hand one resource's permit to
     /// another.
     func decision(for resource: String) -> Decision? {
-        if let echoed = decisions.first(where: { $0.resource?.utf8.elementsEqual(resource.utf8) == true }) { return echoed }
+        let asked = ResourceID(resource)
+        if let echoed = decisions.first(where: { $0.resource.map(ResourceID.init) == asked }) { return echoed }
         return decisions.count == 1 && decisions[0].resource == nil ? decisions[0] : nil
+    }
+}
+
+/// A resource id as REST API V2 tells resources apart: byte for byte. Swift's `String` equality and hashing take two
+/// Unicode normalizations of one id ("ché" composed and decomposed) for the same, which the backend answers apart;
+/// the preauthorization paths key their sets and dictionaries with this instead.
+struct ResourceID: Hashable, Sendable {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
