@@ -9,7 +9,8 @@ Rows, each on a device logged in through the real flow against pass-emulator on 
 through the bench's C client (`c-client/ndjson-client.c`, `calls` mode; compiled here with `cc`):
 
 - `getAuthorization` (logged in: one REST API V2 decision), `checkAuthentication`, `checkPreauthorizedResources` of
-  10 resources (`cache: false`, so each call asks the backend), `getMetadata` (METADATA_AUTHENTICATION);
+  10 resources (`cache: false`, so each call asks the backend), `getMetadata` (METADATA_AUTHENTICATION), and an
+  unknown method (answered -32601: what a call costs the daemon with no work, the host's leg alone);
 - a whole web login: a fresh connection, `init`, `setRequestor`, `getAuthentication` → `setSelectedProvider` →
   the emulator's login page walked by the tests' scripted browser → `handleExternalURL`, `getAuthorization`,
   `logout` (its page walked too), close;
@@ -55,11 +56,13 @@ from rpc_helper import follow_to_redirect_url  # noqa: E402  (the scripted brows
 DEVICE = "cpu-bench-device"
 TICK = os.sysconf("SC_CLK_TCK")
 RESOURCES10 = [f"ch{i}" for i in range(1, 11)]
+HOST_LEG = "the host's leg alone (an unknown method: -32601)"
 ROWS = [
     ("getAuthorization", "getAuthorization", {"resource": "ch1"}),
     ("checkAuthentication", "checkAuthentication", {}),
     ("checkPreauthorizedResources (10)", "checkPreauthorizedResources", {"resources": RESOURCES10, "cache": False}),
     ("getMetadata", "getMetadata", {"opCode": "METADATA_AUTHENTICATION"}),
+    (HOST_LEG, "bench/unknown", {}),
 ]
 LOGIN = "web login (init → logout)"
 
@@ -409,6 +412,14 @@ def round_ratios(samples):
     return [ratio for sample in samples for ratio in sample.get("getAuthorization", {}).get("ratios", [])]
 
 
+def leg_ratio(samples):
+    """(getAuthorization − the host's leg alone) ÷ curl, from the rows' medians: a call the daemon answers without
+    work still costs a read, a parse, a write and a sleep on the host's socket, which curl's request has no part of."""
+    daemon, leg, curl = (median(samples, row, figure) for row, figure in
+                         [("getAuthorization", "daemon_cpu_us"), (HOST_LEG, "daemon_cpu_us"), ("curl", "curl_cpu_us")])
+    return f"{(daemon - leg) / curl:.2f}×" if None not in (daemon, leg, curl) else "—"
+
+
 def spread(samples, row, figure):
     """`min–max` of a figure over the rounds."""
     values = [sample[row][figure] for sample in samples if figure in sample.get(row, {})]
@@ -453,6 +464,8 @@ def report(columns, instructions, show_threads):
             daemon, curl = (instructions.get(column.name, {}).get(key) for key in ("getAuthorization", "curl"))
             counted.append(f"{daemon / curl:.2f}×" if daemon and curl else "—")
         lines.append("| getAuthorization instructions ÷ curl instructions | " + " | ".join(counted) + " |")
+    lines.append("| getAuthorization CPU less the host's leg alone, ÷ curl CPU (what the daemon adds to the request it makes) | "
+                 + " | ".join(leg_ratio(c.samples) for c in columns) + " |")
     lines.append("| web login, daemon CPU (goal ≤ 2,000 µs) | " + " | ".join(
         cell(median(c.samples, LOGIN, "daemon_cpu_us")) + " µs" for c in columns) + " |")
     lines.append("| emulator CPU per decision (getAuthorization row; goal ≤ 300 µs) | " + " | ".join(
