@@ -229,6 +229,13 @@ def daemon_args(backend: str, state_dir, *extra) -> list[str]:
     return ["--backend", backend, "--state-dir", str(state_dir), "--software-statement", SOFTWARE_STATEMENT, *extra]
 
 
+def thread_names(pid: int) -> list[str]:
+    """The names of process `pid`'s threads (/proc/PID/task/TID/comm), sorted. The daemon's are all `passbridge…`
+    (libcurl's resolver threads take their creator's name); libdispatch names the workers of Swift's global pool after
+    their queues (`r-initiated-qos`, `-qos.overcommit`)."""
+    return sorted((task / "comm").read_text().strip() for task in pathlib.Path(f"/proc/{pid}/task").iterdir())
+
+
 def executable(where, name: str = "passbridge") -> str:
     """`where` itself when it is a file, else `name` inside the folder `where`."""
     path = pathlib.Path(where)

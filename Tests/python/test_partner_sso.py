@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from rpc_helper import (NOT_AUTHENTICATED, NOT_SELECTED, REDIRECT_URL, Client, Emulator, RPCError, SocketDaemon,
-                        StdioDaemon, check_against_openrpc, daemon_args, follow_to_redirect_url, notifications_named)
+                        StdioDaemon, check_against_openrpc, daemon_args, follow_to_redirect_url, notifications_named,
+                        thread_names)
 
 DOCUMENT = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "openrpc.json").read_text())
 METHODS = {m["name"]: m for m in DOCUMENT["methods"]}
@@ -340,6 +341,9 @@ def test_cancelled_platform_picker_reports_n005(host):
     daemon = host(signed_in=None, picker=HostFailure("userCancelled"))
     set_requestor(daemon)
     assert_fallback(daemon, "N005")
+    # The platform's picker ran in a task of the engine's executor, not on Swift's global pool (test_store_quiet.py).
+    names = thread_names(daemon.process.pid)
+    assert all(name.startswith("passbridge") for name in names), names
 
 
 def test_picker_boarded_provider_is_selected_silently_with_no_code(host):

@@ -1,13 +1,14 @@
 """What the store does not do (Protocol/README.md, "Diagnostics" and "Live logins"): an authorization whose expiry
-the store already holds writes nothing (`rpc.stats` `authorizationExpiries`), and the PostgreSQL feed brings
+the store already holds writes nothing (`rpc.stats` `authorizationExpiries`), the PostgreSQL feed brings
 another daemon's change on its connection's socket, with no look: the test daemons here look only once an hour
-(`passbridge-test-daemon --test-store-look-seconds 3600`). Real daemons on real sockets, the emulator, and
-PostgreSQL from Tests/postgres-cluster.sh."""
+(`passbridge-test-daemon --test-store-look-seconds 3600`), and a store call's answer comes back to the engine's
+thread without a detour through Swift's global pool. Real daemons on real sockets, the emulator, and PostgreSQL
+from Tests/postgres-cluster.sh."""
 import json
 import urllib.request
 
 from postgres_fixtures import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
-from rpc_helper import SocketDaemon, daemon_args
+from rpc_helper import SocketDaemon, daemon_args, thread_names
 from test_store_fleet import login
 from test_store_live_logins import LOGGED_IN, LOGGED_OUT, instance, quiet_logout, unsolicited
 
@@ -30,6 +31,21 @@ def stored_expiry(client) -> int | None:
     """The authorization expiry of ch1 as the store holds it, epoch milliseconds (getMetadata's `expires`; a store
     call: it comes after every write queued); None when none is stored."""
     return client.call("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": "ch1"}).get("expires")
+
+
+def test_no_call_wakes_swifts_global_pool(daemon, emulator):
+    """The daemon runs on threads of its own, all named passbridge…: the loop, the signal thread, the store's worker
+    (libcurl's resolver threads take their creator's name). A store call made from a task with no executor of its
+    own (the access token's fetch at setRequestor) came back on Swift's global pool, whose libdispatch workers
+    (named after their queues: `r-initiated-qos`) then stayed, a hop per call and a wake-up a second while idle."""
+    client = instance(daemon)
+    login(client)
+    assert "token" in client.call("getAuthorization", {"resource": "ch1"})
+    client.exchange("checkPreauthorizedResources", {"resources": ["ch1", "ch2"], "cache": False})
+    client.call("getMetadata", {"opCode": "METADATA_AUTHENTICATION"})
+    names = thread_names(daemon.process.pid)
+    assert all(name.startswith("passbridge") for name in names), names
+    client.close()
 
 
 def test_an_authorization_whose_expiry_is_unchanged_makes_no_store_write(daemon, emulator):

@@ -67,7 +67,9 @@ extension Engine {
             case .showProviderDialog:
                 delegate.displayProviderDialog(requestor.mvpds)
             case .startPartnerLogin(let flow):
-                Task { await self.partnerLogin(requestor, mvpds: requestor.mvpds, filter: filter, flowID: flow) }
+                Task(executorPreference: executor) {
+                    await self.partnerLogin(requestor, mvpds: requestor.mvpds, filter: filter, flowID: flow)
+                }
             case .refused(let waiter, cancelled: true):
                 let outcome = report(
                     .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)

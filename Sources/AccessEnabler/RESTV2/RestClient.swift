@@ -228,7 +228,9 @@ actor RestClient {
         } catch {
             return storeFailed(error)
         }
-        let task = Task { await self.fetchToken(replacing: refused) }
+        // Preferring the actor's executor: the store calls inside (nonisolated) run there too, not on Swift's
+        // global pool, whose threads would then stay.
+        let task = Task(executorPreference: executor) { await self.fetchToken(replacing: refused) }
         tokenTask = task
         let token = await task.value
         tokenTask = nil
