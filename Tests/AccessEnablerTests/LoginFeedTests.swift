@@ -170,21 +170,43 @@ final class LoginFeedTests: XCTestCase {
         withExtendedLifetime(watch) {}
     }
 
-    /// Two stores on one SQLite file, the watcher's look an hour apart: another process's commit that the
-    /// watcher's own login write comes across (its change counter moved by two) is looked for before the worker
+    /// Two stores on one SQLite file, the watcher's look an hour apart: the other's login write is announced once it
+    /// has committed (`LoginAnnouncement`), and the watcher's worker, waiting on its watch of the file, looks at once.
+    func testAnotherProcessesAnnouncedCommitIsToldAtOnce() async throws {
+        let shared = directory()
+        let watching = try TokenStore(directory: shared.path, lookInterval: .seconds(3600))
+        let writing = try TokenStore(directory: shared)
+        let other = TokenStoreTests.key("REF2")
+        let deliveries = Deliveries()
+        let watch = watching.watch([other.login], deliver: deliveries.deliver)
+        let before = try await watching.profiles([other])
+        XCTAssertTrue(before.isEmpty)
+        try await writing.saveProfile(profile, other)
+        XCTAssertEqual(deliveries.next(), [other.login], "no look for an hour: only the announcement can tell it")
+        withExtendedLifetime(watch) {}
+    }
+
+    /// Two stores on one SQLite file, the watcher's look an hour apart, and a writer that does not announce its
+    /// commits (SQL straight into the file, as a PassBridge older than `LoginAnnouncement` writes): its commit that
+    /// the watcher's own login write comes across (its change counter moved by two) is looked for before the worker
     /// sleeps, not at the next look. Before, it waited for the look's interval.
     func testAnotherProcessesCommitThatAWriteCameAcrossIsToldAtOnce() async throws {
         let shared = directory()
         let watching = try TokenStore(directory: shared.path, lookInterval: .seconds(3600))
-        let writing = try TokenStore(directory: shared)
         let own = TokenStoreTests.key("REF")
         let other = TokenStoreTests.key("REF2")
         let deliveries = Deliveries()
         let watch = watching.watch([own.login, other.login], deliver: deliveries.deliver)
         let before = try await watching.profiles([own, other])
         XCTAssertTrue(before.isEmpty)
-        try await writing.saveProfile(profile, other)
-        XCTAssertNil(deliveries.next(timeout: 0.3), "no look for an hour, and nothing else read the store")
+        let unannounced = try SQLiteDatabase(path: shared.path + "/passbridge.sqlite", busyTimeoutMillis: 5000)
+        try unannounced.transaction { () throws(TokenStoreError) in
+            try unannounced.execute(
+                "INSERT INTO profiles(backend, statement_sha256, device_id, requestor, mvpd, not_after_ms, profile) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                SQLiteStore.values(other) + [.integer(profile.notAfter), .text(profile.json)])
+            try unannounced.execute("UPDATE login_changes SET counter = counter + 1 WHERE slot = 1")
+        }
+        XCTAssertNil(deliveries.next(timeout: 0.3), "no look for an hour, no announcement, and nothing else read the store")
         try await watching.saveProfile(profile, own)
         // The watcher hears its store's own write, and the other process's.
         var told: Set<LoginKey> = []

@@ -89,7 +89,11 @@ final class StoreQuietTests: XCTestCase {
         XCTAssertNotNil(Self.sleep(of: store, untimed), "and then nothing is left to wake for")
         let watch = store.watch([key.login]) { _ in }
         _ = try await store.profiles([key])
-        XCTAssertNotNil(Self.sleep(of: store) { $0.deadline != nil }, "SQLite is looked at while a login is watched")
+        // Other processes announce their login changes (`LoginAnnouncement`): the worker waits on its watch of the
+        // file, with no timer (before, it looked every 200 ms while a login was watched).
+        XCTAssertNotNil(
+            Self.sleep(of: store) { $0 == StoreExecutor.Sleep(deadline: nil, socket: true) },
+            "SQLite's watch is waited on while a login is watched")
         watch.cancel()
         XCTAssertNotNil(Self.sleep(of: store, untimed), "and not once the watch ended")
     }

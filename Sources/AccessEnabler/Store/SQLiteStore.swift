@@ -20,7 +20,12 @@ final class SQLiteStore: StoreDatabase {
         try SQLiteMigrations.upgrade(database)
         dataVersion = try Self.integer(database, "PRAGMA data_version")
         loginChanges = try Self.integer(database, "SELECT counter FROM login_changes WHERE slot = 1")
+        announcement = LoginAnnouncement(databasePath: path)
     }
+
+    /// Where this store tells the other processes on the file of its login changes, and hears of theirs; nil when the
+    /// watch cannot be had (then other processes' changes are looked for at the look's interval).
+    private let announcement: LoginAnnouncement?
 
     /// `PRAGMA journal_mode=WAL`, waiting up to `timeoutMillis` for another connection's write lock. SQLite's busy
     /// handler does not wait here: the pragma reads the file's header under a shared lock before it asks for the
@@ -59,6 +64,7 @@ final class SQLiteStore: StoreDatabase {
     /// `.none`. While nothing was committed elsewhere this is one read of the WAL index (no disk I/O); after
     /// another process's commit, one read of the counter tells a change of logins from a cache write.
     func externalChanges(watching: Bool) throws -> ExternalChanges {
+        announcement?.drain()
         let version = try Self.integer(database, "PRAGMA data_version")
         let seen = otherChangeSeen
         otherChangeSeen = false
@@ -81,6 +87,14 @@ final class SQLiteStore: StoreDatabase {
 
     /// Another process's change of a login was found while this one wrote its own.
     private var otherChangeSeen = false
+
+    /// `body`, a transaction that changes a login (`bumpLoginChanges` inside), then, once it has committed, its
+    /// announcement to the other processes on the file.
+    private func loginTransaction<T>(_ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
+        let result = try database.transaction(body)
+        announcement?.announce()
+        return result
+    }
 
     func deviceIdentity(proposed: String) throws -> String {
         if let stored = try database.text("SELECT device_id FROM device_identity WHERE slot = 1") { return stored }
@@ -163,7 +177,7 @@ final class SQLiteStore: StoreDatabase {
     }
 
     func saveProfile(_ profile: StoredProfile, _ key: ProfileKey) throws {
-        try database.transaction { () throws(TokenStoreError) in
+        try loginTransaction { () throws(TokenStoreError) in
             try database.execute(
                 """
                 INSERT INTO profiles(backend, statement_sha256, device_id, requestor, mvpd, not_after_ms, profile) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -176,7 +190,7 @@ final class SQLiteStore: StoreDatabase {
 
     func deleteProfile(_ key: ProfileKey) throws {
         let condition = "backend = ? AND statement_sha256 = ? AND device_id = ? AND requestor = ? AND mvpd = ?"
-        try database.transaction { () throws(TokenStoreError) in
+        try loginTransaction { () throws(TokenStoreError) in
             try database.execute("DELETE FROM profiles WHERE " + condition, Self.values(key))
             try database.execute("DELETE FROM authorization_expiries WHERE " + condition, Self.values(key))
             try bumpLoginChanges()
@@ -241,8 +255,10 @@ final class SQLiteStore: StoreDatabase {
         }
     }
 
-    /// SQLite has no socket to wait on: other processes' commits are looked for (`externalChanges`).
-    var notificationSocket: Int32? { nil }
+    /// The watch of the database file (`LoginAnnouncement`): readable once another process on the file (or this one)
+    /// announced a login change; nil without one (other processes' commits are then looked for at the look's
+    /// interval).
+    var notificationSocket: Int32? { announcement?.watch }
 
     var changesWaiting: Bool { otherChangeSeen }
 
@@ -263,7 +279,7 @@ final class SQLiteStore: StoreDatabase {
     }
 
     func reset(_ selection: LoginSelection) throws -> Int {
-        try database.transaction { () throws(TokenStoreError) -> Int in
+        try loginTransaction { () throws(TokenStoreError) -> Int in
             let (condition, arguments) = selection.condition { _ in "?" }
             try database.execute("DELETE FROM profiles" + condition, arguments)
             let deleted = database.changes

@@ -281,8 +281,8 @@ final class StoreExecutor: Sendable {
                 continue
             }
             let socket = wantedLook.flatMap { _ in lookFailed ? nil : database.notificationSocket }
-            // A look with a socket to wait on needs no timer; one without (SQLite's, or a connection that failed)
-            // comes at its interval.
+            // A look with a socket to wait on needs no timer; one without (SQLite's without an inotify watch, or a
+            // connection that failed) comes at its interval.
             let lookDue = wantedLook.flatMap { look in socket == nil ? lastLook &+ Self.nanoseconds(look.interval) : nil }
             if let wantedLook, let lookDue, lookDue <= now {
                 runLook(wantedLook, database)

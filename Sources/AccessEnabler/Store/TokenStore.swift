@@ -21,8 +21,9 @@ public final class TokenStore: Sendable {
     /// (a daemon stopped meanwhile would otherwise leave the fleet's other processes waiting it out).
     private let leases = Mutex<[StoreScope: Int64]>([:])
     /// How often the store's worker looks for other processes' login changes while logins are watched, when it
-    /// has no socket to wait on for them: SQLite's `data_version`; PostgreSQL's notifications arrive on the
-    /// connection's socket, and this interval is used only while that connection is failing.
+    /// has no socket to wait on for them: SQLite's announcements (`LoginAnnouncement`) and PostgreSQL's
+    /// notifications arrive on one, and this interval is used only without an inotify watch or while the
+    /// connection is failing.
     public static let defaultLookInterval = Duration.milliseconds(200)
     /// How long a store operation waits for another session's or process's lock before it fails: SQLite's busy
     /// timeout (`init(directory:busyTimeout:)`), PostgreSQL's `statement_timeout`.
@@ -123,7 +124,7 @@ public final class TokenStore: Sendable {
     }
 
     /// Watches `logins`: `deliver` gets the ones among them whose profiles changed — written by this process
-    /// (through any instance), by another process on the same SQLite file (seen within the look's interval), or by
+    /// (through any instance), by another process on the same SQLite file (as its announcement arrives, `LoginAnnouncement`), or by
     /// another daemon of the fleet (PostgreSQL's `LISTEN`/`NOTIFY`, as the notification arrives on the connection's
     /// socket; all of them after a reconnect) — and reads of watched logins are served from memory meanwhile. `deliver` runs
     /// on the store's worker thread and must not block: hop to your own executor. Keep the watch as long as you
