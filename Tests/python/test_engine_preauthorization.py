@@ -187,6 +187,52 @@ def test_two_unicode_normalizations_of_one_id_are_two_resources(client, daemon, 
     fresh.close()
 
 
+def login_again_elsewhere(daemon):
+    """Another instance of the device logs out (no web view: no page) and logs in again: a login change for every
+    instance that watches it."""
+    other = daemon.client()
+    assert other.call("init", {"redirectUrl": REDIRECT_URL, "webView": False}) == {}
+    assert other.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert other.call("logout")["status"] == 0
+    assert other.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert other.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    web_login(other)
+    other.close()
+
+
+def test_permits_asked_while_the_login_changed_are_not_cached(client, daemon, emulator):
+    """A preauthorization that was waiting for the backend while the login changed elsewhere put the permits it
+    started from back in the cache, so that `cache: true` answered from the login before (a breaking pass: another
+    user's login at the same MVPD got them)."""
+    assert preauthorize(client, ["ch1"])[1] == {"resources": ["ch1"]}
+    admin(emulator, "faults", {"path": PREAUTHORIZE, "kind": "latency", "value": 5000, "count": 1})
+    start = client.mark()
+    slow = client.send("checkPreauthorizedResources", {"resources": ["ch9"], "cache": False})
+    login_again_elsewhere(daemon)
+    client.response(slow, start)
+    asked = len(requests_at(emulator, PREAUTHORIZE))
+    assert preauthorize_cached(client, ["ch1"]) == {"resources": ["ch1"]}
+    assert len(requests_at(emulator, PREAUTHORIZE)) == asked + 1, "a permit of the login before was answered from the cache"
+
+
+def test_permits_of_a_requestor_left_are_dropped(client, daemon, emulator):
+    """An instance watches the logins of its requestor only: those of a requestor it left may change unseen, so
+    their permits go when it leaves (before, a permit cached before a switch to REF2 and back survived a new login
+    made meanwhile)."""
+    assert preauthorize(client, ["ch1"])[1] == {"resources": ["ch1"]}
+    assert client.call("setRequestor", {"requestorID": "REF2"}) == {"status": 1}
+    login_again_elsewhere(daemon)
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    asked = len(requests_at(emulator, PREAUTHORIZE))
+    assert preauthorize_cached(client, ["ch1"]) == {"resources": ["ch1"]}
+    assert len(requests_at(emulator, PREAUTHORIZE)) == asked + 1, "a permit cached before the switch was answered from the cache"
+
+
+def preauthorize_cached(client, asked: list[str]) -> dict:
+    """checkPreauthorizedResources with the cache allowed: its result."""
+    return client.exchange("checkPreauthorizedResources", {"resources": asked, "cache": True})[1]["result"]
+
+
 def test_preauthorize_when_nobody_is_logged_in_says_so_for_every_resource(daemon):
     connection = daemon.client()
     assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}

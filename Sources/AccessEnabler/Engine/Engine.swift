@@ -20,9 +20,8 @@ public actor Engine {
     /// The device identifier: the configuration's, else the store's (read at the first setRequestor or
     /// getMetadata, never invented: an id that could not be stored is never used).
     var deviceID: String?
-    /// Preauthorization permits, in memory only (never persisted, Adobe's rule), per profile; dropped at every
-    /// login and logout.
-    var preauthorized: [ProfileKey: Set<ResourceID>] = [:]
+    /// Preauthorization permits, in memory only (never persisted, Adobe's rule), per profile.
+    var permits = PermitCache()
     /// Each profile `storedProfiles` returned, with the stored text it was parsed from, so that the same text is
     /// not parsed again: a logged-in call reads the same text from the live-login memory every time, and parsing
     /// it was about 4% of the instructions of a getAuthorization. Only the keys of the last read are kept.
@@ -380,7 +379,7 @@ public actor Engine {
     /// Stores a profile durably (a login), dropping the permits cached for it.
     func saveProfile(_ profile: Profile, _ requestor: Requestor) async throws {
         let key = profileKey(requestor, profile.mvpd)
-        preauthorized[key] = nil
+        permits.drop { $0 == key }
         try await store.saveProfile(
             StoredProfile(json: profile.json.serializedString(), notAfter: profile.notAfter), key, writer: loginWatch)
     }
@@ -388,7 +387,7 @@ public actor Engine {
     /// Deletes a profile and its authorization expiries durably (a logout), dropping its cached permits.
     func deleteProfile(_ mvpd: String, _ requestor: Requestor) async throws {
         let key = profileKey(requestor, mvpd)
-        preauthorized[key] = nil
+        permits.drop { $0 == key }
         try await store.deleteProfile(key, writer: loginWatch)
     }
 

@@ -16,11 +16,13 @@ extension Engine {
     /// earlier requestor. A change made by someone else is handled on the engine's executor: the permits cached for
     /// the logins it touched are dropped (the profile may be another user's now, at the same MVPD), then
     /// `loginsChanged`; the instance's own writes are not delivered to it (`TokenStore.saveProfile(_:_:writer:)`).
+    /// The permits of logins no longer watched are dropped now: a change to them would not be seen.
     func watchLogins(_ requestor: Requestor) {
         let logins = Set(requestor.mvpds.map { profileKey(requestor, $0.ID).login })
+        permits.drop { !logins.contains($0.login) }
         loginWatch = store.watch(logins) { [weak self] changed in
             self?.after(.zero) { engine in
-                engine.preauthorized = engine.preauthorized.filter { !changed.contains($0.key.login) }
+                engine.permits.drop { changed.contains($0.login) }
                 engine.loginsChanged()
             }
         }
@@ -72,7 +74,8 @@ extension Engine {
         armExpiry(current)
         guard case .announce(let status) = check else { return }
         // Who is logged in changed: the permits of the login before are not this one's.
-        for mvpd in requestor.mvpds { preauthorized[profileKey(requestor, mvpd.ID)] = nil }
+        let keys = Set(requestor.mvpds.map { profileKey(requestor, $0.ID) })
+        permits.drop(where: keys.contains)
         // A login that ended elsewhere takes its selected MVPD with it, as a logout here does.
         select(current.flatMap { requestor.mvpd($0.mvpd) }, requestor)
         announce(status, errorCode: current == nil ? SDKErrorCode.userNotAuthenticated : "")

@@ -50,7 +50,7 @@ extension Engine {
         do {
             let scopes = Set(requestor.mvpds.map { profileKey(requestor, $0.ID).login.scope })
             for key in try await store.otherRequestorsProfiles(scopes: scopes, device: deviceID ?? "", requestor: requestor.id) {
-                preauthorized[key] = nil
+                permits.drop { $0 == key }
                 try await store.deleteProfile(key)
             }
         } catch {

@@ -35,21 +35,18 @@ extension Engine {
         // to be permitted is asked for again.
         let key = profileKey(requestor, profile.mvpd)
         let unique = Self.distinct(resources)
-        let cached = preauthorized[key] ?? []
+        let cached = permits[key]
         var statuses: [AdvancedStatus] = []
         let permitted: Set<ResourceID>
         if cache && unique.allSatisfy(cached.contains) {
             permitted = cached
         } else {
+            let generation = permits.generation
             let asked = await preauthorize(unique, requestor: requestor, profile: profile)
             if let gone = asked.loginGone {
                 return await preauthorizationLoggedOut(gone, requestor: requestor, profile: profile)
             }
-            var updated = cached
-            for (resource, decision) in asked.decisions {
-                if decision.authorized == true { updated.insert(resource) } else { updated.remove(resource) }
-            }
-            preauthorized[key] = updated
+            permits.record(asked.decisions, for: key, askedAt: generation)
             permitted = Set(asked.decisions.filter { $0.value.authorized == true }.map(\.key))
             let degraded = asked.decisions.values.contains { $0.authorized == true && $0.source == "degradation" }
             if degraded {
@@ -98,7 +95,8 @@ extension Engine {
             return refused("storage_failure", action: "retry", message: storeFailure(error).message ?? "The device's store failed")
         }
         let key = profileKey(requestor, profile.mvpd)
-        let cached = preauthorized[key] ?? []
+        let cached = permits[key]
+        let generation = permits.generation
         if localCache, !unique.isEmpty, unique.allSatisfy(cached.contains) {
             return PreauthorizeResponse(status: nil, decisions: unique.map { .init(id: $0.text, authorized: true, error: nil) })
         }
@@ -110,11 +108,7 @@ extension Engine {
             let error = PreauthorizeError(gone, httpStatus: 403)
             return PreauthorizeResponse(status: error, decisions: unique.map { .init(id: $0.text, authorized: false, error: error) })
         }
-        var updated = cached
-        for (resource, decision) in asked.decisions {
-            if decision.authorized == true { updated.insert(resource) } else { updated.remove(resource) }
-        }
-        preauthorized[key] = updated
+        permits.record(asked.decisions, for: key, askedAt: generation)
         let unanswered = PreauthorizeError(
             status: 0, code: "network_error", message: "No decision could be had for this resource", action: "retry")
         return PreauthorizeResponse(
@@ -223,6 +217,35 @@ extension Engine {
             unanswered += chunk.filter { !echoed.contains($0) }
         }
         return unanswered
+    }
+}
+
+/// The permits preauthorization found, per profile, in the instance's memory only (never persisted: Adobe's rule).
+/// They are dropped when the profile's login changes (a login or logout here or elsewhere: the profile may be another
+/// user's now, at the same MVPD) and when its login is no longer watched; a preauthorization that was asked while
+/// such a drop happened does not cache what it got, which may be the user's before.
+struct PermitCache {
+    private var byProfile: [ProfileKey: Set<ResourceID>] = [:]
+    /// Moves at every drop.
+    private(set) var generation = 0
+
+    subscript(key: ProfileKey) -> Set<ResourceID> { byProfile[key] ?? [] }
+
+    /// Drops the permits of the profiles `drops` picks.
+    mutating func drop(where drops: (ProfileKey) -> Bool) {
+        generation += 1
+        byProfile = byProfile.filter { !drops($0.key) }
+    }
+
+    /// Takes `decisions`, asked for `key` when the cache was at `generation`: a permit is added, anything else
+    /// removes the resource; nothing when a drop came meanwhile.
+    mutating func record(_ decisions: [ResourceID: Decision], for key: ProfileKey, askedAt generation: Int) {
+        guard generation == self.generation else { return }
+        var permitted = self[key]
+        for (resource, decision) in decisions {
+            if decision.authorized == true { permitted.insert(resource) } else { permitted.remove(resource) }
+        }
+        byProfile[key] = permitted
     }
 }
 
