@@ -55,6 +55,10 @@ public final class Emulator: HTTPResponder, Sendable {
         state.withLock { state in
             guard let index = state.faults.firstIndex(where: { $0.matches(request) }) else { return nil }
             let fault = state.faults[index]
+            if fault.skipping > 0 {
+                state.faults[index].skipping -= 1
+                return nil
+            }
             if let remaining = fault.remaining {
                 if remaining <= 1 { state.faults.remove(at: index) } else { state.faults[index].remaining = remaining - 1 }
             }

@@ -17,6 +17,8 @@ struct Fault {
     var value: JSON?
     /// Requests left to hit; nil = until `DELETE /__admin/faults`.
     var remaining: Int?
+    /// Matching requests still to let through before it hits (`skip`): a fault for a later request of a sequence.
+    var skipping = 0
     /// redirect: the 3xx status (default 302).
     var redirectStatus = 302
 
@@ -26,7 +28,8 @@ struct Fault {
         return path == request.path
     }
 
-    /// Parses the admin request body `{method?, path, kind, value?, count?, status?}` (`status` only for redirect).
+    /// Parses the admin request body `{method?, path, kind, value?, count?, skip?, status?}` (`status` only for
+    /// redirect).
     init(json: JSON) throws(Failure) {
         guard let path = json["path"]?.stringValue, !path.isEmpty else { throw Failure(.json(400, ["error": "path is required"])) }
         guard let kindName = json["kind"]?.stringValue, let kind = Kind(rawValue: kindName) else {
@@ -34,6 +37,12 @@ struct Fault {
         }
         if let count = json["count"], !count.isNull, (count.intValue ?? 0) < 1 {
             throw Failure(.json(400, ["error": "count must be a positive integer"]))
+        }
+        if let skip = json["skip"], !skip.isNull {
+            guard let number = skip.intValue, number >= 0 else {
+                throw Failure(.json(400, ["error": "skip must be an integer, 0 or more"]))
+            }
+            skipping = number
         }
         switch kind {
         case .latency:

@@ -74,14 +74,21 @@ final class EmulatorProcess: @unchecked Sendable {
 
     func reset() async throws { try await admin("POST", "/__admin/reset", [:]) }
 
-    func fault(method: String, path: String, kind: String, value: JSON? = nil, count: Int? = nil) async throws {
+    func fault(method: String, path: String, kind: String, value: JSON? = nil, count: Int? = nil, skip: Int? = nil) async throws {
         var body: JSONObject = ["method": .string(method), "path": .string(path), "kind": .string(kind)]
         if let value { body["value"] = value }
         if let count { body["count"] = .integer(Int64(count)) }
+        if let skip { body["skip"] = .integer(Int64(skip)) }
         try await admin("POST", "/__admin/faults", body)
     }
 
     func clearFaults() async throws { try await admin("DELETE", "/__admin/faults", nil) }
+
+    /// `GET /__admin/requests`: the REST calls the emulator received, oldest first.
+    func requests() async throws -> [JSON] {
+        let (data, _) = try await Browser.session.data(from: baseURL.appendingPathComponent("__admin/requests"))
+        return try JSON.parse([UInt8](data))["requests"]?.arrayValue ?? []
+    }
 
     /// `POST /__admin/{name}` of the emulator's rules (`limits`, `degradation`, `item-errors`).
     func rule(_ name: String, _ body: JSONObject) async throws { try await admin("POST", "/__admin/\(name)", body) }

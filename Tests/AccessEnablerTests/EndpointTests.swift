@@ -283,6 +283,33 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(Set(["ch\u{E9}", "che\u{301}", "ch\u{E9}"].map(ResourceID.init)).count, 2, "hashed by their bytes too")
         let unnamed = DecisionsAnswer(["decisions": [["authorized": true, "token": ["serializedToken": "T"]]]])
         XCTAssertEqual(unnamed?.decision(for: "ch2")?.mediaToken, "T")
+        // From a breaking pass: a lone decision whose `resource` is not a string names something, not nothing.
+        let numbered = DecisionsAnswer(["decisions": [["resource": 42, "authorized": true, "token": ["serializedToken": "T"]]]])
+        XCTAssertNil(numbered?.decision(for: "ch2"))
+    }
+
+    /// What preauthorization takes from an answer (a breaking pass): the first decision of a resource, as the single
+    /// decision does (a backend that answered deny then permit for ch2 was read as a permit here and a denial there),
+    /// and no decision from one whose `authorized` is not a boolean (it was read as a denial without an error).
+    func testPreauthorizationTakesTheFirstReadableDecisionOfEachResourceAsked() {
+        let answer = DecisionsAnswer([
+            "decisions": [
+                ["resource": "ch2", "authorized": false], ["resource": "ch2", "authorized": true],
+                ["resource": "ch3", "authorized": "true"], ["resource": "ch4", "authorized": true],
+            ]
+        ])
+        let found = answer?.decisions(for: Set(["ch2", "ch3"].map(ResourceID.init)))
+        XCTAssertEqual(found?.count, 1)
+        XCTAssertEqual(found?[ResourceID("ch2")]?.authorized, false)
+        XCTAssertEqual(answer?.decision(for: "ch2")?.authorized, false)
+    }
+
+    /// A permit that carries no media token cannot be used: Z500's "unreadable", not a denial (a breaking pass: it was
+    /// "User not Authorized Error" + Z100).
+    func testAPermitWithoutAMediaTokenIsUnreadable() {
+        let body: JSON = ["decisions": [["resource": "ch1", "authorized": true]]]
+        let outcome = DecisionOutcome(EndpointAnswer(result: .ok(body), value: DecisionsAnswer(body)), resource: "ch1")
+        guard case .unreadable = outcome else { return XCTFail("\(outcome)") }
     }
 
     func testLogoutAnswersFindTheMVPDsEntry() {

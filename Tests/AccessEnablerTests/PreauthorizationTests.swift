@@ -73,6 +73,21 @@ final class PreauthorizationTests: EmulatorTestCase {
         assertStatus(callbacks[safe: 1], id: "P100", level: "error")
     }
 
+    /// A resource whose retry failed with its chunk and that the next retry answered has its decision: no P100 (a
+    /// breaking pass: it was reported permitted and counted in P100's "No decision for 1 of 2").
+    func testARetryThatALaterRetryAnsweredIsNotCountedUnanswered() async throws {
+        let client = try await loggedIn()
+        let asked = ["ch1", "ch2"]
+        try await emulator.rule("item-errors", ["resource": "ch1", "code": "network_received_error", "count": 1])
+        // The first retry (the second request) fails whole; the second retry is answered.
+        try await emulator.fault(method: "POST", path: Self.path, kind: "status", value: 503, count: 1, skip: 1)
+        let answered = await client.engine.checkPreauthorizedResources(asked, cache: false)
+        XCTAssertEqual(answered, ["ch1"])
+        XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(["ch1"])])
+        let calls = try await emulator.requests().filter { $0["path"]?.stringValue == Self.path }
+        XCTAssertEqual(calls.map { $0["resources"]?.arrayValue?.count }, [2, 1, 1])
+    }
+
     func testPermitsUnderADegradationRuleAddZ010() async throws {
         let client = try await loggedIn()
         try await emulator.rule("degradation", ["mvpd": "MockMVPD", "rule": "AuthZAll"])

@@ -167,8 +167,9 @@ enum DecisionOutcome {
                 self = .unreadable
                 return
             }
-            if authorized, let token = decision.mediaToken {
-                self = .permitted(decision, token: token)
+            if authorized {
+                // A permit with no media token is an answer that cannot be used, not a denial.
+                self = decision.mediaToken.map { .permitted(decision, token: $0) } ?? .unreadable
             } else {
                 self = .failed(DecisionFailure(decision.error, status: 403), decision.error)
             }

@@ -156,34 +156,32 @@ extension Engine {
         var decisions: [ResourceID: Decision] = [:]
         var refusals: [ResourceID: PreauthorizeError] = [:]
         var gone: EnhancedError?
-        var unanswered = await preauthorizeInChunks(
+        await preauthorizeInChunks(
             resources, requestor: requestor, profile: profile, headers: headers, into: &decisions, refusals: &refusals,
             loginGone: &gone)
         for _ in 0..<Self.preauthorizeRetries {
             let retry = resources.filter { decisions[$0]?.error?.action == .retry }
             guard !retry.isEmpty else { break }
             await uncancelledSleep(for: .milliseconds(300), on: executor)
-            unanswered += await preauthorizeInChunks(
+            await preauthorizeInChunks(
                 retry, requestor: requestor, profile: profile, headers: headers, into: &decisions, refusals: &refusals,
                 loginGone: &gone)
         }
-        let stillRetry = resources.filter { decisions[$0]?.error?.action == .retry }
-        for resource in stillRetry { decisions[resource] = nil }
-        let missing = Set(unanswered + stillRetry)
+        for resource in resources where decisions[resource]?.error?.action == .retry { decisions[resource] = nil }
         let itemGone = decisions.values.lazy.compactMap(\.error).first { $0.endsLogin }
-        return (decisions, resources.filter(missing.contains), refusals, gone ?? itemGone)
+        // Unanswered: whatever has no decision after the last pass (a retry that a later pass answered has one).
+        return (decisions, resources.filter { decisions[$0] == nil }, refusals, gone ?? itemGone)
     }
 
-    /// One pass over `resources` in chunks; answered decisions go into `decisions` (replacing earlier ones).
-    /// Returns the resources of the chunks that got no answer; the error object of a chunk refused with one goes
-    /// into `refusals` for each of its resources; a top-level error whose action is `authentication` goes into
-    /// `loginGone`. A list refused with `too_many_resources` even one resource at a time is not asked further.
+    /// One pass over `resources` in chunks; answered decisions go into `decisions` (replacing earlier ones). The
+    /// error object of a chunk refused with one goes into `refusals` for each of its resources; a top-level error
+    /// whose action is `authentication` goes into `loginGone`. A list refused with `too_many_resources` even one
+    /// resource at a time is not asked further.
     private func preauthorizeInChunks(
         _ resources: [ResourceID], requestor: Requestor, profile: Profile, headers: [(String, String)],
         into decisions: inout [ResourceID: Decision], refusals: inout [ResourceID: PreauthorizeError],
         loginGone: inout EnhancedError?
-    ) async -> [ResourceID] {
-        var unanswered: [ResourceID] = []
+    ) async {
         var index = 0
         while index < resources.count {
             let size = max(1, preauthorizeChunkSize[requestor.id] ?? resources.count)
@@ -200,23 +198,14 @@ extension Engine {
             let failed = tooMany ? Array(resources[index...]) : chunk
             index += failed.count
             if let error = answer.error, error.endsLogin { loginGone = error }
-            guard let answered = answer.value?.decisions else {
+            guard let answered = answer.value else {
                 if case .httpError(let status, _) = answer.result, let error = answer.error {
                     for resource in failed { refusals[resource] = PreauthorizeError(error, httpStatus: status) }
                 }
-                unanswered += failed
                 continue
             }
-            let asked = Set(chunk)
-            var echoed = Set<ResourceID>()
-            for decision in answered {
-                guard let resource = decision.resource.map(ResourceID.init), asked.contains(resource) else { continue }
-                decisions[resource] = decision
-                echoed.insert(resource)
-            }
-            unanswered += chunk.filter { !echoed.contains($0) }
+            decisions.merge(answered.decisions(for: Set(chunk))) { _, new in new }
         }
-        return unanswered
     }
 }
 

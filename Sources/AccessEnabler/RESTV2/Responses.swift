@@ -114,15 +114,26 @@ struct DecisionsAnswer: Sendable {
         decisions = list.map(Decision.init)
     }
 
-    /// The decision for `resource`: the one that echoes it byte for byte (REST API V2 answers each resource "as sent";
-    /// Swift's `==` would also take another Unicode normalization of it, a resource the backend tells apart), else a
-    /// lone decision that names no resource. Never one that names another: an answer read from a connection out of
-    /// step with its requests (bytes a server sent on an idle connection) would hand one resource's permit to
-    /// another.
+    /// The decision for `resource`: the first that echoes it byte for byte (REST API V2 answers each resource "as
+    /// sent"; Swift's `==` would also take another Unicode normalization of it, a resource the backend tells apart),
+    /// else a lone decision with no `resource` member. Never one that names another, or names something that is not
+    /// a string: an answer read from a connection out of step with its requests (bytes a server sent on an idle
+    /// connection) would hand one resource's permit to another.
     func decision(for resource: String) -> Decision? {
-        let asked = ResourceID(resource)
-        if let echoed = decisions.first(where: { $0.resource.map(ResourceID.init) == asked }) { return echoed }
-        return decisions.count == 1 && decisions[0].resource == nil ? decisions[0] : nil
+        decisions(for: [ResourceID(resource)])[ResourceID(resource)]
+            ?? (decisions.count == 1 && !decisions[0].namesResource ? decisions[0] : nil)
+    }
+
+    /// The decisions of `asked` this answer holds: for each, the first that echoes it byte for byte and says whether
+    /// it is authorized (one that does not, `"authorized": "true"`, is no decision). Decisions for resources not asked
+    /// are ignored.
+    func decisions(for asked: Set<ResourceID>) -> [ResourceID: Decision] {
+        var found: [ResourceID: Decision] = [:]
+        for decision in decisions where decision.authorized != nil {
+            guard let resource = decision.resource.map(ResourceID.init), asked.contains(resource), found[resource] == nil else { continue }
+            found[resource] = decision
+        }
+        return found
     }
 }
 
@@ -145,6 +156,8 @@ struct ResourceID: Hashable, Sendable {
 /// One item of a decisions answer.
 struct Decision: Sendable {
     var resource: String?
+    /// Whether the decision has a `resource` member at all (a string or not).
+    var namesResource: Bool
     /// nil when absent (an unreadable decision).
     var authorized: Bool?
     /// `token.serializedToken`: the media token of a permit.
@@ -158,6 +171,7 @@ struct Decision: Sendable {
 
     init(_ item: JSON) {
         resource = item["resource"]?.stringValue
+        namesResource = item["resource"] != nil
         authorized = item["authorized"]?.boolValue
         mediaToken = item["token"]?["serializedToken"]?.stringValue
         notAfter = RESTV2.millis(item["notAfter"]) ?? RESTV2.millis(item["token"]?["notAfter"])
