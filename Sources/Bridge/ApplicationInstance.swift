@@ -79,10 +79,12 @@ final class ApplicationInstance: RPCHandler {
         do throws(ErrorObject) {
             let params = try Params(params)
             try ParamNames.refuseUnknown(params, method: method)
+            // The params first: a malformed call is -32602 with or without a requestor (Protocol/README.md,
+            // Lifecycle 3). `prepare` only validates for such methods; their work runs later, from `.engine`.
+            operation = try spec.prepare(self, params)
             if spec.needsRequestor, engine().admit(.needsRequestor) == .requestorNotSet {
                 throw ErrorObject.requestorNotSet()
             }
-            operation = try spec.prepare(self, params)
         } catch {
             if let id { outbound.respond(to: id, error: error) }
             return

@@ -17,7 +17,8 @@ enum Operation: Sendable {
 }
 
 /// One row of the method table: the method's name, whether it needs a prior setRequestor (-32002), and the
-/// step that validates its params (-32602) and returns what to run.
+/// step that validates its params (-32602) and returns what to run. For a method that needs a requestor, `prepare`
+/// must not act (it runs before the -32002 check): its work goes in the `.engine` closure it returns.
 struct MethodSpec: Sendable {
     let name: String
     let needsRequestor: Bool

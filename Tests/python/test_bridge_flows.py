@@ -276,7 +276,15 @@ def test_errors(client):
     assert error.value.code == -32602 and "requestorID" in error.value.error["message"]
     with pytest.raises(RpcError) as error:
         client.call("getAuthentication", {"filter": "MockMVPD"})
-    assert error.value.code == -32002  # no requestor yet: -32002 comes first
+    # Malformed with or without a requestor: -32602 first (it was -32002 until two new users found it misleading).
+    assert error.value.code == -32602 and "filter" in error.value.error["message"]
+    for method, params in [("getMetadata", {"opCode": "METADATA_AUTH"}), ("checkPreauthorizedResources", {"resources": "ch1"})]:
+        with pytest.raises(RpcError) as error:
+            client.call(method, params)
+        assert error.value.code == -32602, method
+    with pytest.raises(RpcError) as error:
+        client.call("getMetadata", {"opCode": "METADATA_AUTHENTICATION"})
+    assert error.value.code == -32002
     ready(client)
     with pytest.raises(RpcError) as error:
         client.call("getAuthentication", {"filter": "MockMVPD"})
