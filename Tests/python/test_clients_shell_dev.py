@@ -103,6 +103,34 @@ def test_dev_then_login_and_authorize_in_separate_commands(bin_dir, short_tmp, p
     assert (gone.returncode, gone.stderr) == (2, f"passbridge-call: cannot connect to {socket_path}: no such socket\n")
 
 
+def test_dev_starts_again_over_a_daemon_that_was_killed_and_not_reaped(bin_dir, short_tmp, tmp_path, path_without_passbridge):
+    """From a new-user pass: a dev daemon killed with SIGKILL under an init that reaps nothing (a container) stays a
+    zombie, still named passbridge, and its socket file stays: `dev` said "already running" and every call failed
+    until `dev stop`. The zombie here is the test's own child, so that nothing reaps it whatever the init."""
+    directory = short_tmp / "dev"
+    starter = dict(os.environ, PASSBRIDGE=str(bin_dir / "passbridge"))
+    fake = tmp_path / "passbridge"
+    shutil.copy("/bin/sleep", fake)
+    zombie = subprocess.Popen([str(fake), "60"])
+    try:
+        assert subprocess.run([CALL, "dev", "--state-dir", str(directory)], env=starter, capture_output=True,
+                              timeout=60).returncode == 0
+        real = int((directory / "passbridge.pid").read_text())
+        os.kill(real, 9)
+        zombie.kill()
+        while pathlib.Path(f"/proc/{zombie.pid}/stat").read_text().rsplit(") ", 1)[1][0] != "Z":
+            time.sleep(0.01)
+        (directory / "passbridge.pid").write_text(f"{zombie.pid}\n")
+        again = subprocess.run([CALL, "dev", "--state-dir", str(directory)], env=starter, capture_output=True,
+                               text=True, timeout=60)
+        assert again.returncode == 0 and "already running" not in again.stderr, again.stderr
+        env = socket_env(bin_dir, str(directory / "passbridge.sock"), path_without_passbridge)
+        assert call(env, "rpc.stats").returncode == 0
+    finally:
+        subprocess.run([CALL, "dev", "stop", "--state-dir", str(directory)], env=starter, capture_output=True, timeout=60)
+        zombie.wait()
+
+
 def test_dev_for_a_phone_shows_the_activation_page_at_the_network_address(bin_dir, short_tmp, path_without_passbridge):
     from test_emulator_network import RecordingBrowser, interface_addresses
     if not interface_addresses():

@@ -448,15 +448,18 @@ def test_a_failure_line_gives_the_calls_own_reasons_not_the_setups(env, emulator
     assert run.stderr.splitlines()[-1] == "passbridge-call: checkAuthentication failed: User Not Authenticated Error"
 
 
-def test_a_session_call_held_by_the_provider_dialog_says_what_the_daemon_waits_for(env):
-    """From a new-user pass: a getAuthentication line in a session waits for its answer, which comes only after the
-    dialog is answered by a later line; the timeout said only "no answer from the daemon"."""
-    run = subprocess.run([CALL, "--timeout", "1", "--requestor", "REF", "--session"], env=env,
-                         input="getAuthentication\n", capture_output=True, text=True, timeout=30)
-    assert run.returncode == 2
-    assert run.stderr.splitlines()[-1] == (
-        "passbridge-call: no answer from the daemon within 1s (it waits for setSelectedProvider: send the call as "
-        "\"& METHOD\", then setSelectedProvider)")
+def test_a_session_call_held_by_the_provider_dialog_has_it_cancelled_and_says_why(env):
+    """From two new-user passes: a getAuthentication line in a session waits for its answer, which could come only
+    after a later line answered the dialog; it waited the whole --timeout (the first time saying only "no answer from
+    the daemon"). The dialog is now cancelled at once and the session goes on with the next line."""
+    run = subprocess.run([CALL, "--timeout", "20", "--requestor", "REF", "--session"], env=env,
+                         input="getAuthentication\ngetSelectedProvider\n", capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    answers = [json.loads(line) for line in run.stdout.splitlines()]
+    assert answers[0] == {"jsonrpc": "2.0", "id": 3, "result": {"status": 0, "errorCode": "Provider not Selected Error"}}
+    assert answers[1]["id"] == 4 and answers[1]["result"] == {"mvpd": None}
+    assert ("passbridge-call: request 3 waits for its response, so no later line can choose a provider: the dialog is "
+            "cancelled (send the call as \"& METHOD\", then setSelectedProvider)") in run.stderr.splitlines()
 
 
 def test_a_web_login_with_stdin_closed_says_what_to_do(env):
@@ -498,3 +501,20 @@ def test_the_page_to_open_is_also_a_qr_code_when_qrencode_is_installed(env, tmp_
     shown = [line for line in err.splitlines() if line.startswith("QR ")]
     # stderr is a pipe here, not a terminal: the plain UTF-8 blocks, without colour codes.
     assert shown == ([f"QR -t UTF8 {url}"] if installed else []), err
+
+
+def test_a_socket_left_by_a_killed_daemon_is_not_called_a_closed_connection(env, tmp_path):
+    """From a new-user pass: after a daemon was killed its socket file stays and refuses connections; the relay said
+    so, and then passbridge-call said "the daemon ... closed the connection", of a connection that never was."""
+    import socket as sockets
+    path = tmp_path / "stale.sock"
+    listener = sockets.socket(sockets.AF_UNIX)
+    listener.bind(str(path))
+    listener.close()  # the file stays, nobody listens
+    run = subprocess.run([CALL, "--socket", str(path), "checkAuthentication"], env=env, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2
+    lines = run.stderr.splitlines()
+    assert lines[0].startswith(f"passbridge-relay: cannot connect to {path}: Connection refused"), lines
+    assert lines[-1].startswith(f"passbridge-call: no daemon answers at {path} "), lines
+    assert not any("closed the connection" in line for line in lines), lines
