@@ -74,6 +74,8 @@ export interface MetadataResult {
   encrypted: boolean;
   key: number;
   arguments: Record<string, unknown>;
+  /** Why `metadata` is null when something failed: the failed setRequestor's reasons, STORE500 (the result's only). */
+  statuses?: Status[];
 }
 
 /** REST API V2's error object of a refused preauthorize decision, or the daemon's (status 0). */
@@ -276,6 +278,8 @@ export interface Metadata {
   value: unknown;
   encrypted: boolean;
   arguments: Record<string, unknown>;
+  /** Why `value` is null when something failed (a failed setRequestor's reasons, STORE500); else empty. */
+  statuses: Status[];
 }
 export interface Logout {
   statuses: Status[];

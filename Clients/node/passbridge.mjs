@@ -334,7 +334,8 @@ export class PassBridge extends EventEmitter {
     return outcome;
   }
 
-  /** getMetadata as {key, value, encrypted, arguments} (`value` of an expiry in epoch ms); `key` of the options is the
+  /** getMetadata as {key, value, encrypted, arguments, statuses} (`value` of an expiry in epoch ms; `statuses` why
+   * `value` is null when something failed: a failed setRequestor's reasons, STORE500); `key` of the options is the
    * user attribute (op code 3). */
   async metadata(opCode, { resource, key, ...options } = {}) {
     const params = { opCode };
@@ -342,7 +343,7 @@ export class PassBridge extends EventEmitter {
     if (key !== undefined) params.userMetaKey = key;
     const result = await this.call('getMetadata', params, options);
     const value = result.key === 0 || result.key === 1 ? (result.expires ?? null) : result.metadata;
-    return { key: result.key, value, encrypted: result.encrypted, arguments: result.arguments };
+    return { key: result.key, value, encrypted: result.encrypted, arguments: result.arguments, statuses: result.statuses ?? [] };
   }
 
   /**

@@ -60,6 +60,7 @@ enum Wire {
             "key": .integer(Int64(status.key)), "arguments": status.arguments,
         ]
         if let expires = status.expires { object["expires"] = .integer(expires) }
+        if !status.statuses.isEmpty { object["statuses"] = .array(status.statuses.map { Wire.status($0) }) }
         return .object(object)
     }
 

@@ -267,6 +267,19 @@ def test_metadata_after_login(client):
     assert zip_code["encrypted"] is True
 
 
+def test_metadata_after_a_failed_set_requestor_says_why_it_is_null(client):
+    """From a new-user pass: after setRequestor of an unknown requestor, getMetadata answered `metadata: null` and
+    nothing else, where checkAuthentication and getAuthorization say CFG400 (Protocol/README.md, "Failure reasons")."""
+    assert client.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert client.call("setRequestor", {"requestorID": "REFF"})["status"] == 0
+    notes, response = client.exchange("getMetadata", {"opCode": "METADATA_AUTHENTICATION"})
+    result = response["result"]
+    assert result["metadata"] is None and [s["id"] for s in result["statuses"]] == ["CFG400"], result
+    assert "statuses" not in notes[0]["params"], "the notification stays the SDK's"
+    # The device id needs no requestor: nothing failed.
+    assert "statuses" not in client.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})
+
+
 def test_errors(client):
     with pytest.raises(RpcError) as error:
         client.call("checkAuthentication")

@@ -108,19 +108,21 @@ class Preauthorization:
 class Metadata:
     """``getMetadata``: ``key`` the op code's number (0 authentication expiry, 1 authorization expiry, 2 device
     id, 3 user attribute), ``value`` (epoch ms for 0/1, the result's ``expires``; a string for 2, any JSON value for
-    3, ``None`` when there is none), ``encrypted`` (a user attribute the MVPD encrypted), ``arguments`` as sent."""
+    3, ``None`` when there is none), ``encrypted`` (a user attribute the MVPD encrypted), ``arguments`` as sent,
+    ``statuses`` why ``value`` is ``None`` when something failed (a failed setRequestor's reasons, STORE500)."""
 
     key: int
     value: Any
     encrypted: bool = False
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    statuses: Tuple[Status, ...] = ()
 
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> "Metadata":
         key = result.get("key")
         number = int(key) if isinstance(key, int) else METADATA_OPCODES.get(str(key), -1)
         value = result.get("expires") if number in (0, 1) else result.get("metadata")
-        return cls(number, value, bool(result.get("encrypted")), dict(result.get("arguments") or {}))
+        return cls(number, value, bool(result.get("encrypted")), dict(result.get("arguments") or {}), _statuses(result))
 
 
 @dataclass(frozen=True)

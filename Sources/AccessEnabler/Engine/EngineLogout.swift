@@ -161,10 +161,16 @@ extension Engine {
         }
         let expires = value.int64Value.flatMap { request.isExpiry ? $0 : nil }
         if let expires { value = .string(SDKDate.format(millis: expires)) }
-        let status = MetadataStatus(metadata: value, encrypted: encrypted, key: request.key, arguments: arguments, expires: expires)
+        var status = MetadataStatus(metadata: value, encrypted: encrypted, key: request.key, arguments: arguments, expires: expires)
         delegate.setMetadataStatus(
             status.metadata, encrypted: status.encrypted, forKey: status.key, andArguments: status.arguments, expires: expires)
         if let failure { delegate.status(failure) }
+        // Why there is nothing, when something failed (Protocol/README.md, "Failure reasons").
+        if let failure {
+            status.statuses = [failure]
+        } else if requestor == nil, request != .deviceID {
+            status.statuses = machine.reasons([], ofLogin: false)
+        }
         return status
     }
 

@@ -124,13 +124,17 @@ public struct MetadataStatus: Sendable, Equatable {
     public var arguments: JSON
     /// Keys 0 and 1: the expiry in epoch **milliseconds** (nil: none).
     public var expires: Int64?
+    /// Why `metadata` is null when something failed: the failed setRequestor's reasons (no requestor configured),
+    /// the store's failure (STORE500); empty otherwise. The result's only, not setMetadataStatus's.
+    public var statuses: [AdvancedStatus]
 
-    public init(metadata: JSON, encrypted: Bool, key: Int32, arguments: JSON, expires: Int64? = nil) {
+    public init(metadata: JSON, encrypted: Bool, key: Int32, arguments: JSON, expires: Int64? = nil, statuses: [AdvancedStatus] = []) {
         self.metadata = metadata
         self.encrypted = encrypted
         self.key = key
         self.arguments = arguments
         self.expires = expires
+        self.statuses = statuses
     }
 }
 
