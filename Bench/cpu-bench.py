@@ -26,9 +26,9 @@ under callgrind (`valgrind --tool=callgrind`, counters zeroed before a row and d
 `callgrind_control`) and adds the instructions per call (user space; callgrind counts instructions, not time, so
 the figure does not move with the machine's load). `--threads` prints the daemon's CPU per thread for each row.
 After the rows, the connection stays open (a requestor, a login) and nothing is asked for `--idle-seconds`: the
-daemon's threads' context switches over that time are its idle wake-ups per second (the SQLite store's 200 ms look
-for other processes' logins is 5 of them). Rounds interleave the daemons; each cell is the median of the rounds, and a second table gives each row's fastest
-and slowest round (getAuthorization's and curl's cells: the median pair of each round). The getAuthorization ÷ curl
+daemon's threads' context switches over that time are its idle wake-ups per second (until 2026-12-05 the SQLite
+store's 200 ms look for other processes' logins was 5 of them). Rounds interleave the daemons; each cell is the
+median of the rounds, and a second table gives each row's fastest and slowest round (getAuthorization's and curl's cells: the median pair of each round). The getAuthorization ÷ curl
 ratio is taken within each pair (the median of every round's pairs, and their range), since the two figures of a
 pair, seconds apart, move together when the VM slows down.
 """
