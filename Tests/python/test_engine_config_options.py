@@ -160,23 +160,31 @@ def test_an_unknown_param_name_of_a_megabyte_is_refused_without_a_closest_name(a
     with pytest.raises(RpcError) as refused:
         app.call("setRequestor", {name: "REF"})
     error = refused.value.error
+    takes = "is not a param of setRequestor (it takes publicKey, requestorID, secret, serviceProviders, signedRequestorID)"
     assert error["code"] == -32602
-    assert error["message"] == "Invalid params: '" + "q" * 64 + "…' is not a param of setRequestor"
-    assert error["data"] == {"param": name, "reason": "is not a param of setRequestor"}
+    assert error["message"] == "Invalid params: '" + "q" * 64 + "…' " + takes
+    assert error["data"] == {"param": name, "reason": takes}
     assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
 
 
 def test_an_unknown_param_name_of_100_bytes_is_quoted_by_its_first_64_characters(app):
-    """Names of 65-256 bytes still get a closest name; the message quotes them as every other -32602 does (their
-    first 64 characters and "…"), while data.param keeps the name whole."""
+    """The message quotes a name of 65-256 bytes as every other -32602 does (its first 64 characters and "…"), while
+    data.param keeps the name whole; one near a param (a typo: at most a third of its characters off) gets it as
+    `closest`. Until a new-user pass, every name got the closest param however far ('foo' → 'secret')."""
     name = "q" * 100
     assert app.call("init", {"redirectUrl": REDIRECT_URL}) == {}
     with pytest.raises(RpcError) as refused:
         app.call("setRequestor", {name: "REF"})
     error = refused.value.error
-    closest = error["data"]["closest"]
-    assert error["message"] == f"Invalid params: '{'q' * 64}…' is not a param of setRequestor; did you mean '{closest}'?"
-    assert error["data"]["param"] == name
+    assert error["message"].startswith(f"Invalid params: '{'q' * 64}…' is not a param of setRequestor (it takes ")
+    assert error["data"]["param"] == name and "closest" not in error["data"]
+    typo = "requestorIdentifierX" * 4 + "requestorID"  # 91 bytes, 80 characters off: no typo
+    with pytest.raises(RpcError) as refused:
+        app.call("setRequestor", {"requestoorID": "REF"})
+    assert refused.value.error["data"]["closest"] == "requestorID"
+    with pytest.raises(RpcError) as refused:
+        app.call("setRequestor", {typo: "REF"})
+    assert "closest" not in refused.value.error["data"]
     assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
 
 
