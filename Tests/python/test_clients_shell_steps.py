@@ -503,6 +503,20 @@ def test_the_page_to_open_is_also_a_qr_code_when_qrencode_is_installed(env, tmp_
     assert shown == ([f"QR -t UTF8 {url}"] if installed else []), err
 
 
+def test_a_session_leaves_the_dialog_of_an_ampersand_login_to_its_later_line(env):
+    """From a breaking pass: the dialog of an "&" login came while a later line (checkAuthentication) waited for its
+    response, and was cancelled as if it were that line's; the user's setSelectedProvider line then found no login.
+    The dialog is cancelled only for a waiting login line with no "&" login pending."""
+    lines = '& getAuthentication\ncheckAuthentication\nsetSelectedProvider {"mvpdId":"TempPass"}\n'
+    run = subprocess.run([CALL, "--timeout", "20", "--requestor", "REF", "--session"], env=env, input=lines,
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    answers = {message["id"]: message for message in map(json.loads, run.stdout.splitlines())}
+    assert answers[3]["result"]["status"] == 1, answers  # the TempPass login the last line chose
+    assert answers[4]["result"]["status"] == 0 and answers[5]["result"]["status"] == 1, answers
+    assert "the dialog is cancelled" not in run.stderr
+
+
 def test_a_socket_left_by_a_killed_daemon_is_not_called_a_closed_connection(env, tmp_path):
     """From a new-user pass: after a daemon was killed its socket file stays and refuses connections; the relay said
     so, and then passbridge-call said "the daemon ... closed the connection", of a connection that never was."""
