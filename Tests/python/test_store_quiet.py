@@ -5,7 +5,10 @@ another daemon's change on its connection's socket, with no look: the test daemo
 thread without a detour through Swift's global pool. Real daemons on real sockets, the emulator, and PostgreSQL
 from Tests/postgres-cluster.sh."""
 import json
+import subprocess
 import urllib.request
+
+import pytest
 
 from postgres_fixtures import postgres_cluster, postgres_url  # noqa: F401 (fixtures)
 from rpc_helper import SocketDaemon, daemon_args, thread_names
@@ -114,6 +117,27 @@ def test_sqlite_announcements_deliver_another_daemons_change_without_the_look(te
     finally:
         assert a.stop() == 0
         assert b.stop() == 0
+
+
+def test_a_writer_without_inotify_still_announces_its_login_changes(test_daemon, bin_dir, emulator, tmp_path, short_tmp):
+    """From a breaking pass: announcing went with the watch, so a process that could have no inotify instance (its
+    user's max_user_instances used up) changed logins unannounced, and a daemon watching them (here looking once an
+    hour) never heard. `passbridge state reset` runs in a user namespace whose inotify limit is 0."""
+    if subprocess.run(["unshare", "-U", "-r", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no user namespaces here")
+    state = tmp_path / "shared"
+    a = SocketDaemon(test_daemon, short_tmp / "a.sock", *AN_HOUR, *daemon_args(emulator.base, state))
+    try:
+        on_a = instance(a, device="device-N")
+        login(on_a)
+        mark = on_a.mark()
+        no_inotify = 'echo 0 > /proc/sys/user/max_inotify_instances && exec "$@"'
+        reset = subprocess.run(["unshare", "-U", "-r", "sh", "-c", no_inotify, "sh", str(bin_dir / "passbridge"), "state", "reset",
+                                "--state-dir", str(state)], capture_output=True, text=True, timeout=60)
+        assert reset.returncode == 0, reset.stdout + reset.stderr
+        unsolicited(on_a, mark, LOGGED_OUT, timeout=10)
+    finally:
+        assert a.stop() == 0
 
 
 def test_the_postgresql_feed_delivers_another_daemons_change_without_the_look(test_daemon, emulator, tmp_path, short_tmp,

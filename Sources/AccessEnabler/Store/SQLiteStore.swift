@@ -23,9 +23,9 @@ final class SQLiteStore: StoreDatabase {
         announcement = LoginAnnouncement(databasePath: path)
     }
 
-    /// Where this store tells the other processes on the file of its login changes, and hears of theirs; nil when the
-    /// watch cannot be had (then other processes' changes are looked for at the look's interval).
-    private let announcement: LoginAnnouncement?
+    /// Where this store tells the other processes on the file of its login changes, and hears of theirs (without a
+    /// watch, other processes' changes are looked for at the look's interval).
+    private let announcement: LoginAnnouncement
 
     /// `PRAGMA journal_mode=WAL`, waiting up to `timeoutMillis` for another connection's write lock. SQLite's busy
     /// handler does not wait here: the pragma reads the file's header under a shared lock before it asks for the
@@ -64,7 +64,7 @@ final class SQLiteStore: StoreDatabase {
     /// `.none`. While nothing was committed elsewhere this is one read of the WAL index (no disk I/O); after
     /// another process's commit, one read of the counter tells a change of logins from a cache write.
     func externalChanges(watching: Bool) throws -> ExternalChanges {
-        announcement?.drain()
+        announcement.drain()
         let version = try Self.integer(database, "PRAGMA data_version")
         let seen = otherChangeSeen
         otherChangeSeen = false
@@ -92,7 +92,7 @@ final class SQLiteStore: StoreDatabase {
     /// announcement to the other processes on the file.
     private func loginTransaction<T>(_ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
         let result = try database.transaction(body)
-        announcement?.announce()
+        announcement.announce()
         return result
     }
 
@@ -258,7 +258,7 @@ final class SQLiteStore: StoreDatabase {
     /// The watch of the database file (`LoginAnnouncement`): readable once another process on the file (or this one)
     /// announced a login change; nil without one (other processes' commits are then looked for at the look's
     /// interval).
-    var notificationSocket: Int32? { announcement?.watch }
+    var notificationSocket: Int32? { announcement.watch }
 
     var changesWaiting: Bool { otherChangeSeen }
 
