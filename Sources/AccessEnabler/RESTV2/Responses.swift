@@ -1,3 +1,4 @@
+import Glibc
 import JSON
 
 // The 2xx bodies of the `RESTV2` endpoints, read into values (shapes as in Adobe's "REST API V2" and
@@ -120,8 +121,9 @@ struct DecisionsAnswer: Sendable {
     /// a string: an answer read from a connection out of step with its requests (bytes a server sent on an idle
     /// connection) would hand one resource's permit to another.
     func decision(for resource: String) -> Decision? {
-        decisions(for: [ResourceID(resource)])[ResourceID(resource)]
-            ?? (decisions.count == 1 && !decisions[0].namesResource ? decisions[0] : nil)
+        let asked = ResourceID(resource)
+        if let echoed = decisions.first(where: { $0.authorized != nil && $0.resource.map(ResourceID.init) == asked }) { return echoed }
+        return decisions.count == 1 && !decisions[0].namesResource ? decisions[0] : nil
     }
 
     /// The decisions of `asked` this answer holds: for each, the first that echoes it byte for byte and says whether
@@ -129,6 +131,7 @@ struct DecisionsAnswer: Sendable {
     /// are ignored.
     func decisions(for asked: Set<ResourceID>) -> [ResourceID: Decision] {
         var found: [ResourceID: Decision] = [:]
+        found.reserveCapacity(asked.count)
         for decision in decisions where decision.authorized != nil {
             guard let resource = decision.resource.map(ResourceID.init), asked.contains(resource), found[resource] == nil else { continue }
             found[resource] = decision
@@ -145,11 +148,21 @@ struct ResourceID: Hashable, Sendable {
 
     init(_ text: String) { self.text = text }
 
-    static func == (lhs: Self, rhs: Self) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        let (left, right) = (lhs.text.utf8, rhs.text.utf8)
+        guard left.count == right.count else { return false }
+        let same = left.withContiguousStorageIfAvailable { left in
+            right.withContiguousStorageIfAvailable { right in left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+            }
+        }
+        return (same ?? nil) ?? left.elementsEqual(right)
+    }
 
     func hash(into hasher: inout Hasher) {
-        var text = text
-        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let utf8 = text.utf8
+        if utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            for byte in utf8 { hasher.combine(byte) }
+        }
     }
 }
 
