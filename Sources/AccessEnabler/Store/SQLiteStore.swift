@@ -65,6 +65,7 @@ final class SQLiteStore: StoreDatabase {
     /// another process's commit, one read of the counter tells a change of logins from a cache write.
     func externalChanges(watching: Bool) throws -> ExternalChanges {
         announcement.drain()
+        announced = false
         let version = try Self.integer(database, "PRAGMA data_version")
         let seen = otherChangeSeen
         otherChangeSeen = false
@@ -89,12 +90,19 @@ final class SQLiteStore: StoreDatabase {
     private var otherChangeSeen = false
 
     /// `body`, a transaction that changes a login (`bumpLoginChanges` inside), then, once it has committed, its
-    /// announcement to the other processes on the file.
+    /// announcement to the other processes on the file. This store's own watch sees it too: it is drained at once,
+    /// so that the worker does not wake for it, and the look it would have made comes before the worker sleeps
+    /// (`changesWaiting`), while it is awake: it finds another process's change whose announcement the drain took.
     private func loginTransaction<T>(_ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
         let result = try database.transaction(body)
         announcement.announce()
+        announcement.drain()
+        announced = true
         return result
     }
+
+    /// This store announced a login change and drained its own watch since its last look.
+    private var announced = false
 
     func deviceIdentity(proposed: String) throws -> String {
         if let stored = try database.text("SELECT device_id FROM device_identity WHERE slot = 1") { return stored }
@@ -260,7 +268,7 @@ final class SQLiteStore: StoreDatabase {
     /// interval).
     var notificationSocket: Int32? { announcement.watch }
 
-    var changesWaiting: Bool { otherChangeSeen }
+    var changesWaiting: Bool { otherChangeSeen || announced }
 
     var connectionLost: Bool { false }
 
