@@ -94,16 +94,13 @@ def test_after_a_logout_and_a_new_login_the_same_expiry_is_written_again(daemon,
     assert expiries(client)["written"] == written + 1
 
 
-def test_sqlite_announcements_deliver_another_daemons_change_without_the_look(test_daemon, emulator, tmp_path, short_tmp):
-    """Two daemons on one SQLite file, looking once an hour: each login change is announced after its commit (the
-    database file's times set to now), and the other daemon's store wakes on its inotify watch of the file. Before,
-    SQLite's changes were seen only at the look (every 200 ms; here, an hour)."""
-    state = tmp_path / "shared"
-    a = SocketDaemon(test_daemon, short_tmp / "a.sock", *AN_HOUR, *daemon_args(emulator.base, state))
-    b = SocketDaemon(test_daemon, short_tmp / "b.sock", *AN_HOUR, *daemon_args(emulator.base, state))
+def another_daemons_changes_arrive_without_the_look(test_daemon, emulator, short_tmp, state_a, state_b, *store):
+    """Daemons A and B (looking once an hour) on one store: B's instance of device D hears A's login and logout."""
+    a = SocketDaemon(test_daemon, short_tmp / "a.sock", *AN_HOUR, *daemon_args(emulator.base, state_a, *store))
+    b = SocketDaemon(test_daemon, short_tmp / "b.sock", *AN_HOUR, *daemon_args(emulator.base, state_b, *store))
     try:
-        on_a = instance(a, device="device-S")
-        on_b = instance(b, device="device-S", web_view=False)
+        on_a = instance(a, device="device-D")
+        on_b = instance(b, device="device-D", web_view=False)
         assert on_b.call("checkAuthentication") == LOGGED_OUT
         mark = on_b.mark()
         login(on_a)
@@ -111,12 +108,19 @@ def test_sqlite_announcements_deliver_another_daemons_change_without_the_look(te
         assert on_b.call("checkAuthentication") == LOGGED_IN
 
         mark = on_b.mark()
-        quiet_logout(instance(a, device="device-S", web_view=False))
+        quiet_logout(instance(a, device="device-D", web_view=False))
         unsolicited(on_b, mark, LOGGED_OUT, timeout=10)
         assert on_b.call("checkAuthentication") == LOGGED_OUT
     finally:
         assert a.stop() == 0
         assert b.stop() == 0
+
+
+def test_sqlite_announcements_deliver_another_daemons_change_without_the_look(test_daemon, emulator, tmp_path, short_tmp):
+    """Two daemons on one SQLite file: each login change is announced after its commit (the database file's times
+    set to now), and the other daemon's store wakes on its inotify watch of the file. Before, SQLite's changes were
+    seen only at the look (every 200 ms; here, an hour)."""
+    another_daemons_changes_arrive_without_the_look(test_daemon, emulator, short_tmp, tmp_path / "shared", tmp_path / "shared")
 
 
 def test_a_writer_without_inotify_still_announces_its_login_changes(test_daemon, bin_dir, emulator, tmp_path, short_tmp):
@@ -142,21 +146,5 @@ def test_a_writer_without_inotify_still_announces_its_login_changes(test_daemon,
 
 def test_the_postgresql_feed_delivers_another_daemons_change_without_the_look(test_daemon, emulator, tmp_path, short_tmp,
                                                                              postgres_url):
-    a = SocketDaemon(test_daemon, short_tmp / "a.sock", *AN_HOUR, *daemon_args(emulator.base, tmp_path / "a", "--store", postgres_url))
-    b = SocketDaemon(test_daemon, short_tmp / "b.sock", *AN_HOUR, *daemon_args(emulator.base, tmp_path / "b", "--store", postgres_url))
-    try:
-        on_a = instance(a, device="device-D")
-        on_b = instance(b, device="device-D", web_view=False)
-        assert on_b.call("checkAuthentication") == LOGGED_OUT
-        mark = on_b.mark()
-        login(on_a)
-        unsolicited(on_b, mark, LOGGED_IN, timeout=10)
-        assert on_b.call("checkAuthentication") == LOGGED_IN
-
-        mark = on_b.mark()
-        quiet_logout(instance(a, device="device-D", web_view=False))
-        unsolicited(on_b, mark, LOGGED_OUT, timeout=10)
-        assert on_b.call("checkAuthentication") == LOGGED_OUT
-    finally:
-        assert a.stop() == 0
-        assert b.stop() == 0
+    another_daemons_changes_arrive_without_the_look(test_daemon, emulator, short_tmp, tmp_path / "a", tmp_path / "b",
+                                                    "--store", postgres_url)
