@@ -394,6 +394,10 @@ export class PassBridge extends EventEmitter {
       }
     };
     const onStatus = async (s) => {
+      if (s.id === 'REGCODE' && !showCode && openUrl) {
+        fail(new PassBridgeError('the daemon shows a registration code for another device and nothing shows it (a web-view host leaves init\'s webView at true; a second-screen host logs in with loginSecondScreen)'));
+        return;
+      }
       if (!showCode || (s.id !== 'REGCODE' && s.id !== 'REG100')) return;
       const left = (notAfter) => (typeof notAfter === 'number' ? Math.max(0, Math.floor((notAfter - Date.now()) / 1000)) : null);
       if (s.id === 'REGCODE' || code === null) {

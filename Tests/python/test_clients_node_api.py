@@ -235,3 +235,31 @@ def test_node_web_login_helper_hands_the_redirect_over(bin_dir, emulator_url, tm
     assert out["gaveUp"] == "Timeout" and out["relogin"] is True, out
     assert out["handedOver"] == 4, out
     assert out["wrongType"] == "TypeError"
+
+
+SECOND_SCREEN_HOST = r"""
+import { PassBridge } from 'PACKAGE';
+const [exe, emulator, statement, state] = process.argv.slice(2);
+const ae = await PassBridge.spawn(exe, ['--backend', emulator, '--state-dir', state, '--software-statement', statement], { stderr: 'ignore' });
+await ae.call('init', { webView: false });
+await ae.setRequestorOrThrow('REF');
+const began = Date.now();
+const failed = await ae.loginWeb(async () => null, { mvpd: 'MockMVPD', timeout: 20 }).then(() => 'resolved', (e) => `${e.constructor.name}: ${e.message}`);
+const seconds = (Date.now() - began) / 1000;
+const after = await ae.checkAuthentication();
+await ae.close();
+console.log(JSON.stringify({ failed, seconds, after: after.authenticated }));
+"""
+
+
+def test_node_login_web_on_a_second_screen_host_fails_at_once_saying_why(bin_dir, emulator_url, tmp_path):
+    """As the Python client (test_clients_python_api.py): loginWeb on a host that sent init {webView: false} waited
+    silently for its timeout while the daemon showed a registration code nobody saw."""
+    script = tmp_path / "host.mjs"
+    script.write_text(SECOND_SCREEN_HOST.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(), str(tmp_path / "state")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["failed"].startswith("PassBridgeError: the daemon shows a registration code"), out
+    assert "loginSecondScreen" in out["failed"] and out["seconds"] < 10 and out["after"] is False, out

@@ -625,6 +625,26 @@ def test_login_web_waits_for_the_app_to_hand_the_redirect_over_itself(bin_dir, e
     assert handed == [{"status": 1, "errorCode": ""}]
 
 
+def test_login_web_on_a_second_screen_host_fails_at_once_saying_why(bin_dir, emulator_url, tmp_path) -> None:
+    """From a new-user pass: login_web on a host that sent init(webView=False) waited silently for its timeout while
+    the daemon showed a registration code nobody saw (with no timeout, until the code ran out, 30 minutes); the
+    opposite mistake (a page with no open_url) failed at once. Both now fail at once, saying why."""
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            await ae.init(webView=False)
+            await ae.set_requestor("REF")
+            began = time.monotonic()
+            with pytest.raises(passbridge.Error) as failed:
+                await ae.login_web(lambda url: None, mvpd=MVPD, timeout=20)
+            assert not isinstance(failed.value, passbridge.Timeout), failed.value
+            return str(failed.value), time.monotonic() - began, await ae.checkAuthentication()
+
+    message, seconds, after = asyncio.run(main())
+    assert "registration code" in message and "login_second_screen" in message, message
+    assert seconds < 10, seconds
+    assert after["status"] == 0  # the login was cancelled in the daemon, and the client goes on
+
+
 def test_log_out_of_a_partner_sso_login_says_to_sign_out_of_the_platform(bin_dir, emulator_url, tmp_path) -> None:
     from passbridge.partner_sso import TVProviderAccount
 

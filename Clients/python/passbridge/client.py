@@ -518,9 +518,10 @@ class AsyncAccessEnabler:
         returns (or resolves to) the redirect URL the page reached, which the helper hands to
         ``handleExternalURL``; or ``None`` when the app calls ``handleExternalURL`` itself. ``force`` sends
         ``forceAuthn``. Raises ``NotAuthenticated`` (``LoginCancelled`` for a cancel) with Adobe's reason and
-        ``statuses``; ``Timeout`` after ``timeout`` seconds; what ``open_url`` raised. On a timeout, an exception or
-        the task's cancellation the login is first cancelled in the daemon (``$/cancelRequest``, answered before
-        this returns)."""
+        ``statuses``; ``Timeout`` after ``timeout`` seconds; what ``open_url`` raised; ``Error`` at once when the
+        daemon shows a registration code instead (a second-screen host: ``login_second_screen``). On a timeout, an
+        exception or the task's cancellation the login is first cancelled in the daemon (``$/cancelRequest``,
+        answered before this returns)."""
         return await self._login(open_url=open_url, show_code=None, mvpd=mvpd, force=force, timeout=timeout)
 
     async def login_second_screen(self, show_code: ShowCode, *, mvpd: ChooseMVPD = None, force: bool = False,

@@ -70,8 +70,8 @@ async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any]
     ``open_url``, a logout page or one the delegate's ``navigateToUrl`` handles is left alone); REGCODE
     and REG100 statuses go to ``show_code``. ``seen`` collects the ``status`` notifications of the flow. Raises
     ``Timeout`` after ``timeout`` seconds, whatever ``open_url``/``show_code`` raised, or ``Error`` when the
-    daemon opens a page with no ``open_url`` to show it; in each case, and on cancellation, the call is
-    cancelled first (``$/cancelRequest``)."""
+    daemon opens a page with no ``open_url`` to show it, or shows a registration code to a flow that has only
+    ``open_url``; in each case, and on cancellation, the call is cancelled first (``$/cancelRequest``)."""
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
     picker_to_delegate = mvpd is None and handles(ae.delegate, "displayProviderDialog")
@@ -126,6 +126,10 @@ async def run_flow(ae: "AsyncAccessEnabler", method: str, params: Dict[str, Any]
                 elif event.name == "status":
                     if seen is not None:
                         seen.append(event)
+                    if event["id"] == "REGCODE" and show_code is None and open_url is not None:
+                        raise Error(f"{method}: the daemon shows a registration code for another device and nothing "
+                                    "shows it (a web-view host leaves init's webView at true; a second-screen host "
+                                    "logs in with login_second_screen)")
                     if show_code is not None and event["id"] in ("REGCODE", "REG100"):
                         now = time.time() * 1000
                         if event["id"] == "REGCODE" or code is None:
