@@ -26,14 +26,14 @@ enum Wire {
     /// (Protocol/README.md "Failure reasons"; a callback's params never have them).
     static func authentication(_ status: AuthenticationStatus) -> JSON {
         var object: JSONObject = ["status": .integer(Int64(status.status)), "errorCode": .string(status.errorCode)]
-        if !status.statuses.isEmpty { object["statuses"] = .array(status.statuses.map { Wire.status($0) }) }
+        addReasons(status.statuses, to: &object)
         return .object(object)
     }
 
     /// `{status}` as in setRequestorComplete, plus `statuses` when it failed with reasons.
     static func requestor(_ outcome: RequestorStatus) -> JSON {
         var object: JSONObject = ["status": .integer(Int64(outcome.status))]
-        if !outcome.statuses.isEmpty { object["statuses"] = .array(outcome.statuses.map { Wire.status($0) }) }
+        addReasons(outcome.statuses, to: &object)
         return .object(object)
     }
 
@@ -48,20 +48,26 @@ enum Wire {
                 "resource": .string(resource), "errorCode": .string(errorCode),
                 "errorDescription": .string(errorDescription),
             ]
-            if !statuses.isEmpty { object["statuses"] = .array(statuses.map { Wire.status($0) }) }
+            addReasons(statuses, to: &object)
             return .object(object)
         }
     }
 
-    /// `{metadata, expires?, encrypted, key, arguments}` as in setMetadataStatus.
+    /// `{metadata, expires?, encrypted, key, arguments}` as in setMetadataStatus, plus `statuses` when metadata is
+    /// null because something failed.
     static func metadata(_ status: MetadataStatus) -> JSON {
         var object: JSONObject = [
             "metadata": status.metadata, "encrypted": .bool(status.encrypted),
             "key": .integer(Int64(status.key)), "arguments": status.arguments,
         ]
         if let expires = status.expires { object["expires"] = .integer(expires) }
-        if !status.statuses.isEmpty { object["statuses"] = .array(status.statuses.map { Wire.status($0) }) }
+        addReasons(status.statuses, to: &object)
         return .object(object)
+    }
+
+    /// A result's `statuses`, its reasons, when it has any (Protocol/README.md "Failure reasons").
+    private static func addReasons(_ statuses: [AdvancedStatus], to object: inout JSONObject) {
+        if !statuses.isEmpty { object["statuses"] = .array(statuses.map { Wire.status($0) }) }
     }
 
     /// `{status?, decisions: [{id, authorized, error?}]}`, each error `{status, code, message?, details?, action}`.
