@@ -278,8 +278,21 @@ def test_a_call_waiting_for_the_user_ends_when_the_daemon_does(env, bin_dir, emu
             daemon.process.kill()
 
 
+def spawned_daemon(shell: subprocess.Popen) -> int:
+    """The pid of the passbridge process a `passbridge-call` spawned (below the script, at any depth)."""
+    todo = [str(shell.pid)]
+    while todo:
+        parent = todo.pop()
+        for child in pathlib.Path(f"/proc/{parent}/task/{parent}/children").read_text().split():
+            if pathlib.Path(f"/proc/{child}/comm").read_text().strip() == "passbridge":
+                return int(child)
+            todo.append(child)
+    raise AssertionError(f"no passbridge process below {shell.pid}")
+
+
 def coprocess_ended(shell: subprocess.Popen) -> bool:
-    """Whether the script's one child (the daemon or passbridge-relay) has ended: gone, or a zombie not reaped yet."""
+    """Whether the script's one child (the subshell that runs the daemon or passbridge-relay, and ends with it) has
+    ended: gone, or a zombie not reaped yet."""
     children = pathlib.Path(f"/proc/{shell.pid}/task/{shell.pid}/children").read_text().split()
     for child in children:
         try:
@@ -310,8 +323,7 @@ def session_whose_daemon_ended(env, bin_dir, emulator_url, tmp_path, transport):
         if daemon is not None:
             assert daemon.stop() == 0
         else:
-            (child,) = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-            os.kill(int(child), 15)
+            os.kill(spawned_daemon(proc), 15)
         closed = f"passbridge-call: the daemon at {path} closed the connection" if daemon else "passbridge-call: the daemon closed the connection"
         yield proc, closed
     finally:
@@ -366,7 +378,7 @@ def test_a_session_whose_daemon_is_killed_amid_background_requests_says_so_in_on
         proc.stdin.write("init\n")
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["result"] == {}
-        (child,) = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        daemon = spawned_daemon(proc)
 
         def flood():
             with contextlib.suppress(BrokenPipeError, ValueError):
@@ -377,12 +389,32 @@ def test_a_session_whose_daemon_is_killed_amid_background_requests_says_so_in_on
         writer = threading.Thread(target=flood, daemon=True)
         writer.start()
         assert json.loads(proc.stdout.readline())["result"]["connections"] == 1  # the flood has reached the daemon
-        os.kill(int(child), 9)
+        os.kill(daemon, 9)
         stdout, stderr = proc.communicate(timeout=60)
         writer.join(timeout=30)
         assert proc.returncode == 2
         assert stderr.splitlines() == ["passbridge-call: the daemon exited with status 137"], stderr
         assert all(json.loads(line)["jsonrpc"] == "2.0" for line in stdout.splitlines())
+
+
+@pytest.mark.parametrize("input_ends", [False, True])
+def test_a_session_whose_daemon_is_killed_while_it_waits_for_input_says_so_in_one_line(env, input_ends):
+    """SIGKILL (or a crash) while the session waits for its next line. With the input kept open the script finds
+    the end itself and says so. With the input ending at once the session ended 0, as if all were well, and the
+    only word of the end was bash's own report of the coprocess ("line N: PID Killed  coproc DAEMON …"), printed
+    once a command substitution ran. Both now end 2 with the one line that says how the daemon ended."""
+    proc = subprocess.Popen([CALL, "--timeout", "60", "--session"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("init\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["result"] == {}
+    os.kill(spawned_daemon(proc), 9)
+    if input_ends:
+        proc.stdin.close()
+    assert proc.wait(timeout=60) == 2
+    assert proc.stderr is not None
+    assert proc.stderr.read().splitlines() == ["passbridge-call: the daemon exited with status 137"]
 
 
 def test_a_session_wait_for_a_notification_that_never_comes_names_it(env):
