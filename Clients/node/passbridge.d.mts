@@ -126,7 +126,11 @@ export interface Methods {
   setSelectedProvider: { params: { mvpdId: string | null }; result: {} | AuthenticationStatus };
   handleExternalURL: { params: { url: string }; result: AuthenticationStatus };
   getAuthenticationToken: { params: {}; result: AuthenticationStatus };
-  checkPreauthorizedResources: { params: { resources: string[]; cache?: boolean }; result: { resources: string[] } };
+  /** `statuses`: why the list may be short (P100, Z010, STORE500; the failed setRequestor's reasons). */
+  checkPreauthorizedResources: {
+    params: { resources: string[]; cache?: boolean };
+    result: { resources: string[]; statuses?: Status[] };
+  };
   /** The iOS SDK's preauthorize: a decision per resource, each with REST API V2's error object when refused. */
   preauthorize: {
     params: { resources: string[]; disableFeatures?: ('LOCAL_CACHE' | 'REMOTE_CACHE')[] };

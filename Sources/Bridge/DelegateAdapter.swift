@@ -68,7 +68,7 @@ final class DelegateAdapter: EntitlementDelegate {
     }
 
     func preauthorizedResources(_ resources: [String]) {
-        notify(method: "preauthorizedResources", params: Wire.resources(resources))
+        notify(method: "preauthorizedResources", params: Wire.preauthorized(PreauthorizedResources(resources: resources)))
     }
 
     /// `useSVC` is sent only when true (the SDK's `navigateToUrl:useSVC:` variant).

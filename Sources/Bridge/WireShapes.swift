@@ -92,9 +92,12 @@ enum Wire {
         return .object(object)
     }
 
-    /// `{resources}` as in preauthorizedResources.
-    static func resources(_ resources: [String]) -> JSON {
-        .object(["resources": .array(resources.map { .string($0) })])
+    /// `{resources}` as in preauthorizedResources, plus `statuses` (the result's only) when something said why it
+    /// may be short.
+    static func preauthorized(_ outcome: PreauthorizedResources) -> JSON {
+        var object: JSONObject = ["resources": .array(outcome.resources.map { .string($0) })]
+        addReasons(outcome.statuses, to: &object)
+        return .object(object)
     }
 
     /// The advanced status dictionary: `{id, errorId (the same, iOS's name), level}` plus whichever of message, details, resource, code, url,

@@ -176,23 +176,23 @@ final class AuthorizationTests: EmulatorTestCase {
     func testPreauthorizationReportsPermittedResourcesAndUsesTheCache() async throws {
         let client = try makeClient()
         await ready(client)
-        let loggedOut = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true)
+        let loggedOut = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true).resources
         XCTAssertEqual(loggedOut, [])
         XCTAssertEqual(client.delegate.take(), [.preauthorizedResources([])])
         try await login(client)
-        let first = await client.engine.checkPreauthorizedResources(["ch2", "ch1"], cache: true)
+        let first = await client.engine.checkPreauthorizedResources(["ch2", "ch1"], cache: true).resources
         XCTAssertEqual(first, ["ch1"])
         XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(["ch1"])])
         // Permits are cached in memory: answered while the backend fails.
         try await emulator.fault(method: "POST", path: "/api/v2/REF/decisions/preauthorize/MockMVPD", kind: "status", value: 500, count: 5)
-        let cached = await client.engine.checkPreauthorizedResources(["ch1", "ch1"], cache: true)
+        let cached = await client.engine.checkPreauthorizedResources(["ch1", "ch1"], cache: true).resources
         XCTAssertEqual(cached, ["ch1"])
         XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(["ch1"])])
         // A denial is never cached: ch2 is asked for again.
-        let denied = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true)
+        let denied = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true).resources
         XCTAssertEqual(denied, [])
         XCTAssertEqual(client.delegate.take().first, .preauthorizedResources([]))
-        let uncached = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: false)
+        let uncached = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: false).resources
         XCTAssertEqual(uncached, [])
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.first, .preauthorizedResources([]))
@@ -206,13 +206,13 @@ final class AuthorizationTests: EmulatorTestCase {
         let client = try makeClient(directory: directory)
         await ready(client)
         try await login(client)
-        let first = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true)
+        let first = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: true).resources
         XCTAssertEqual(first, ["ch1"])
         try await emulator.fault(method: "POST", path: "/api/v2/REF/decisions/preauthorize/MockMVPD", kind: "status", value: 500, count: 5)
         let other = try makeClient(directory: directory)
         await ready(other)
         _ = other.delegate.take()
-        let fresh = await other.engine.checkPreauthorizedResources(["ch1"], cache: true)
+        let fresh = await other.engine.checkPreauthorizedResources(["ch1"], cache: true).resources
         XCTAssertEqual(fresh, [], "another instance has no cached permit: it asked the backend, which failed")
         let callbacks = other.delegate.take()
         XCTAssertEqual(callbacks.first, .preauthorizedResources([]))

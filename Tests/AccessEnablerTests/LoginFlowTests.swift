@@ -183,7 +183,7 @@ final class LoginFlowTests: EmulatorTestCase {
         await client.engine.heldCalls(1)
         let metadata = Task { await client.engine.getMetadata(.authenticationExpiry, arguments: ["opCode": 0]) }
         await client.engine.heldCalls(2)
-        let preauth = Task { await client.engine.checkPreauthorizedResources(["ch1"], cache: true) }
+        let preauth = Task { await client.engine.checkPreauthorizedResources(["ch1"], cache: true).resources }
         await client.engine.heldCalls(3)
         let selectedWhilePending = client.engine.getSelectedProvider()
         XCTAssertNil(selectedWhilePending)

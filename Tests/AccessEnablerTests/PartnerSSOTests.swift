@@ -112,7 +112,7 @@ final class PartnerSSOTests: EmulatorTestCase {
         XCTAssertEqual(client.platform.takeRequests(), [.access(prompt: false), .metadata(interruptionAllowed: false, withToken: false)])
         let check = await client.engine.checkAuthentication()
         XCTAssertEqual(check, AuthenticationStatus(status: 1, errorCode: ""))
-        let preauthorized = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: false)
+        let preauthorized = await client.engine.checkPreauthorizedResources(["ch1", "ch2"], cache: false).resources
         XCTAssertEqual(preauthorized, ["ch1"])
     }
 

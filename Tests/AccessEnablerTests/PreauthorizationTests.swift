@@ -25,18 +25,18 @@ final class PreauthorizationTests: EmulatorTestCase {
         let client = try await loggedIn()
         let asked = resources(23)
         let expected = asked.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
-        let whole = await client.engine.checkPreauthorizedResources(asked, cache: false)
+        let whole = await client.engine.checkPreauthorizedResources(asked, cache: false).resources
         XCTAssertEqual(whole, expected)
         XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(expected)])
         try await emulator.rule("limits", ["maxPreauthorizeResources": 5])
-        let chunked = await client.engine.checkPreauthorizedResources(asked, cache: false)
+        let chunked = await client.engine.checkPreauthorizedResources(asked, cache: false).resources
         XCTAssertEqual(chunked, expected)
         XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(expected)])
         let size = await client.engine.preauthorizeChunkSize["REF"]
         XCTAssertEqual(size, 5)
         // A limit of three: chunks of five are refused too, and the size goes down to three.
         try await emulator.rule("limits", ["maxPreauthorizeResources": 3])
-        let smaller = await client.engine.checkPreauthorizedResources(asked + asked, cache: false)
+        let smaller = await client.engine.checkPreauthorizedResources(asked + asked, cache: false).resources
         XCTAssertEqual(smaller, expected)
         let shrunk = await client.engine.preauthorizeChunkSize["REF"]
         XCTAssertEqual(shrunk, 3)
@@ -46,10 +46,10 @@ final class PreauthorizationTests: EmulatorTestCase {
         let client = try await loggedIn()
         let asked = resources(10)
         try await emulator.rule("limits", ["maxPreauthorizeResources": 5])
-        _ = await client.engine.checkPreauthorizedResources(asked, cache: false)
+        _ = await client.engine.checkPreauthorizedResources(asked, cache: false).resources
         _ = client.delegate.take()
         try await emulator.fault(method: "POST", path: Self.path, kind: "status", value: 500, count: 1)
-        let partial = await client.engine.checkPreauthorizedResources(asked, cache: true)
+        let partial = await client.engine.checkPreauthorizedResources(asked, cache: true).resources
         XCTAssertEqual(partial, [asked[6], asked[9]])
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.first, .preauthorizedResources([asked[6], asked[9]]))
@@ -65,7 +65,7 @@ final class PreauthorizationTests: EmulatorTestCase {
         let asked = resources(4)
         try await emulator.rule("item-errors", ["resource": .string(asked[0]), "code": "network_received_error", "count": 2])
         try await emulator.rule("item-errors", ["resource": .string(asked[3]), "code": "network_connection_timeout", "count": 3])
-        let answered = await client.engine.checkPreauthorizedResources(asked, cache: false)
+        let answered = await client.engine.checkPreauthorizedResources(asked, cache: false).resources
         // asked[0] is answered on the second retry; asked[3] would be on a third, which is never made.
         XCTAssertEqual(answered, [asked[0]])
         let callbacks = client.delegate.take()
@@ -81,7 +81,7 @@ final class PreauthorizationTests: EmulatorTestCase {
         try await emulator.rule("item-errors", ["resource": "ch1", "code": "network_received_error", "count": 1])
         // The first retry (the second request) fails whole; the second retry is answered.
         try await emulator.fault(method: "POST", path: Self.path, kind: "status", value: 503, count: 1, skip: 1)
-        let answered = await client.engine.checkPreauthorizedResources(asked, cache: false)
+        let answered = await client.engine.checkPreauthorizedResources(asked, cache: false).resources
         XCTAssertEqual(answered, ["ch1"])
         XCTAssertEqual(client.delegate.take(), [.preauthorizedResources(["ch1"])])
         let calls = try await emulator.requests().filter { $0["path"]?.stringValue == Self.path }
@@ -91,7 +91,7 @@ final class PreauthorizationTests: EmulatorTestCase {
     func testPermitsUnderADegradationRuleAddZ010() async throws {
         let client = try await loggedIn()
         try await emulator.rule("degradation", ["mvpd": "MockMVPD", "rule": "AuthZAll"])
-        let answered = await client.engine.checkPreauthorizedResources(["ch2", "ch1"], cache: false)
+        let answered = await client.engine.checkPreauthorizedResources(["ch2", "ch1"], cache: false).resources
         XCTAssertEqual(answered, ["ch2", "ch1"])
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.first, .preauthorizedResources(["ch2", "ch1"]))

@@ -224,7 +224,7 @@ final class OfflineEngineTests: XCTestCase {
         XCTAssertEqual(callbacks.first, .setRequestorComplete(0))
         guard case .status(let advanced) = callbacks.last else { return XCTFail("no status") }
         XCTAssertEqual(advanced.id, "CFG404")
-        let resources = await engine.checkPreauthorizedResources(["ch1"], cache: true)
+        let resources = await engine.checkPreauthorizedResources(["ch1"], cache: true).resources
         XCTAssertEqual(resources, [])
         XCTAssertEqual(delegate.take(), [.preauthorizedResources([])])
     }

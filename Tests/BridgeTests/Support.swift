@@ -121,11 +121,11 @@ final class FakeEngine: AccessEnabler {
         try! await handleExternalURL("adobepass://ios.app")
     }
 
-    func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
+    func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> PreauthorizedResources {
         record("checkPreauthorizedResources \(resources) \(cache)")
         let allowed = resources.filter { $0 != "ch2" }
         delegate.preauthorizedResources(allowed)
-        return allowed
+        return PreauthorizedResources(resources: allowed)
     }
 
     func checkAuthorization(_ resource: String, data: JSONObject?) async -> AuthorizationOutcome {

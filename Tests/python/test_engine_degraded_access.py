@@ -63,7 +63,8 @@ def test_a_login_under_an_authenticate_all_rule_needs_no_page_and_says_n010(clie
     assert "token" in response["result"]
     assert [n["params"]["id"] for n in notes if n["method"] == "status"] == ["Z010"]
     notes, response = client.exchange("checkPreauthorizedResources", {"resources": ["ch1", "ch2"], "cache": False})
-    assert response["result"] == {"resources": ["ch1", "ch2"]}
+    (z010,) = [n["params"] for n in notes if n["method"] == "status"]
+    assert response["result"] == {"resources": ["ch1", "ch2"], "statuses": [z010]}
     assert [n["params"]["id"] for n in notes if n["method"] == "status"] == ["Z010"]
 
 

@@ -131,7 +131,8 @@ def test_a_refused_preauthorization_item_follows_its_action(logged_in, emulator)
         if expected(error)[2] == "logged out":
             assert names == ["setAuthenticationStatus", "preauthorizedResources", "status"], (error, notes)
             assert notes[0]["params"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
-            assert notes[1]["params"]["resources"] == [] and response["result"] == {"resources": []}
+            assert notes[1]["params"]["resources"] == []
+            assert response["result"] == {"resources": [], "statuses": [notes[2]["params"]]}
             assert notes[2]["params"]["id"] == expected(error)[1]
             logged_in_again(client, emulator, device)
         elif error["action"] == "retry":

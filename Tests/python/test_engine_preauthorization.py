@@ -41,9 +41,14 @@ def client(daemon):
 
 
 def preauthorize(client, asked: list[str]) -> tuple[list[dict], dict]:
-    """checkPreauthorizedResources without the cache: (the notifications before the answer, the result)."""
+    """checkPreauthorizedResources without the cache: (the notifications before the answer, the result). The
+    result's `statuses` are the warning and error statuses sent after preauthorizedResources, absent when none were
+    (Protocol/README.md, "Failure reasons")."""
     notes, response = client.exchange("checkPreauthorizedResources", {"resources": asked, "cache": False})
-    return notes, response["result"]
+    result = response["result"]
+    sent = [n["params"] for n in notes if n["method"] == "status" and n["params"]["level"] in ("warning", "error")]
+    assert result.get("statuses", []) == sent and ("statuses" in result) == bool(sent), (result, notes)
+    return notes, result
 
 
 def test_a_long_list_is_asked_in_chunks_and_answered_as_one_list(client, emulator):
@@ -79,7 +84,7 @@ def test_a_chunk_that_fails_leaves_the_permits_of_the_others_and_says_p100(clien
     admin(emulator, "faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "status", "value": 500, "count": 1})
     notes, result = preauthorize(client, asked)
     # The permits of the chunks answered (asked[6], asked[9]) are kept; the first chunk's (asked[0], asked[3]) are not known.
-    assert result == {"resources": [asked[6], asked[9]]}
+    assert result["resources"] == [asked[6], asked[9]]
     statuses = [n["params"] for n in notes if n["method"] == "status"]
     assert [s["id"] for s in statuses] == ["P100"]
     # With why: the error object the backend refused the chunk with (Protocol/README.md, "Preauthorization").
@@ -91,7 +96,7 @@ def test_p100_says_why_when_the_backend_refused_the_call(client, emulator):
     """A malformed MRSS resource: the backend refuses the whole call (400, `invalid_parameter_resources`). P100 said
     only "No decision for 2 of 2 resources" (a breaking pass); it now gives the backend's code and message too."""
     notes, result = preauthorize(client, ["ch1", "<rss><channel><title>ch1"])
-    assert result == {"resources": []}
+    assert result["resources"] == []
     (status,) = [n["params"] for n in notes if n["method"] == "status"]
     assert status["id"] == "P100"
     assert status["details"].startswith("No decision for 2 of 2 resources: invalid_parameter_resources ("), status
@@ -103,7 +108,7 @@ def test_items_whose_decision_says_retry_are_asked_again_alone(client, emulator)
     admin(emulator, "item-errors", {"resource": asked[3], "code": "network_received_error", "count": 2})
     admin(emulator, "item-errors", {"resource": asked[1], "code": "network_connection_timeout", "count": 10})
     notes, result = preauthorize(client, asked)
-    assert result == {"resources": [asked[0], asked[3]]}
+    assert result["resources"] == [asked[0], asked[3]]
     calls = requests_at(emulator, PREAUTHORIZE)
     assert [c["resources"] for c in calls] == [asked, [asked[1], asked[3]], [asked[1], asked[3]]]
     # asked[1] never got a decision: P100 names how many.
@@ -125,7 +130,7 @@ def test_permits_under_a_degradation_rule_say_z010(client, emulator):
     admin(emulator, "degradation", {"mvpd": "MockMVPD", "rule": "AuthZAll"})
     notes, result = preauthorize(client, asked)
     # AuthZAll permits everything, and the host is told why.
-    assert result == {"resources": asked}
+    assert result["resources"] == asked
     assert [n["method"] for n in notes] == ["preauthorizedResources", "status"]
     assert notes[1]["params"] == {"id": "Z010", "errorId": "Z010", "level": "warning", "message": "Preauthorized under a degradation rule"}
     # The rule lifted: the MVPD's own decisions again, no Z010.
@@ -251,7 +256,7 @@ def test_a_backend_that_refuses_even_one_resource_is_not_asked_for_the_others(cl
     emulator.admin("faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "error", "value": "too_many_resources",
                               "count": 100})
     notes, result = preauthorize(client, asked)
-    assert result == {"resources": []}
+    assert result["resources"] == []
     assert [len(c["resources"]) for c in requests_at(emulator, PREAUTHORIZE)] == [6, 5, 4, 3, 2, 1]
     statuses = [n["params"] for n in notes if n["method"] == "status"]
     assert [(s["id"], s.get("details")) for s in statuses] == [("P100", (
@@ -312,3 +317,21 @@ def test_permits_are_dropped_when_someone_else_rewrites_the_login(client, daemon
     assert response["result"] == {"resources": ["ch1"]}
     assert len(requests_at(emulator, PREAUTHORIZE)) == asked + 1, "the old login's permit answered for the new one"
     assert [n["method"] for n in notes] == ["preauthorizedResources"], "a status was announced for an unchanged login"
+
+
+def test_an_empty_list_says_why_when_no_requestor_is_configured(daemon):
+    """From the last stop's leftovers: after setRequestor of an unknown requestor, checkPreauthorizedResources
+    answered `{"resources": []}` and nothing else, where getMetadata and getAuthorization say CFG400. Its result
+    now carries that setRequestor's reasons; preauthorizedResources stays the SDK's (Protocol/README.md, "Failure
+    reasons"). A result with nothing to say has no `statuses`: nobody logged in."""
+    connection = daemon.client()
+    try:
+        assert connection.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+        assert connection.call("setRequestor", {"requestorID": "REFF"})["status"] == 0
+        notes, response = connection.exchange("checkPreauthorizedResources", {"resources": ["ch1"]})
+        assert response["result"]["resources"] == [] and [s["id"] for s in response["result"]["statuses"]] == ["CFG400"]
+        assert [(n["method"], n["params"]) for n in notes] == [("preauthorizedResources", {"resources": []})]
+        assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+        assert connection.call("checkPreauthorizedResources", {"resources": ["ch1"]}) == {"resources": []}
+    finally:
+        connection.close()

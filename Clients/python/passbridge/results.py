@@ -95,10 +95,15 @@ class SelectedProviderResult(TypedDict):
     mvpd: Optional[MVPD]
 
 
-class PreauthorizedResult(TypedDict):
-    """``checkPreauthorizedResources``: the resources the user may watch."""
-
+class _PreauthorizedRequired(TypedDict):
     resources: List[str]
+
+
+class PreauthorizedResult(_PreauthorizedRequired, total=False):
+    """``checkPreauthorizedResources``: the resources the user may watch; ``statuses`` when something said why the
+    list may be short (P100, Z010, STORE500; the failed setRequestor's reasons with no requestor configured)."""
+
+    statuses: List[Status]
 
 
 class _MetadataRequired(TypedDict):

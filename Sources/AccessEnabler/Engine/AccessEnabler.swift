@@ -87,8 +87,9 @@ public protocol AccessEnabler: Sendable {
     /// Deprecated alias of completing the login flow (as handleExternalURL with the redirect URL).
     func getAuthenticationToken() async -> AuthenticationStatus
 
-    /// Reports (preauthorizedResources) which of `resources` the user may watch; `cache: false` asks the backend.
-    func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String]
+    /// Reports (preauthorizedResources) which of `resources` the user may watch, and why the list may be short;
+    /// `cache: false` asks the backend.
+    func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> PreauthorizedResources
 
     /// The iOS SDK's `preauthorize`: a decision for each of `resources`, each with its own error, and no callback;
     /// `localCache: false` (the SDK's `disableFeatures: [LOCAL_CACHE]`) asks the backend even for resources the

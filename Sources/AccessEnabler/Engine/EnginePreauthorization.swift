@@ -12,24 +12,19 @@ extension Engine {
     /// How many more times the items whose decision says `action: retry` are asked for.
     static let preauthorizeRetries = 2
 
-    public func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> [String] {
+    public func checkPreauthorizedResources(_ resources: [String], cache: Bool) async -> PreauthorizedResources {
         let turn = await ready(.checkPreauthorizedResources)
         defer { endTurn(turn) }
-        guard let requestor = turn.requestor, !resources.isEmpty else {
-            delegate.preauthorizedResources([])
-            return []
+        guard let requestor = turn.requestor else {
+            return answer([], statuses: [], reasons: machine.reasons([], ofLogin: false))
         }
+        guard !resources.isEmpty else { return answer([], statuses: []) }
         let profile: Profile
         do {
-            guard let current = try await currentProfile(requestor) else {
-                delegate.preauthorizedResources([])
-                return []
-            }
+            guard let current = try await currentProfile(requestor) else { return answer([], statuses: []) }
             profile = current
         } catch {
-            delegate.preauthorizedResources([])
-            delegate.status(storeFailure(error))
-            return []
+            return answer([], statuses: [storeFailure(error)])
         }
         // Permits are cached in memory only and decisions never persisted (Adobe's rule); a resource not known
         // to be permitted is asked for again.
@@ -44,7 +39,7 @@ extension Engine {
             let generation = permits.generation
             let asked = await preauthorize(unique, requestor: requestor, profile: profile)
             if let gone = asked.loginGone {
-                return await preauthorizationLoggedOut(gone, requestor: requestor, profile: profile)
+                return await loggedOut(gone, requestor, profile)
             }
             permits.record(asked.decisions, for: key, askedAt: generation)
             permitted = Set(asked.decisions.filter { $0.value.authorized == true }.map(\.key))
@@ -65,10 +60,16 @@ extension Engine {
                 statuses.append(AdvancedStatus(.p100, details: details))
             }
         }
-        let authorized = unique.filter(permitted.contains).map(\.text)
-        delegate.preauthorizedResources(authorized)
+        return answer(unique.filter(permitted.contains).map(\.text), statuses: statuses)
+    }
+
+    /// checkPreauthorizedResources's end: `preauthorizedResources(resources)`, then each status as its own
+    /// notification (`reasons`, a failed setRequestor's, only in the result, which carries the warnings and errors
+    /// of both; Protocol/README.md "Failure reasons").
+    private func answer(_ resources: [String], statuses: [AdvancedStatus], reasons: [AdvancedStatus] = []) -> PreauthorizedResources {
+        delegate.preauthorizedResources(resources)
         for status in statuses { delegate.status(status) }
-        return authorized
+        return PreauthorizedResources(resources: resources, statuses: (statuses + reasons).filter(\.isReason))
     }
 
     /// The iOS SDK's `preauthorize` (Protocol/README.md, "Preauthorization"): the decisions asked as
@@ -126,18 +127,14 @@ extension Engine {
     /// An error whose action is `authentication` answered the preauthorization: the login is gone at the backend.
     /// It is forgotten here too, the host is told (setAuthenticationStatus(0)), nothing is preauthorized, and N130
     /// (N111 for a TempPass run out) says why.
-    private func preauthorizationLoggedOut(_ error: EnhancedError, requestor: Requestor, profile: Profile) async -> [String] {
+    private func loggedOut(_ gone: EnhancedError, _ requestor: Requestor, _ profile: Profile) async -> PreauthorizedResources {
         do {
             try await deleteProfile(profile.mvpd, requestor)
         } catch {
-            delegate.preauthorizedResources([])
-            delegate.status(storeFailure(error))
-            return []
+            return answer([], statuses: [storeFailure(error)])
         }
         announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
-        delegate.preauthorizedResources([])
-        delegate.status(AdvancedStatus(Self.loggedOutStatus(error), message: error.message))
-        return []
+        return answer([], statuses: [AdvancedStatus(Self.loggedOutStatus(gone), message: gone.message)])
     }
 
     /// The decisions of `resources` (distinct, in the caller's order), asked in as many calls as the backend

@@ -112,6 +112,21 @@ public enum SelectionOutcome: Sendable, Equatable {
     case ended(AuthenticationStatus)
 }
 
+/// What checkPreauthorizedResources answered (Protocol/README.md, "Preauthorization" and "Failure reasons").
+public struct PreauthorizedResources: Sendable, Equatable {
+    /// The ids found permitted, in the host's order and spelling, each once: preauthorizedResources' list.
+    public var resources: [String]
+    /// Why the list may be short: the warning and error statuses the call sent after preauthorizedResources
+    /// (P100, Z010, STORE500, a gone login's N-code), or, with no requestor configured, the failed setRequestor's
+    /// reasons. The result's only, not the callback's.
+    public var statuses: [AdvancedStatus]
+
+    public init(resources: [String], statuses: [AdvancedStatus] = []) {
+        self.resources = resources
+        self.statuses = statuses
+    }
+}
+
 /// The values of one `setMetadataStatus` callback (Protocol/README.md).
 public struct MetadataStatus: Sendable, Equatable {
     /// The expiry as the SDK's date string (`SDKDate`) for keys 0 and 1, the device id string for 2, the

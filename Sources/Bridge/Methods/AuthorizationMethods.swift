@@ -29,7 +29,7 @@ enum AuthorizationMethods {
         _, params throws(ErrorObject) in
         let resources = try resourceList(params)
         let cache = try params.bool("cache") ?? true
-        return .engine { engine in Wire.resources(await engine.checkPreauthorizedResources(resources, cache: cache)) }
+        return .engine { engine in Wire.preauthorized(await engine.checkPreauthorizedResources(resources, cache: cache)) }
     }
 
     /// `{resource, data?}` → `{token, resource}` or `{resource, errorCode, errorDescription}`.
