@@ -20,6 +20,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     public var message: String
+    /// The bytes read when the parser stopped: just past the token `message` names (jansson's `position`).
     public var offset: Int
     public var line: Int
     public var column: Int

@@ -79,3 +79,17 @@ def test_raw_nul_offset_is_that_of_the_byte(passbridge, tmp_path):
             "reason": "raw NUL byte (0x00), which is never valid in JSON text", "offset": 17}
     finally:
         assert daemon.finish()[0] == 0
+
+
+def test_a_parse_error_offset_lies_just_past_the_token_it_names(passbridge, tmp_path):
+    """Protocol/README.md "Errors" (-32700): `offset` counts the bytes read when the parser stopped, past the token
+    the reason quotes; at the end of the text for "end of file"."""
+    daemon = StdioDaemon(passbridge, "--state-dir", str(tmp_path / "state"), raw=True)
+    try:
+        for text, reason, offset in [(b'{"a":tru}', "invalid token near 'tru'", 8),
+                                     (b'{"a":1,,"b":2}', "string or '}' expected near ','", 8),
+                                     (b'[1,2', "']' expected near end of file", 4)]:
+            daemon.write(framed(text))
+            assert json.loads(daemon.reader.frame())["error"]["data"] == {"reason": reason, "offset": offset}
+    finally:
+        assert daemon.finish()[0] == 0
