@@ -91,7 +91,7 @@ extension Emulator {
         let denyCode = authorize ? "authorization_denied_by_mvpd" : "preauthorization_denied_by_mvpd"
         let verdicts: [Verdict] = resources.map { resource in
             guard let user else { return .deny(code: denyCode, details: nil) }
-            if let entitlement = user.entitlements[ResourceMatcher.id(of: resource)] {
+            if let entitlement = user.entitlements[ResourceKey(ResourceMatcher.id(of: resource))] {
                 return entitlement.permit ? .permit : .deny(code: denyCode, details: entitlement.details)
             }
             return user.permitUnlisted ? .permit : .deny(code: denyCode, details: nil)

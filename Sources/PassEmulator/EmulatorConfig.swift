@@ -175,8 +175,8 @@ public struct UserConfig: Sendable {
     public var mvpds: [String]
     /// IssuedProfile attributes: name → `{value, state: plain|enc}` (an `enc` value is sent base64-wrapped).
     public var attributes: JSONObject
-    /// Resource id → entitlement.
-    public var entitlements: [String: Entitlement]
+    /// Resource id (byte for byte) → entitlement.
+    public var entitlements: [ResourceKey: Entitlement]
     /// Decision for a resource not listed in `entitlements`.
     public var permitUnlisted: Bool
 
@@ -191,10 +191,10 @@ public struct UserConfig: Sendable {
         password = try reader.string("password")
         mvpds = try reader.strings("mvpds")
         attributes = try reader.object("attributes") ?? JSONObject()
-        var entitlements: [String: Entitlement] = [:]
+        var entitlements: [ResourceKey: Entitlement] = [:]
         for (resource, value) in try reader.object("entitlements") ?? JSONObject() {
             let item = Reader(value, path: "\(reader.path).entitlements.\(resource)")
-            entitlements[resource] = Entitlement(
+            entitlements[ResourceKey(resource)] = Entitlement(
                 permit: try item.bool("permit", default: false), details: try item.optionalString("details"))
         }
         self.entitlements = entitlements

@@ -11,7 +11,7 @@ struct Rules {
     /// service provider as a rule applied through Adobe's Degradation API would be.
     var degradations: [String: String] = [:]
     /// Resource (the exact string) → the item-level error its next decisions carry, and how many are left.
-    var itemErrors: [String: (code: String, remaining: Int)] = [:]
+    var itemErrors: [ResourceKey: (code: String, remaining: Int)] = [:]
 
     /// `provider` with the limits and degradation rules in force.
     func apply(to provider: ServiceProviderConfig) -> ServiceProviderConfig {
@@ -26,8 +26,9 @@ struct Rules {
 
     /// The item-level error code for `resource`'s next decision, if one is pending (counts it down).
     mutating func takeItemError(for resource: String) -> String? {
-        guard let pending = itemErrors[resource] else { return nil }
-        itemErrors[resource] = pending.remaining > 1 ? (pending.code, pending.remaining - 1) : nil
+        let key = ResourceKey(resource)
+        guard let pending = itemErrors[key] else { return nil }
+        itemErrors[key] = pending.remaining > 1 ? (pending.code, pending.remaining - 1) : nil
         return pending.code
     }
 
@@ -103,7 +104,7 @@ extension Emulator {
             var count = 1
             if let given = json["count"], !given.isNull { count = given.intValue ?? 0 }
             guard count >= 1 else { return .json(400, ["error": "count must be a positive integer (or absent: 1)"]) }
-            state.withLock { $0.rules.itemErrors[resource] = (code, count) }
+            state.withLock { $0.rules.itemErrors[ResourceKey(resource)] = (code, count) }
             return .json(
                 201,
                 [

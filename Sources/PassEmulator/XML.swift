@@ -95,6 +95,15 @@ enum XML {
     }
 }
 
+/// A resource id told apart from others by its UTF-8 bytes, as Adobe's backend tells resources apart; Swift's `==`
+/// on strings would take two Unicode normalizations of one id ("café" composed and decomposed) for one resource.
+public struct ResourceKey: Hashable, Sendable, ExpressibleByStringLiteral {
+    public let utf8: [UInt8]
+
+    public init(_ id: String) { utf8 = Array(id.utf8) }
+    public init(stringLiteral id: String) { self.init(id) }
+}
+
 /// Resource matching: a plain id matches itself; an MRSS document matches by its
 /// `<channel><title>` text with entities decoded. Decisions echo the resource string as sent.
 public enum ResourceMatcher {

@@ -21,7 +21,8 @@ CONFIG = {
     ],
     "users": [{"username": "ann", "password": "pw", "mvpds": ["Cable"], "permitUnlisted": True,
                "attributes": {"userID": {"value": "ann-1", "state": "plain"}, "maxRating": {"value": {"MPAA": "PG"}, "state": "plain"}},
-               "entitlements": {"adult": {"permit": False, "details": "Parental lock."}}}],
+               "entitlements": {"adult": {"permit": False, "details": "Parental lock."},
+                                "caf\u00e9": {"permit": False, "details": "Composed only."}}}],
 }
 
 
@@ -105,3 +106,16 @@ def test_bad_configuration_and_usage_exit_codes(bin_dir, tmp_path):
     assert result.returncode == 1 and "serviceProviders[0].mvpds[0].id" in result.stderr and result.stdout == ""
     usage = subprocess.run([str(bin_dir / "pass-emulator"), "--bogus"], capture_output=True, text=True, timeout=30)
     assert usage.returncode == 2 and usage.stderr == "pass-emulator: unknown option --bogus (see pass-emulator --help)\n"
+
+
+def test_entitlements_tell_resources_apart_byte_for_byte(custom):
+    """As Adobe's backend does (Protocol/README.md, "Preauthorization"): "café" composed and decomposed are two
+    resources. The entitlements were keyed by Swift strings, which took them for one: the decomposed id, not
+    listed, was denied with the composed one's text."""
+    custom.admin("POST", "reset")
+    token = custom.token()
+    login(custom, token)
+    body = {"resources": ["caf\u00e9", "cafe\u0301"]}
+    decisions = custom.v2("POST", "/ACME/decisions/preauthorize/Cable", token, json_body=body).json()["decisions"]
+    assert [(d["resource"], d["authorized"], d.get("error", {}).get("details")) for d in decisions] == [
+        ("caf\u00e9", False, "Composed only."), ("cafe\u0301", True, None)]

@@ -41,6 +41,15 @@ def test_item_errors_replace_that_resources_next_decisions(emulator, token):
     assert decisions(emulator, token, ["ch1"]).json()["decisions"][0]["authorized"] is True
 
 
+def test_an_item_error_holds_for_its_resource_byte_for_byte(emulator, token):
+    """"café" composed and decomposed are two resources, as for Adobe's backend: an item error set for one left the
+    other alone only once the rules were keyed by bytes rather than by Swift strings."""
+    emulator.login(token)
+    assert emulator.admin("POST", "item-errors", {"resource": "caf\u00e9", "code": "network_received_error"}).status == 201
+    items = decisions(emulator, token, ["cafe\u0301", "caf\u00e9"]).json()["decisions"]
+    assert [item["error"]["code"] for item in items] == ["preauthorization_denied_by_mvpd", "network_received_error"]
+
+
 def test_requests_lists_the_calls_received_and_reset_forgets_every_rule(emulator, token):
     emulator.login(token)
     decisions(emulator, token, ["ch1", "<rss/>"])
