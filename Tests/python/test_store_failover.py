@@ -154,6 +154,48 @@ def test_a_server_that_stops_answering_does_not_keep_the_daemon_from_exiting(bin
     assert "the store was still busy at the shutdown deadline; exiting without closing it" in daemon.log()
 
 
+def test_a_server_that_stops_answering_fails_the_call_after_10_s_and_the_next_call_connects_anew(
+        bin_dir, emulator, tmp_path, own_postgres):
+    """From a new-user pass (an operator): the server process serving the daemon is frozen (SIGSTOP), so a statement
+    gets no answer. A call that needed the store waited for as long as the freeze lasted, with nothing in the log.
+    Now the statement fails once its answer is 10 s late (Protocol/README.md, "The store"), logged as every store
+    failure is, and the call is answered (STORE500 if the statement was its own); the next call connects anew (to a
+    new server process) and succeeds, the old one still frozen. A cluster of its own: a server process frozen this long held
+    up other tests that share a cluster (their databases' CREATE and DROP waited for it)."""
+    _, postgres_url = own_postgres
+    daemon = logged_in_daemon(bin_dir, emulator, tmp_path, postgres_url)
+    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+    backends = [int(pid) for pid in subprocess.run(
+        [psql, "-X", "-Atc", "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+         postgres_url], capture_output=True, text=True, timeout=30, check=True).stdout.split()]
+    assert backends
+    try:
+        for pid in backends:
+            os.kill(pid, signal.SIGSTOP)
+        # Another device on the instance: its setRequestor reads the store (a logged-in checkAuthentication would
+        # be answered from the daemon's memory of its login). The store thread meets the freeze with its first
+        # statement, the call's own or its look for other daemons' login changes; either way the call is answered
+        # once that statement is 10 s late, and fails only if the statement was its own.
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "tv-frozen"}) == {}
+        began = time.monotonic()
+        result = daemon.call("setRequestor", {"requestorID": "REF"}, timeout=60)
+        elapsed = time.monotonic() - began
+        assert 9 < elapsed < 20, elapsed
+        if result["status"] == 0:
+            assert [s["id"] for s in result["statuses"]] == ["STORE500"], result
+            assert "no answer from the server within 10 s" in result["statuses"][0]["message"], result
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "tv-after"}) == {}
+        began = time.monotonic()
+        assert daemon.call("setRequestor", {"requestorID": "REF"}, timeout=60) == {"status": 1}
+        assert time.monotonic() - began < 5
+    finally:
+        for pid in backends:
+            os.kill(pid, signal.SIGCONT)
+    assert daemon.stop() == 0
+    failures = [line for line in daemon.log().splitlines() if "store failure" in line]
+    assert len(failures) == 1 and "no answer from the server within 10 s" in failures[0], failures
+
+
 def test_a_storage_check_while_postgresql_is_down_ends_nothing_and_runs_again_once_it_is_back(bin_dir, emulator, tmp_path,
                                                                                                own_postgres):
     """init's storageCheck (Protocol/README.md, Lifecycle 2) meets a server that is down: the store is away, not

@@ -15,6 +15,9 @@ final class PostgreSQLDatabase {
     let thread = ThreadAffinity()
     /// A statement failed because the connection is gone; the next operation reconnects first.
     private var lost = false
+    /// The last statement got no answer within ``answerTimeoutMillis``: the connection is lost, and the operation is
+    /// not run again (a server that does not answer would hold it as long once more).
+    private var abandoned = false
     /// Inside ``transaction(_:)``, after its BEGIN was sent.
     private var inTransaction = false
     /// The current attempt sent something that may have committed: a COMMIT, or a statement outside a transaction.
@@ -55,6 +58,11 @@ final class PostgreSQLDatabase {
     /// How long one statement may run or wait for a lock, in ms: `TokenStore.defaultBusyTimeout`, as for SQLite.
     static let statementTimeoutMillis = TokenStore.defaultBusyTimeout.components.seconds * 1000
 
+    /// How long the daemon waits for the answer to one statement, in ms: twice the statement timeout, so that only
+    /// a server that stops answering (a hung host, a network that drops everything) meets it (Protocol/README.md,
+    /// "The store").
+    static let answerTimeoutMillis = 2 * statementTimeoutMillis
+
     /// A message of the server outside an answer (`client_min_messages` keeps them to WARNING and worse), such as the
     /// FATAL of a connection it ends at a restart: logged as a warning, on one line.
     private func serverSaid(_ message: String) {
@@ -89,7 +97,7 @@ final class PostgreSQLDatabase {
         do {
             return try body()
         } catch {
-            guard lost else { throw error }
+            guard lost, !abandoned else { throw error }
             guard replay == .idempotent || !mayHaveCommitted else { throw error }
             try reconnect()
             log?(.warning, "PostgreSQL connection lost during \(operation) (\(error)); reconnected, running it again")
@@ -103,6 +111,7 @@ final class PostgreSQLDatabase {
         cpq_reset(connection)
         guard cpq_status(connection) == CONNECTION_OK else { throw .postgreSQL(operation: "connect", message: Self.message(connection)) }
         lost = false
+        abandoned = false
         prepareSession()
     }
 
@@ -197,10 +206,17 @@ final class PostgreSQLDatabase {
         let lengths = buffers.map { Int32($0.count) }
         let formats = [Int32](repeating: 1, count: buffers.count)
         if !inTransaction { mayHaveCommitted = true }
+        var timedOut: Int32 = 0
         let result = withPointers(buffers, arguments) { values in
-            cpq_execParams(connection, sql, Int32(buffers.count), types, values, lengths, formats, 1)
+            cpq_execParamsWithin(
+                connection, Int32(Self.answerTimeoutMillis), &timedOut, sql, Int32(buffers.count), types, values, lengths, formats, 1)
         }
         guard let result else {
+            if timedOut != 0 {
+                // The statement is still in flight: the connection can serve nothing else until it is reset.
+                (lost, abandoned) = (true, true)
+                throw .postgreSQL(operation: "query", message: "no answer from the server within \(Self.answerTimeoutMillis / 1000) s")
+            }
             lost = cpq_status(connection) == CONNECTION_BAD
             throw .postgreSQL(operation: "query", message: Self.message(connection))
         }

@@ -16,8 +16,12 @@ ConnStatusType cpq_status(const PGconn *connection);
 char *cpq_errorMessage(const PGconn *connection);
 void cpq_reset(PGconn *connection);
 void cpq_finish(PGconn *connection);
-PGresult *cpq_execParams(PGconn *connection, const char *command, int count, const Oid *types, const char *const *values,
-                         const int *lengths, const int *formats, int resultFormat);
+// PQexecParams that waits at most `timeout_ms` for the server's answer (PQsendQueryParams, then poll(2) on the
+// socket, in non-blocking mode). NULL with *timed_out set when the deadline passed: a statement is then still in
+// flight and the connection is of no further use until PQreset. NULL without it as PQexecParams's NULL.
+PGresult *cpq_execParamsWithin(PGconn *connection, int timeout_ms, int *timed_out, const char *command, int count,
+                               const Oid *types, const char *const *values, const int *lengths, const int *formats,
+                               int resultFormat);
 ExecStatusType cpq_resultStatus(const PGresult *result);
 char *cpq_resStatus(ExecStatusType status);
 char *cpq_resultErrorField(const PGresult *result, int field);
