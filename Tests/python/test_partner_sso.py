@@ -547,3 +547,63 @@ def test_a_replaced_instance_asks_the_platform_nothing_more_and_stores_no_login(
     assert daemon.call("checkAuthentication")["status"] == 0
     assert daemon.stop() == 0
     assert len(daemon.host_requests) == asked, f"asked after the replacement: {daemon.host_requests[asked:]}"
+
+
+class PickerGatedPlatform(Platform):
+    """A platform whose picker (requestAccountMetadata with interruptionAllowed) answers once the test opens `gate`."""
+
+    def __init__(self, emulator, **script):
+        super().__init__(emulator, **script)
+        self.gate = threading.Event()
+
+    def answer(self, method: str, params: dict):
+        if method == "partnerSSO/requestAccountMetadata" and params["interruptionAllowed"]:
+            self.gate.wait(20)
+        return super().answer(method, params)
+
+
+@pytest.mark.parametrize("ending", ["cancelRequest", "setSelectedProvider null"])
+def test_a_login_that_ends_at_the_platform_picker_dismisses_it_before_its_response(bin_dir, emulator, tmp_path, ending):
+    """From a breaking pass: getAuthentication cancelled ($/cancelRequest) while the host showed the platform's
+    picker got its response at once, but dismissTvProviderDialog came only when the host answered the picker
+    request, or 10 s later when it never did: the host's picker outlived its login. It now comes right then, before
+    the login's callbacks, and the host's late answer brings no second one."""
+    platform = PickerGatedPlatform(emulator, signed_in=None)
+    daemon = ScriptedHost(bin_dir, platform, *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
+        set_requestor(daemon)
+        start = daemon.mark()
+        get_id = daemon.send("getAuthentication")
+        daemon.notification("presentTvProviderDialog", start)
+        deadline = time.monotonic() + 10
+        while not any(method == "partnerSSO/requestAccountMetadata" and params["interruptionAllowed"]
+                      for method, params in daemon.host_requests):
+            assert time.monotonic() < deadline, daemon.host_requests
+            time.sleep(0.01)
+        if ending == "cancelRequest":
+            daemon.send("$/cancelRequest", {"id": get_id}, notification=True)
+            index, response = daemon.response(get_id, start)
+            assert response["error"]["code"] == -32800, response
+        else:
+            daemon.call("setSelectedProvider", {"mvpdId": None})
+            index, response = daemon.response(get_id, start)
+            assert response["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+        with daemon._lock:
+            names = notifications_named(daemon.received[start:index])
+        assert names == ["presentTvProviderDialog", "dismissTvProviderDialog", "setAuthenticationStatus",
+                         "sendTrackingData", "status"], names
+        # The host answers the picker now: nothing more comes of it (an engine call after it is answered behind it,
+        # with its own callback only).
+        after = daemon.mark()
+        platform.gate.set()
+        deadline = time.monotonic() + 10
+        while not any(request["method"] == "partnerSSO/requestAccountMetadata" for request, _ in daemon.answers):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert daemon.call("getSelectedProvider") == {"mvpd": None}
+        with daemon._lock:
+            assert notifications_named(daemon.received[after:]) == ["selectedProvider"], daemon.received[after:]
+    finally:
+        platform.gate.set()
+        assert daemon.stop() == 0

@@ -30,9 +30,10 @@ extension Engine {
         let lists = partnerProviderLists(requestor, filter: filter)
         let request = PartnerAccountMetadataRequest(
             interruptionAllowed: true, supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
+        machine.platformPickerShown = true
         delegate.presentTvProviderDialog()
         let answer = await PartnerCall.run(timeout: timeout, on: executor) { try await provider.requestAccountMetadata(request) }
-        delegate.dismissTvProviderDialog()
+        dismissPlatformPicker()
         guard isPartnerStep(flowID) else { return }
         let metadata: PartnerAccountMetadata
         switch answer {
@@ -74,6 +75,15 @@ extension Engine {
         case .failed(let status):
             partnerFallBack(status, mvpds: mvpds, flowID: flowID)
         }
+    }
+
+    /// dismissTvProviderDialog, once, while the platform's picker is up: when the host answers, or as soon as the
+    /// login ends or moves on without that answer (a cancel, a setSelectedProvider), so that the picker never
+    /// outlives its login (Protocol/README.md, "Partner single sign-on").
+    func dismissPlatformPicker() {
+        guard machine.platformPickerShown else { return }
+        machine.platformPickerShown = false
+        delegate.dismissTvProviderDialog()
     }
 
     /// Whether flow `flowID` is still in its partner step (not cancelled, not taken over by setSelectedProvider).
