@@ -85,9 +85,13 @@ final class ResilienceTests: EmulatorTestCase {
         try await emulator.fault(method: "POST", path: "/api/v2/REF/sessions", kind: "drop", count: 5)
         let flow = await startLoginAtPicker(client)
         let outcome = await client.engine.setSelectedProvider("MockMVPD")
-        XCTAssertEqual(outcome, .ended(AuthenticationStatus(status: 0, errorCode: "Provider not Available Error")))
+        guard case .ended(let ended) = outcome else { return XCTFail("the login went on: \(outcome)") }
+        // The backend did not answer: CFG404 says so (Protocol/README.md, "Failure reasons").
+        XCTAssertEqual(ended.status, 0)
+        XCTAssertEqual(ended.errorCode, "Provider not Available Error")
+        XCTAssertEqual(ended.statuses.map(\.id), ["CFG404"])
         let result = await flow.value
-        XCTAssertEqual(result, AuthenticationStatus(status: 0, errorCode: "Provider not Available Error"))
+        XCTAssertEqual(result, ended)
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.filter { if case .setAuthenticationStatus = $0 { true } else { false } }.count, 1)
     }

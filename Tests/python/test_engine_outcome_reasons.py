@@ -76,3 +76,31 @@ def test_a_poll_that_fails_on_the_network_is_a_reason_of_the_login(client, emula
     assert result["errorCode"] == NOT_AUTHENTICATED
     assert [s["id"] for s in result["statuses"]] == ["REG503", "CFG100", "N130"]
     assert result["statuses"][0] == unreachable["params"]
+
+
+@pytest.fixture(params=["pipes", "socket"])
+def web_client(request, bin_dir, emulator, tmp_path):
+    """A web-view instance with REF set, over stdio or a Unix socket."""
+    connection, finish = pipes_or_socket(request, bin_dir, emulator, tmp_path)
+    assert connection.call("init", {"redirectUrl": "adobepass://ios.app"}) == {}
+    assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    yield connection
+    assert finish()
+
+
+def test_a_login_the_backend_did_not_answer_says_cfg404(web_client, emulator):
+    """From a breaking pass: the session call's connection dropped, the login ended "Provider not Available Error"
+    with no status and no `statuses`, where setRequestor and logout say CFG404 for the same failure."""
+    drop = {"method": "POST", "path": "/api/v2/REF/sessions", "kind": "drop", "count": 4}
+    assert emulator.admin("faults", drop) == 201
+    start = web_client.mark()
+    login = web_client.send("getAuthentication")
+    web_client.notification("displayProviderDialog", start)
+    notes, response = web_client.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    result = response["result"]
+    assert (result["status"], result["errorCode"]) == (0, "Provider not Available Error")
+    (status,) = [n["params"] for n in notes if n["method"] == "status"]
+    assert (status["id"], status["level"], status["details"]) == ("CFG404", "error", f"{emulator.base} could not be reached")
+    assert result["statuses"] == [status]
+    _, answer = web_client.response(login, start)
+    assert answer["result"] == result

@@ -145,13 +145,19 @@ extension Engine {
     }
 
     /// The failure a backend answer means for a login (Adobe's "iOS/tvOS API Reference": getAuthentication).
-    func loginFailure(_ result: APIResult, _ requestor: Requestor, secondScreen: Bool = false) -> AuthenticationStatus {
+    /// `backend`: the one asked, named in CFG404's details.
+    func loginFailure(
+        _ result: APIResult, _ requestor: Requestor, backend: BackendURL, secondScreen: Bool = false
+    ) -> AuthenticationStatus {
         let regStatus = secondScreen ? AdvancedStatus(.reg500) : nil
         switch result {
         case .transport(.insecure):
             return loginFailed(SDKErrorCode.providerNotAvailable, requestor, status: AdvancedStatus(.sec420))
         case .transport:
-            return loginFailed(SDKErrorCode.providerNotAvailable, requestor, status: regStatus)
+            let unreachable = AdvancedStatus(
+                .cfg404, message: "No whole answer from the backend: the login did not go through",
+                details: "\(backend.base) could not be reached")
+            return loginFailed(SDKErrorCode.providerNotAvailable, requestor, status: regStatus ?? unreachable)
         case .registration:
             return loginFailed(
                 SDKErrorCode.genericAuthentication, requestor,
@@ -195,7 +201,7 @@ extension Engine {
         let answer = await call(createSession(mvpd.ID, requestor), with: client, flow: flowID)
         if let stale = machine.staleOutcome(of: flowID) { return .ended(stale) }
         guard let session = answer.value else {
-            return .ended(loginFailure(answer.result, requestor, secondScreen: !configuration.webView))
+            return .ended(loginFailure(answer.result, requestor, backend: client.baseURL, secondScreen: !configuration.webView))
         }
         switch session.action {
         case .authorize:
@@ -221,14 +227,16 @@ extension Engine {
         case .partnerProfile, .other:
             break
         }
-        return .ended(loginFailure(.garbage, requestor, secondScreen: !configuration.webView))
+        return .ended(loginFailure(.garbage, requestor, backend: client.baseURL, secondScreen: !configuration.webView))
     }
 
     /// A TempPass MVPD authenticates without a login page (Adobe's "iOS/tvOS API Reference": TempPass).
     func tempPassLogin(_ mvpd: MVPD, _ requestor: Requestor) async -> AuthenticationStatus {
         let answer = await call(createSession(mvpd.ID, requestor), with: requestor.client(for: mvpd.ID), flow: machine.login?.id)
         if answer.error?.endsTempPass == true { return tempPassOver(requestor) }
-        guard case .ok = answer.result else { return loginFailure(answer.result, requestor) }
+        guard case .ok = answer.result else {
+            return loginFailure(answer.result, requestor, backend: requestor.client(for: mvpd.ID).baseURL)
+        }
         return await fetchProfile(mvpd.ID, requestor)
     }
 
@@ -279,7 +287,7 @@ extension Engine {
                 SDKErrorCode.genericAuthentication, requestor,
                 status: AdvancedStatus(.n130, message: "The backend has no profile for \(Text.excerpt(mvpdID)) on this device"))
         }
-        return loginFailure(answer.result, requestor)
+        return loginFailure(answer.result, requestor, backend: requestor.client(for: mvpdID).baseURL)
     }
 
     /// A call that takes no turn returns: a login change that arrived meanwhile is checked once its response is out.
@@ -337,7 +345,7 @@ extension Engine {
         for attempt in 0..<4 {
             let answer = await call(endpoint, with: client, flow: flowID)
             if let stale = machine.staleOutcome(of: flowID) { return stale }
-            guard case .ok = answer.result else { return loginFailure(answer.result, requestor) }
+            guard case .ok = answer.result else { return loginFailure(answer.result, requestor, backend: client.baseURL) }
             if let profile = answer.value?.first(preferring: mvpd) { return await loginSucceeded(profile, requestor) }
             if attempt < 3 { await uncancelledSleep(for: .milliseconds(500), on: executor) }
         }
@@ -410,7 +418,7 @@ extension Engine {
             }
             return false
         case .registration, .store:
-            _ = loginFailure(answer.result, requestor)
+            _ = loginFailure(answer.result, requestor, backend: requestor.client(for: mvpd).baseURL)
             return false
         case .transport:
             if machine.polled(flow: flowID, reachable: false) {
