@@ -157,8 +157,8 @@ extension Connection {
             complete(id, result)
         case .invalid(let id, let error):
             send(OutgoingMessage.response(id: id, error: error))
-        case .unusableResponse(let reason):
-            log.debug("connection \(number): \(reason), dropped")
+        case .unusableResponse(let id, let reason):
+            unusable(id, reason)
         }
     }
 
@@ -189,8 +189,8 @@ extension Connection {
             case .invalid(let id, let error):
                 let answer = OutgoingMessage.response(id: id, error: error)
                 state.withLock { _ in batch.append(answer) }
-            case .unusableResponse(let reason):
-                log.debug("connection \(number): \(reason) in a batch, dropped")
+            case .unusableResponse(let id, let reason):
+                unusable(id, reason)
             }
         }
         for (position, call) in calls.enumerated() {
@@ -226,6 +226,17 @@ extension Connection {
             if let batch { batch.remaining += 1 }
             return true
         }
+    }
+
+    /// A response that is not a valid one: the request it names, if this side is waiting for it, ends as an error
+    /// (Protocol/README.md, "Partner single sign-on"); else it is dropped. Never answered.
+    func unusable(_ id: RequestID?, _ reason: String) {
+        guard let id, state.withLock({ $0.outgoing[id] != nil }) else {
+            log.debug("connection \(number): unusable response (\(reason)), dropped")
+            return
+        }
+        log.warning("connection \(number): the answer to \(id) is no valid response (\(reason)); taken as an error")
+        complete(id, .failure(.invalidRequest("no valid response: \(reason)")))
     }
 
     func complete(_ id: RequestID, _ result: Result<JSON, ErrorObject>) {

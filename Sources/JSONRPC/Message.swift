@@ -9,8 +9,9 @@ public enum IncomingMessage: Sendable, Equatable {
     case response(id: RequestID, result: Result<JSON, ErrorObject>)
     /// Not a valid message: answered with `error` and `id` (null when it could not be read).
     case invalid(id: RequestID?, error: ErrorObject)
-    /// A response that cannot be matched (no usable id or malformed): logged and dropped, never answered.
-    case unusableResponse(reason: String)
+    /// A response that is not a valid one (`id` nil: none that could be matched): never answered; one with the id
+    /// of a request this side is waiting for ends that request as an error (`ConnectionReader.complete`).
+    case unusableResponse(id: RequestID?, reason: String)
 
     /// Classifies one element of the top level (a single message or one member of a batch).
     public init(_ json: JSON) {
@@ -27,7 +28,13 @@ public enum IncomingMessage: Sendable, Equatable {
             id = RequestID(json: rawID)
         }
         guard object["jsonrpc"] == .string("2.0") else {
-            self = .invalid(id: id, error: .invalidRequest("jsonrpc must be \"2.0\""))
+            // A response (no method, a result or an error) is never answered, not even a malformed one.
+            let response = object["method"] == nil && (object["result"] != nil || object["error"] != nil)
+            if response, let id, !id.json.isNull {
+                self = .unusableResponse(id: id, reason: "jsonrpc must be \"2.0\"")
+            } else {
+                self = .invalid(id: id, error: .invalidRequest("jsonrpc must be \"2.0\""))
+            }
             return
         }
         if let method = object["method"] {
@@ -50,7 +57,7 @@ public enum IncomingMessage: Sendable, Equatable {
         let error = object["error"]
         if result != nil || error != nil {
             guard let id, !id.json.isNull else {
-                self = .unusableResponse(reason: "response without an id")
+                self = .unusableResponse(id: nil, reason: "response without an id")
                 return
             }
             if let result, error == nil {
@@ -58,7 +65,8 @@ public enum IncomingMessage: Sendable, Equatable {
             } else if let error, result == nil, let errorObject = ErrorObject(json: error) {
                 self = .response(id: id, result: .failure(errorObject))
             } else {
-                self = .unusableResponse(reason: "malformed response")
+                let reason = result != nil && error != nil ? "both a result and an error" : "error is no error object {code, message}"
+                self = .unusableResponse(id: id, reason: reason)
             }
             return
         }

@@ -46,10 +46,14 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(
             try classify(#"{"jsonrpc":"2.0","error":{"code":7,"message":"no","data":{"reason":"other"}},"id":"pb-2"}"#),
             .response(id: RequestID("pb-2"), result: .failure(failure)))
-        guard case .unusableResponse = try classify(#"{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":3}"#) else {
-            return XCTFail()
-        }
-        guard case .unusableResponse = try classify(#"{"jsonrpc":"2.0","result":1,"id":null}"#) else { return XCTFail() }
+        let both = #"{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":3}"#
+        guard case .unusableResponse(RequestID(3)?, _) = try classify(both) else { return XCTFail() }
+        guard case .unusableResponse(nil, _) = try classify(#"{"jsonrpc":"2.0","result":1,"id":null}"#) else { return XCTFail() }
+        // Not answered as a request, for want of "jsonrpc" or of an error object: the id goes to the request it names.
+        guard case .unusableResponse(RequestID("pb-1")?, _) = try classify(#"{"id":"pb-1","result":{"accessStatus":"granted"}}"#)
+        else { return XCTFail() }
+        guard case .unusableResponse(RequestID("pb-1")?, _) = try classify(#"{"jsonrpc":"2.0","id":"pb-1","error":"oops"}"#)
+        else { return XCTFail() }
     }
 
     func testOutgoingShapes() {

@@ -607,3 +607,32 @@ def test_a_login_that_ends_at_the_platform_picker_dismisses_it_before_its_respon
     finally:
         platform.gate.set()
         assert daemon.stop() == 0
+
+
+@pytest.mark.parametrize("answer", ['{{"jsonrpc":"2.0","id":"{id}","error":"oops"}}',
+                                    '{{"id":"{id}","result":{{"accessStatus":"granted"}}}}'],
+                         ids=["error-not-an-object", "no-jsonrpc-member"])
+def test_an_answer_that_is_no_valid_response_counts_as_an_error_at_once(bin_dir, emulator, tmp_path, answer):
+    """From a breaking pass: a host's answer to partnerSSO/checkAccessStatus whose error was a string was dropped,
+    and the daemon waited out its 10 s before saying APPL_ERROR; one without "jsonrpc" was even answered, as if it
+    were a request, with an error response carrying the daemon's own id. Both now end the request at once as an
+    error with reason `other` (APPL_ERROR), logged, and nothing answers them (Protocol/README.md, "Partner single
+    sign-on")."""
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
+    start = daemon.mark()
+    set_id = daemon.send("setRequestor", {"requestorID": "REF"})
+    _, request = daemon.wait_for(lambda m: m.get("method") == "partnerSSO/checkAccessStatus" and "id" in m, start)
+    began = time.monotonic()
+    daemon.send_raw(answer.format(id=request["id"]))
+    index, response = daemon.response(set_id, start)
+    assert time.monotonic() - began < 5
+    assert response["result"] == {"status": 1}
+    with daemon._lock:
+        after = daemon.received[start:index]
+    assert statuses(after) == ["APPL_ERROR"], after
+    assert daemon.call("rpc.stats")["callsInFlight"] == 0
+    with daemon._lock:
+        assert [m for m in daemon.received if m.get("id") == request["id"] and "method" not in m] == []
+    assert daemon.stop() == 0
+    assert f'the answer to "{request["id"]}" is no valid response' in daemon.log()
