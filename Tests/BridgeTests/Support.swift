@@ -110,8 +110,10 @@ final class FakeEngine: AccessEnabler {
         }
     }
 
+    nonisolated func isRedirectURL(_ url: String) -> Bool { url.hasPrefix("adobepass://ios.app") }
+
     func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {
-        guard url.hasPrefix("adobepass://ios.app") else { throw .invalidRedirectURL(url) }
+        guard isRedirectURL(url) else { throw .invalidRedirectURL(url) }
         record("handleExternalURL")
         delegate.setAuthenticationStatus(1, errorCode: "")
         return AuthenticationStatus(status: 1, errorCode: "")

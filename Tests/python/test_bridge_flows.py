@@ -291,10 +291,14 @@ def test_errors(client):
         client.call("getAuthentication", {"filter": "MockMVPD"})
     # Malformed with or without a requestor: -32602 first (it was -32002 until two new users found it misleading).
     assert error.value.code == -32602 and "filter" in error.value.error["message"]
-    for method, params in [("getMetadata", {"opCode": "METADATA_AUTH"}), ("checkPreauthorizedResources", {"resources": "ch1"})]:
+    # Wrong values too, whatever the value is checked against (a breaking pass found these two -32002 until
+    # setRequestor: the redirect URL of init, an empty resource).
+    for method, params in [("getMetadata", {"opCode": "METADATA_AUTH"}), ("checkPreauthorizedResources", {"resources": "ch1"}),
+                           ("handleExternalURL", {"url": ""}), ("handleExternalURL", {"url": "https://example.com/elsewhere"}),
+                           ("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": ""})]:
         with pytest.raises(RpcError) as error:
             client.call(method, params)
-        assert error.value.code == -32602, method
+        assert error.value.code == -32602, (method, params)
     with pytest.raises(RpcError) as error:
         client.call("getMetadata", {"opCode": "METADATA_AUTHENTICATION"})
     assert error.value.code == -32002
@@ -302,9 +306,11 @@ def test_errors(client):
     with pytest.raises(RpcError) as error:
         client.call("getAuthentication", {"filter": "MockMVPD"})
     assert error.value.code == -32602 and "filter" in error.value.error["message"]
-    with pytest.raises(RpcError) as error:
-        client.call("handleExternalURL", {"url": "https://example.com/elsewhere"})
-    assert error.value.code == -32602 and "url" in error.value.error["message"]
+    for method, params, name in [("handleExternalURL", {"url": "https://example.com/elsewhere"}, "url"),
+                                 ("getMetadata", {"opCode": "METADATA_AUTHORIZATION", "resource": ""}, "resource")]:
+        with pytest.raises(RpcError) as error:
+            client.call(method, params)
+        assert error.value.code == -32602 and name in error.value.error["message"], (method, params)
     with pytest.raises(RpcError) as error:
         client.call("setToken", {"token": "x", "resource": "ch1"})
     assert error.value.code == -32601

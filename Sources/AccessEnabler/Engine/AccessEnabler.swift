@@ -79,6 +79,10 @@ public protocol AccessEnabler: Sendable {
     /// otherwise navigateToUrl (web view) or REGCODE status + polling (second screen). Never queued.
     func setSelectedProvider(_ mvpdId: String?) async -> SelectionOutcome
 
+    /// Whether `url` is the registered redirect URL (or the SVC one): scheme, host and path as
+    /// `RedirectURL.matches` compares them. Needs no requestor, so that a wrong URL is refused before one is.
+    func isRedirectURL(_ url: String) -> Bool
+
     /// Completes the login (or logout) flow the redirect URL ends. A second call for the same flow returns the
     /// same status with no new callback and no network call.
     /// - Throws: `AccessEnablerError.invalidRedirectURL` when `url` is not the registered redirect URL.
@@ -168,13 +172,13 @@ extension Engine: AccessEnabler {
         shared.withLock { $0.options.apply(options) }
     }
 
+    public nonisolated func isRedirectURL(_ url: String) -> Bool {
+        RedirectURL.matches(url, registered: configuration.redirectURL)
+            || configuration.svcRedirectURL.map({ RedirectURL.matches(url, registered: $0) }) == true
+    }
+
     public nonisolated func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {
-        guard
-            RedirectURL.matches(url, registered: configuration.redirectURL)
-                || configuration.svcRedirectURL.map({ RedirectURL.matches(url, registered: $0) }) == true
-        else {
-            throw .invalidRedirectURL(url)
-        }
+        guard isRedirectURL(url) else { throw .invalidRedirectURL(url) }
         return await handleExternalURL()
     }
 

@@ -39,13 +39,16 @@ enum AuthenticationMethods {
     }
 
     /// `{url}` → `{status, errorCode}` of the flow it completes; a URL other than the redirect URL → -32602.
-    static let handleExternalURL = MethodSpec(name: "handleExternalURL", needsRequestor: true) { _, params throws(ErrorObject) in
+    static let handleExternalURL = MethodSpec(name: "handleExternalURL", needsRequestor: true) { instance, params throws(ErrorObject) in
         let url = try params.requiredString("url")
+        let notRedirect = Params.invalid("url", "is not the registered redirect URL (scheme, host and path must match)")
+        // A param's wrong value is -32602 with or without a requestor (Protocol/README.md, Lifecycle 3).
+        guard instance.engine().isRedirectURL(url) else { throw notRedirect }
         return .engine { engine throws(ErrorObject) in
             do throws(AccessEnablerError) {
                 return Wire.authentication(try await engine.handleExternalURL(url))
             } catch {
-                throw Params.invalid("url", "is not the registered redirect URL (scheme, host and path must match)")
+                throw notRedirect
             }
         }
     }

@@ -40,6 +40,8 @@ enum MetadataMethods {
             guard let resource = try params.string("resource") else {
                 throw Params.invalid("resource", "is required for METADATA_AUTHORIZATION")
             }
+            // As getAuthorization's: no authorization is ever had for an empty resource.
+            if resource.isEmpty { throw Params.invalid("resource", "must not be empty") }
             return .authorizationExpiry(resource: resource)
         case 2: return .deviceID
         default:
