@@ -117,13 +117,13 @@ extension Engine {
                     AdvancedStatus(code, message: message ?? code.message, details: details.isEmpty ? nil : details, resource: resource))
             }
         case .unreadable:
-            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z500))
+            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z500, resource: resource))
         case .insecure:
-            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.sec420))
+            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.sec420, resource: resource))
         case .throttled:
             return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z100, message: "Too many requests", resource: resource))
         case .registration:
-            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.r401))
+            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.r401, resource: resource))
         case .store(let error):
             return failed(SDKErrorCode.genericAuthorization, "", storeFailure(error))
         }
