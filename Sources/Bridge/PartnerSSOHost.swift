@@ -86,7 +86,9 @@ final class PartnerSSOHost: PartnerSSOProvider {
         let error: ErrorObject
         switch failure {
         case .timedOut: return PartnerSSOError(.serviceTemporarilyUnavailable, message: "\(method): no answer within 10 s")
-        case .connectionClosed: return PartnerSSOError(.userCancelled, message: "the host is gone")
+        case .connectionClosed:
+            // beginClosing fails them at the end of the host's input and when the daemon stops (the host may still be there).
+            return PartnerSSOError(.userCancelled, message: "the connection is closing: the host's input ended, or the daemon is stopping")
         case .peer(let peerError): error = peerError
         }
         let reason = error.data?["reason"]?.stringValue.flatMap(PartnerSSOError.Reason.init(rawValue:))
