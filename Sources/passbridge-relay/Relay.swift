@@ -11,7 +11,8 @@ import JSONRPC
 /// not read meanwhile). At end of stdin the write side is shut down and replies are read until the daemon
 /// closes. Requests sent and responses received are counted (either framing).
 /// Returns the exit code: 0 when everything was sent and every request answered; 1 when the daemon closed, or
-/// the connection failed, before that; 2 when the socket cannot be reached.
+/// the connection failed, before that; 2 when the socket cannot be reached (no such file, no permission, …); 3
+/// when nothing listens on it (connection refused: the socket file a killed daemon left behind).
 func runRelay(path: String) -> Int32 {
     signal(SIGPIPE, SIG_IGN)
     var address = sockaddr_un()
@@ -27,8 +28,9 @@ func runRelay(path: String) -> Int32 {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
     }
     guard fd >= 0, connected == 0 else {
-        writeError("passbridge-relay: cannot connect to \(path): \(String(cString: strerror(errno)))")
-        return 2
+        let reason = errno
+        writeError("passbridge-relay: cannot connect to \(path): \(String(cString: strerror(reason)))")
+        return reason == ECONNREFUSED ? 3 : 2
     }
     let flags = fcntl(fd, F_GETFL)
     _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)

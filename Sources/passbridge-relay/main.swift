@@ -14,7 +14,8 @@ let program = CommandLineProgram(
 
         Connects to the passbridge daemon listening on the Unix socket SOCKET, copies stdin to it and its
         replies to stdout, in either framing. Exit 0 when every request was answered, 1 when the daemon closed
-        first, 2 when the socket cannot be reached.
+        first, 2 when the socket cannot be reached, 3 when nothing listens on it (connection refused: a socket a
+        killed daemon left behind).
 
 
         """ + options.usage(defaults: (), column: 15))

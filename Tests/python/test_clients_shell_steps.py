@@ -261,7 +261,8 @@ def test_a_daemon_that_ends_a_socket_session_is_named_as_the_one_that_closed_it(
 def test_a_call_waiting_for_the_user_ends_when_the_daemon_does(env, bin_dir, emulator_url, tmp_path):
     """From a new-user pass: the daemon stopped (SIGTERM) while a one-shot login waited for the user's Enter after
     the login page; the call went on waiting for that line, with the daemon gone. Now it ends at once, naming the
-    daemon that closed the connection."""
+    daemon that closed the connection; and (from a later new-user pass) after printing the answer the daemon sent
+    before it stopped, which the call used to drop."""
     path = tmp_path / "pb.sock"
     daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
     try:
@@ -269,9 +270,12 @@ def test_a_call_waiting_for_the_user_ends_when_the_daemon_does(env, bin_dir, emu
         read_until(proc, "page ended on): ")
         assert daemon.stop() == 0
         proc.wait(timeout=30)  # stdin stays open: nobody presses Enter
-        assert proc.stderr is not None
+        assert proc.stderr is not None and proc.stdout is not None
         stderr = proc.stderr.read()
         assert (proc.returncode, stderr.splitlines()[-1]) == (2, f"passbridge-call: the daemon at {path} closed the connection")
+        # The login the daemon cancelled as it stopped (Protocol/README.md, Lifecycle 6).
+        (answer,) = proc.stdout.read().splitlines()
+        assert json.loads(answer) == {"status": 0, "errorCode": "Provider not Selected Error"}, answer
     finally:
         proc.kill()
         if daemon.process.poll() is None:
@@ -547,6 +551,27 @@ def test_a_session_leaves_the_dialog_of_an_ampersand_login_to_its_later_line(env
     assert answers[3]["result"]["status"] == 1, answers  # the TempPass login the last line chose
     assert answers[4]["result"]["status"] == 0 and answers[5]["result"]["status"] == 1, answers
     assert "the dialog is cancelled" not in run.stderr
+
+
+def test_a_socket_the_caller_may_not_use_is_not_called_a_killed_daemons(env, bin_dir, emulator_url, short_tmp, tmp_path):
+    """From a new-user pass (an operator): a caller without permission on the running daemon's socket was told that
+    no daemon answers and to start it again, the advice for a socket a killed daemon left behind. The relay now
+    tells the two apart (exit 3 for a refused connection), and this one is just "cannot connect"."""
+    if os.geteuid() != 0:
+        pytest.skip("calls as another user: needs root")
+    short_tmp.chmod(0o755)
+    path = short_tmp / "pb.sock"
+    daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
+    try:
+        assert path.stat().st_mode & 0o777 == 0o600
+        run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CALL, "--socket", str(path),
+                              "checkAuthentication"], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=30)
+        assert run.returncode == 2
+        assert run.stderr.splitlines() == [f"passbridge-relay: cannot connect to {path}: Permission denied",
+                                           f"passbridge-call: cannot connect to the daemon at {path}"], run.stderr
+    finally:
+        daemon.stop()
 
 
 def test_a_socket_left_by_a_killed_daemon_is_not_called_a_closed_connection(env, tmp_path):
