@@ -14,11 +14,12 @@ final class BridgeStatistics: Sendable {
     let started = ContinuousClock.now
 
     /// `{instances, connections, callsInFlight, profileReads: {memory, store}, authorizationExpiries: {written,
-    /// unchanged}, heapBytes, uptimeSeconds}`; `instances` counts the AccessEnabler instances alive in the process (one per
+    /// unchanged}, storeFailures: {operations, failing (0 or 1)}, heapBytes, uptimeSeconds}`; `instances` counts the AccessEnabler instances alive in the process (one per
     /// connection that made an engine call, until it is freed after its connection closed); `profileReads` counts the
     /// reads of stored logins since start, those served from the daemon's memory (`TokenStore.watch`) and those that
     /// waited on the store, re-reads after a change made elsewhere included; `authorizationExpiries` the cached
     /// expiries written to the store and those not written because it held them (`TokenStore.submit`);
+    /// `storeFailures` the store operations that failed since start and whether it is failing now (`TokenStore.failures`);
     /// `heapBytes` the bytes the C allocator has handed out and not taken back, every thread's arena and its mmapped
     /// blocks (glibc's `mallinfo2`: `uordblks + hblkhd`; Swift's objects and buffers are among them): unlike RSS, it
     /// does not count what the allocator keeps for reuse, so it tells a leak from an arena that grew once;
@@ -26,6 +27,7 @@ final class BridgeStatistics: Sendable {
     func json(store: TokenStore) -> JSON {
         let reads = store.profileReads
         let expiries = store.authorizationExpiries
+        let failures = store.failures
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
         let heap = mallinfo2()
         return [
@@ -34,6 +36,7 @@ final class BridgeStatistics: Sendable {
             "callsInFlight": .integer(Int64(callsInFlight.load(ordering: .relaxed))),
             "profileReads": ["memory": .integer(Int64(reads.memory)), "store": .integer(Int64(reads.store))],
             "authorizationExpiries": ["written": .integer(Int64(expiries.written)), "unchanged": .integer(Int64(expiries.unchanged))],
+            "storeFailures": ["operations": .integer(Int64(failures.operations)), "failing": .integer(failures.failing ? 1 : 0)],
             "heapBytes": .integer(Int64(heap.uordblks + heap.hblkhd)),
             // Whole milliseconds over 1000: the double nearest to the three-decimal value, written with three decimals
             // at most (seconds plus milliseconds/1000 is often one ulp off it: 1.3940000000000001).

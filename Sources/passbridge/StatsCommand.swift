@@ -82,7 +82,8 @@ enum StatsCommand {
     /// The fields of an `rpc.stats` result (Protocol/README.md, "Diagnostics") that `text` exports.
     static let fields = [
         ["instances"], ["connections"], ["callsInFlight"], ["profileReads", "memory"], ["profileReads", "store"],
-        ["authorizationExpiries", "written"], ["authorizationExpiries", "unchanged"], ["heapBytes"], ["uptimeSeconds"],
+        ["authorizationExpiries", "written"], ["authorizationExpiries", "unchanged"], ["storeFailures", "operations"],
+        ["storeFailures", "failing"], ["heapBytes"], ["uptimeSeconds"],
     ]
 
     /// nil when `stats` is no object; else the exported fields it lacks a number of 0 or more for (dotted; every
@@ -136,6 +137,11 @@ enum StatsCommand {
                 text += "passbridge_\(name)_total{\(label)=\"\(value)\"} \(number(stats[field]?[value]))\n"
             }
         }
+        let failures = openMetrics ? "passbridge_store_failures" : "passbridge_store_failures_total"
+        text += "# HELP \(failures) Store operations that failed since the daemon started.\n# TYPE \(failures) counter\n"
+        text += "passbridge_store_failures_total \(number(stats["storeFailures"]?["operations"]))\n"
+        text += "# HELP passbridge_store_failing 1 while the store is failing: from a failure until an operation succeeds.\n"
+        text += "# TYPE passbridge_store_failing gauge\npassbridge_store_failing \(number(stats["storeFailures"]?["failing"]))\n"
         text += "# HELP passbridge_heap_bytes Memory the daemon's allocator has handed out and not taken back.\n"
         text += "# TYPE passbridge_heap_bytes gauge\n"
         if openMetrics { text += "# UNIT passbridge_heap_bytes bytes\n" }

@@ -13,7 +13,8 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.parser import text_string_to_metric_families as prometheus_text_families
 
-from rpc_helper import StdioDaemon
+from postgres_fixtures import cluster_server, own_postgres  # noqa: F401 (fixture)
+from rpc_helper import REDIRECT_URL, SocketDaemon, StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
 
 
@@ -49,17 +50,16 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
     assert printed.stdout.endswith("# EOF\n")
     families = {family.name: family for family in text_string_to_metric_families(printed.stdout)}
     assert set(families) == {"passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight",
-                             "passbridge_profile_reads", "passbridge_authorization_expiries", "passbridge_heap_bytes",
-                             "passbridge_uptime_seconds"}
+                             "passbridge_profile_reads", "passbridge_authorization_expiries", "passbridge_store_failures",
+                             "passbridge_store_failing", "passbridge_heap_bytes", "passbridge_uptime_seconds"}
     for family in families.values():
         assert family.documentation, family.name  # a HELP line each
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
-    assert families["passbridge_profile_reads"].type == families["passbridge_authorization_expiries"].type == "counter"
-    assert {name: families[name].type for name in ("passbridge_instances", "passbridge_connections",
-                                                   "passbridge_calls_in_flight", "passbridge_heap_bytes",
-                                                   "passbridge_uptime_seconds")} == \
-        dict.fromkeys(("passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight",
-                       "passbridge_heap_bytes", "passbridge_uptime_seconds"), "gauge")
+    counters = ("passbridge_profile_reads", "passbridge_authorization_expiries", "passbridge_store_failures")
+    gauges = ("passbridge_instances", "passbridge_connections", "passbridge_calls_in_flight", "passbridge_store_failing",
+              "passbridge_heap_bytes", "passbridge_uptime_seconds")
+    assert {name: families[name].type for name in counters + gauges} == \
+        dict.fromkeys(counters, "counter") | dict.fromkeys(gauges, "gauge")
     assert families["passbridge_uptime_seconds"].unit == "seconds"
     assert families["passbridge_heap_bytes"].unit == "bytes"
     # The counts are rpc.stats' (asked the same way), but for the connection that asks: rpc.stats counts it, the
@@ -73,11 +73,14 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
         ("passbridge_authorization_expiries_total", (("outcome", "written"),)): asked["authorizationExpiries"]["written"],
         ("passbridge_authorization_expiries_total", (("outcome", "unchanged"),)):
             asked["authorizationExpiries"]["unchanged"],
+        ("passbridge_store_failures_total", ()): asked["storeFailures"]["operations"],
+        ("passbridge_store_failing", ()): asked["storeFailures"]["failing"],
         ("passbridge_heap_bytes", ()): samples[("passbridge_heap_bytes", ())],
         ("passbridge_uptime_seconds", ()): samples[("passbridge_uptime_seconds", ())],
     }
     assert (asked["instances"], asked["connections"], asked["callsInFlight"]) == (1, 2, 0)
     assert asked["authorizationExpiries"]["written"] == 1  # the authorization's expiry
+    assert asked["storeFailures"] == {"operations": 0, "failing": 0}
     assert asked["profileReads"]["memory"] + asked["profileReads"]["store"] >= 1  # the authorization read the login
     assert 0 < asked["uptimeSeconds"] <= samples[("passbridge_uptime_seconds", ())] < 600
     # The heap moves between two asks (each reads and writes a connection's buffers): in the same range, not equal.
@@ -89,10 +92,7 @@ def test_stats_of_a_daemon_that_served_a_login_and_an_authorization_parse_as_ope
     assert older.returncode == 0 and "# EOF" not in older.stdout and "# UNIT" not in older.stdout, older.stdout
     assert "# TYPE passbridge_profile_reads_total counter\n" in older.stdout
     parsed = {family.name: family.type for family in prometheus_text_families(older.stdout)}
-    assert parsed == {"passbridge_instances": "gauge", "passbridge_connections": "gauge",
-                      "passbridge_calls_in_flight": "gauge", "passbridge_profile_reads": "counter",
-                      "passbridge_authorization_expiries": "counter", "passbridge_heap_bytes": "gauge",
-                      "passbridge_uptime_seconds": "gauge"}
+    assert parsed == dict.fromkeys(counters, "counter") | dict.fromkeys(gauges, "gauge")
     app.close()
 
 
@@ -130,7 +130,8 @@ def peer_that(behave, path):
 
 
 COMPLETE = {"instances": 0, "connections": 1, "callsInFlight": 0, "profileReads": {"memory": 0, "store": 0},
-            "authorizationExpiries": {"written": 0, "unchanged": 0}, "heapBytes": 1, "uptimeSeconds": 1.0}
+            "authorizationExpiries": {"written": 0, "unchanged": 0}, "storeFailures": {"operations": 0, "failing": 0},
+            "heapBytes": 1, "uptimeSeconds": 1.0}
 
 
 @pytest.mark.parametrize("answer", [
@@ -202,3 +203,32 @@ def test_uptime_is_written_in_whole_milliseconds(bin_dir):
     assert daemon.stop() == 0
     assert all(re.fullmatch(rb"\d+(\.\d{1,3})?", value) for value in uptimes), [v for v in uptimes if len(v) > 5]
     assert len(set(uptimes)) > 50, uptimes
+
+
+def test_stats_count_the_store_failures_of_a_database_outage(bin_dir, emulator, tmp_path, own_postgres, short_tmp):
+    """From an operator's new-user pass: while PostgreSQL was down only the log said so. rpc.stats (and so the
+    metrics) count the store operations that failed, and say whether the store is failing now (Protocol/README.md,
+    "Diagnostics"): 1 from the first failure until an operation succeeds."""
+    directory, url = own_postgres
+    path = short_tmp / "pb.sock"
+    daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator.base, tmp_path / "state", "--store", url))
+    try:
+        app = daemon.client()
+        ready(app)
+        assert rpc_stats(str(path))["storeFailures"] == {"operations": 0, "failing": 0}
+        cluster_server("halt", directory)
+        # A device the daemon has not seen: its setRequestor reads the store, and fails.
+        assert app.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "tv-down"}) == {}
+        assert app.call("setRequestor", {"requestorID": "REF"})["status"] == 0
+        during = rpc_stats(str(path))["storeFailures"]
+        assert during["operations"] >= 1 and during["failing"] == 1, during
+        samples = {s.name: s.value for f in text_string_to_metric_families(stats_text(bin_dir, "--socket", str(path)).stdout)
+                   for s in f.samples}
+        assert samples["passbridge_store_failing"] == 1 and samples["passbridge_store_failures_total"] >= 1
+        cluster_server("resume", directory)
+        assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+        after = rpc_stats(str(path))["storeFailures"]
+        assert after["operations"] >= during["operations"] and after["failing"] == 0, after
+        app.close()
+    finally:
+        assert daemon.stop() == 0

@@ -28,6 +28,11 @@ final class StoreFailureLog: Sendable {
     /// The run under way (nil: the store works); `failing` mirrors it, so that a success costs one atomic load.
     private let run = Mutex<Run?>(nil)
     private let failing = Atomic<Bool>(false)
+    /// Failed operations since start (`counts`).
+    private let failures = Atomic<Int>(0)
+
+    /// Failed operations since start, and whether a run of failures is under way (`rpc.stats` `storeFailures`).
+    var counts: (operations: Int, failing: Bool) { (failures.load(ordering: .relaxed), failing.load(ordering: .relaxed)) }
 
     /// - Parameter now: the monotonic clock in nanoseconds (`TimerQueue.now`; tests give their own).
     init(log: EngineLog?, now: @escaping @Sendable () -> UInt64 = { TimerQueue.now() }) {
@@ -37,6 +42,7 @@ final class StoreFailureLog: Sendable {
 
     /// An operation failed with `error` (`context`: what it was, when the error does not say).
     func failed(_ error: any Error, _ context: String? = nil) {
+        failures.add(1, ordering: .relaxed)
         let time = now()
         // Under the lock only the decision: whether to log, and how many failures went unlogged (nil: do not log).
         let unlogged = run.withLock { run -> Int? in

@@ -138,6 +138,10 @@ public final class TokenStore: Sendable {
     /// Reads of profiles served from memory and reads that went to the store, since start (`rpc.stats`).
     public var profileReads: (memory: Int, store: Int) { feed.readCounts }
 
+    /// Store operations that failed since start, and whether the store is failing now (from a failure until the
+    /// next operation that succeeds), as `StoreFailureLog` counts them (`rpc.stats`).
+    public var failures: (operations: Int, failing: Bool) { executor.failures.counts }
+
     /// Authorization expiry rows written to the store, and expiries not written because the store already held
     /// them, since start (`rpc.stats`).
     public var authorizationExpiries: (written: Int, unchanged: Int) { cache.withLock { ($0.written, $0.unchanged) } }

@@ -33,7 +33,8 @@ final class EmulatorChild: Sendable {
         guard access(binary, X_OK) == 0 else {
             throw .failure(
                 "--backend emulator: \(binary) not found or not executable (pass-emulator must sit beside passbridge, as "
-                    + "swift build and the package put it; or give --backend URL of an emulator or of Adobe)")
+                    + "swift build and the Python wheel's emulator extra put it; the Debian package does not ship it; or give "
+                    + "--backend URL of an emulator or of Adobe)")
         }
         var output: [Int32] = [-1, -1]
         // We hold the write end of the child's stdin until we exit, however we exit: then it sees end of input and stops.
