@@ -48,8 +48,9 @@ public struct SocketAccess: Sendable {
 
     /// The reason a refused peer is told.
     public var refusal: String {
-        var allowed = ["uid \(geteuid())", "root"]
-        allowed += allowedUIDs.sorted().map { "uid \($0)" }
+        // Root once, whether or not the daemon runs as root.
+        var allowed = (geteuid() == 0 ? [] : ["uid \(geteuid())"]) + ["root"]
+        allowed += allowedUIDs.subtracting([0, geteuid()]).sorted().map { "uid \($0)" }
         if let group { allowed.append("members of group \(group)") }
         return "this daemon serves only " + allowed.joined(separator: ", ")
     }
