@@ -14,12 +14,14 @@ final class BridgeStatistics: Sendable {
     let started = ContinuousClock.now
 
     /// `{instances, connections, callsInFlight, profileReads: {memory, store}, authorizationExpiries: {written,
-    /// unchanged}, storeFailures: {operations, failing (0 or 1)}, heapBytes, uptimeSeconds}`; `instances` counts the AccessEnabler instances alive in the process (one per
-    /// connection that made an engine call, until it is freed after its connection closed); `profileReads` counts the
+    /// unchanged}, storeFailures: {operations, failing (0 or 1)}, heapBytes, uptimeSeconds}`; `instances` counts the
+    /// AccessEnabler instances alive in the process (one per connection that made an engine call, until it is freed
+    /// after its connection closed); `profileReads` counts the
     /// reads of stored logins since start, those served from the daemon's memory (`TokenStore.watch`) and those that
     /// waited on the store, re-reads after a change made elsewhere included; `authorizationExpiries` the cached
     /// expiries written to the store and those not written because it held them (`TokenStore.submit`);
-    /// `storeFailures` the store operations that failed since start and whether it is failing now (`TokenStore.failures`);
+    /// `storeFailures` the store operations that failed since start and whether it is failing now
+    /// (`TokenStore.failures`);
     /// `heapBytes` the bytes the C allocator has handed out and not taken back, every thread's arena and its mmapped
     /// blocks (glibc's `mallinfo2`: `uordblks + hblkhd`; Swift's objects and buffers are among them): unlike RSS, it
     /// does not count what the allocator keeps for reuse, so it tells a leak from an arena that grew once;

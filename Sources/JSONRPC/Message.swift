@@ -10,7 +10,7 @@ public enum IncomingMessage: Sendable, Equatable {
     /// Not a valid message: answered with `error` and `id` (null when it could not be read).
     case invalid(id: RequestID?, error: ErrorObject)
     /// A response that is not a valid one (`id` nil: none that could be matched): never answered; one with the id
-    /// of a request this side is waiting for ends that request as an error (`ConnectionReader.complete`).
+    /// of a request this side is waiting for ends that request as an error (`Connection.unusable`).
     case unusableResponse(id: RequestID?, reason: String)
 
     /// Classifies one element of the top level (a single message or one member of a batch).

@@ -16,15 +16,15 @@ extension Engine {
         let turn = await ready(.checkPreauthorizedResources)
         defer { endTurn(turn) }
         guard let requestor = turn.requestor else {
-            return answer([], statuses: [], reasons: machine.reasons([], ofLogin: false))
+            return preauthorized([], statuses: [], reasons: machine.reasons([], ofLogin: false))
         }
-        guard !resources.isEmpty else { return answer([], statuses: []) }
+        guard !resources.isEmpty else { return preauthorized([], statuses: []) }
         let profile: Profile
         do {
-            guard let current = try await currentProfile(requestor) else { return answer([], statuses: []) }
+            guard let current = try await currentProfile(requestor) else { return preauthorized([], statuses: []) }
             profile = current
         } catch {
-            return answer([], statuses: [storeFailure(error)])
+            return preauthorized([], statuses: [storeFailure(error)])
         }
         // Permits are cached in memory only and decisions never persisted (Adobe's rule); a resource not known
         // to be permitted is asked for again.
@@ -60,13 +60,15 @@ extension Engine {
                 statuses.append(AdvancedStatus(.p100, details: details))
             }
         }
-        return answer(unique.filter(permitted.contains).map(\.text), statuses: statuses)
+        return preauthorized(unique.filter(permitted.contains).map(\.text), statuses: statuses)
     }
 
     /// checkPreauthorizedResources's end: `preauthorizedResources(resources)`, then each status as its own
     /// notification (`reasons`, a failed setRequestor's, only in the result, which carries the warnings and errors
     /// of both; Protocol/README.md "Failure reasons").
-    private func answer(_ resources: [String], statuses: [AdvancedStatus], reasons: [AdvancedStatus] = []) -> PreauthorizedResources {
+    private func preauthorized(
+        _ resources: [String], statuses: [AdvancedStatus], reasons: [AdvancedStatus] = []
+    ) -> PreauthorizedResources {
         delegate.preauthorizedResources(resources)
         for status in statuses { delegate.status(status) }
         return PreauthorizedResources(resources: resources, statuses: (statuses + reasons).filter(\.isReason))
@@ -131,10 +133,10 @@ extension Engine {
         do {
             try await deleteProfile(profile.mvpd, requestor)
         } catch {
-            return answer([], statuses: [storeFailure(error)])
+            return preauthorized([], statuses: [storeFailure(error)])
         }
         announce(AccessEnablerStatus.error, errorCode: SDKErrorCode.userNotAuthenticated)
-        return answer([], statuses: [AdvancedStatus(Self.loggedOutStatus(gone), message: gone.message)])
+        return preauthorized([], statuses: [AdvancedStatus(Self.loggedOutStatus(gone), message: gone.message)])
     }
 
     /// The decisions of `resources` (distinct, in the caller's order), asked in as many calls as the backend
