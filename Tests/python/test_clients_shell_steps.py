@@ -5,6 +5,7 @@ import contextlib
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import threading
 import time
@@ -559,14 +560,18 @@ def test_a_socket_the_caller_may_not_use_is_not_called_a_killed_daemons(env, bin
     tells the two apart (exit 3 for a refused connection), and this one is just "cannot connect"."""
     if os.geteuid() != 0:
         pytest.skip("calls as another user: needs root")
+    # The script and the relay where that user can run them (a clone may sit in a folder only root can enter).
     short_tmp.chmod(0o755)
+    call, relay = short_tmp / "passbridge-call", short_tmp / "passbridge-relay"
+    shutil.copy(CALL, call)
+    shutil.copy(bin_dir / "passbridge-relay", relay)
     path = short_tmp / "pb.sock"
     daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
     try:
         assert path.stat().st_mode & 0o777 == 0o600
-        run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CALL, "--socket", str(path),
-                              "checkAuthentication"], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                             timeout=30)
+        run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(call), "--socket", str(path),
+                              "checkAuthentication"], env=env | {"PASSBRIDGE_RELAY": str(relay)}, stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True, timeout=30)
         assert run.returncode == 2
         assert run.stderr.splitlines() == [f"passbridge-relay: cannot connect to {path}: Permission denied",
                                            f"passbridge-call: cannot connect to the daemon at {path}"], run.stderr
