@@ -12,11 +12,18 @@ import Synchronization
 final class DelegateAdapter: EntitlementDelegate {
     let outbound: any Outbound
     private let replaced = Atomic<Bool>(false)
+    /// The host was told presentTvProviderDialog and not yet dismissTvProviderDialog.
+    private let pickerShown = Atomic<Bool>(false)
 
     init(outbound: any Outbound) { self.outbound = outbound }
 
     /// The instance was replaced: later callbacks are dropped, and its partner SSO host asks the host nothing more.
-    func detach() { replaced.store(true, ordering: .releasing) }
+    /// A platform picker it showed is dismissed first, before the response of the init that replaced it
+    /// (Protocol/README.md, "Partner single sign-on").
+    func detach() {
+        if pickerShown.load(ordering: .acquiring) { dismissTvProviderDialog() }
+        replaced.store(true, ordering: .releasing)
+    }
 
     /// Whether `detach` ran.
     var detached: Bool { replaced.load(ordering: .acquiring) }
@@ -79,10 +86,12 @@ final class DelegateAdapter: EntitlementDelegate {
     }
 
     func presentTvProviderDialog() {
+        pickerShown.store(true, ordering: .releasing)
         notify(method: "presentTvProviderDialog", params: .object([:]))
     }
 
     func dismissTvProviderDialog() {
+        pickerShown.store(false, ordering: .releasing)
         notify(method: "dismissTvProviderDialog", params: .object([:]))
     }
 

@@ -636,3 +636,83 @@ def test_an_answer_that_is_no_valid_response_counts_as_an_error_at_once(bin_dir,
         assert [m for m in daemon.received if m.get("id") == request["id"] and "method" not in m] == []
     assert daemon.stop() == 0
     assert f'the answer to "{request["id"]}" is no valid response' in daemon.log()
+
+
+def host_request(daemon, method: str, since: int, **params) -> dict:
+    """The next daemon→host request `method` after position `since` whose params include `params`."""
+    return daemon.wait_for(lambda m: m.get("method") == method and "id" in m
+                           and all(m["params"].get(k) == v for k, v in params.items()), since)[1]
+
+
+def picker_up(daemon) -> tuple[int, int, dict]:
+    """getAuthentication up to the platform's picker (access granted): (its id, the mark, the picker request)."""
+    start = daemon.mark()
+    login = daemon.send("getAuthentication")
+    access = host_request(daemon, "partnerSSO/checkAccessStatus", start, prompt=True)
+    daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": access["id"], "result": {"accessStatus": "granted"}}))
+    return login, start, host_request(daemon, "partnerSSO/requestAccountMetadata", start, interruptionAllowed=True)
+
+
+def test_a_late_answer_for_an_ended_login_leaves_the_next_logins_picker_up(bin_dir, emulator, tmp_path):
+    """From a breaking pass: login 1 cancelled at the platform's picker (its dismiss sent then), login 2 at its own
+    picker, and only then the host's answer to login 1's picker request: it dismissed login 2's picker, and login
+    2's own answer then came with none. Each picker is now its login's."""
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"), "--log-level", "debug")
+    try:
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
+        start = daemon.mark()
+        daemon.send("setRequestor", {"requestorID": "REF"})
+        silent = host_request(daemon, "partnerSSO/checkAccessStatus", start)
+        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": silent["id"], "result": {"accessStatus": "granted"}}))
+        metadata = host_request(daemon, "partnerSSO/requestAccountMetadata", start)
+        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": metadata["id"],
+                                    "result": {"providerId": None, "authenticationExpirationDate": None}}))
+        daemon.wait_for(lambda m: m.get("method") == "setRequestorComplete", start)
+        first, _, first_picker = picker_up(daemon)
+        daemon.send("$/cancelRequest", {"id": first}, notification=True)
+        daemon.response(first)
+        second, second_start, second_picker = picker_up(daemon)
+        cancelled = {"code": -32000, "message": "cancelled", "data": {"reason": "userCancelled"}}
+        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": first_picker["id"], "error": cancelled}))
+        # The late answer taken (its debug line), and only then login 2's own.
+        deadline = time.monotonic() + 10
+        while "which has ended: ignored" not in daemon.log():
+            assert time.monotonic() < deadline, daemon.log()
+            time.sleep(0.01)
+        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": second_picker["id"], "error": cancelled}))
+        daemon.notification("displayProviderDialog", second_start)
+        with daemon._lock:
+            names = notifications_named(daemon.received[second_start:])
+        assert names == ["presentTvProviderDialog", "dismissTvProviderDialog", "status", "displayProviderDialog"], names
+        daemon.call("setSelectedProvider", {"mvpdId": None})
+        daemon.response(second)
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_an_init_that_replaces_the_instance_dismisses_its_platform_picker_first(bin_dir, emulator, tmp_path):
+    """From a breaking pass: an init while the platform's picker was up replaced the instance, which then said
+    nothing more, so the host was never told to close the picker. The dismiss now comes before init's response."""
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
+        start = daemon.mark()
+        daemon.send("setRequestor", {"requestorID": "REF"})
+        silent = host_request(daemon, "partnerSSO/checkAccessStatus", start)
+        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": silent["id"], "result": {"accessStatus": "notDetermined"}}))
+        daemon.wait_for(lambda m: m.get("method") == "setRequestorComplete", start)
+        login, login_start, picker = picker_up(daemon)
+        before = daemon.mark()
+        init = daemon.send("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"})
+        index, response = daemon.response(init, before)
+        assert response["result"] == {}
+        with daemon._lock:
+            between = daemon.received[before:index]
+        assert notifications_named(between) == ["dismissTvProviderDialog"], between
+        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": picker["id"],
+                                    "result": {"providerId": None, "authenticationExpirationDate": None}}))
+        assert daemon.call("rpc.stats")["connections"] == 1
+        with daemon._lock:
+            assert notifications_named(daemon.received[index:]) == [], daemon.received[index:]
+    finally:
+        assert daemon.stop() == 0

@@ -99,7 +99,7 @@ extension Engine {
     func finishLogin(
         _ outcome: AuthenticationStatus, requestor: Requestor?, profile: Profile?, status: AdvancedStatus? = nil
     ) -> AuthenticationStatus {
-        dismissPlatformPicker()
+        dismissPlatformPicker(of: machine.login?.id)
         if outcome.status != AccessEnablerStatus.success, let requestor { select(nil, requestor) }
         let explained = report(outcome, requestor: requestor, profile: profile, cached: false, status: status, ofLogin: true)
         let end = machine.loginEnded(explained)
@@ -190,7 +190,7 @@ extension Engine {
         }
         let pick = machine.providerPicked(tempPass: mvpd.isTempPass)
         pick.stopPolling?.cancel()
-        dismissPlatformPicker()
+        dismissPlatformPicker(of: machine.login?.id)
         select(mvpd, requestor)
         delegate.sendTrackingData([mvpd.ID] + requestor.trackingTail, forEventType: TrackingEvent.selectedProvider)
         if mvpd.isTempPass {

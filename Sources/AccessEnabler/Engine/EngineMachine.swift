@@ -159,8 +159,9 @@ struct EngineMachine<Requestor, Call, Waiter> {
     private(set) var tempPassIdentity: [(String, String)] = []
     /// The platform account as the host last described it (partner SSO).
     var partnerAccount: PartnerAccount?
-    /// presentTvProviderDialog was sent and dismissTvProviderDialog not yet (`Engine.dismissPlatformPicker`).
-    var platformPickerShown = false
+    /// The login whose platform picker is up: presentTvProviderDialog was sent for it and dismissTvProviderDialog
+    /// not yet (`Engine.dismissPlatformPicker`).
+    var platformPickerFlow: Int?
     /// The instance's storage check (`StorageCheck`) has run: it runs once, at the first setRequestor that configures
     /// (again at the next one when the store failed it).
     private var storageChecked = false

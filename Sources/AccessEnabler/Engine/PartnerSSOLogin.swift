@@ -30,11 +30,14 @@ extension Engine {
         let lists = partnerProviderLists(requestor, filter: filter)
         let request = PartnerAccountMetadataRequest(
             interruptionAllowed: true, supportedProviderIds: lists.supported, featuredProviderIds: lists.featured)
-        machine.platformPickerShown = true
+        machine.platformPickerFlow = flowID
         delegate.presentTvProviderDialog()
         let answer = await PartnerCall.run(timeout: timeout, on: executor) { try await provider.requestAccountMetadata(request) }
-        dismissPlatformPicker()
-        guard isPartnerStep(flowID) else { return }
+        dismissPlatformPicker(of: flowID)
+        guard isPartnerStep(flowID) else {
+            configuration.log?(.debug, "partnerSSO/requestAccountMetadata answered for login \(flowID), which has ended: ignored")
+            return
+        }
         let metadata: PartnerAccountMetadata
         switch answer {
         case .failure(let error) where error.reason == .unsupportedProvider:
@@ -77,12 +80,13 @@ extension Engine {
         }
     }
 
-    /// dismissTvProviderDialog, once, while the platform's picker is up: when the host answers, or as soon as the
-    /// login ends or moves on without that answer (a cancel, a setSelectedProvider), so that the picker never
-    /// outlives its login (Protocol/README.md, "Partner single sign-on").
-    func dismissPlatformPicker() {
-        guard machine.platformPickerShown else { return }
-        machine.platformPickerShown = false
+    /// dismissTvProviderDialog, once, while login `flow`'s platform picker is up: when the host answers, or as soon
+    /// as the login ends or moves on without that answer (a cancel, a setSelectedProvider), so that the picker never
+    /// outlives its login; a late answer for a login already ended leaves the next login's picker alone
+    /// (Protocol/README.md, "Partner single sign-on").
+    func dismissPlatformPicker(of flow: Int?) {
+        guard let flow, machine.platformPickerFlow == flow else { return }
+        machine.platformPickerFlow = nil
         delegate.dismissTvProviderDialog()
     }
 
