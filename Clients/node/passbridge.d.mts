@@ -354,7 +354,6 @@ export declare class PassBridge {
   checkAuthorization(resource: string, options?: CallOptions): Promise<Authorization>;
   /** The media token for `resource`; rejects with NotAuthorized, NotAuthenticated / LoginCancelled, AuthorizationFailed. */
   authorize(resource: string, options?: AuthorizeOptions): Promise<string>;
-  /** checkPreauthorizedResources, typed. */
   /** The wire's preauthorize; `cache: false` asks the backend even for permits this instance knows. */
   preauthorize(resources: string[], options?: CallOptions & { cache?: boolean }): Promise<Preauthorization>;
   /** getMetadata, typed; `key` is the user attribute for op code 3. */
@@ -369,7 +368,11 @@ export declare class PassBridge {
    */
   logOut(options?: CallOptions & { openUrl?: (url: string) => string | null | Promise<string | null> }): Promise<Logout>;
 
-  /** Answers daemon->host requests (partnerSSO/*); throw an object with `reason` to refuse. */
+  /**
+   * Answers daemon->host requests (partnerSSO/*) with what `fn` returns (null when it returns nothing); throw an object
+   * with `reason` to refuse, its other fields going with it (`{reason: 'unsupportedProvider',
+   * unsupportedProviderIdentifier: 'X'}`).
+   */
   handle(method: string, fn: (params: Record<string, unknown>) => unknown): void;
   /** Closes our side; resolves with the spawned daemon's exit code (0 for a socket). */
   close(): Promise<number | string>;

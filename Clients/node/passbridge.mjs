@@ -524,9 +524,17 @@ export class PassBridge extends EventEmitter {
     const reply = { jsonrpc: '2.0', id: m.id };
     try {
       if (!fn) throw Object.assign(new Error(`no host handler for ${m.method}`), { rpcCode: -32601 });
-      reply.result = await fn(m.params ?? {});
+      // A handler that returns nothing answers null: a response needs a result (the daemon would take none as broken).
+      reply.result = (await fn(m.params ?? {})) ?? null;
     } catch (e) {
-      reply.error = { code: e.rpcCode ?? -32000, message: e.message ?? String(e), data: { reason: e.reason ?? 'other' } };
+      // The refusal's own fields go in data with its reason (unsupportedProvider's unsupportedProviderIdentifier).
+      const refusal = e !== null && typeof e === 'object' ? e : {};
+      const { rpcCode, message, ...fields } = { ...refusal, message: refusal.message };
+      reply.error = {
+        code: rpcCode ?? -32000,
+        message: message ?? refusal.reason ?? String(e),
+        data: { ...fields, reason: refusal.reason ?? 'other' },
+      };
     }
     this.#out.write(JSON.stringify(reply) + '\n');
   }

@@ -159,6 +159,10 @@ extension Connection {
             send(OutgoingMessage.response(id: id, error: error))
         case .unusableResponse(let id, let reason):
             unusable(id, reason)
+        case .neitherRequestNorResponse(let id):
+            if !unusable(id, "neither a result nor an error") {
+                send(OutgoingMessage.response(id: id, error: .invalidRequest("no method")))
+            }
         }
     }
 
@@ -191,6 +195,11 @@ extension Connection {
                 state.withLock { _ in batch.append(answer) }
             case .unusableResponse(let id, let reason):
                 unusable(id, reason)
+            case .neitherRequestNorResponse(let id):
+                if !unusable(id, "neither a result nor an error") {
+                    let answer = OutgoingMessage.response(id: id, error: .invalidRequest("no method"))
+                    state.withLock { _ in batch.append(answer) }
+                }
             }
         }
         for (position, call) in calls.enumerated() {
@@ -229,14 +238,16 @@ extension Connection {
     }
 
     /// A response that is not a valid one: the request it names, if this side is waiting for it, ends as an error
-    /// (Protocol/README.md, "Partner single sign-on"); else it is dropped. Never answered.
-    func unusable(_ id: RequestID?, _ reason: String) {
+    /// (Protocol/README.md, "Partner single sign-on"); else it is dropped. Never answered. Whether it named one.
+    @discardableResult
+    func unusable(_ id: RequestID?, _ reason: String) -> Bool {
         guard let id, state.withLock({ $0.outgoing[id] != nil }) else {
             log.debug("connection \(number): unusable response (\(reason)), dropped")
-            return
+            return false
         }
         log.warning("connection \(number): the answer to \(id) is no valid response (\(reason)); taken as an error")
         complete(id, .failure(.invalidRequest("no valid response: \(reason)")))
+        return true
     }
 
     func complete(_ id: RequestID, _ result: Result<JSON, ErrorObject>) {

@@ -12,6 +12,9 @@ public enum IncomingMessage: Sendable, Equatable {
     /// A response that is not a valid one (`id` nil: none that could be matched): never answered; one with the id
     /// of a request this side is waiting for ends that request as an error (`Connection.unusable`).
     case unusableResponse(id: RequestID?, reason: String)
+    /// An object with an id but neither a method nor a result or an error: a broken response when this side waits
+    /// for a request of that id (`Connection.unusable`), else an invalid request, answered -32600 "no method".
+    case neitherRequestNorResponse(id: RequestID)
 
     /// Classifies one element of the top level (a single message or one member of a batch).
     public init(_ json: JSON) {
@@ -70,7 +73,11 @@ public enum IncomingMessage: Sendable, Equatable {
             }
             return
         }
-        self = .invalid(id: id, error: .invalidRequest("no method"))
+        if let id, !id.json.isNull {
+            self = .neitherRequestNorResponse(id: id)
+        } else {
+            self = .invalid(id: id, error: .invalidRequest("no method"))
+        }
     }
 }
 

@@ -33,7 +33,10 @@ final class MessageTests: XCTestCase {
         guard case .invalid(let id, _) = try classify(#"{"jsonrpc":"2.1","method":"a","id":1}"#) else { return XCTFail() }
         XCTAssertEqual(id, RequestID(1))
         guard case .invalid(nil, _) = try classify(#"{"jsonrpc":"2.0","method":"a","id":[]}"#) else { return XCTFail() }
-        guard case .invalid(_, let noMethod) = try classify(#"{"jsonrpc":"2.0","id":1}"#) else { return XCTFail() }
+        // Neither method nor result nor error: the connection decides by the id (a broken answer to a request it
+        // waits for, else -32600 "no method"); with a null id it is an invalid request at once.
+        XCTAssertEqual(try classify(#"{"jsonrpc":"2.0","id":1}"#), .neitherRequestNorResponse(id: RequestID(1)))
+        guard case .invalid(_, let noMethod) = try classify(#"{"jsonrpc":"2.0","id":null}"#) else { return XCTFail() }
         XCTAssertEqual(noMethod.code, .invalidRequest)
         guard case .invalid = try classify("1") else { return XCTFail() }
         guard case .invalid = try classify(#"{"jsonrpc":"2.0","method":"a","params":42,"id":1}"#) else { return XCTFail() }

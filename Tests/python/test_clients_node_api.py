@@ -263,3 +263,54 @@ def test_node_login_web_on_a_second_screen_host_fails_at_once_saying_why(bin_dir
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["failed"].startswith("PassBridgeError: the daemon shows a registration code"), out
     assert "loginSecondScreen" in out["failed"] and out["seconds"] < 10 and out["after"] is False, out
+
+
+PARTNER_HOST = r"""
+import { PassBridge } from 'PACKAGE';
+const [exe, emulator, statement, state] = process.argv.slice(2);
+const ae = await PassBridge.spawn(exe, ['--backend', emulator, '--state-dir', state, '--software-statement', statement], { stderr: 'ignore' });
+const statuses = [];
+ae.on('status', (s) => statuses.push(s.id));
+const out = {};
+let forgetful = true;
+// The first answer forgets its return: the daemon must get null, not a response with no result.
+ae.handle('partnerSSO/checkAccessStatus', async () => { if (!forgetful) return { accessStatus: 'granted' }; });
+ae.handle('partnerSSO/requestAccountMetadata', async (p) => {
+  if (p.interruptionAllowed) throw { reason: 'unsupportedProvider', unsupportedProviderIdentifier: 'MockPicker' };
+  return { providerId: null, authenticationExpirationDate: null };
+});
+await ae.call('init', { redirectUrl: 'adobepass://ios.app', partnerSSO: 'Apple' });
+const began = Date.now();
+out.requestor = await ae.call('setRequestor', { requestorID: 'REF' });
+await ae.call('rpc.stats');
+out.requestorSeconds = (Date.now() - began) / 1000;
+out.requestorStatuses = [...statuses];
+forgetful = false;
+statuses.length = 0;
+const navigated = new Promise((resolve) => ae.once('navigateToUrl', resolve));
+const login = ae.call('getAuthentication');
+await navigated;
+out.selected = (await ae.call('getSelectedProvider')).mvpd?.ID;
+out.statusesAtPage = [...statuses];
+await ae.call('setSelectedProvider', { mvpdId: null });
+await login;
+await ae.close();
+console.log(JSON.stringify(out));
+"""
+
+
+def test_node_host_handlers_answer_null_for_nothing_and_refuse_with_their_fields(bin_dir, emulator_url, tmp_path):
+    """From a new-user pass (a Node set-top developer): a partnerSSO handler that returned nothing sent a response
+    with neither result nor error, which the daemon took for no answer and waited 10 s on; and a refusal's
+    `unsupportedProviderIdentifier` was dropped, so the picker's provider (MockPicker, a PICKER boarding) got N003
+    and the regular picker instead of its own login page. Now: null, refused at once (APPL_ERROR); and the
+    provider's page, with no status."""
+    script = tmp_path / "partner.mjs"
+    script.write_text(PARTNER_HOST.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(), str(tmp_path / "state")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["requestor"] == {"status": 1} and "APPL_ERROR" in out["requestorStatuses"], out
+    assert out["requestorSeconds"] < 5, out
+    assert out["selected"] == "MockPicker" and out["statusesAtPage"] == [], out

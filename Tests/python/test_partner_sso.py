@@ -610,8 +610,9 @@ def test_a_login_that_ends_at_the_platform_picker_dismisses_it_before_its_respon
 
 
 @pytest.mark.parametrize("answer", ['{{"jsonrpc":"2.0","id":"{id}","error":"oops"}}',
-                                    '{{"id":"{id}","result":{{"accessStatus":"granted"}}}}'],
-                         ids=["error-not-an-object", "no-jsonrpc-member"])
+                                    '{{"id":"{id}","result":{{"accessStatus":"granted"}}}}',
+                                    '{{"jsonrpc":"2.0","id":"{id}"}}'],
+                         ids=["error-not-an-object", "no-jsonrpc-member", "neither-result-nor-error"])
 def test_an_answer_that_is_no_valid_response_counts_as_an_error_at_once(bin_dir, emulator, tmp_path, answer):
     """From a breaking pass: a host's answer to partnerSSO/checkAccessStatus whose error was a string was dropped,
     and the daemon waited out its 10 s before saying APPL_ERROR; one without "jsonrpc" was even answered, as if it
