@@ -192,8 +192,13 @@ def test_a_server_that_stops_answering_fails_the_call_after_10_s_and_the_next_ca
         for pid in backends:
             os.kill(pid, signal.SIGCONT)
     assert daemon.stop() == 0
-    failures = [line for line in daemon.log().splitlines() if "store failure" in line]
+    log = daemon.log()
+    failures = [line for line in log.splitlines() if "store failure" in line]
     assert len(failures) == 1 and "no answer from the server within 10 s" in failures[0], failures
+    # Said where it happened too, whoever met it (a cache write would not report it; a breaking pass), and the
+    # reconnect after it does not call the connection lost.
+    assert "PostgreSQL: no answer from the server within 10 s; the connection is dropped" in log, log
+    assert "PostgreSQL connection lost earlier" not in log, log
 
 
 def test_a_storage_check_while_postgresql_is_down_ends_nothing_and_runs_again_once_it_is_back(bin_dir, emulator, tmp_path,

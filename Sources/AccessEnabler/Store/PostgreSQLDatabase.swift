@@ -90,8 +90,9 @@ final class PostgreSQLDatabase {
         thread.check("PostgreSQL connection")
         let operation = operation.prefix { $0 != "(" }  // a method's name, without its labels
         if lost || cpq_status(connection) != CONNECTION_OK {
+            let why = abandoned ? "dropped earlier, the server having given no answer" : "lost earlier"
             try reconnect()
-            log?(.warning, "PostgreSQL connection lost earlier; reconnected before \(operation)")
+            log?(.warning, "PostgreSQL connection \(why); reconnected before \(operation)")
         }
         mayHaveCommitted = false
         do {
@@ -213,9 +214,12 @@ final class PostgreSQLDatabase {
         }
         guard let result else {
             if timedOut != 0 {
-                // The statement is still in flight: the connection can serve nothing else until it is reset.
+                // The statement is still in flight: the connection can serve nothing else until it is reset. Logged
+                // here, since a caller that tries again later (a cache write, the look) logs nothing of its own.
                 (lost, abandoned) = (true, true)
-                throw .postgreSQL(operation: "query", message: "no answer from the server within \(Self.answerTimeoutMillis / 1000) s")
+                let message = "no answer from the server within \(Self.answerTimeoutMillis / 1000) s"
+                log?(.warning, "PostgreSQL: \(message); the connection is dropped, and the next operation connects anew")
+                throw .postgreSQL(operation: "query", message: message)
             }
             lost = cpq_status(connection) == CONNECTION_BAD
             throw .postgreSQL(operation: "query", message: Self.message(connection))
