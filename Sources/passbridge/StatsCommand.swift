@@ -42,9 +42,11 @@ enum StatsCommand {
 
         Asks the daemon listening on PATH for rpc.stats and prints it as OpenMetrics text: passbridge_instances,
         passbridge_connections (this one not counted), passbridge_calls_in_flight, passbridge_heap_bytes and
-        passbridge_uptime_seconds (gauges), passbridge_profile_reads_total{source} and
-        passbridge_authorization_expiries_total{outcome} (counters). Exit 1 when the daemon cannot be reached, or
-        answers with an error or with something that is not rpc.stats, or gives no answer line within 5 s.
+        passbridge_uptime_seconds (gauges), passbridge_profile_reads_total{source},
+        passbridge_authorization_expiries_total{outcome} and passbridge_store_failures_total (counters), and
+        passbridge_store_failing (a gauge). Exit 1 when the daemon cannot be reached, or answers with an error
+        (saying it: a daemon that does not serve the caller says why) or with something that is not rpc.stats, or
+        gives no answer line within 5 s.
 
 
         """ + table.usage(defaults: Options(), column: 17)
@@ -65,6 +67,11 @@ enum StatsCommand {
         switch ask(options.socket) {
         case .success(let value): answer = value
         case .failure(let failure): return program.failure(failure.message)
+        }
+        if let error = answer["error"], let message = error["message"]?.stringValue {
+            // Refused (-32005, a peer the daemon does not serve) or failed: its own words.
+            let reason = error["data"]?["reason"]?.stringValue.map { ": \($0)" } ?? ""
+            return program.failure("\(options.socket) answered \(message)\(reason)")
         }
         guard answer["id"] == .integer(1), let stats = answer["result"], let missing = missingField(stats) else {
             let excerpt = Text.excerpt(String(decoding: answer.serialized(), as: UTF8.self))
@@ -180,8 +187,11 @@ enum StatsCommand {
         }
         guard connected == 0 else { return .failure(Failure(message: "cannot connect to \(path): \(String(cString: strerror(errno)))")) }
         let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}"#.utf8) + [0x0A]
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
-            return .failure(Failure(message: "cannot write to \(path): \(String(cString: strerror(errno)))"))
+        // A daemon that refuses the peer (-32005) writes why and closes: a write that fails is told only when no such
+        // line can be read.
+        var writeFailure: Failure?
+        if request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) != request.count {
+            writeFailure = Failure(message: "cannot write to \(path): \(String(cString: strerror(errno)))")
         }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -191,13 +201,13 @@ enum StatsCommand {
             let left = deadline - ContinuousClock.now
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard left > .zero, poll(&ready, 1, Int32((left / .milliseconds(1)).rounded(.up))) > 0 else {
-                return .failure(Failure(message: "no answer from \(path) within 5 s"))
+                return .failure(writeFailure ?? Failure(message: "no answer from \(path) within 5 s"))
             }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             guard count > 0 else {
                 if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
                 let reason = count == 0 ? "closed the connection" : String(cString: strerror(errno))
-                return .failure(Failure(message: "no answer from \(path): \(reason)"))
+                return .failure(writeFailure ?? Failure(message: "no answer from \(path): \(reason)"))
             }
             lineEnd = chunk[..<count].firstIndex(of: 0x0A).map { received.count + $0 }
             received += chunk[..<count]

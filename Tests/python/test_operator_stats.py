@@ -156,6 +156,31 @@ def test_stats_of_something_that_is_not_a_passbridge_daemon_fail(bin_dir, short_
         assert "without a number of 0 or more for profileReads.memory (" in printed.stderr
 
 
+def test_stats_refused_by_the_daemon_says_why(bin_dir, short_tmp):
+    """From a breaking pass: a daemon that does not serve the caller answers -32005 with why, at once, and closes;
+    `passbridge stats` said only "cannot write to PATH: Broken pipe". It now reads that answer and gives its words."""
+    path = short_tmp / "refusing.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    refusal = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32005, "message": "Access denied",
+                                                                  "data": {"reason": "this daemon serves only root"}}}).encode() + b"\n"
+
+    def refuse():
+        peer, _ = server.accept()
+        with peer:  # as the daemon does: the answer, then the close, before the request is read
+            peer.sendall(refusal)
+            peer.shutdown(socket.SHUT_RDWR)
+        server.close()
+
+    thread = threading.Thread(target=refuse, daemon=True)
+    thread.start()
+    printed = stats_text(bin_dir, "--socket", str(path))
+    thread.join(10)
+    assert printed.returncode == 1 and printed.stdout == "", printed.stdout
+    assert printed.stderr == f"passbridge stats: {path} answered Access denied: this daemon serves only root\n", printed.stderr
+
+
 def trickle(peer):
     """One byte of a valid answer's leading blanks every 0.3 s, for up to 30 s: each read comes in time."""
     for _ in range(100):
