@@ -717,3 +717,19 @@ def test_an_init_that_replaces_the_instance_dismisses_its_platform_picker_first(
             assert notifications_named(daemon.received[index:]) == [], daemon.received[index:]
     finally:
         assert daemon.stop() == 0
+
+
+def test_a_partner_other_than_apple_is_refused_at_init(bin_dir, emulator, tmp_path):
+    """From a Node new-user pass: init {partnerSSO: "Roku"} (or "apple") was taken, the host was then asked as for
+    Apple, and the login went to sessions/sso/Roku and ended in nothing, with no status and no log line."""
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    try:
+        for partner, near in [("Roku", False), ("apple", True), ("", False)]:
+            with pytest.raises(RPCError) as refused:
+                daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": partner})
+            assert refused.value.code == -32602 and refused.value.error["data"]["param"] == "partnerSSO", partner
+            assert "is not a partner of Adobe Pass REST API V2 (it has Apple)" in refused.value.error["message"]
+            assert ("did you mean 'Apple'?" in refused.value.error["message"]) == near, refused.value.error
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
+    finally:
+        assert daemon.stop() == 0

@@ -21,7 +21,11 @@ enum LifecycleMethods {
         }
         let webView = try params.bool("webView")
         let partnerSSO = try params.string("partnerSSO")
-        if partnerSSO?.isEmpty == true { throw Params.invalid("partnerSSO", "must not be empty") }
+        if let partnerSSO, partnerSSO != "Apple" {
+            // REST API V2's one partner (its sessions/sso/{partner} path); any other failed later, saying nothing.
+            let near = Text.near(partnerSSO, in: ["Apple"]).map { "; did you mean '\($0)'?" } ?? ""
+            throw Params.invalid("partnerSSO", "is not a partner of Adobe Pass REST API V2 (it has Apple)\(near)")
+        }
         let device = try hostedDevice(params)
         var singleSignOn = SingleSignOnTokens()
         for (name, token) in [("subjectToken", \SingleSignOnTokens.subjectToken), ("serviceToken", \SingleSignOnTokens.serviceToken)] {
