@@ -55,6 +55,8 @@ export interface AuthenticationStatus extends Reasons {
 export interface TokenResult {
   token: string;
   resource: string;
+  /** checkAuthorization/getAuthorization's result only: the advisory status (Z011 TempPass, Z010 degradation). */
+  statuses?: Status[];
 }
 
 export interface TokenFailure extends Reasons {

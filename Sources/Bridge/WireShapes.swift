@@ -37,12 +37,14 @@ enum Wire {
         return .object(object)
     }
 
-    /// `{token, resource}` as in setToken, or `{resource, errorCode, errorDescription}` as in tokenRequestFailed
-    /// (plus `statuses` when the failure has reasons).
+    /// `{token, resource}` as in setToken, or `{resource, errorCode, errorDescription}` as in tokenRequestFailed;
+    /// plus `statuses` when the failure has reasons, or the token an advisory status (the result's only).
     static func authorization(_ outcome: AuthorizationOutcome) -> JSON {
         switch outcome {
-        case .token(let token, let resource):
-            return .object(["token": .string(token), "resource": .string(resource)])
+        case .token(let token, let resource, let statuses):
+            var object: JSONObject = ["token": .string(token), "resource": .string(resource)]
+            addReasons(statuses, to: &object)
+            return .object(object)
         case .failed(let resource, let errorCode, let errorDescription, let statuses):
             var object: JSONObject = [
                 "resource": .string(resource), "errorCode": .string(errorCode),

@@ -10,7 +10,7 @@ final class AuthorizationTests: EmulatorTestCase {
         await ready(client)
         try await login(client)
         let outcome = await client.engine.checkAuthorization("ch1", data: nil)
-        guard case .token(let token, let resource) = outcome else { return XCTFail("not authorized: \(outcome)") }
+        guard case .token(let token, let resource, _) = outcome else { return XCTFail("not authorized: \(outcome)") }
         XCTAssertEqual(resource, "ch1")
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.count, 2)
@@ -84,7 +84,7 @@ final class AuthorizationTests: EmulatorTestCase {
         let completed = try await client.engine.handleExternalURL(redirect)
         XCTAssertEqual(completed.status, 1)
         let outcome = await play.value
-        guard case .token(let token, "ch1") = outcome else { return XCTFail("not continued: \(outcome)") }
+        guard case .token(let token, "ch1", _) = outcome else { return XCTFail("not continued: \(outcome)") }
         let callbacks = client.delegate.take()
         XCTAssertEqual(callbacks.count, 4)
         XCTAssertEqual(callbacks[safe: 0], .setAuthenticationStatus(1, ""))
@@ -166,7 +166,7 @@ final class AuthorizationTests: EmulatorTestCase {
         ]
         for resource in resources {
             let outcome = await client.engine.checkAuthorization(resource, data: nil)
-            guard case .token(let token, let echoed) = outcome else { return XCTFail("not authorized: \(outcome)") }
+            guard case .token(let token, let echoed, _) = outcome else { return XCTFail("not authorized: \(outcome)") }
             XCTAssertEqual(Array(echoed.utf8), Array(resource.utf8))
             XCTAssertEqual(client.delegate.take().first, .setToken(token, resource))
             try assertTokenVerifies(token, resource: resource)

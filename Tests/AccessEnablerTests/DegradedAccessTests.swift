@@ -12,7 +12,7 @@ final class DegradedAccessTests: EmulatorTestCase {
         try await login(client)
         try await emulator.rule("degradation", ["mvpd": "MockMVPD", "rule": "AuthZAll"])
         let outcome = await client.engine.authorize("ch2", data: nil, loginIfNeeded: false)
-        guard case .token(let token, let resource) = outcome else { return XCTFail("not granted: \(outcome)") }
+        guard case .token(let token, let resource, _) = outcome else { return XCTFail("not granted: \(outcome)") }
         XCTAssertEqual(resource, "ch2")
         try assertTokenVerifies(token, resource: "ch2")
         let callbacks = client.delegate.take()

@@ -92,7 +92,7 @@ final class PartnerSSOTests: EmulatorTestCase {
 
         // Decisions on an appleSSO profile need the partner status header: the emulator refuses them without it.
         let outcome = await client.engine.checkAuthorization("ch1", data: nil)
-        guard case .token(let token, "ch1") = outcome else { return XCTFail("no token: \(outcome)") }
+        guard case .token(let token, "ch1", _) = outcome else { return XCTFail("no token: \(outcome)") }
         try assertTokenVerifies(token, resource: "ch1")
 
         // Step 3: the permission withdrawn on the platform → 0 with VSA403.

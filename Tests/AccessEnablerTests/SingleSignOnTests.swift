@@ -48,7 +48,7 @@ final class SingleSignOnTests: EmulatorTestCase {
         let source = await second.engine.getMetadata(.userMetadata(key: "tokenSource"), arguments: [:])
         XCTAssertEqual(source.metadata, "serviceTokenSSO")
         let outcome = await second.engine.authorize("ch1", data: nil, loginIfNeeded: false)
-        guard case .token(let token, _) = outcome else { return XCTFail("not authorized: \(outcome)") }
+        guard case .token(let token, _, _) = outcome else { return XCTFail("not authorized: \(outcome)") }
         try assertTokenVerifies(token, resource: "ch1")
     }
 }

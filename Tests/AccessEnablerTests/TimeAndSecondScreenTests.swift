@@ -24,7 +24,7 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
         XCTAssertEqual(result, AuthenticationStatus(status: 1, errorCode: ""))
 
         let play = await client.engine.checkAuthorization("anything", data: nil)
-        guard case .token(let token, "anything") = play else { return XCTFail("TempPass permits every resource: \(play)") }
+        guard case .token(let token, "anything", _) = play else { return XCTFail("TempPass permits every resource: \(play)") }
         try assertTokenVerifies(token, resource: "anything")
         _ = client.delegate.take()
 
@@ -118,7 +118,7 @@ final class TimeAndSecondScreenTests: EmulatorTestCase {
         // 6 h + 1 min later the cached token is refused (401); the engine refreshes it once and retries.
         try await emulator.advanceClock(seconds: 21_660)
         let outcome = await client.engine.checkAuthorization("ch1", data: nil)
-        guard case .token(let media, _) = outcome else { return XCTFail("not authorized after refresh: \(outcome)") }
+        guard case .token(let media, _, _) = outcome else { return XCTFail("not authorized after refresh: \(outcome)") }
         try assertTokenVerifies(media, resource: "ch1")
         let credentialsAfter = try await client.store.clientCredentials(scope)
         XCTAssertEqual(credentialsAfter, credentials, "never re-register to refresh")

@@ -75,7 +75,7 @@ def test_temp_pass_authorization_reports_z011(app):
     notes, response = app.exchange("checkAuthorization", {"resource": "ch1"})
     assert notifications_named(notes) == ["setToken", "sendTrackingData", "status"]
     assert notes[-1]["params"]["id"] == "Z011" and notes[-1]["params"]["level"] == "info"
-    assert response["result"]["resource"] == "ch1"
+    assert response["result"]["resource"] == "ch1" and response["result"]["statuses"] == [notes[-1]["params"]]
 
 
 def test_temp_pass_picked_again_after_it_expired_reports_n111(app, emulator):

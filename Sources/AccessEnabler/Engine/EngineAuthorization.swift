@@ -81,12 +81,14 @@ extension Engine {
             delegate.sendTrackingData(
                 ["true", profile.mvpd, profile.trackingGUID, "false", nil, nil] + requestor.trackingTail,
                 forEventType: TrackingEvent.authorization)
-            switch decision.source {
-            case "degradation": delegate.status(AdvancedStatus(.z010, resource: resource))
-            case "temppass": delegate.status(AdvancedStatus(.z011, resource: resource))
-            default: break
-            }
-            return .token(token: token, resource: resource)
+            let advisory: [AdvancedStatus] =
+                switch decision.source {
+                case "degradation": [AdvancedStatus(.z010, resource: resource)]
+                case "temppass": [AdvancedStatus(.z011, resource: resource)]
+                default: []
+                }
+            for status in advisory { delegate.status(status) }
+            return .token(token: token, resource: resource, statuses: advisory)
         case .failed(let failure, let error):
             let message = error?.message
             let details = error?.details ?? ""

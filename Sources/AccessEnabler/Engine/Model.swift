@@ -97,8 +97,9 @@ public struct RequestorStatus: Sendable, Equatable {
 
 /// The terminal outcome of checkAuthorization/getAuthorization: a `setToken` or a `tokenRequestFailed`.
 public enum AuthorizationOutcome: Sendable, Equatable {
-    /// `token` is the decision's `serializedToken` (base64 media token); `resource` byte-exact as requested.
-    case token(token: String, resource: String)
+    /// `token` is the decision's `serializedToken` (base64 media token); `resource` byte-exact as requested;
+    /// `statuses` the advisory status sent after setToken (Z011 TempPass, Z010 degradation), if any.
+    case token(token: String, resource: String, statuses: [AdvancedStatus] = [])
     /// `errorDescription` is the decision error's `details`, else ""; `statuses` are the warning and error
     /// statuses that explain the failure (as in `AuthenticationStatus.statuses`).
     case failed(resource: String, errorCode: String, errorDescription: String, statuses: [AdvancedStatus] = [])
