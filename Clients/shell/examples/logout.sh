@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Log out: logout, open the MVPD's logout page (navigateToUrl) with $WEB_VIEW up to the redirect URL, hand
-# it to handleExternalURL. Without $WEB_VIEW the page is not opened; the daemon ends the logout by itself
-# after 10 s (the profiles are already deleted). Exit 0 when logged out.
+# it to handleExternalURL. Without $WEB_VIEW (a set-top box) the instance is a host without a web view
+# (init {"webView": false}): no page to open, and the logout is answered at once. Exit 0 when logged out.
 #   REQUESTOR=REF WEB_VIEW="…" logout.sh [passbridge-call options]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/session.sh"
 
 session_open "$@"
-session_send "init"
+if [ -n "${WEB_VIEW:-}" ]; then session_send "init"; else session_send 'init {"webView":false}'; fi
 session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
 session_send "checkAuthentication"
 session_response && session_response && session_response || exit 2
 if [[ $REPLY_LINE != *'"status":1'* || -z ${WEB_VIEW:-} ]]; then
-    session_send "logout"        # nothing to open: answered at once, or after the daemon's 10 s wait
+    session_send "logout"        # nothing to open: answered at once
 else
     session_mark
     session_send "& logout"
