@@ -78,6 +78,16 @@ console.log(JSON.stringify(out));
 """
 
 
+def run_node(source: str, name: str, bin_dir, emulator_url, tmp_path) -> dict:
+    """Runs a Node script of this file to its end (exit 0); returns the JSON of its last line."""
+    script = tmp_path / f"{name}.mjs"
+    script.write_text(source.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(), str(tmp_path / "state")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
 def run_with_phone(source: str, name: str, bin_dir, emulator_url, tmp_path) -> dict:
     """Runs a Node script of this file: its first stdout line is the second screen's code, which the scripted
     phone completes; returns the JSON of its last line."""
@@ -255,12 +265,7 @@ console.log(JSON.stringify({ failed, seconds, after: after.authenticated }));
 def test_node_login_web_on_a_second_screen_host_fails_at_once_saying_why(bin_dir, emulator_url, tmp_path):
     """As the Python client (test_clients_python_api.py): loginWeb on a host that sent init {webView: false} waited
     silently for its timeout while the daemon showed a registration code nobody saw."""
-    script = tmp_path / "host.mjs"
-    script.write_text(SECOND_SCREEN_HOST.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
-    run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(), str(tmp_path / "state")],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out = run_node(SECOND_SCREEN_HOST, "host", bin_dir, emulator_url, tmp_path)
     assert out["failed"].startswith("PassBridgeError: the daemon shows a registration code"), out
     assert "loginSecondScreen" in out["failed"] and out["seconds"] < 10 and out["after"] is False, out
 
@@ -305,12 +310,7 @@ def test_node_host_handlers_answer_null_for_nothing_and_refuse_with_their_fields
     `unsupportedProviderIdentifier` was dropped, so the picker's provider (MockPicker, a PICKER boarding) got N003
     and the regular picker instead of its own login page. Now: null, refused at once (APPL_ERROR); and the
     provider's page, with no status."""
-    script = tmp_path / "partner.mjs"
-    script.write_text(PARTNER_HOST.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
-    run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(), str(tmp_path / "state")],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out = run_node(PARTNER_HOST, "partner", bin_dir, emulator_url, tmp_path)
     assert out["requestor"] == {"status": 1} and "APPL_ERROR" in out["requestorStatuses"], out
     assert out["requestorSeconds"] < 5, out
     assert out["selected"] == "MockPicker" and out["statusesAtPage"] == [], out

@@ -295,6 +295,17 @@ def spawned_daemon(shell: subprocess.Popen) -> int:
     raise AssertionError(f"no passbridge process below {shell.pid}")
 
 
+def session_past_init(env) -> subprocess.Popen:
+    """A `passbridge-call --session` (its own daemon) whose `init` line has been answered."""
+    proc = subprocess.Popen([CALL, "--timeout", "60", "--session"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("init\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["result"] == {}
+    return proc
+
+
 def coprocess_ended(shell: subprocess.Popen) -> bool:
     """Whether the script's one child (the subshell that runs the daemon or passbridge-relay, and ends with it) has
     ended: gone, or a zombie not reaped yet."""
@@ -377,12 +388,8 @@ def test_a_session_whose_daemon_is_killed_amid_background_requests_says_so_in_on
     coprocess (a breaking pass); both ways now say how the daemon ended, in one line, and stdout holds answers only.
     Three runs."""
     for _ in range(3):
-        proc = subprocess.Popen([CALL, "--timeout", "60", "--session"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = session_past_init(env)
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("init\n")
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["result"] == {}
         daemon = spawned_daemon(proc)
 
         def flood():
@@ -408,12 +415,8 @@ def test_a_session_whose_daemon_is_killed_while_it_waits_for_input_says_so_in_on
     the end itself and says so. With the input ending at once the session ended 0, as if all were well, and the
     only word of the end was bash's own report of the coprocess ("line N: PID Killed  coproc DAEMON …"), printed
     once a command substitution ran. Both now end 2 with the one line that says how the daemon ended."""
-    proc = subprocess.Popen([CALL, "--timeout", "60", "--session"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write("init\n")
-    proc.stdin.flush()
-    assert json.loads(proc.stdout.readline())["result"] == {}
+    proc = session_past_init(env)
+    assert proc.stdin is not None
     os.kill(spawned_daemon(proc), 9)
     if input_ends:
         proc.stdin.close()

@@ -645,12 +645,28 @@ def host_request(daemon, method: str, since: int, **params) -> dict:
                            and all(m["params"].get(k) == v for k, v in params.items()), since)[1]
 
 
+def answer_host(daemon, request: dict, result: dict) -> None:
+    daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+
+
+def requestor_set_by_hand(daemon, access: str) -> None:
+    """init declaring Apple, then setRequestor REF, its host requests answered here: `access`, and nobody signed
+    in at the platform."""
+    assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
+    start = daemon.mark()
+    daemon.send("setRequestor", {"requestorID": "REF"})
+    answer_host(daemon, host_request(daemon, "partnerSSO/checkAccessStatus", start), {"accessStatus": access})
+    if access == "granted":
+        answer_host(daemon, host_request(daemon, "partnerSSO/requestAccountMetadata", start),
+               {"providerId": None, "authenticationExpirationDate": None})
+    daemon.wait_for(lambda m: m.get("method") == "setRequestorComplete", start)
+
+
 def picker_up(daemon) -> tuple[int, int, dict]:
     """getAuthentication up to the platform's picker (access granted): (its id, the mark, the picker request)."""
     start = daemon.mark()
     login = daemon.send("getAuthentication")
-    access = host_request(daemon, "partnerSSO/checkAccessStatus", start, prompt=True)
-    daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": access["id"], "result": {"accessStatus": "granted"}}))
+    answer_host(daemon, host_request(daemon, "partnerSSO/checkAccessStatus", start, prompt=True), {"accessStatus": "granted"})
     return login, start, host_request(daemon, "partnerSSO/requestAccountMetadata", start, interruptionAllowed=True)
 
 
@@ -660,15 +676,7 @@ def test_a_late_answer_for_an_ended_login_leaves_the_next_logins_picker_up(bin_d
     2's own answer then came with none. Each picker is now its login's."""
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"), "--log-level", "debug")
     try:
-        assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
-        start = daemon.mark()
-        daemon.send("setRequestor", {"requestorID": "REF"})
-        silent = host_request(daemon, "partnerSSO/checkAccessStatus", start)
-        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": silent["id"], "result": {"accessStatus": "granted"}}))
-        metadata = host_request(daemon, "partnerSSO/requestAccountMetadata", start)
-        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": metadata["id"],
-                                    "result": {"providerId": None, "authenticationExpirationDate": None}}))
-        daemon.wait_for(lambda m: m.get("method") == "setRequestorComplete", start)
+        requestor_set_by_hand(daemon, "granted")
         first, _, first_picker = picker_up(daemon)
         daemon.send("$/cancelRequest", {"id": first}, notification=True)
         daemon.response(first)
@@ -696,12 +704,7 @@ def test_an_init_that_replaces_the_instance_dismisses_its_platform_picker_first(
     nothing more, so the host was never told to close the picker. The dismiss now comes before init's response."""
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
     try:
-        assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"}) == {}
-        start = daemon.mark()
-        daemon.send("setRequestor", {"requestorID": "REF"})
-        silent = host_request(daemon, "partnerSSO/checkAccessStatus", start)
-        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": silent["id"], "result": {"accessStatus": "notDetermined"}}))
-        daemon.wait_for(lambda m: m.get("method") == "setRequestorComplete", start)
+        requestor_set_by_hand(daemon, "notDetermined")
         login, login_start, picker = picker_up(daemon)
         before = daemon.mark()
         init = daemon.send("init", {"redirectUrl": REDIRECT_URL, "partnerSSO": "Apple"})
@@ -710,8 +713,7 @@ def test_an_init_that_replaces_the_instance_dismisses_its_platform_picker_first(
         with daemon._lock:
             between = daemon.received[before:index]
         assert notifications_named(between) == ["dismissTvProviderDialog"], between
-        daemon.send_raw(json.dumps({"jsonrpc": "2.0", "id": picker["id"],
-                                    "result": {"providerId": None, "authenticationExpirationDate": None}}))
+        answer_host(daemon, picker, {"providerId": None, "authenticationExpirationDate": None})
         assert daemon.call("rpc.stats")["connections"] == 1
         with daemon._lock:
             assert notifications_named(daemon.received[index:]) == [], daemon.received[index:]

@@ -28,6 +28,16 @@ def authorize(daemon):
     return result, [m["method"] for m in daemon.received[start:] if "method" in m], elapsed
 
 
+def server_processes(url) -> list[int]:
+    """The pids of the server processes serving other sessions of `url`'s database (the daemon's), at least one."""
+    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+    pids = [int(pid) for pid in subprocess.run(
+        [psql, "-X", "-Atc", "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+         url], capture_output=True, text=True, timeout=30, check=True).stdout.split()]
+    assert pids
+    return pids
+
+
 def logged_in_daemon(bin_dir, emulator, tmp_path, url):
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state", "--store", url))
     ready(daemon)
@@ -133,11 +143,7 @@ def test_a_server_that_stops_answering_does_not_keep_the_daemon_from_exiting(bin
                                                "--shutdown-timeout", "1"))
     ready(daemon)
     login(daemon)
-    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
-    backends = [int(pid) for pid in subprocess.run(
-        [psql, "-X", "-Atc", "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
-         postgres_url], capture_output=True, text=True, timeout=30, check=True).stdout.split()]
-    assert backends
+    backends = server_processes(postgres_url)
     try:
         for pid in backends:
             os.kill(pid, signal.SIGSTOP)
@@ -164,11 +170,7 @@ def test_a_server_that_stops_answering_fails_the_call_after_10_s_and_the_next_ca
     up other tests that share a cluster (their databases' CREATE and DROP waited for it)."""
     _, postgres_url = own_postgres
     daemon = logged_in_daemon(bin_dir, emulator, tmp_path, postgres_url)
-    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
-    backends = [int(pid) for pid in subprocess.run(
-        [psql, "-X", "-Atc", "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
-         postgres_url], capture_output=True, text=True, timeout=30, check=True).stdout.split()]
-    assert backends
+    backends = server_processes(postgres_url)
     try:
         for pid in backends:
             os.kill(pid, signal.SIGSTOP)

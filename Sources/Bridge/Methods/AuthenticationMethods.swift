@@ -41,16 +41,12 @@ enum AuthenticationMethods {
     /// `{url}` → `{status, errorCode}` of the flow it completes; a URL other than the redirect URL → -32602.
     static let handleExternalURL = MethodSpec(name: "handleExternalURL", needsRequestor: true) { instance, params throws(ErrorObject) in
         let url = try params.requiredString("url")
-        let notRedirect = Params.invalid("url", "is not the registered redirect URL (scheme, host and path must match)")
-        // A param's wrong value is -32602 with or without a requestor (Protocol/README.md, Lifecycle 3).
-        guard instance.engine().isRedirectURL(url) else { throw notRedirect }
-        return .engine { engine throws(ErrorObject) in
-            do throws(AccessEnablerError) {
-                return Wire.authentication(try await engine.handleExternalURL(url))
-            } catch {
-                throw notRedirect
-            }
+        // A param's wrong value is -32602 with or without a requestor (Protocol/README.md, Lifecycle 3); the URL checked
+        // here, the flow is completed as getAuthenticationToken completes it (no second parse of the URL).
+        guard instance.engine().isRedirectURL(url) else {
+            throw Params.invalid("url", "is not the registered redirect URL (scheme, host and path must match)")
         }
+        return .engine { engine in Wire.authentication(await engine.getAuthenticationToken()) }
     }
 
     /// Deprecated alias of completing the pending flow → `{status, errorCode}`.
