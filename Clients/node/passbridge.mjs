@@ -115,6 +115,35 @@ export class NotAuthorized extends AuthorizationError {
 /** Any other authorization failure (Generic / Internal Authorization Error, Z500…). */
 export class AuthorizationFailed extends AuthorizationError {}
 
+/**
+ * The error response for a host handler's refusal `e` (or its failure, a result that is no JSON included): `data`
+ * holds its `reason` (`other` when it has none) and its own fields, a `data` object of its own merged in
+ * (unsupportedProvider's unsupportedProviderIdentifier), each field that cannot be written as JSON (a cycle, a
+ * BigInt, a getter that throws) left out; a code that is no integer is -32000, a message that is no string is made
+ * one. Always one valid error response.
+ */
+function refusalLine(id, e) {
+  const refusal = e !== null && typeof e === 'object' ? e : {};
+  const read = (from, name) => { try { return from[name]; } catch { return undefined; } };
+  const text = (value) => { try { return String(value); } catch { return 'the host could not answer'; } };
+  const reason = typeof read(refusal, 'reason') === 'string' ? read(refusal, 'reason') : 'other';
+  const code = Number.isInteger(read(refusal, 'rpcCode')) ? read(refusal, 'rpcCode') : -32000;
+  const given = read(refusal, 'message');
+  const message = typeof given === 'string' ? given : reason === 'other' ? text(e) : reason;
+  const data = {};
+  const take = (from, skip) => {
+    for (const key of Object.keys(from)) {
+      if (skip.includes(key)) continue;
+      const value = read(from, key);
+      try { JSON.stringify(value); data[key] = value; } catch { /* not JSON: left out */ }
+    }
+  };
+  const own = read(refusal, 'data');
+  if (own !== null && typeof own === 'object') take(own, ['reason']);
+  take(refusal, ['rpcCode', 'message', 'data', 'reason']);
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, data: { ...data, reason } } });
+}
+
 /** The typed outcome of a checkAuthorization/getAuthorization result. */
 export function authorizationOutcome(resource, result) {
   const statuses = result.statuses ?? [];
@@ -506,7 +535,7 @@ export class PassBridge extends EventEmitter {
       return;
     }
     for (const m of Array.isArray(msg) ? msg : [msg]) {
-      if (typeof m.method === 'string' && 'id' in m) this.#answer(m);
+      if (typeof m.method === 'string' && 'id' in m) void this.#answer(m);
       else if (typeof m.method === 'string') this.emit(m.method, m.params ?? {});
       else this.#settle(m);
     }
@@ -519,23 +548,17 @@ export class PassBridge extends EventEmitter {
     else waiter.resolve(m.result);
   }
 
+  /** Answers one daemon->host request; whatever the handler does, one valid response goes out. */
   async #answer(m) {
-    const fn = this.#handlers.get(m.method);
-    const reply = { jsonrpc: '2.0', id: m.id };
+    let line;
     try {
+      const fn = this.#handlers.get(m.method);
       if (!fn) throw Object.assign(new Error(`no host handler for ${m.method}`), { rpcCode: -32601 });
       // A handler that returns nothing answers null: a response needs a result (the daemon would take none as broken).
-      reply.result = (await fn(m.params ?? {})) ?? null;
+      line = JSON.stringify({ jsonrpc: '2.0', id: m.id, result: (await fn(m.params ?? {})) ?? null });
     } catch (e) {
-      // The refusal's own fields go in data with its reason (unsupportedProvider's unsupportedProviderIdentifier).
-      const refusal = e !== null && typeof e === 'object' ? e : {};
-      const { rpcCode, message, ...fields } = { ...refusal, message: refusal.message };
-      reply.error = {
-        code: rpcCode ?? -32000,
-        message: message ?? refusal.reason ?? String(e),
-        data: { ...fields, reason: refusal.reason ?? 'other' },
-      };
+      line = refusalLine(m.id, e);
     }
-    this.#out.write(JSON.stringify(reply) + '\n');
+    this.#out.write(line + '\n');
   }
 }

@@ -314,3 +314,40 @@ def test_node_host_handlers_answer_null_for_nothing_and_refuse_with_their_fields
     assert out["requestor"] == {"status": 1} and "APPL_ERROR" in out["requestorStatuses"], out
     assert out["requestorSeconds"] < 5, out
     assert out["selected"] == "MockPicker" and out["statusesAtPage"] == [], out
+
+
+AWKWARD_HOST = r"""
+import { PassBridge } from 'PACKAGE';
+const [exe, emulator, statement, state] = process.argv.slice(2);
+const ae = await PassBridge.spawn(exe, ['--backend', emulator, '--state-dir', state, '--software-statement', statement], { stderr: 'ignore' });
+const statuses = [];
+ae.on('status', (s) => statuses.push(s.id));
+const handlers = [
+  () => { const e = { reason: 'accessNotGranted' }; e.self = e; throw e; },   // a cycle: the reason still goes
+  () => ({ accessStatus: 'granted', n: 10n }),                                 // a BigInt: no JSON, so 'other'
+  () => { throw { reason: 'accessNotGranted', message: 42, rpcCode: 'x' }; },  // odd types: made valid
+];
+let turn = 0;
+ae.handle('partnerSSO/checkAccessStatus', async () => handlers[turn]());
+ae.handle('partnerSSO/requestAccountMetadata', async () => ({ providerId: null, authenticationExpirationDate: null }));
+await ae.call('init', { redirectUrl: 'adobepass://ios.app', partnerSSO: 'Apple' });
+const out = [];
+for (turn = 0; turn < handlers.length; turn++) {
+  statuses.length = 0;
+  const began = Date.now();
+  await ae.call('setRequestor', { requestorID: 'REF' });
+  await ae.call('rpc.stats');
+  out.push({ seconds: (Date.now() - began) / 1000, statuses: [...statuses] });
+}
+await ae.close();
+console.log(JSON.stringify(out));
+"""
+
+
+def test_node_host_handlers_always_answer_one_valid_response(bin_dir, emulator_url, tmp_path):
+    """From a breaking pass: a handler whose refusal held a cycle, or whose result held a BigInt, made the client
+    throw while writing the answer (the host process exited under Node's defaults, and the daemon waited 10 s); a
+    refusal with a message or a code of the wrong type went out as an invalid error object, its reason lost."""
+    out = run_node(AWKWARD_HOST, "awkward", bin_dir, emulator_url, tmp_path)
+    assert [turn["statuses"] for turn in out] == [["VSA403"], ["APPL_ERROR"], ["VSA403"]], out
+    assert all(turn["seconds"] < 5 for turn in out), out
