@@ -68,12 +68,13 @@ enum StatsCommand {
         case .success(let value): answer = value
         case .failure(let failure): return program.failure(failure.message)
         }
-        if let error = answer["error"], let message = error["message"]?.stringValue {
-            // Refused (-32005, a peer the daemon does not serve) or failed: its own words.
+        // Its answer, or a refusal (-32005 comes with id null, before the request was read): then its own words.
+        let ours = answer["jsonrpc"] == .string("2.0") && (answer["id"] == .integer(1) || answer["id"] == .null)
+        if ours, let error = answer["error"], let message = error["message"]?.stringValue {
             let reason = error["data"]?["reason"]?.stringValue.map { ": \($0)" } ?? ""
             return program.failure("\(options.socket) answered \(message)\(reason)")
         }
-        guard answer["id"] == .integer(1), let stats = answer["result"], let missing = missingField(stats) else {
+        guard ours, answer["id"] == .integer(1), let stats = answer["result"], let missing = missingField(stats) else {
             let excerpt = Text.excerpt(String(decoding: answer.serialized(), as: UTF8.self))
             return program.failure("\(options.socket) answered rpc.stats with \(excerpt)")
         }
@@ -94,13 +95,14 @@ enum StatsCommand {
     ]
 
     /// nil when `stats` is no object; else the exported fields it lacks a number of 0 or more for (dotted; every
-    /// field is a count, a size or a time), none when complete.
+    /// field is a count or a size, an integer, but for `uptimeSeconds`, a time; `storeFailures.failing` is 0 or 1),
+    /// none when complete.
     static func missingField(_ stats: JSON) -> [String]? {
         guard stats.objectValue != nil else { return nil }
         return fields.filter { path in
             switch path.reduce(Optional(stats), { $0?[$1] }) {
-            case .integer(let value): value < 0
-            case .double(let value): !(value >= 0 && value.isFinite)
+            case .integer(let value): value < 0 || (path == ["storeFailures", "failing"] && value > 1)
+            case .double(let value): path != ["uptimeSeconds"] || !(value >= 0 && value.isFinite)
             default: true
             }
         }.map { $0.joined(separator: ".") }

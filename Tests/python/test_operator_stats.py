@@ -140,7 +140,14 @@ COMPLETE = {"instances": 0, "connections": 1, "callsInFlight": 0, "profileReads"
     # A counter below 0 (Prometheus' parser refuses it), and the answer to another request: found by a bad-input pass.
     json.dumps({"jsonrpc": "2.0", "id": 1, "result": COMPLETE | {"profileReads": {"memory": -5, "store": 0}}}).encode() + b"\n",
     json.dumps({"jsonrpc": "2.0", "id": 99, "result": COMPLETE}).encode() + b"\n",
-], ids=["fields-missing", "not-an-object", "negative-counter", "another-id"])
+    # A count that is no integer, a flag that is no 0 or 1, no "jsonrpc", another request's error: a final breaking
+    # pass had the first three printed as metrics, and the last said as the daemon's own error.
+    json.dumps({"jsonrpc": "2.0", "id": 1, "result": COMPLETE | {"instances": 1.5}}).encode() + b"\n",
+    json.dumps({"jsonrpc": "2.0", "id": 1, "result": COMPLETE | {"storeFailures": {"operations": 0, "failing": 7}}}).encode() + b"\n",
+    json.dumps({"id": 1, "result": COMPLETE}).encode() + b"\n",
+    json.dumps({"jsonrpc": "2.0", "id": 7, "error": {"code": -32601, "message": "Method not found"}}).encode() + b"\n",
+], ids=["fields-missing", "not-an-object", "negative-counter", "another-id", "fraction", "flag-7", "no-jsonrpc",
+        "another-ids-error"])
 def test_stats_of_something_that_is_not_a_passbridge_daemon_fail(bin_dir, short_tmp, answer):
     """A socket that answers, but not with rpc.stats' fields: exit 1 with a line saying so, nothing on stdout (a
     scrape of NaN or zeros would look like a healthy, idle daemon)."""
