@@ -710,3 +710,34 @@ def test_a_delegate_with_the_sdk_params_only_still_gets_set_metadata_status(bin_
 
     told = asyncio.run(main())
     assert len(told) == 1 and told[0][0] == 0 and told[0][1].endswith(" GMT +0000"), told
+
+
+def test_host_handlers_always_answer_one_valid_response(bin_dir, emulator_url, tmp_path) -> None:
+    """As the Node client's (a final breaking pass): a handler whose result is no JSON (a set), or a HostError whose
+    data is none, raised while the answer was written; the handler's thread died, and the daemon waited 10 s. It now
+    gets an error with reason `other` at once (APPL_ERROR)."""
+    answers = [lambda: {"accessStatus": "granted", "odd": {1, 2}},
+               lambda: (_ for _ in ()).throw(passbridge.HostError("accessNotGranted", "no", odd={3})),
+               lambda: {"accessStatus": float("nan")}]
+    turn = {"n": 0}
+
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            ae.register_request_handler("partnerSSO/checkAccessStatus", lambda params: answers[turn["n"]]())
+            ae.register_request_handler("partnerSSO/requestAccountMetadata",
+                                        lambda params: {"providerId": None, "authenticationExpirationDate": None})
+            seen: list = []
+            ae.add_listener(lambda event: seen.append(event["id"]) if event.name == "status" else None)
+            await ae.init(partnerSSO="Apple")
+            out = []
+            for turn["n"] in range(len(answers)):
+                seen.clear()
+                began = time.monotonic()
+                await ae.call("setRequestor", {"requestorID": "REF"})
+                await ae.call("rpc.stats")
+                out.append((time.monotonic() - began, list(seen)))
+            return out
+
+    out = asyncio.run(main())
+    assert [statuses for _, statuses in out] == [["APPL_ERROR"]] * 3, out
+    assert all(seconds < 5 for seconds, _ in out), out

@@ -218,7 +218,19 @@ class _Dispatch:
             reply["error"] = error.to_json()
         else:
             reply["error"] = {"code": -32603, "message": "Internal error", "data": {"reason": str(error)}}
-        return reply
+        return _Dispatch._writable(reply)
+
+    @staticmethod
+    def _writable(reply: Message) -> Message:
+        """`reply`, or, when it is no JSON (a handler's set or NaN, a HostError's odd data), an error saying so, with
+        reason ``other``: the daemon always gets one valid answer, never a 10 s wait."""
+        try:
+            json.dumps(reply, allow_nan=False)
+            return reply
+        except (TypeError, ValueError) as failure:
+            return {"jsonrpc": "2.0", "id": reply["id"], "error": {
+                "code": -32603, "message": f"the host's answer could not be written as JSON: {failure}",
+                "data": {"reason": "other"}}}
 
 
 class Connection(_Dispatch):
@@ -368,7 +380,7 @@ class Connection(_Dispatch):
         try:
             if handler is None:
                 raise RPCError(-32601, "Method not found", {"method": message["method"]})
-            reply: Message = {"jsonrpc": "2.0", "id": message["id"], "result": handler(message.get("params"))}
+            reply: Message = self._writable({"jsonrpc": "2.0", "id": message["id"], "result": handler(message.get("params"))})
         except Exception as error:  # noqa: BLE001 - reported to the daemon as an error object
             reply = self._error_reply(message, error)
         try:
@@ -626,7 +638,7 @@ class AsyncConnection(_Dispatch):
             result = handler(message.get("params"))
             if inspect.isawaitable(result):
                 result = await result
-            reply: Message = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            reply: Message = self._writable({"jsonrpc": "2.0", "id": message["id"], "result": result})
         except Exception as error:  # noqa: BLE001 - reported to the daemon as an error object
             reply = self._error_reply(message, error)
         try:
