@@ -712,13 +712,15 @@ def test_a_delegate_with_the_sdk_params_only_still_gets_set_metadata_status(bin_
     assert len(told) == 1 and told[0][0] == 0 and told[0][1].endswith(" GMT +0000"), told
 
 
-def test_host_handlers_always_answer_one_valid_response(bin_dir, emulator_url, tmp_path) -> None:
+def test_host_handlers_always_answer_one_valid_response(bin_dir, emulator_url, tmp_path, caplog) -> None:
     """As the Node client's (a final breaking pass): a handler whose result is no JSON (a set), or a HostError whose
     data is none, raised while the answer was written; the handler's thread died, and the daemon waited 10 s. It now
-    gets an error with reason `other` at once (APPL_ERROR)."""
+    gets an error with reason `other` at once (APPL_ERROR). A handler that fails with a bug of its own (not a
+    HostError) is answered alike, and now logged with its traceback (a new-user pass found it silent)."""
     answers = [lambda: {"accessStatus": "granted", "odd": {1, 2}},
                lambda: (_ for _ in ()).throw(passbridge.HostError("accessNotGranted", "no", odd={3})),
-               lambda: {"accessStatus": float("nan")}]
+               lambda: {"accessStatus": float("nan")},
+               lambda: (_ for _ in ()).throw(ValueError("boom"))]
     turn = {"n": 0}
 
     async def main() -> Any:
@@ -738,6 +740,23 @@ def test_host_handlers_always_answer_one_valid_response(bin_dir, emulator_url, t
                 out.append((time.monotonic() - began, list(seen)))
             return out
 
-    out = asyncio.run(main())
-    assert [statuses for _, statuses in out] == [["APPL_ERROR"]] * 3, out
+    with caplog.at_level(logging.ERROR, logger="passbridge"):
+        out = asyncio.run(main())
+    assert [statuses for _, statuses in out] == [["APPL_ERROR"]] * 4, out
     assert all(seconds < 5 for seconds, _ in out), out
+    failed = "the host request handler for partnerSSO/checkAccessStatus failed"
+    failures = [record for record in caplog.records if record.getMessage() == failed]
+    assert any(isinstance(record.exc_info[1], ValueError) for record in failures if record.exc_info), failures
+
+
+def test_blocking_login_web_whose_page_outlasts_its_timeout_raises_timeout(bin_dir, emulator_url, tmp_path) -> None:
+    """From a new-user pass: the blocking client's login_web with an open_url slower than its timeout raised
+    concurrent.futures.InvalidStateError (the step's answer set on a future the timeout had cancelled), which an
+    `except passbridge.Error` misses. It raises Timeout, and the connection goes on."""
+    with passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                        stderr=subprocess.DEVNULL) as ae:
+        ae.init()
+        ae.set_requestor("REF")
+        with pytest.raises(passbridge.Timeout):
+            ae.login_web(lambda url: time.sleep(3) or None, mvpd=MVPD, timeout=1)
+        assert ae.checkAuthentication()["status"] == 0

@@ -217,6 +217,9 @@ class _Dispatch:
         if isinstance(error, RPCError):
             reply["error"] = error.to_json()
         else:
+            # A bug of the handler, not a refusal: said where the app's logs are, with its traceback.
+            logging.getLogger("passbridge").error("the host request handler for %s failed", message.get("method"),
+                                                  exc_info=error)
             reply["error"] = {"code": -32603, "message": "Internal error", "data": {"reason": str(error)}}
         return _Dispatch._writable(reply)
 

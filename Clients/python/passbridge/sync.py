@@ -19,7 +19,7 @@ import logging
 import queue
 import threading
 import weakref
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from typing import Any, Callable, Coroutine, Dict, List, Optional, Set, Tuple, Union, cast
 
 from .client import _DEFAULT, DEFAULT_TIMEOUT, AsyncAccessEnabler
@@ -189,12 +189,17 @@ class AccessEnabler:
         elif kind == "request":
             _, fn, params, fut = item
             try:
-                fut.set_result(fn(params))
+                outcome = fn(params)
+                settle: Callable[[], None] = lambda: fut.set_result(outcome)  # noqa: E731
             except Exception as e:  # handed to the loop, which answers with the error
-                fut.set_exception(e)
+                settle = lambda: fut.set_exception(e)  # noqa: E731
             except BaseException:  # Ctrl-C or exit on your thread: the call being waited on is cancelled (_wait)
                 fut.cancel()
                 raise
+            try:
+                settle()
+            except InvalidStateError:
+                pass  # cancelled meanwhile (the call's timeout): nobody waits for this answer any more
         elif kind == "done":
             if item[1] in self._abandoned:
                 self._abandoned.discard(item[1])
