@@ -3,7 +3,7 @@
 spends on the same REST API V2 request, in one run. Wall time is the second column.
 
     python3 Bench/cpu-bench.py --bin-dir .build/release [--passbridge PATH] [--before PATH [--before-emulator PATH]]
-                               [--calls 1000] [--flows 40] [--rounds 3] [--pairs 3] [--instructions]
+                               [--calls 1000] [--flows 40] [--rounds 3] [--pairs 3] [--instructions] [--mvpds N]
 
 Rows, each on a device logged in through the real flow against pass-emulator on loopback, one call at a time
 through the bench's C client (`c-client/ndjson-client.c`, `calls` mode; compiled here with `cc`):
@@ -30,7 +30,9 @@ daemon's threads' context switches over that time are its idle wake-ups per seco
 store's 200 ms look for other processes' logins was 5 of them). Rounds interleave the daemons; each cell is the
 median of the rounds, and a second table gives each row's fastest and slowest round (getAuthorization's and curl's cells: the median pair of each round). The getAuthorization ÷ curl
 ratio is taken within each pair (the median of every round's pairs, and their range), since the two figures of a
-pair, seconds apart, move together when the VM slows down.
+pair, seconds apart, move together when the VM slows down. With `--mvpds N` the emulator's requestor REF lists N
+MVPDs (the built-in configuration lists 4; a real requestor may list hundreds), so that work done per MVPD listed
+shows.
 """
 import argparse
 import base64
@@ -235,6 +237,17 @@ def web_login(path, device):
     session.close()
 
 
+def many_mvpds_config(work, count):
+    """The emulator's built-in configuration with requestor REF listing `count` MVPDs: its own first (the bench logs
+    in with MockMVPD), then made-up ones nobody logs in with."""
+    config = json.loads((ROOT.parent / "Sources" / "PassEmulator" / "default-config.json").read_text())
+    ref = next(provider for provider in config["serviceProviders"] if provider["id"] == "REF")
+    ref["mvpds"] += [{"id": f"Cable{number:03d}", "displayName": f"Cable {number}"} for number in range(count - len(ref["mvpds"]))]
+    path = work / "emulator-config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
 def work_dir(state):
     return pathlib.Path(state).parent
 
@@ -287,8 +300,9 @@ def curl_instructions(state, calls):
 class Column:
     """One daemon binary measured against its emulator."""
 
-    def __init__(self, name, passbridge, emulator, work):
+    def __init__(self, name, passbridge, emulator, work, emulator_args=()):
         self.name, self.passbridge, self.emulator_binary = name, pathlib.Path(passbridge), pathlib.Path(emulator)
+        self.emulator_args = list(emulator_args)
         self.work = work / re.sub(r"\W+", "-", name)
         self.work.mkdir()
         (self.work / "bin").mkdir()
@@ -296,7 +310,7 @@ class Column:
         self.samples = []
 
     def start(self):
-        self.emulator = subprocess.Popen([str(self.emulator_binary), "--port", "0"], stdout=subprocess.PIPE,
+        self.emulator = subprocess.Popen([str(self.emulator_binary), "--port", "0", *self.emulator_args], stdout=subprocess.PIPE,
                                          stderr=subprocess.DEVNULL, text=True)
         self.base = self.emulator.stdout.readline().strip()
 
@@ -505,15 +519,18 @@ def main():
     parser.add_argument("--instructions", action="store_true", help="also count instructions per call under callgrind")
     parser.add_argument("--threads", action="store_true", help="also print the daemon's CPU per thread")
     parser.add_argument("--idle-seconds", type=float, default=3, help="how long the idle daemon's wake-ups are counted")
+    parser.add_argument("--mvpds", type=int, default=0,
+                        help="the requestor lists this many MVPDs (the built-in ones, then made-up ones), as real ones list hundreds")
     args = parser.parse_args()
     bin_dir = pathlib.Path(args.bin_dir)
     work = pathlib.Path(tempfile.mkdtemp(prefix="pb-cpu-bench-", dir="/tmp"))
     client = work / "ndjson-client"
     subprocess.run(["cc", "-O2", "-o", str(client), str(ROOT / "c-client" / "ndjson-client.c")], check=True)
     emulator = args.emulator or str(bin_dir / "pass-emulator")
-    columns = [Column("passbridge", args.passbridge or bin_dir / "passbridge", emulator, work)]
+    emulator_args = ["--config", str(many_mvpds_config(work, args.mvpds))] if args.mvpds else []
+    columns = [Column("passbridge", args.passbridge or bin_dir / "passbridge", emulator, work, emulator_args)]
     if args.before:
-        columns.append(Column("before", args.before, args.before_emulator or emulator, work))
+        columns.append(Column("before", args.before, args.before_emulator or emulator, work, emulator_args))
     try:
         for column in columns:
             column.start()

@@ -393,3 +393,42 @@ final class TextFormatTests: XCTestCase {
         }
     }
 }
+
+/// `Requestor.own`: which stored profiles are the requestor's, found from the stored entries alone.
+final class RequestorProfilesTests: XCTestCase {
+    func client(_ base: String, _ store: TokenStore) throws -> RestClient {
+        RestClient(
+            baseURL: try BackendURL(base), softwareStatement: "h.p.s", redirectURL: "adobepass://ios.app", store: store,
+            clock: SkewedClock(local: { Date() }), transport: HTTPTransport(), timeout: .seconds(5), maxThrottleRetries: 2,
+            headers: { DeviceHeaders(deviceIdentifier: "d", deviceInfo: "e30=", visitorID: nil) })
+    }
+
+    func answer(_ mvpds: [String]) throws -> ConfigurationAnswer {
+        try XCTUnwrap(ConfigurationAnswer(["requestor": ["mvpds": .array(mvpds.map { ["id": .string($0), "displayName": .string($0)] })]]))
+    }
+
+    /// Two service providers (two scopes). A profile counts under the scope its MVPD was paired with (the first provider
+    /// to list it), for an MVPD the requestor lists; results keep the requestor's MVPD order, whatever the store's.
+    func testKeepsListedMVPDsUnderTheirOwnScopeInTheRequestorsOrder() throws {
+        let store = try TokenStore(directory: temporaryDirectory())
+        let first = try client("http://127.0.0.1:1", store)
+        let second = try client("http://127.0.0.1:2", store)
+        var requestor = Requestor(id: "REF", primary: first)
+        requestor.merge(configuration: try answer((0..<200).map { "Cable\($0)" } + ["Shared"]), from: first)
+        requestor.merge(configuration: try answer(["Shared", "Only2"]), from: second)
+        XCTAssertEqual(requestor.scopes, [first.scope, second.scope])
+        let logins = requestor.logins(device: "dev")
+        let one = LoginKey(scope: first.scope, device: "dev", requestor: "REF")
+        let two = LoginKey(scope: second.scope, device: "dev", requestor: "REF")
+        XCTAssertEqual(logins, [one, two])
+        let stored: [LoginKey: [String: Int]] = [
+            one: ["Cable199": 1, "Cable3": 2, "Shared": 3, "Gone": 4, "Only2": 5],
+            two: ["Only2": 6, "Shared": 7, "Cable5": 8],
+        ]
+        let own = requestor.own(stored)
+        XCTAssertEqual(own.map(\.0.mvpd), ["Cable3", "Cable199", "Shared", "Only2"])
+        XCTAssertEqual(own.map(\.1), [2, 1, 3, 6])
+        XCTAssertEqual(own.map(\.0.login), [one, one, one, two])
+        XCTAssertTrue(requestor.own([LoginKey: [String: Int]]()).isEmpty)
+    }
+}

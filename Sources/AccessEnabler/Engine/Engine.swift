@@ -337,13 +337,15 @@ public actor Engine {
         ProfileKey(login: LoginKey(scope: requestor.client(for: mvpd).scope, device: deviceID ?? "", requestor: requestor.id), mvpd: mvpd)
     }
 
+    /// The logins the requestor's profiles on this device are stored under (one per scope).
+    func logins(_ requestor: Requestor) -> Set<LoginKey> { requestor.logins(device: deviceID ?? "") }
+
     /// Profiles stored for the requestor's MVPDs, expired ones included.
     /// `fresh`: read in the store even when the daemon's memory has them (`TokenStore.profiles`), for the calls
     /// that state the login (checkAuthentication, getAuthentication, logout, setRequestor's re-sync); the others
     /// (authorizations, metadata) take memory, which the live-login feed keeps true.
     func storedProfiles(_ requestor: Requestor, fresh: Bool = false) async throws -> [Profile] {
-        let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
-        let stored = try await store.profiles(keys, fresh: fresh)
+        let stored = requestor.own(try await store.profiles(of: logins(requestor), fresh: fresh))
         let profiles = stored.compactMap { key, stored -> Profile? in
             if let known = parsedProfiles[key], known.text == stored.json { return known.profile }
             guard let json = try? JSON.parse(stored.json) else { return nil }

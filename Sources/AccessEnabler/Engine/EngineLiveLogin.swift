@@ -18,7 +18,7 @@ extension Engine {
     /// `loginsChanged`; the instance's own writes are not delivered to it (`TokenStore.saveProfile(_:_:writer:)`).
     /// The permits of logins no longer watched are dropped now: a change to them would not be seen.
     func watchLogins(_ requestor: Requestor) {
-        let logins = Set(requestor.mvpds.map { profileKey(requestor, $0.ID).login })
+        let logins = logins(requestor)
         permits.drop { !logins.contains($0.login) }
         loginWatch = store.watch(logins) { [weak self] changed in
             self?.after(.zero) { engine in
@@ -74,8 +74,8 @@ extension Engine {
         armExpiry(current)
         guard case .announce(let status) = check else { return }
         // Who is logged in changed: the permits of the login before are not this one's.
-        let keys = Set(requestor.mvpds.map { profileKey(requestor, $0.ID) })
-        permits.drop(where: keys.contains)
+        let logins = logins(requestor)
+        permits.drop { logins.contains($0.login) }
         // A login that ended elsewhere takes its selected MVPD with it, as a logout here does.
         select(current.flatMap { requestor.mvpd($0.mvpd) }, requestor)
         announce(status, errorCode: current == nil ? SDKErrorCode.userNotAuthenticated : "")

@@ -48,7 +48,7 @@ extension Engine {
         // The SDK's logout clears the application's whole token storage: this application's logins under its
         // other requestors on this device go too (Adobe's logout is per requestor: those stay on the server).
         do {
-            let scopes = Set(requestor.mvpds.map { profileKey(requestor, $0.ID).login.scope })
+            let scopes = Set(requestor.scopes)
             for key in try await store.otherRequestorsProfiles(scopes: scopes, device: deviceID ?? "", requestor: requestor.id) {
                 permits.drop { $0 == key }
                 try await store.deleteProfile(key)
@@ -146,12 +146,10 @@ extension Engine {
             } else if let requestor {
                 // One store read (profiles with their authorization expiry), so that queued calls keep their order.
                 let resource: String? = if case .authorizationExpiry(let resource) = request { resource } else { nil }
-                let keys = requestor.mvpds.map { profileKey(requestor, $0.ID) }
-                let read = try await store.profiles(keys, authorizationExpiryOf: resource)
-                let stored = read.compactMap { key, profile, _ in (try? JSON.parse(profile.json)).map { Profile(mvpd: key.mvpd, json: $0) }
-                }
+                let read = requestor.own(try await store.profiles(of: logins(requestor), authorizationExpiryOf: resource))
+                let stored = read.compactMap { key, entry in (try? JSON.parse(entry.0.json)).map { Profile(mvpd: key.mvpd, json: $0) } }
                 if let profile = currentProfile(in: stored) {
-                    let expiry = read.first { $0.0.mvpd == profile.mvpd }?.2
+                    let expiry = read.first { $0.0.mvpd == profile.mvpd }?.1.1
                     value = metadata(request, profile: profile, authorizationExpiry: expiry, encrypted: &encrypted)
                 }
             }

@@ -7,12 +7,21 @@ struct Requestor: Sendable {
     var mvpds: [MVPD] = []
     /// The client of the service provider each MVPD was paired with.
     var clients: [String: RestClient] = [:]
+    /// Each MVPD's place in `mvpds`, by id.
+    private var positions: [String: Int] = [:]
+    /// The store scopes of the clients MVPDs were paired with, in order of first use: one login each per device.
+    private(set) var scopes: [StoreScope] = []
     /// The first service provider that answered (used for calls not tied to an MVPD).
     var primary: RestClient
     /// Tracking values from the configuration: device type, client type, OS.
     var deviceType: String?
     var clientType: String?
     var os: String?
+
+    init(id: String, primary: RestClient) {
+        self.id = id
+        self.primary = primary
+    }
 
     func mvpd(_ id: String) -> MVPD? { mvpds.first { $0.ID == id } }
 
@@ -27,9 +36,31 @@ struct Requestor: Sendable {
         }
         for mvpd in answer.mvpds {
             guard clients[mvpd.ID] == nil else { continue }
+            positions[mvpd.ID] = mvpds.count
             mvpds.append(mvpd)
             clients[mvpd.ID] = client
+            if !scopes.contains(client.scope) { scopes.append(client.scope) }
         }
+    }
+
+    /// The logins this requestor's profiles on `device` are stored under, one per scope.
+    func logins(device: String) -> Set<LoginKey> {
+        Set(scopes.map { LoginKey(scope: $0, device: device, requestor: id) })
+    }
+
+    /// The entries of `stored` (by login, then MVPD id) that are profiles of this requestor's MVPDs, each under the
+    /// scope its MVPD is paired with, in the order of `mvpds`. One lookup per stored entry and none per MVPD listed:
+    /// a requestor may list hundreds of MVPDs, a device is logged in with one or two.
+    func own<Value>(_ stored: [LoginKey: [String: Value]]) -> [(ProfileKey, Value)] {
+        var found: [(position: Int, key: ProfileKey, value: Value)] = []
+        for (login, byMVPD) in stored {
+            for (mvpd, value) in byMVPD {
+                guard let position = positions[mvpd], client(for: mvpd).scope == login.scope else { continue }
+                found.append((position, ProfileKey(login: login, mvpd: mvpd), value))
+            }
+        }
+        if found.count > 1 { found.sort { $0.position < $1.position } }
+        return found.map { ($0.key, $0.value) }
     }
 
     /// The common tail of tracking arrays: device type, client type, OS.

@@ -222,36 +222,44 @@ public final class TokenStore: Sendable {
         try await executor.run(isolation: isolation) { try $0.releaseTokenRefresh(scope, until: until) }
     }
 
-    /// The profiles stored under `keys`, in their order (keys without a profile are left out): from memory, with
-    /// no store call, when every login among them is watched and in memory (`watch`) and not `fresh`; else read in
-    /// the store, and what differs from memory then is told to the watchers at once.
+    /// Every profile stored under `logins`, by login and then MVPD id: from memory, with no store call, when every
+    /// login is watched and in memory (`watch`) and not `fresh`; else read in the store, and what differs from memory
+    /// then is told to the watchers at once.
     func profiles(
-        isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], fresh: Bool = false
-    ) async throws -> [(ProfileKey, StoredProfile)] {
-        let logins = Set(keys.map(\.login))
-        if !fresh, let known = feed.cached(logins) { return Self.pick(keys, known) }
+        isolation: isolated (any Actor)? = #isolation, of logins: Set<LoginKey>, fresh: Bool = false
+    ) async throws -> [LoginKey: [String: StoredProfile]] {
+        if !fresh, let known = feed.cached(logins) { return known }
         return try await executor.run(isolation: isolation) { [feed] database in
             var byLogin: [LoginKey: [String: StoredProfile]] = [:]
             for login in logins { byLogin[login] = try database.profiles(login) }
             feed.read(byLogin)
-            return Self.pick(keys, byLogin)
+            return byLogin
         }
     }
 
-    private static func pick(_ keys: [ProfileKey], _ byLogin: [LoginKey: [String: StoredProfile]]) -> [(ProfileKey, StoredProfile)] {
-        keys.compactMap { key in byLogin[key.login]?[key.mvpd].map { (key, $0) } }
+    /// The profiles stored under `keys`, in their order (keys without a profile are left out), as
+    /// ``profiles(isolation:of:fresh:)`` reads them.
+    func profiles(
+        isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], fresh: Bool = false
+    ) async throws -> [(ProfileKey, StoredProfile)] {
+        let byLogin = try await profiles(of: Set(keys.map(\.login)), fresh: fresh)
+        return keys.compactMap { key in byLogin[key.login]?[key.mvpd].map { (key, $0) } }
     }
 
-    /// As `profiles(_:)`, each with its authorization expiry for `resource` (nil when none or no resource).
+    /// As ``profiles(isolation:of:fresh:)``, always read in the store, each profile with its authorization expiry for
+    /// `resource` (nil when none or no resource).
     func profiles(
-        isolation: isolated (any Actor)? = #isolation, _ keys: [ProfileKey], authorizationExpiryOf resource: String?
-    ) async throws -> [(ProfileKey, StoredProfile, Int64?)] {
+        isolation: isolated (any Actor)? = #isolation, of logins: Set<LoginKey>, authorizationExpiryOf resource: String?
+    ) async throws -> [LoginKey: [String: (StoredProfile, Int64?)]] {
         try await executor.run(isolation: isolation) { [feed] database in
             var byLogin: [LoginKey: [String: StoredProfile]] = [:]
-            for login in Set(keys.map(\.login)) { byLogin[login] = try database.profiles(login) }
+            for login in logins { byLogin[login] = try database.profiles(login) }
             feed.read(byLogin)
-            return try Self.pick(keys, byLogin).map { key, profile in
-                (key, profile, try resource.flatMap { try database.authorizationExpiry(key, resource: $0) })
+            return try byLogin.reduce(into: [:]) { read, entry in
+                read[entry.key] = try entry.value.reduce(into: [:]) { profiles, profile in
+                    let key = ProfileKey(login: entry.key, mvpd: profile.key)
+                    profiles[profile.key] = (profile.value, try resource.flatMap { try database.authorizationExpiry(key, resource: $0) })
+                }
             }
         }
     }
