@@ -115,20 +115,31 @@ public enum OutgoingMessage {
 
     /// `{"jsonrpc":"2.0","method":M,"params":P}` (no params member when `params` is nil).
     public static func notification(method: String, params: JSON?) -> [UInt8] {
-        JSON.object(message(method: method, params: params)).serialized()
+        message(method: method, params: params) { _ in }
     }
 
     /// `{"jsonrpc":"2.0","method":M,"params":P,"id":ID}`.
     public static func request(method: String, params: JSON?, id: RequestID) -> [UInt8] {
-        var object = message(method: method, params: params)
-        object["id"] = id.json
-        return JSON.object(object).serialized()
+        message(method: method, params: params) { bytes in
+            bytes += #","id":"#.utf8
+            id.json.serialize(into: &bytes)
+        }
     }
 
-    private static func message(method: String, params: JSON?) -> JSONObject {
-        var object: JSONObject = ["jsonrpc": "2.0", "method": .string(method)]
-        object["params"] = params
-        return object
+    /// A request or notification written straight into one buffer: the envelope, the method, the params, then what
+    /// `tail` appends.
+    private static func message(method: String, params: JSON?, _ tail: (inout [UInt8]) -> Void) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        bytes += #"{"jsonrpc":"2.0","method":"#.utf8
+        JSON.string(method).serialize(into: &bytes)
+        if let params {
+            bytes += #","params":"#.utf8
+            params.serialize(into: &bytes)
+        }
+        tail(&bytes)
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     /// A batch response: the already encoded responses joined into one array.

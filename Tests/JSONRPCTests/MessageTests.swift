@@ -67,6 +67,12 @@ final class MessageTests: XCTestCase {
             String(decoding: OutgoingMessage.request(method: "m", params: [1], id: RequestID("pb-1")), as: UTF8.self),
             #"{"jsonrpc":"2.0","method":"m","params":[1],"id":"pb-1"}"#)
         XCTAssertEqual(
+            String(decoding: OutgoingMessage.notification(method: "a\"b\n", params: nil), as: UTF8.self),
+            #"{"jsonrpc":"2.0","method":"a\"b\n"}"#)
+        XCTAssertEqual(
+            String(decoding: OutgoingMessage.request(method: "m", params: nil, id: RequestID(7)), as: UTF8.self),
+            #"{"jsonrpc":"2.0","method":"m","id":7}"#)
+        XCTAssertEqual(
             String(decoding: OutgoingMessage.response(id: nil, error: .shuttingDown()), as: UTF8.self),
             #"{"jsonrpc":"2.0","id":null,"error":{"code":-32003,"message":"Shutting down","data":{"reason":"the daemon is shutting down"}}}"#
         )
