@@ -6,8 +6,12 @@ over real pipes against the emulator:
 - of two setRequestor in flight, the one sent last decides the requestor, whichever is answered last (the slower,
   earlier one used to win);
 - an unknown MVPD id of a megabyte is refused with its PB404 quoting an excerpt, and the connection goes on
-  (the suggestion was computed over the whole id, seconds of work on the loop)."""
-from rpc_helper import StdioDaemon, daemon_args
+  (the suggestion was computed over the whole id, seconds of work on the loop);
+- a setSelectedProvider sent behind the first setRequestor, with no login in progress, waits for it and is checked
+  against the requestor it configured (it was taken as a cancel), over pipes and a socket."""
+import pytest
+
+from rpc_helper import StdioDaemon, daemon_args, pipes_or_socket, web_login
 
 QUEUED = [("checkAuthentication", None), ("getMetadata", {"opCode": "METADATA_DEVICE_ID"}),
           ("checkAuthorization", {"resource": "ch1"}), ("checkPreauthorizedResources", {"resources": ["ch1"]})]
@@ -195,3 +199,46 @@ def test_at_end_of_input_calls_held_for_a_configuring_set_requestor_are_answered
     assert held_answer["result"]["status"] == 0
     assert configured["result"] == {"status": 1}
     assert daemon.stop() == 0
+
+
+@pytest.fixture(params=["pipes", "socket"])
+def logged_in(request, bin_dir, emulator, tmp_path):
+    """A connection whose device is logged in with MockMVPD, its instance then replaced by `init {}` (no requestor)."""
+    connection, finish = pipes_or_socket(request, bin_dir, emulator, tmp_path)
+    assert connection.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    web_login(connection)
+    assert connection.call("init", {}) == {}
+    yield connection
+    assert finish()
+
+
+def test_a_pick_sent_behind_the_first_setrequestor_waits_for_it(logged_in, emulator):
+    # A UI that restores the last provider at start-up sends setSelectedProvider right behind setRequestor: with no
+    # login in progress the pick waits for the requestor (Lifecycle 3), is remembered (event 2) and answered {}.
+    # It was taken as a cancel: "Provider not Selected Error", and a logged-in user was told status 0.
+    emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency", "value": 300, "count": 3})
+    client = logged_in
+    for mvpd, outcome in [("MockMVPD", {}), ("MockMvpd", "PB404"), (None, "N005")]:
+        start = client.mark()
+        configured = client.send("setRequestor", {"requestorID": "REF"})
+        pick = client.send("setSelectedProvider", {"mvpdId": mvpd})
+        _, answer = client.response(pick, start)
+        messages = client.received[start:]
+        order = [m.get("method") or m["id"] for m in messages]
+        assert order.index(configured) < order.index(pick), f"{mvpd}: {order}"
+        after = order[order.index(configured) + 1:order.index(pick)]
+        if outcome == {}:
+            assert answer["result"] == {}, f"{mvpd}: {answer}"
+            assert after == ["sendTrackingData"], f"{mvpd}: {order}"
+            (tracking,) = [m for m in messages if m.get("method") == "sendTrackingData"]
+            assert tracking["params"]["eventType"] == 2 and tracking["params"]["data"][0] == "MockMVPD"
+            assert client.call("getSelectedProvider")["mvpd"]["ID"] == "MockMVPD"
+        else:
+            assert answer["result"]["errorCode"] == "Provider not Selected Error", f"{mvpd}: {answer}"
+            assert [status["id"] for status in answer["result"].get("statuses", [])] == ([outcome] if outcome == "PB404" else [])
+            if outcome == "PB404":
+                assert "did you mean 'MockMVPD'" in answer["result"]["statuses"][0]["message"]
+            statuses = [m["params"]["id"] for m in messages if m.get("method") == "status"]
+            assert statuses == [outcome], f"{mvpd}: {order}"
+        # Whatever the pick, the stored login is untouched.
+        assert client.call("checkAuthentication")["status"] == 1

@@ -76,7 +76,8 @@ public protocol AccessEnabler: Sendable {
     func getAuthentication(forceAuthn: Bool, data: JSONObject?, filter: ProviderFilter?) async -> AuthenticationStatus
 
     /// The user's pick: nil cancels (Provider not Selected Error, N005); a TempPass MVPD authenticates at once;
-    /// otherwise navigateToUrl (web view) or REGCODE status + polling (second screen). Never queued.
+    /// otherwise navigateToUrl (web view) or REGCODE status + polling (second screen). It completes the login in
+    /// progress at once; with none, while a setRequestor is in flight, it waits among the `WaitingCall`s.
     func setSelectedProvider(_ mvpdId: String?) async -> SelectionOutcome
 
     /// Whether `url` is the registered redirect URL (or the SVC one): scheme, host and path as

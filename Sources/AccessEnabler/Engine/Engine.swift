@@ -249,7 +249,11 @@ public actor Engine {
     /// turn when it returns (`endTurn`, deferred at the call) or once it waits on the host: a login the machine
     /// has taken (`login(_:filter:turn:)`), a logout page. `requestor` is nil when setRequestor failed or was never
     /// called, and after `cancel`.
-    func ready(_ call: WaitingCall) async -> Turn {
+    func ready(_ call: WaitingCall) async -> Turn { await queuedTurn() }
+
+    /// A turn in the queue of the `WaitingCall`s, as `ready(_:)` gives, for a call that waits only at times:
+    /// setSelectedProvider with no login in progress while a setRequestor is in flight.
+    func queuedTurn() async -> Turn {
         checkThread()
         await withCheckedContinuation { machine.callEntered($0)?.resume() }
         return Turn(requestor: machine.readyRequestor)

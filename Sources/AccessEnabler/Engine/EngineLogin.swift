@@ -170,11 +170,23 @@ extension Engine {
         }
     }
 
-    // MARK: setSelectedProvider (Adobe's "iOS/tvOS API Reference": setSelectedProvider; never queued)
+    // MARK: setSelectedProvider (Adobe's "iOS/tvOS API Reference": setSelectedProvider)
 
+    /// Completes the login in progress at once. With none in progress while a setRequestor is in flight, it waits
+    /// its turn among the `WaitingCall`s (Protocol/README.md, Lifecycle 3): with no requestor in force yet, the id
+    /// could not be checked, and the pick would end as a cancel ("Provider not Selected Error").
     public func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
+        if machine.login == nil, machine.configuringNow {
+            let turn = await queuedTurn()
+            defer { endTurn(turn) }
+            return await pick(mvpdID)
+        }
         machine.unqueuedCall(1)
         defer { unqueuedCallReturned() }
+        return await pick(mvpdID)
+    }
+
+    private func pick(_ mvpdID: String?) async -> SelectionOutcome {
         let cancelStatus = Self.n005
         guard let requestor = machine.login?.requestor ?? inForce else {
             return .ended(loginFailed(SDKErrorCode.providerNotSelected, nil, status: mvpdID == nil ? cancelStatus : nil))

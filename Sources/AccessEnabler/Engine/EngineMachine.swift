@@ -329,7 +329,8 @@ struct EngineMachine<Requestor, Call, Waiter> {
 
     // MARK: the configuration and the calls that wait
 
-    private var configuringNow: Bool {
+    /// A setRequestor is in flight, and the instance is open.
+    var configuringNow: Bool {
         if !closed, case .configuring = configuration { return true }
         return false
     }
