@@ -59,8 +59,15 @@ enum MethodTable {
 
 extension ErrorObject {
     /// -32601 for a method the daemon does not serve, with the served method whose name is near it
-    /// (`Text.near`), if any: `Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?`.
+    /// (`Text.near`), if any: `Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?`; for a name
+    /// the daemon itself sends (a callback such as `setAuthenticationStatus`), that reason instead.
     static func methodNotFound(_ method: String) -> ErrorObject {
-        .methodNotFound(method, closest: MethodTable.nearMethod(method))
+        guard OpenRPC.daemonToHost.contains(method) else { return .methodNotFound(method, closest: MethodTable.nearMethod(method)) }
+        return ErrorObject(
+            code: .methodNotFound, message: "Method not found: '\(method)' is sent by the daemon to the host",
+            data: [
+                "method": .string(method),
+                "reason": "the daemon sends it (Protocol/openrpc.json, x-direction daemon-to-host); a host does not",
+            ])
     }
 }

@@ -61,6 +61,7 @@ for method in methods where method["x-direction"] == nil {
     let params = (method["params"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
     paramEntries.append("        \(rawLiteral(name)): [\(params.map(rawLiteral).joined(separator: ", "))],")
 }
+let daemonToHost = methods.filter { $0["x-direction"] != nil }.compactMap { $0["name"]?.stringValue }
 
 let minified = String(decoding: document.serialized(), as: UTF8.self)
 let versionOnlySource = """
@@ -93,6 +94,10 @@ let source =
         public static let paramNames: [String: [String]] = [
     \(paramEntries.joined(separator: "\n"))
         ]
+
+        /// The names the daemon sends (entries with `x-direction: daemon-to-host`): notifications, and requests the
+        /// host answers.
+        public static let daemonToHost: Set<String> = [\(daemonToHost.map(rawLiteral).joined(separator: ", "))]
     }
 
     """

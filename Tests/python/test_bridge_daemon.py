@@ -79,6 +79,11 @@ def test_an_unknown_method_is_answered_with_the_served_method_near_it(bin_dir, t
                              "data": {"method": "getAuthorisation", "closest": "getAuthorization"}}
     _, far = daemon.exchange("frobnicate", {})
     assert far["error"] == {"code": -32601, "message": "Method not found", "data": {"method": "frobnicate"}}
+    # A callback's name is the daemon's to send: no "did you mean 'getAuthenticationToken'?" for it.
+    for name in ("setAuthenticationStatus", "partnerSSO/checkAccessStatus", "status"):
+        _, sent_by_daemon = daemon.exchange(name, {"status": 1})
+        assert sent_by_daemon["error"]["message"] == f"Method not found: '{name}' is sent by the daemon to the host", name
+        assert sent_by_daemon["error"]["data"]["method"] == name and "closest" not in sent_by_daemon["error"]["data"]
     assert daemon.stop() == 0
 
 
