@@ -202,19 +202,27 @@ public final class UnixSocketServer: Sendable {
         return Array(groups[0..<Int(count)])
     }
 
-    private static func bind(path: String, access: SocketAccess) throws(SocketServerError) -> Int32 {
+    /// Whether `path` may be served: it fits `sun_path`, and holds nothing or a socket nobody accepts on (a stale
+    /// one, which binding replaces). Checked again when binding; a daemon checks it first, before it makes anything.
+    /// - Returns: the socket address of `path`, and whether a stale socket is there.
+    /// - Throws: `pathTooLong`, `notASocket`, `alreadyInUse`.
+    @discardableResult
+    public static func checkServable(path: String) throws(SocketServerError) -> (address: sockaddr_un, stale: Bool) {
         let bytes = Array(path.utf8)
         var address = sockaddr_un()
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw .pathTooLong(path) }
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-
         var info = stat()
-        if lstat(path, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
-            if isAlive(&address) { throw .alreadyInUse(path) }
-            unlink(path)
-        }
+        guard lstat(path, &info) == 0 else { return (address, false) }
+        guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
+        if isAlive(&address) { throw .alreadyInUse(path) }
+        return (address, true)
+    }
+
+    private static func bind(path: String, access: SocketAccess) throws(SocketServerError) -> Int32 {
+        var (address, stale) = try checkServable(path: path)
+        if stale { unlink(path) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .system(call: "socket", path: path, errno: errno) }
         // The file is created 0600 (umask), before any thread exists; the group variant widens it after chown.

@@ -230,11 +230,15 @@ def test_a_socket_in_a_directory_that_does_not_exist_says_so(passbridge, tmp_pat
     assert run.stderr == f"passbridge: bind {path}: No such file or directory (its directory does not exist: create it first)\n"
 
 
-def test_second_daemon_on_live_socket_is_refused(socket_daemon, passbridge):
+def test_second_daemon_on_live_socket_is_refused(socket_daemon, passbridge, tmp_path):
     daemon = socket_daemon()
-    second = subprocess.run([passbridge, "--socket", daemon.path], capture_output=True, text=True, timeout=10)
+    # Refused before it makes anything: its state directory was created first, and left behind.
+    state = tmp_path / "never-made" / "state"
+    second = subprocess.run([passbridge, "--socket", daemon.path, "--state-dir", str(state)], capture_output=True, text=True,
+                            timeout=10)
     assert second.returncode == 1
-    assert f"another daemon is already listening on {daemon.path}" in second.stderr
+    assert second.stderr == f"passbridge: another daemon is already listening on {daemon.path} (stop it first, or use another --socket path)\n"
+    assert not (tmp_path / "never-made").exists()
     # The first daemon still serves.
     sock = daemon.connect()
     sock.sendall((request("echo", [1]) + "\n").encode())

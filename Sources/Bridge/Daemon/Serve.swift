@@ -100,6 +100,16 @@ public enum Daemon {
         let log = Logger(label: "main")
         let stopper = Stopper()
         TerminationSignals.handle { signal in stopper.received(signal, log: log) }
+        // A socket another daemon serves is refused before the backend and the store make anything (a state
+        // directory, an emulator child); binding checks it again.
+        if case .socket(let path) = options.transport, getenv("LISTEN_FDS") == nil {
+            do throws(SocketServerError) {
+                try UnixSocketServer.checkServable(path: path)
+            } catch {
+                writeError("passbridge: \(error)")
+                return 1
+            }
+        }
         let backend: Backend
         do throws(CommandLineError) {
             backend = try Backend.start(options, stopper: stopper)
