@@ -111,9 +111,17 @@ def test_items_whose_decision_says_retry_are_asked_again_alone(client, emulator)
     assert result["resources"] == [asked[0], asked[3]]
     calls = requests_at(emulator, PREAUTHORIZE)
     assert [c["resources"] for c in calls] == [asked, [asked[1], asked[3]], [asked[1], asked[3]]]
-    # asked[1] never got a decision: P100 names how many.
-    statuses = [n["params"] for n in notes if n["method"] == "status"]
-    assert [(s["id"], s.get("details")) for s in statuses] == [("P100", "No decision for 1 of 6 resources")]
+    # asked[1] never got a decision: P100 names how many, and the backend's error of its last answer.
+    (status,) = [n["params"] for n in notes if n["method"] == "status"]
+    assert status["id"] == "P100"
+    assert status["details"].startswith("No decision for 1 of 6 resources: network_connection_timeout ("), status
+    # preauthorize hands that resource the same error, not a made-up network_error.
+    admin(emulator, "item-errors", {"resource": asked[1], "code": "network_connection_timeout", "count": 10})
+    result = client.call("preauthorize", {"resources": [asked[0], asked[1]], "disableFeatures": ["LOCAL_CACHE"]})
+    assert result["decisions"][0] == {"id": asked[0], "authorized": True}
+    error = result["decisions"][1]["error"]
+    assert result["decisions"][1]["authorized"] is False
+    assert (error["code"], error["action"]) == ("network_connection_timeout", "retry"), error
 
 
 def test_a_retry_error_answered_on_the_first_retry_costs_one_more_call(client, emulator):

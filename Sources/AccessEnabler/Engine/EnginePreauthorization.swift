@@ -144,7 +144,8 @@ extension Engine {
     /// ``usualPreauthorizeLimit`` (one fewer after each further refusal), a size kept for the requestor. Items
     /// whose decision says `action: retry` are asked again, alone, at most ``preauthorizeRetries`` times.
     /// `unanswered`: the resources left without a decision (their call failed, or they still say retry);
-    /// `refusals`: for those whose last call was refused with an error object, that error (as the host sees it);
+    /// `refusals`: for those whose last call was refused with an error object, or whose last decision still said
+    /// retry, that error (as the host sees it);
     /// `loginGone`: an error, top-level or of an item, whose action is `authentication`.
     private func preauthorize(
         _ resources: [ResourceID], requestor: Requestor, profile: Profile
@@ -166,7 +167,11 @@ extension Engine {
                 retry, requestor: requestor, profile: profile, headers: headers, into: &decisions, refusals: &refusals,
                 loginGone: &gone)
         }
-        for resource in resources where decisions[resource]?.error?.action == .retry { decisions[resource] = nil }
+        // Still saying retry: no decision, and the backend's error is why (preauthorize's error, P100's details).
+        for resource in resources where decisions[resource]?.error?.action == .retry {
+            if let error = decisions[resource]?.error { refusals[resource] = PreauthorizeError(error, httpStatus: 403) }
+            decisions[resource] = nil
+        }
         let itemGone = decisions.values.lazy.compactMap(\.error).first { $0.endsLogin }
         // Unanswered: whatever has no decision after the last pass (a retry that a later pass answered has one).
         return (decisions, resources.filter { decisions[$0] == nil }, refusals, gone ?? itemGone)
