@@ -9,6 +9,9 @@ over real pipes against the emulator:
   (the suggestion was computed over the whole id, seconds of work on the loop);
 - a setSelectedProvider sent behind the first setRequestor, with no login in progress, waits for it and is checked
   against the requestor it configured (it was taken as a cancel), over pipes and a socket."""
+import json
+import urllib.request
+
 import pytest
 
 from rpc_helper import StdioDaemon, daemon_args, pipes_or_socket, web_login
@@ -242,3 +245,49 @@ def test_a_pick_sent_behind_the_first_setrequestor_waits_for_it(logged_in, emula
             assert statuses == [outcome], f"{mvpd}: {order}"
         # Whatever the pick, the stored login is untouched.
         assert client.call("checkAuthentication")["status"] == 1
+
+
+def logouts_at(emulator) -> int:
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as response:
+        return sum(1 for r in json.loads(response.read())["requests"] if "/logout" in r["path"])
+
+
+def test_a_logout_with_no_requestor_is_a_failure_and_the_login_stays(bin_dir, emulator, tmp_path):
+    # A logout held for a setRequestor that then failed, or that the end of input cut short, logged nobody out: it
+    # said setAuthenticationStatus(0, "User Not Authenticated Error"), the SDK's callback of a logout done, and the
+    # login was back at the next start.
+    state = tmp_path / "state"
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    web_login(daemon)
+    assert daemon.stop() == 0
+    before = logouts_at(emulator)
+
+    emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "status", "value": 500, "count": 1})
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    start = daemon.mark()
+    daemon.send("setRequestor", {"requestorID": "REF"})
+    logout = daemon.send("logout")
+    _, answer = daemon.response(logout, start)
+    told = [m["params"] for m in daemon.received[start:] if m.get("method") == "setAuthenticationStatus"]
+    assert told == [{"status": 0, "errorCode": "Generic Authentication Error"}], told
+    assert answer["result"]["errorCode"] == "Generic Authentication Error"
+    assert [s["id"] for s in answer["result"]["statuses"]] == ["CFG500"]
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.call("checkAuthentication")["status"] == 1
+
+    # The same when the input ends while setRequestor still configures: the held logout is answered at once.
+    emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency", "value": 1500, "count": 1})
+    daemon.call("init", {})
+    start = daemon.mark()
+    daemon.send("setRequestor", {"requestorID": "REF"})
+    logout = daemon.send("logout")
+    daemon.close_input()
+    _, answer = daemon.response(logout, start)
+    assert answer["result"]["errorCode"] == "Generic Authentication Error", answer
+    assert daemon.stop() == 0
+    assert logouts_at(emulator) == before, "a logout reached the backend"
+    again = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+    assert again.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert again.call("checkAuthentication")["status"] == 1
+    assert again.stop() == 0

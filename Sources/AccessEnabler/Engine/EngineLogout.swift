@@ -8,9 +8,11 @@ extension Engine {
         let turn = await ready(.logout)
         defer { endTurn(turn) }
         guard let requestor = turn.requestor else {
-            announce(loggedOut.status, errorCode: loggedOut.errorCode)
-            return AuthenticationStatus(
-                status: loggedOut.status, errorCode: loggedOut.errorCode, statuses: machine.reasons([], ofLogin: false))
+            // Nothing was logged out (no requestor: its setRequestor failed, or the instance closed before it was
+            // answered): the failure outcome, not the logged-out status a host takes for a logout done.
+            let failed = AuthenticationStatus.failed(SDKErrorCode.genericAuthentication)
+            announce(failed.status, errorCode: failed.errorCode)
+            return AuthenticationStatus(status: failed.status, errorCode: failed.errorCode, statuses: machine.reasons([], ofLogin: false))
         }
         var logoutURL: String?
         var logoutMVPD: MVPD?
