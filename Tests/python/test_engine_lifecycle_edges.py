@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from rpc_helper import StdioDaemon, daemon_args, pipes_or_socket, web_login
+from rpc_helper import StdioDaemon, daemon_args, follow_to_redirect_url, pipes_or_socket, web_login
 
 QUEUED = [("checkAuthentication", None), ("getMetadata", {"opCode": "METADATA_DEVICE_ID"}),
           ("checkAuthorization", {"resource": "ch1"}), ("checkPreauthorizedResources", {"resources": ["ch1"]})]
@@ -291,3 +291,32 @@ def test_a_logout_with_no_requestor_is_a_failure_and_the_login_stays(bin_dir, em
     assert again.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     assert again.call("checkAuthentication")["status"] == 1
     assert again.stop() == 0
+
+
+def test_a_logout_ends_the_login_the_backend_holds_though_none_is_stored(bin_dir, emulator, tmp_path):
+    # The login page was completed, but the profile could not be read: the backend holds the login, the store does
+    # not. A logout then said "User Not Authenticated Error" without asking the backend, and the next setRequestor's
+    # re-sync brought the login back.
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = daemon.mark()
+    login = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    notes, _ = daemon.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    page = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
+    redirect = follow_to_redirect_url(page)
+    emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/profiles/code/*", "kind": "status", "value": 503, "count": 1})
+    assert daemon.call("handleExternalURL", {"url": redirect})["status"] == 0
+    assert daemon.response(login, start)[1]["result"]["status"] == 0
+    assert daemon.call("checkAuthentication")["status"] == 0
+    before = logouts_at(emulator)
+
+    start = daemon.mark()
+    logout = daemon.send("logout")
+    _, opened = daemon.notification("navigateToUrl", start)
+    assert logouts_at(emulator) == before + 1, "the backend was not asked to log out"
+    daemon.call("handleExternalURL", {"url": follow_to_redirect_url(opened["params"]["url"])})
+    assert daemon.response(logout, start)[1]["result"] == {"status": 0, "errorCode": "User Not Authenticated Error"}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.call("checkAuthentication")["status"] == 0, "the re-sync brought the login back"
+    assert daemon.stop() == 0

@@ -89,3 +89,16 @@ def test_clear_ends_a_login_adobe_has_and_this_store_lost(bin_dir, emulator, tmp
     assert logouts(emulator) == before + 1
     assert daemon.call("checkAuthentication")["status"] == 0
     assert daemon.stop() == 0
+
+
+def test_clear_says_why_when_adobe_did_not_take_the_logout(bin_dir, emulator, tmp_path):
+    # A 503 on the logout: the login Adobe still holds comes back at the re-sync (Lifecycle 2), and the log says why,
+    # where nothing said the check had not ended it.
+    state = tmp_path / "state"
+    logged_in_daemon(bin_dir, emulator, state)
+    emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/MockMVPD", "kind": "status", "value": 503, "count": 1})
+    daemon = start_with(bin_dir, emulator, state, "clear")
+    assert daemon.call("checkAuthentication")["status"] == 1
+    assert daemon.stop() == 0
+    warnings = [line for line in daemon.log().splitlines() if "storage check:" in line]
+    assert any("the logout of MockMVPD was not made at the backend" in line for line in warnings), warnings

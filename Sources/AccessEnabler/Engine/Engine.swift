@@ -418,26 +418,37 @@ public actor Engine {
         }
         guard configuration.storageCheck == .clear || !sound else { return }
         configuration.log?(.warning, "storage check (\(configuration.storageCheck.rawValue)): ending the logins of \(requestor.id)")
-        // The logins Adobe has for the device too (one GET profiles per service provider): a login this store lost is
-        // still one the re-sync would bring back.
+        // The logins Adobe has for the device too: a login this store lost is still one the re-sync would bring back.
+        let atBackend = Set(await backendLogins(requestor))
+        for key in keys {
+            let mvpd = requestor.mvpd(key.mvpd)
+            if stored.contains(where: { $0.0 == key }) || atBackend.contains(key.mvpd) {
+                let answer = await call(
+                    RESTV2.logout(requestor.id, mvpd: key.mvpd, redirectURL: redirectURL(for: mvpd)), with: requestor.client(for: key.mvpd))
+                if let reason = Self.logoutNotTaken(answer, mvpd: key.mvpd) {
+                    let why = [reason.id, reason.message, reason.details].compactMap { $0 }.joined(separator: ": ")
+                    configuration.log?(.warning, "storage check: \(why); the re-sync brings it back")
+                }
+            }
+            try await deleteProfile(key.mvpd, requestor)
+        }
+        select(nil, requestor)
+    }
+
+    /// The requestor's MVPDs the backend holds a login of this device for, in the requestor's order: one `GET
+    /// profiles` per service provider, an MVPD counted at the provider it is paired with. A provider that does not
+    /// answer with profiles adds none.
+    func backendLogins(_ requestor: Requestor) async -> [String] {
         var clients: [ObjectIdentifier: RestClient] = [:]
         for mvpd in requestor.mvpds {
             let client = requestor.client(for: mvpd.ID)
             clients[ObjectIdentifier(client)] = client
         }
-        var atBackend = Set<String>()
-        for client in clients.values {
-            if let found = await call(RESTV2.profiles(requestor.id), with: client).value?.profiles { atBackend.formUnion(found.keys) }
+        var held: [ObjectIdentifier: Set<String>] = [:]
+        for (id, client) in clients {
+            held[id] = Set(await call(RESTV2.profiles(requestor.id), with: client).value?.profiles.keys ?? [])
         }
-        for key in keys {
-            let mvpd = requestor.mvpd(key.mvpd)
-            if stored.contains(where: { $0.0 == key }) || atBackend.contains(key.mvpd) {
-                _ = await call(
-                    RESTV2.logout(requestor.id, mvpd: key.mvpd, redirectURL: redirectURL(for: mvpd)), with: requestor.client(for: key.mvpd))
-            }
-            try await deleteProfile(key.mvpd, requestor)
-        }
-        select(nil, requestor)
+        return requestor.mvpds.map(\.ID).filter { held[ObjectIdentifier(requestor.client(for: $0))]?.contains($0) == true }
     }
 
     /// Records the selection at once in memory; the store write is queued in order (not awaited: a lost

@@ -17,31 +17,33 @@ extension Engine {
         var logoutURL: String?
         var logoutMVPD: MVPD?
         var partner = false
-        let stored: [Profile]
+        var logins: [(mvpd: String, partner: Bool)]
         do {
-            stored = try await storedProfiles(requestor, fresh: true)
+            logins = try await storedProfiles(requestor, fresh: true).map { ($0.mvpd, $0.isPartner) }
         } catch {
             return logoutFailed(storeFailure(error))
         }
+        // None stored: the backend may still hold one, which the next setRequestor's re-sync would bring back.
+        if logins.isEmpty { logins = await backendLogins(requestor).map { ($0, false) } }
         // Each MVPD's logout is asked of the backend, and its profile deleted once it is taken; one not taken keeps
         // its profile, the others still go, and the logout then fails with the first such reason.
         var notTaken: AdvancedStatus?
-        for profile in stored {
-            let client = requestor.client(for: profile.mvpd)
-            let redirect = redirectURL(for: requestor.mvpd(profile.mvpd))
-            let answer = await call(RESTV2.logout(requestor.id, mvpd: profile.mvpd, redirectURL: redirect), with: client)
-            if let reason = Self.logoutNotTaken(answer, mvpd: profile.mvpd) {
+        for login in logins {
+            let client = requestor.client(for: login.mvpd)
+            let redirect = redirectURL(for: requestor.mvpd(login.mvpd))
+            let answer = await call(RESTV2.logout(requestor.id, mvpd: login.mvpd, redirectURL: redirect), with: client)
+            if let reason = Self.logoutNotTaken(answer, mvpd: login.mvpd) {
                 notTaken = notTaken ?? reason
                 continue
             }
-            let entry = answer.value?.entry(for: profile.mvpd)
-            if profile.isPartner || entry?.actionName == "partner_logout" { partner = true }
+            let entry = answer.value?.entry(for: login.mvpd)
+            if login.partner || entry?.actionName == "partner_logout" { partner = true }
             if let entry, entry.actionName == "logout", let url = entry.url, logoutURL == nil {
                 logoutURL = client.absolute(url)
-                logoutMVPD = requestor.mvpd(profile.mvpd)
+                logoutMVPD = requestor.mvpd(login.mvpd)
             }
             do {
-                try await deleteProfile(profile.mvpd, requestor)
+                try await deleteProfile(login.mvpd, requestor)
             } catch {
                 return logoutFailed(storeFailure(error))
             }
