@@ -5,18 +5,20 @@ import JSON
 enum Wire {
     /// `{ID, displayName, logoURL, enablePlatformServices, boardingStatus, displayInPlatformPicker,
     /// platformMappingId, isTempPass, requiresSVC}`; absent strings are null, absent flags false.
+    /// One per MVPD in `displayProviderDialog`: a requestor may list hundreds.
     static func mvpd(_ mvpd: MVPD) -> JSON {
-        .object([
-            "ID": .string(mvpd.ID),
-            "displayName": .string(mvpd.displayName),
-            "logoURL": optional(mvpd.logoURL),
-            "enablePlatformServices": .bool(mvpd.enablePlatformServices),
-            "boardingStatus": optional(mvpd.boardingStatus),
-            "displayInPlatformPicker": .bool(mvpd.displayInPlatformPicker),
-            "platformMappingId": optional(mvpd.platformMappingId),
-            "isTempPass": .bool(mvpd.isTempPass),
-            "requiresSVC": .bool(mvpd.requiresSVC),
-        ])
+        .object(
+            JSONObject(distinct: [
+                ("ID", .string(mvpd.ID)),
+                ("displayName", .string(mvpd.displayName)),
+                ("logoURL", optional(mvpd.logoURL)),
+                ("enablePlatformServices", .bool(mvpd.enablePlatformServices)),
+                ("boardingStatus", optional(mvpd.boardingStatus)),
+                ("displayInPlatformPicker", .bool(mvpd.displayInPlatformPicker)),
+                ("platformMappingId", optional(mvpd.platformMappingId)),
+                ("isTempPass", .bool(mvpd.isTempPass)),
+                ("requiresSVC", .bool(mvpd.requiresSVC)),
+            ]))
     }
 
     /// An MVPD object or null.

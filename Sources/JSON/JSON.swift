@@ -161,6 +161,13 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         if members.count > Self.indexThreshold { rebuildIndex() }
     }
 
+    /// An object of `members` in their order, whose names the caller knows are distinct (a shape written out in
+    /// code): no name is looked up, where a dictionary literal looks up each name among those before it.
+    public init(distinct members: [(key: String, value: JSON)]) {
+        assert(Set(members.map { MemberName($0.key) }).count == members.count, "repeated member names")
+        self.init(distinctMembers: members[...])
+    }
+
     public var count: Int { members.count }
 
     /// Room for `count` members without reallocating.

@@ -135,3 +135,19 @@ final class ByteWordTests: XCTestCase {
         }
     }
 }
+
+/// `JSONObject(distinct:)`: a shape written out in code, taken in its order with no name looked up.
+final class JSONObjectDistinctTests: XCTestCase {
+    func testKeepsTheOrderAndReadsLikeALiteral() {
+        let made = JSONObject(distinct: [("b", 1), ("a", "x"), ("c", .null)])
+        let literal: JSONObject = ["b": 1, "a": "x", "c": .null]
+        XCTAssertEqual(made, literal)
+        XCTAssertEqual(made.keys, ["b", "a", "c"])
+        XCTAssertEqual(made["a"], "x")
+        XCTAssertEqual(String(decoding: JSON.object(made).serialized(), as: UTF8.self), #"{"b":1,"a":"x","c":null}"#)
+        // Past the index threshold, names are found through the index.
+        let many = JSONObject(distinct: (0..<40).map { ("k\($0)", .integer(Int64($0))) })
+        XCTAssertEqual(many["k37"], 37)
+        XCTAssertNil(many["k40"])
+    }
+}
