@@ -320,3 +320,34 @@ def test_a_logout_ends_the_login_the_backend_holds_though_none_is_stored(bin_dir
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     assert daemon.call("checkAuthentication")["status"] == 0, "the re-sync brought the login back"
     assert daemon.stop() == 0
+
+
+def test_a_logout_sent_while_a_login_is_being_completed_ends_that_login(bin_dir, emulator, tmp_path):
+    # The profile is read slowly after handleExternalURL; a logout sent meanwhile found nothing stored, answered
+    # "logged out" without a backend call, and the login was stored after it: logged in after a logout.
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    start = daemon.mark()
+    login = daemon.send("getAuthentication")
+    daemon.notification("displayProviderDialog", start)
+    notes, _ = daemon.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    redirect = follow_to_redirect_url(next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl"))
+    emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/profiles/code/*", "kind": "latency", "value": 800, "count": 1})
+    before = logouts_at(emulator)
+    start = daemon.mark()
+    completed = daemon.send("handleExternalURL", {"url": redirect})
+    logout = daemon.send("logout")
+    _, opened = daemon.notification("navigateToUrl", start, timeout=15)
+    daemon.call("handleExternalURL", {"url": follow_to_redirect_url(opened["params"]["url"])})
+    _, ended = daemon.response(logout, start)
+    assert ended["result"] == {"status": 0, "errorCode": "User Not Authenticated Error"}
+    order = [m.get("method") or m["id"] for m in daemon.received[start:] if m.get("method") != "sendTrackingData"]
+    told = [m["params"]["status"] for m in daemon.received[start:] if m.get("method") == "setAuthenticationStatus"]
+    assert told == [1, 0], order
+    assert order.index(completed) < order.index(logout), order
+    assert daemon.response(login, start)[1]["result"]["status"] == 1
+    assert logouts_at(emulator) == before + 1
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert daemon.call("checkAuthentication")["status"] == 0
+    assert daemon.stop() == 0

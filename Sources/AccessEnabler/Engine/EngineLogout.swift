@@ -14,6 +14,13 @@ extension Engine {
             announce(failed.status, errorCode: failed.errorCode)
             return AuthenticationStatus(status: failed.status, errorCode: failed.errorCode, statuses: machine.reasons([], ofLogin: false))
         }
+        // A login being completed (its page handed back, its profile being read) ends first, then this logout ends
+        // it: the login would otherwise be stored after the logout, undoing it.
+        if case .completing? = machine.login?.step {
+            _ = await withCheckedContinuation { waiter in
+                if let outcome = machine.joined(waiter) { waiter.resume(returning: outcome) }
+            }
+        }
         var logoutURL: String?
         var logoutMVPD: MVPD?
         var partner = false
