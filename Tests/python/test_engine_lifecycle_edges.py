@@ -293,10 +293,9 @@ def test_a_logout_with_no_requestor_is_a_failure_and_the_login_stays(bin_dir, em
     assert again.stop() == 0
 
 
-def test_a_logout_ends_the_login_the_backend_holds_though_none_is_stored(bin_dir, emulator, tmp_path):
-    # The login page was completed, but the profile could not be read: the backend holds the login, the store does
-    # not. A logout then said "User Not Authenticated Error" without asking the backend, and the next setRequestor's
-    # re-sync brought the login back.
+def walked_login_page(bin_dir, emulator, tmp_path):
+    """A daemon whose getAuthentication waits at MockMVPD's login page, walked to the redirect URL but not handed back:
+    (daemon, the getAuthentication's id, the mark before it, the redirect URL)."""
     daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     start = daemon.mark()
@@ -304,7 +303,14 @@ def test_a_logout_ends_the_login_the_backend_holds_though_none_is_stored(bin_dir
     daemon.notification("displayProviderDialog", start)
     notes, _ = daemon.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
     page = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
-    redirect = follow_to_redirect_url(page)
+    return daemon, login, start, follow_to_redirect_url(page)
+
+
+def test_a_logout_ends_the_login_the_backend_holds_though_none_is_stored(bin_dir, emulator, tmp_path):
+    # The login page was completed, but the profile could not be read: the backend holds the login, the store does
+    # not. A logout then said "User Not Authenticated Error" without asking the backend, and the next setRequestor's
+    # re-sync brought the login back.
+    daemon, login, start, redirect = walked_login_page(bin_dir, emulator, tmp_path)
     emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/profiles/code/*", "kind": "status", "value": 503, "count": 1})
     assert daemon.call("handleExternalURL", {"url": redirect})["status"] == 0
     assert daemon.response(login, start)[1]["result"]["status"] == 0
@@ -325,13 +331,7 @@ def test_a_logout_ends_the_login_the_backend_holds_though_none_is_stored(bin_dir
 def test_a_logout_sent_while_a_login_is_being_completed_ends_that_login(bin_dir, emulator, tmp_path):
     # The profile is read slowly after handleExternalURL; a logout sent meanwhile found nothing stored, answered
     # "logged out" without a backend call, and the login was stored after it: logged in after a logout.
-    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state"))
-    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
-    start = daemon.mark()
-    login = daemon.send("getAuthentication")
-    daemon.notification("displayProviderDialog", start)
-    notes, _ = daemon.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
-    redirect = follow_to_redirect_url(next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl"))
+    daemon, login, start, redirect = walked_login_page(bin_dir, emulator, tmp_path)
     emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/profiles/code/*", "kind": "latency", "value": 800, "count": 1})
     before = logouts_at(emulator)
     start = daemon.mark()
