@@ -351,3 +351,36 @@ def test_a_logout_sent_while_a_login_is_being_completed_ends_that_login(bin_dir,
     assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     assert daemon.call("checkAuthentication")["status"] == 0
     assert daemon.stop() == 0
+
+
+def sessions_at(emulator) -> int:
+    with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as response:
+        return sum(1 for r in json.loads(response.read())["requests"] if r["path"].startswith("/api/v2/REF/sessions"))
+
+
+def test_a_pick_waiting_for_setrequestor_that_is_cancelled_or_cut_off_reaches_nothing(bin_dir, emulator, tmp_path):
+    # A TempPass pick held behind a slow setRequestor, then $/cancelRequest of it, then (a second daemon) the end of
+    # input: it still ran under the requestor in force before, and logged the device in with TempPass.
+    state = tmp_path / "state"
+    before = sessions_at(emulator)
+    for ending in ("cancel", "end of input"):
+        daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, state))
+        assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+        emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency", "value": 1000, "count": 1})
+        start = daemon.mark()
+        daemon.send("setRequestor", {"requestorID": "REF"})
+        pick = daemon.send("setSelectedProvider", {"mvpdId": "TempPass"})
+        if ending == "cancel":
+            daemon.send("$/cancelRequest", {"id": pick}, notification=True)
+            _, answer = daemon.response(pick, start)
+            assert answer["error"]["code"] == -32800, answer
+        else:
+            daemon.close_input()
+            _, answer = daemon.response(pick, start)
+            assert answer["result"]["errorCode"] == "Provider not Selected Error", answer
+        told = [m["params"] for m in daemon.received[start:] if m.get("method") in ("setAuthenticationStatus", "status")]
+        assert {"status": 1, "errorCode": ""} not in told, f"{ending}: {told}"
+        if ending == "cancel":
+            assert daemon.call("checkAuthentication")["status"] == 0
+        assert daemon.stop() == 0
+        assert sessions_at(emulator) == before, f"{ending}: a TempPass session was asked for"

@@ -174,21 +174,26 @@ extension Engine {
 
     /// Completes the login in progress at once. With none in progress while a setRequestor is in flight, it waits
     /// its turn among the `WaitingCall`s (Protocol/README.md, Lifecycle 3): with no requestor in force yet, the id
-    /// could not be checked, and the pick would end as a cancel ("Provider not Selected Error").
+    /// could not be checked, and the pick would end as a cancel ("Provider not Selected Error"). Such a pick
+    /// cancelled while it waited (`$/cancelRequest`), or whose instance closed or was replaced meanwhile (its turn
+    /// has no requestor), ends alone and reaches no backend, as the queued calls do.
     public func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
         if machine.login == nil, machine.configuringNow {
             let turn = await queuedTurn()
             defer { endTurn(turn) }
-            return await pick(mvpdID)
+            if Task.isCancelled {
+                return .ended(loginFailed(SDKErrorCode.providerNotSelected, turn.requestor, status: Self.n005))
+            }
+            return await pick(mvpdID, under: machine.login?.requestor ?? turn.requestor)
         }
         machine.unqueuedCall(1)
         defer { unqueuedCallReturned() }
-        return await pick(mvpdID)
+        return await pick(mvpdID, under: machine.login?.requestor ?? inForce)
     }
 
-    private func pick(_ mvpdID: String?) async -> SelectionOutcome {
+    private func pick(_ mvpdID: String?, under requestor: Requestor?) async -> SelectionOutcome {
         let cancelStatus = Self.n005
-        guard let requestor = machine.login?.requestor ?? inForce else {
+        guard let requestor else {
             return .ended(loginFailed(SDKErrorCode.providerNotSelected, nil, status: mvpdID == nil ? cancelStatus : nil))
         }
         guard let mvpdID else {

@@ -202,12 +202,20 @@ extension Engine {
             let failed = tooMany ? Array(resources[index...]) : chunk
             index += failed.count
             if let error = answer.error, error.endsLogin { loginGone = error }
+            // Each resource keeps what its last call said: a refusal drops an earlier retry decision, an answer an
+            // earlier refusal.
             guard let answered = answer.value else {
-                if case .httpError(let status, _) = answer.result, let error = answer.error {
-                    for resource in failed { refusals[resource] = PreauthorizeError(error, httpStatus: status) }
+                for resource in failed {
+                    decisions[resource] = nil
+                    if case .httpError(let status, _) = answer.result, let error = answer.error {
+                        refusals[resource] = PreauthorizeError(error, httpStatus: status)
+                    } else {
+                        refusals[resource] = nil
+                    }
                 }
                 continue
             }
+            for resource in chunk { refusals[resource] = nil }
             decisions.merge(answered.decisions(for: Set(chunk))) { _, new in new }
         }
     }

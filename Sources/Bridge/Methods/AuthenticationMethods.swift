@@ -27,7 +27,8 @@ enum AuthenticationMethods {
     }
 
     /// `{mvpdId: string|null}` → `{}` once the login started, or `{status, errorCode}` when the call ended the
-    /// flow itself (TempPass, null, unknown id). Never queued (the engine runs it at once).
+    /// flow itself (TempPass, null, unknown id). The engine runs it at once, but with no login in progress behind
+    /// a setRequestor in flight (`Engine.setSelectedProvider`).
     static let setSelectedProvider = MethodSpec(name: "setSelectedProvider", needsRequestor: true) { _, params throws(ErrorObject) in
         let mvpdId = try params.requiredNullableString("mvpdId")
         return .engine { engine in
