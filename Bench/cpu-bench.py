@@ -522,6 +522,8 @@ def main():
     parser.add_argument("--mvpds", type=int, default=0,
                         help="the requestor lists this many MVPDs (the built-in ones, then made-up ones), as real ones list hundreds")
     args = parser.parse_args()
+    if args.mvpds and args.mvpds < 4:
+        parser.error("--mvpds: at least the built-in configuration's 4 (0 for the built-in configuration itself)")
     bin_dir = pathlib.Path(args.bin_dir)
     work = pathlib.Path(tempfile.mkdtemp(prefix="pb-cpu-bench-", dir="/tmp"))
     client = work / "ndjson-client"

@@ -62,9 +62,13 @@ extension ErrorObject {
     /// (`Text.near`), if any: `Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?`; for a name
     /// the daemon itself sends (a callback such as `setAuthenticationStatus`), that reason instead.
     static func methodNotFound(_ method: String) -> ErrorObject {
-        guard OpenRPC.daemonToHost.contains(method) else { return .methodNotFound(method, closest: MethodTable.nearMethod(method)) }
+        // Any case of it: `SetAuthenticationStatus` is not a served name near one either.
+        guard let sent = OpenRPC.daemonToHost.first(where: { $0.lowercased() == method.lowercased() }) else {
+            return .methodNotFound(method, closest: MethodTable.nearMethod(method))
+        }
+        let named = sent == method ? "'\(method)'" : "'\(method)' ('\(sent)')"
         return ErrorObject(
-            code: .methodNotFound, message: "Method not found: '\(method)' is sent by the daemon to the host",
+            code: .methodNotFound, message: "Method not found: \(named) is sent by the daemon to the host",
             data: [
                 "method": .string(method),
                 "reason": "the daemon sends it (Protocol/openrpc.json, x-direction daemon-to-host); a host does not",

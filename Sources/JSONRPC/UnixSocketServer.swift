@@ -202,10 +202,11 @@ public final class UnixSocketServer: Sendable {
         return Array(groups[0..<Int(count)])
     }
 
-    /// Whether `path` may be served: it fits `sun_path`, and holds nothing or a socket nobody accepts on (a stale
-    /// one, which binding replaces). Checked again when binding; a daemon checks it first, before it makes anything.
+    /// Whether `path` may be served: it fits `sun_path`, its directory exists, and it holds nothing or a socket
+    /// nobody accepts on (a stale one, which binding replaces). Checked again when binding; a daemon checks it first,
+    /// before it makes anything.
     /// - Returns: the socket address of `path`, and whether a stale socket is there.
-    /// - Throws: `pathTooLong`, `notASocket`, `alreadyInUse`.
+    /// - Throws: `pathTooLong`, `notASocket`, `alreadyInUse`, `system("bind", path, ENOENT)` for a missing directory.
     @discardableResult
     public static func checkServable(path: String) throws(SocketServerError) -> (address: sockaddr_un, stale: Bool) {
         let bytes = Array(path.utf8)
@@ -214,7 +215,15 @@ public final class UnixSocketServer: Sendable {
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         var info = stat()
-        guard lstat(path, &info) == 0 else { return (address, false) }
+        guard lstat(path, &info) == 0 else {
+            let missing = errno == ENOENT
+            let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+            var folder = stat()
+            if missing, stat(directory.isEmpty ? "/" : directory, &folder) != 0 {
+                throw .system(call: "bind", path: path, errno: ENOENT)
+            }
+            return (address, false)
+        }
         guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
         if isAlive(&address) { throw .alreadyInUse(path) }
         return (address, true)

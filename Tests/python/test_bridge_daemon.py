@@ -84,6 +84,9 @@ def test_an_unknown_method_is_answered_with_the_served_method_near_it(bin_dir, t
         _, sent_by_daemon = daemon.exchange(name, {"status": 1})
         assert sent_by_daemon["error"]["message"] == f"Method not found: '{name}' is sent by the daemon to the host", name
         assert sent_by_daemon["error"]["data"]["method"] == name and "closest" not in sent_by_daemon["error"]["data"]
+    _, other_case = daemon.exchange("SetAuthenticationStatus", {})
+    assert other_case["error"]["message"] == (
+        "Method not found: 'SetAuthenticationStatus' ('setAuthenticationStatus') is sent by the daemon to the host")
     assert daemon.stop() == 0
 
 

@@ -224,10 +224,14 @@ def test_more_hosts_than_the_open_file_limit_it_started_with_are_served(passbrid
 
 def test_a_socket_in_a_directory_that_does_not_exist_says_so(passbridge, tmp_path):
     path = tmp_path / "missing" / "pb.sock"
-    run = subprocess.run([passbridge, "--socket", str(path)], capture_output=True, text=True, timeout=10)
+    # Said before anything is made: the state directory (and with --backend emulator, the emulator child) came first.
+    state = tmp_path / "never-made" / "state"
+    run = subprocess.run([passbridge, "--socket", str(path), "--state-dir", str(state)], capture_output=True, text=True,
+                         timeout=10)
     assert run.returncode == 1
     # One line, as for every start-up failure (README.md): a "stopped" line used to follow it.
     assert run.stderr == f"passbridge: bind {path}: No such file or directory (its directory does not exist: create it first)\n"
+    assert not (tmp_path / "never-made").exists()
 
 
 def test_second_daemon_on_live_socket_is_refused(socket_daemon, passbridge, tmp_path):
