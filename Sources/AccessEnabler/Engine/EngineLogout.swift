@@ -30,8 +30,9 @@ extension Engine {
         } catch {
             return logoutFailed(storeFailure(error))
         }
-        // None stored: the backend may still hold one, which the next setRequestor's re-sync would bring back.
-        if logins.isEmpty { logins = await backendLogins(requestor).map { ($0, false) } }
+        // None stored: the backend may still hold one, which the next setRequestor's re-sync would bring back. Not
+        // while a login is in progress: a second screen completed on the phone is the TV's login still to come.
+        if logins.isEmpty, machine.login == nil { logins = await backendLogins(requestor).map { ($0, false) } }
         // Each MVPD's logout is asked of the backend, and its profile deleted once it is taken; one not taken keeps
         // its profile, the others still go, and the logout then fails with the first such reason.
         var notTaken: AdvancedStatus?
