@@ -40,38 +40,38 @@ enum MethodTable {
     /// The names served, prepared for the suggestion of -32601.
     static let nearNames = NearNames(names)
 
-    /// The served method near `method` (`Text.near`), remembered for the last names asked about: a host that
-    /// keeps calling a method the daemon does not serve pays for the search once (at most 64 names, then the
-    /// memo starts again).
-    static func nearMethod(_ method: String) -> String? {
-        guard method.utf8.count <= NearNames.longestAsked else { return nil }
-        if let known = nearMemo.withLock({ $0[method] }) { return known }
-        let near = nearNames.near(method)
-        nearMemo.withLock { memo in
-            if memo.count >= 64 { memo.removeAll(keepingCapacity: true) }
-            memo[method] = .some(near)
-        }
-        return near
-    }
+    /// The -32601 of each name asked about, remembered for the last ones: a host that keeps calling a method the
+    /// daemon does not serve pays for the search once (at most 64 names, then the memo starts again).
+    static let notFoundMemo = Mutex<[String: ErrorObject]>([:])
 
-    private static let nearMemo = Mutex<[String: String?]>([:])
+    /// The names the daemon sends (`OpenRPC.daemonToHost`), by their lowercase form.
+    static let sentByDaemon = Dictionary(uniqueKeysWithValues: OpenRPC.daemonToHost.map { ($0.lowercased(), $0) })
 }
 
 extension ErrorObject {
     /// -32601 for a method the daemon does not serve, with the served method whose name is near it
     /// (`Text.near`), if any: `Method not found: 'getAuthorisation'; did you mean 'getAuthorization'?`; for a name
-    /// the daemon itself sends (a callback such as `setAuthenticationStatus`), that reason instead.
+    /// the daemon itself sends (a callback such as `setAuthenticationStatus`), in any case, that reason instead.
     static func methodNotFound(_ method: String) -> ErrorObject {
-        // Any case of it: `SetAuthenticationStatus` is not a served name near one either.
-        guard let sent = OpenRPC.daemonToHost.first(where: { $0.lowercased() == method.lowercased() }) else {
-            return .methodNotFound(method, closest: MethodTable.nearMethod(method))
+        // A name longer than any served or sent one is none of them, and is not kept.
+        guard method.utf8.count <= NearNames.longestAsked else { return .methodNotFound(method, closest: nil) }
+        if let known = MethodTable.notFoundMemo.withLock({ $0[method] }) { return known }
+        let error: ErrorObject
+        if let sent = MethodTable.sentByDaemon[method.lowercased()] {
+            let named = sent == method ? "'\(method)'" : "'\(method)' ('\(sent)')"
+            error = ErrorObject(
+                code: .methodNotFound, message: "Method not found: \(named) is sent by the daemon to the host",
+                data: [
+                    "method": .string(method),
+                    "reason": "the daemon sends it (Protocol/openrpc.json, x-direction daemon-to-host); a host does not",
+                ])
+        } else {
+            error = .methodNotFound(method, closest: MethodTable.nearNames.near(method))
         }
-        let named = sent == method ? "'\(method)'" : "'\(method)' ('\(sent)')"
-        return ErrorObject(
-            code: .methodNotFound, message: "Method not found: \(named) is sent by the daemon to the host",
-            data: [
-                "method": .string(method),
-                "reason": "the daemon sends it (Protocol/openrpc.json, x-direction daemon-to-host); a host does not",
-            ])
+        MethodTable.notFoundMemo.withLock { memo in
+            if memo.count >= 64 { memo.removeAll(keepingCapacity: true) }
+            memo[method] = error
+        }
+        return error
     }
 }
