@@ -597,3 +597,38 @@ def test_a_socket_left_by_a_killed_daemon_is_not_called_a_closed_connection(env,
     assert lines[0].startswith(f"passbridge-relay: cannot connect to {path}: Connection refused"), lines
     assert lines[-1].startswith(f"passbridge-call: no daemon answers at {path} "), lines
     assert not any("closed the connection" in line for line in lines), lines
+
+
+def relays_serving(path: pathlib.Path) -> List[int]:
+    """The passbridge-relay processes connected to the socket at `path` (by their command line, from /proc)."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"passbridge-relay") and str(path).encode() in argv:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_call_that_times_out_leaves_no_relay_behind(env, short_tmp):
+    """From a new-user pass: after "no answer within 1s" the relay went on waiting for the daemon's answer, under an
+    orphaned bash, and said "1 of 1 requests unanswered" on the caller's stderr once the daemon answered. Here the
+    socket's server takes the connection and never answers: the relay outlived the call for good."""
+    import socket as sockets
+    path = short_tmp / "silent.sock"
+    server = sockets.socket(sockets.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    try:
+        run = subprocess.run([CALL, "--timeout", "1", "--socket", str(path), "rpc.discover"], env=env, capture_output=True,
+                             text=True, timeout=30)
+        assert run.returncode == 2
+        assert run.stderr.splitlines()[-1] == "passbridge-call: no answer from the daemon within 1s", run.stderr
+        deadline = time.monotonic() + 10
+        while relays_serving(path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert relays_serving(path) == [], "a relay outlived the call"
+    finally:
+        server.close()
