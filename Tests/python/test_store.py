@@ -489,7 +489,10 @@ def test_a_directory_others_may_write_is_refused_with_one_line_and_left_alone(bi
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"refusing state directory {state}" in lines[0], result.stderr
-    assert lines[0].endswith(f"; chmod go-w {state}, or name another with --state-dir)"), lines[0]
+    # A sticky directory is shared by design (/tmp): chmod would break its other users, so the advice is another one.
+    advice = (f"a directory shared by all, such as /tmp: name one of its own with --state-dir, such as {state}/passbridge"
+              if mode & 0o1000 else f"chmod go-w {state}, or name another with --state-dir")
+    assert lines[0].endswith(f"; {advice})"), lines[0]
     assert stat.S_IMODE(state.stat().st_mode) == mode
     assert list(state.iterdir()) == []
 

@@ -393,10 +393,13 @@ public enum StateDirectoryRule {
             throw .unsafeDirectory(path: path, reason: "owned by uid \(info.st_uid), not by this user (uid \(geteuid()))")
         }
         if info.st_mode & 0o022 != 0 {
-            throw .unsafeDirectory(
-                path: path,
-                reason: "its group or others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)); chmod go-w \(path), "
-                    + "or name another with --state-dir)")
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            // A sticky one is shared by design (/tmp): changing its mode would break its other users.
+            let advice =
+                info.st_mode & S_ISVTX != 0
+                ? "a directory shared by all, such as /tmp: name one of its own with --state-dir, such as \(path)/passbridge"
+                : "chmod go-w \(path), or name another with --state-dir"
+            throw .unsafeDirectory(path: path, reason: "its group or others may write to it (mode \(mode); \(advice))")
         }
     }
 
