@@ -8,7 +8,9 @@ import JSON
 /// or node_exporter's textfile collector (Protocol/README.md, "Diagnostics", names each metric).
 enum StatsCommand {
     struct Options: Sendable {
-        var socket = "/run/passbridge/passbridge.sock"
+        /// `$PASSBRIDGE_SOCKET` when set (as `passbridge-call dev` exports it), else the packaged daemon's socket.
+        var socket =
+            getenv("PASSBRIDGE_SOCKET").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/run/passbridge/passbridge.sock"
         /// false: Prometheus' older text format (`--format prometheus`), which node_exporter's textfile collector reads.
         var openMetrics = true
     }
@@ -17,7 +19,10 @@ enum StatsCommand {
         .init(
             "OPTIONS",
             [
-                .option("--socket", "PATH", help: "The daemon's Unix socket (passbridge --socket PATH).", default: { $0.socket }) {
+                .option(
+                    "--socket", "PATH", help: "The daemon's Unix socket (passbridge --socket PATH); $PASSBRIDGE_SOCKET when set.",
+                    default: { $0.socket }
+                ) {
                     (options, path) throws(UsageError) in
                     guard !path.isEmpty else { throw UsageError("--socket needs a path") }
                     options.socket = path

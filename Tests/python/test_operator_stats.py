@@ -2,6 +2,7 @@
 OpenMetrics text that Prometheus' own client library parses, with the counts rpc.stats gives; exit 1 when no daemon
 answers, 2 on bad usage."""
 import json
+import os
 import re
 import socket
 import subprocess
@@ -18,8 +19,19 @@ from rpc_helper import REDIRECT_URL, SocketDaemon, StdioDaemon, daemon_args
 from test_bridge_flows import login, ready
 
 
-def stats_text(bin_dir, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([str(bin_dir / "passbridge"), "stats", *args], capture_output=True, text=True, timeout=30)
+def stats_text(bin_dir, *args, socket_variable=None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PASSBRIDGE_SOCKET"}
+    if socket_variable is not None:
+        env["PASSBRIDGE_SOCKET"] = socket_variable
+    return subprocess.run([str(bin_dir / "passbridge"), "stats", *args], capture_output=True, text=True, timeout=30, env=env)
+
+
+def test_stats_takes_the_socket_passbridge_call_dev_exports(bin_dir, daemon):
+    # From a new-user pass: after `eval "$(passbridge-call dev)"`, a plain `passbridge stats` asked /run/passbridge.
+    found = stats_text(bin_dir, socket_variable=str(daemon.path))
+    assert found.returncode == 0 and "passbridge_connections" in found.stdout, found.stderr
+    # --socket still wins.
+    assert stats_text(bin_dir, "--socket", str(daemon.path), socket_variable="/nowhere.sock").returncode == 0
 
 
 def rpc_stats(path: str) -> dict:
