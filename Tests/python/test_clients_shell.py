@@ -110,3 +110,15 @@ def test_shell_second_screen_login(env: dict) -> None:
     r = run("logout.sh", {k: v for k, v in env.items() if k != "WEB_VIEW"})
     assert r.returncode == 0 and r.stdout.strip().endswith("logged out"), r.stdout + r.stderr
     assert time.monotonic() - began < 5
+
+
+def test_login_without_a_web_view_or_a_terminal_says_so_and_cancels(env: dict) -> None:
+    # From a new-user pass: with no $WEB_VIEW and no terminal it printed "/dev/tty: No such device or address" and
+    # "reached: unbound variable". It says what to set, cancels the login, and fails.
+    without = {k: v for k, v in env.items() if k != "WEB_VIEW"}
+    r = subprocess.run(["bash", str(EXAMPLES / "login.sh")], env=without, stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=120, start_new_session=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "no terminal to paste the address into: set WEB_VIEW" in r.stderr, r.stderr
+    assert "unbound variable" not in r.stderr and "/dev/tty" not in r.stderr, r.stderr
+    assert r.stdout.splitlines()[-1].startswith("login failed:"), r.stdout

@@ -11,8 +11,14 @@ mvpd=MockMVPD
 [[ $# -gt 0 && $1 != -* ]] && { mvpd=$1; shift; }
 
 ask_user() {
+    local reached=""
+    if ! { : </dev/tty; } 2>/dev/null; then
+        echo "no terminal to paste the address into: set WEB_VIEW to a command that opens the page and prints the" \
+            "redirect URL it reached" >&2
+        return 1
+    fi
     echo "Open this page in a browser and log in: $1" >&2
-    read -r -p "Then paste the address it ends at (adobepass://…): " reached </dev/tty
+    read -r -p "Then paste the address it ends at (adobepass://…): " reached </dev/tty || return 1
     printf '%s\n' "$reached"
 }
 

@@ -14,7 +14,13 @@ session_start_login '{"webView":false}' "$mvpd"
 status=$(session_note status '"id":"REGCODE"') || exit 1
 code=$(json_str "$status" code) && url=$(json_str "$status" url) || { echo "no registration code: $status" >&2; exit 1; }
 echo "REGCODE $code"
-echo "On your phone or computer, open $url and enter the code $code"
+# The activation page asks for the code; without one (the daemon has no --activation-url) the URL is the
+# authenticate page, which carries the code itself.
+if json_str "$status" activationUrl >/dev/null; then
+    echo "On your phone or computer, open $url and enter the code $code"
+else
+    echo "On your phone or computer, open $url (it carries the code $code)"
+fi
 SESSION_TIMEOUT=1800 session_close   # waits for getAuthentication's answer: when the login ends
 if [[ ${SESSION_REST[0]:-} == *'"status":1'* ]]; then
     echo "logged in at $mvpd"
