@@ -230,8 +230,9 @@ public final class UnixSocketServer: Sendable {
     }
 
     private static func bind(path: String, access: SocketAccess) throws(SocketServerError) -> Int32 {
-        var (address, stale) = try checkServable(path: path)
-        if stale { unlink(path) }
+        let checked = try checkServable(path: path)
+        var address = checked.address
+        if checked.stale { unlink(path) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .system(call: "socket", path: path, errno: errno) }
         // The file is created 0600 (umask), before any thread exists; the group variant widens it after chown.

@@ -100,8 +100,8 @@ public enum Daemon {
         let log = Logger(label: "main")
         let stopper = Stopper()
         TerminationSignals.handle { signal in stopper.received(signal, log: log) }
-        // A socket another daemon serves is refused before the backend and the store make anything (a state
-        // directory, an emulator child); binding checks it again.
+        // A socket path that cannot be served (another daemon's, in a missing directory, not a socket) is refused
+        // before the backend and the store make anything (a state directory, an emulator child); binding checks again.
         if case .socket(let path) = options.transport, getenv("LISTEN_FDS") == nil {
             do throws(SocketServerError) {
                 try UnixSocketServer.checkServable(path: path)
