@@ -346,17 +346,17 @@ def test_an_empty_list_says_why_when_no_requestor_is_configured(daemon):
 
 
 def test_a_resource_keeps_what_its_last_call_said(client, emulator):
-    """A resource that said retry, then whose retry was refused (503): the refusal is its last answer, and what
-    preauthorize and P100 report, not the retry of the call before; and it is not asked a third time. A chunk that
+    """A resource that said retry twice, then whose last retry was refused (503): the refusal is its last answer, and
+    what preauthorize and P100 report, not the retry of the call before. A chunk that
     got no error object after a retry (a body that is not JSON) leaves network_error."""
     admin(emulator, "item-errors", {"resource": "Xres", "code": "network_connection_timeout", "count": 10})
-    admin(emulator, "faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "status", "value": 503, "skip": 1, "count": 1})
+    admin(emulator, "faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "status", "value": 503, "skip": 2, "count": 1})
     before = len(requests_at(emulator, PREAUTHORIZE))
     result = client.call("preauthorize", {"resources": ["ch1", "Xres"], "disableFeatures": ["LOCAL_CACHE"]})
     assert result["decisions"][0] == {"id": "ch1", "authorized": True}
     assert result["decisions"][1]["error"]["status"] == 503, result
-    assert [c["resources"] for c in requests_at(emulator, PREAUTHORIZE)[before:]] == [["ch1", "Xres"], ["Xres"]]
+    assert [c["resources"] for c in requests_at(emulator, PREAUTHORIZE)[before:]] == [["ch1", "Xres"], ["Xres"], ["Xres"]]
 
-    emulator.admin("faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "malformed", "skip": 1, "count": 2})
+    emulator.admin("faults", {"method": "POST", "path": PREAUTHORIZE, "kind": "malformed", "skip": 2, "count": 1})
     result = client.call("preauthorize", {"resources": ["ch1", "Xres"], "disableFeatures": ["LOCAL_CACHE"]})
     assert result["decisions"][1]["error"]["code"] == "network_error", result

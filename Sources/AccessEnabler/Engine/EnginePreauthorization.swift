@@ -155,21 +155,25 @@ extension Engine {
         let headers = await partnerHeaders(requestor, profile: profile) + machine.tempPassIdentity
         var decisions: [ResourceID: Decision] = [:]
         var refusals: [ResourceID: PreauthorizeError] = [:]
+        var lastRefused = Set<ResourceID>()
         var gone: EnhancedError?
         await preauthorizeInChunks(
             resources, requestor: requestor, profile: profile, headers: headers, into: &decisions, refusals: &refusals,
-            loginGone: &gone)
+            lastRefused: &lastRefused, loginGone: &gone)
         for _ in 0..<Self.preauthorizeRetries {
             let retry = resources.filter { decisions[$0]?.error?.action == .retry }
             guard !retry.isEmpty else { break }
             await uncancelledSleep(for: .milliseconds(300), on: executor)
             await preauthorizeInChunks(
                 retry, requestor: requestor, profile: profile, headers: headers, into: &decisions, refusals: &refusals,
-                loginGone: &gone)
+                lastRefused: &lastRefused, loginGone: &gone)
         }
-        // Still saying retry: no decision, and the backend's error is why (preauthorize's error, P100's details).
+        // Still saying retry: no decision, and why is what its last call said (preauthorize's error, P100's
+        // details): the backend's retry error, or the refusal of that call's chunk.
         for resource in resources where decisions[resource]?.error?.action == .retry {
-            if let error = decisions[resource]?.error { refusals[resource] = PreauthorizeError(error, httpStatus: 403) }
+            if !lastRefused.contains(resource), let error = decisions[resource]?.error {
+                refusals[resource] = PreauthorizeError(error, httpStatus: 403)
+            }
             decisions[resource] = nil
         }
         let itemGone = decisions.values.lazy.compactMap(\.error).first { $0.endsLogin }
@@ -178,13 +182,14 @@ extension Engine {
     }
 
     /// One pass over `resources` in chunks; answered decisions go into `decisions` (replacing earlier ones). The
-    /// error object of a chunk refused with one goes into `refusals` for each of its resources; a top-level error
-    /// whose action is `authentication` goes into `loginGone`. A list refused with `too_many_resources` even one
-    /// resource at a time is not asked further.
+    /// error object of a chunk refused with one goes into `refusals` for each of its resources, and a refused
+    /// resource into `lastRefused` until a later call answers it (an earlier retry decision is kept: the item is
+    /// asked again); a top-level error whose action is `authentication` goes into `loginGone`. A list refused with
+    /// `too_many_resources` even one resource at a time is not asked further.
     private func preauthorizeInChunks(
         _ resources: [ResourceID], requestor: Requestor, profile: Profile, headers: [(String, String)],
         into decisions: inout [ResourceID: Decision], refusals: inout [ResourceID: PreauthorizeError],
-        loginGone: inout EnhancedError?
+        lastRefused: inout Set<ResourceID>, loginGone: inout EnhancedError?
     ) async {
         var index = 0
         while index < resources.count {
@@ -202,11 +207,10 @@ extension Engine {
             let failed = tooMany ? Array(resources[index...]) : chunk
             index += failed.count
             if let error = answer.error, error.endsLogin { loginGone = error }
-            // Each resource keeps what its last call said: a refusal drops an earlier retry decision, an answer an
-            // earlier refusal.
+            // Each resource keeps what its last call said: a refusal (its error object, or none), else the answer.
             guard let answered = answer.value else {
                 for resource in failed {
-                    decisions[resource] = nil
+                    lastRefused.insert(resource)
                     if case .httpError(let status, _) = answer.result, let error = answer.error {
                         refusals[resource] = PreauthorizeError(error, httpStatus: status)
                     } else {
@@ -215,7 +219,10 @@ extension Engine {
                 }
                 continue
             }
-            for resource in chunk { refusals[resource] = nil }
+            for resource in chunk {
+                lastRefused.remove(resource)
+                refusals[resource] = nil
+            }
             decisions.merge(answered.decisions(for: Set(chunk))) { _, new in new }
         }
     }
