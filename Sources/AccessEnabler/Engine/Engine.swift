@@ -248,12 +248,9 @@ public actor Engine {
     /// order (Protocol/README.md, Lifecycle 3), whatever order the runtime would resume them in. A call ends its
     /// turn when it returns (`endTurn`, deferred at the call) or once it waits on the host: a login the machine
     /// has taken (`login(_:filter:turn:)`), a logout page. `requestor` is nil when setRequestor failed or was never
-    /// called, and after `cancel`.
-    func ready(_ call: WaitingCall) async -> Turn { await queuedTurn() }
-
-    /// A turn in the queue of the `WaitingCall`s, as `ready(_:)` gives, for a call that waits only at times:
-    /// setSelectedProvider with no login in progress while a setRequestor is in flight.
-    func queuedTurn() async -> Turn {
+    /// called, and after `cancel`. `call` is nil for the one call that waits only at times: setSelectedProvider
+    /// with no login in progress while a setRequestor is in flight.
+    func ready(_ call: WaitingCall?) async -> Turn {
         checkThread()
         await withCheckedContinuation { machine.callEntered($0)?.resume() }
         return Turn(requestor: machine.readyRequestor)

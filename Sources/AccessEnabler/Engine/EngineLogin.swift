@@ -179,7 +179,7 @@ extension Engine {
     /// has no requestor), ends alone and reaches no backend, as the queued calls do.
     public func setSelectedProvider(_ mvpdID: String?) async -> SelectionOutcome {
         if machine.login == nil, machine.configuringNow {
-            let turn = await queuedTurn()
+            let turn = await ready(nil)
             defer { endTurn(turn) }
             if Task.isCancelled {
                 return .ended(loginFailed(SDKErrorCode.providerNotSelected, turn.requestor, status: Self.n005))

@@ -229,12 +229,17 @@ public final class TokenStore: Sendable {
         isolation: isolated (any Actor)? = #isolation, of logins: Set<LoginKey>, fresh: Bool = false
     ) async throws -> [LoginKey: [String: StoredProfile]] {
         if !fresh, let known = feed.cached(logins) { return known }
-        return try await executor.run(isolation: isolation) { [feed] database in
-            var byLogin: [LoginKey: [String: StoredProfile]] = [:]
-            for login in logins { byLogin[login] = try database.profiles(login) }
-            feed.read(byLogin)
-            return byLogin
-        }
+        return try await executor.run(isolation: isolation) { [feed] database in try Self.read(logins, in: database, feed: feed) }
+    }
+
+    /// Store thread: the profiles of `logins` as the database holds them, told to `feed` (memory follows the store).
+    private static func read(
+        _ logins: Set<LoginKey>, in database: any StoreDatabase, feed: LoginFeed
+    ) throws -> [LoginKey: [String: StoredProfile]] {
+        var byLogin: [LoginKey: [String: StoredProfile]] = [:]
+        for login in logins { byLogin[login] = try database.profiles(login) }
+        feed.read(byLogin)
+        return byLogin
     }
 
     /// The profiles stored under `keys`, in their order (keys without a profile are left out), as
@@ -252,10 +257,7 @@ public final class TokenStore: Sendable {
         isolation: isolated (any Actor)? = #isolation, of logins: Set<LoginKey>, authorizationExpiryOf resource: String?
     ) async throws -> [LoginKey: [String: (StoredProfile, Int64?)]] {
         try await executor.run(isolation: isolation) { [feed] database in
-            var byLogin: [LoginKey: [String: StoredProfile]] = [:]
-            for login in logins { byLogin[login] = try database.profiles(login) }
-            feed.read(byLogin)
-            return try byLogin.reduce(into: [:]) { read, entry in
+            try Self.read(logins, in: database, feed: feed).reduce(into: [:]) { read, entry in
                 read[entry.key] = try entry.value.reduce(into: [:]) { profiles, profile in
                     let key = ProfileKey(login: entry.key, mvpd: profile.key)
                     profiles[profile.key] = (profile.value, try resource.flatMap { try database.authorizationExpiry(key, resource: $0) })
