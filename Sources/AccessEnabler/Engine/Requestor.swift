@@ -4,7 +4,7 @@ import JSON
 struct Requestor: Sendable {
     var id: String
     /// Every MVPD in the backend's order (first responder first; an MVPD listed by several keeps the first).
-    var mvpds: [MVPD] = []
+    private(set) var mvpds: [MVPD] = []
     /// The client of the service provider each MVPD was paired with.
     var clients: [String: RestClient] = [:]
     /// Each MVPD's place in `mvpds`, by id.
@@ -23,7 +23,7 @@ struct Requestor: Sendable {
         self.primary = primary
     }
 
-    func mvpd(_ id: String) -> MVPD? { mvpds.first { $0.ID == id } }
+    func mvpd(_ id: String) -> MVPD? { positions[id].map { mvpds[$0] } }
 
     func client(for mvpdID: String) -> RestClient { clients[mvpdID] ?? primary }
 
