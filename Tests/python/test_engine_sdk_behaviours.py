@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, RpcError, SocketDaemon,
-                        daemon_args, follow_to_redirect_url, notifications_named)
+from rpc_helper import (NOT_AUTHENTICATED, NOT_AUTHORIZED, NOT_SELECTED, REDIRECT_URL, Emulator, RpcError, SocketDaemon,
+                        StdioDaemon, daemon_args, follow_to_redirect_url, notifications_named, web_login)
 from test_bridge_flows import login, logout_through_page
 
 
@@ -152,6 +152,52 @@ def test_one_loopback_rule_for_the_command_line_and_set_requestor(bin_dir, tmp_p
     finally:
         assert daemon.stop() == 0
         listener.close()
+
+
+def test_an_mvpd_two_service_providers_list_is_paired_with_the_first_listed_at_every_start(bin_dir, tmp_path):
+    """Protocol/README.md, "Transports and framing", Limits: the MVPDs of `serviceProviders` are merged in the order
+    listed, whichever answers first. Two emulators list the same MVPDs; the user logs in while the second is slow to
+    answer its configuration, and the daemon starts again while the first is. Before, an MVPD was paired with the
+    first to answer: after the restart MockMVPD went to the second, the login stored under the first was not seen
+    (checkAuthentication said not authenticated), and a logout would have ended nothing."""
+    first, second = Emulator(bin_dir), Emulator(bin_dir)
+    providers = [first.base, second.base]
+    state = tmp_path / "state"
+
+    def start(slow):
+        assert slow.admin("faults", {"method": "GET", "path": "/api/v2/REF/configuration", "kind": "latency", "value": 1500}) == 201
+        daemon = StdioDaemon(bin_dir, *daemon_args(first.base, state))
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+        assert daemon.call("setRequestor", {"requestorID": "REF", "serviceProviders": providers}) == {"status": 1}
+        urllib.request.urlopen(urllib.request.Request(slow.base + "/__admin/faults", method="DELETE"), timeout=10).close()
+        return daemon
+
+    def decisions(emulator):
+        with urllib.request.urlopen(emulator.base + "/__admin/requests", timeout=10) as answer:
+            return [r["path"] for r in json.loads(answer.read())["requests"] if "/decisions/" in r["path"]]
+
+    try:
+        daemon = start(slow=second)
+        web_login(daemon)
+        assert daemon.stop() == 0
+        daemon = start(slow=first)
+        try:
+            assert daemon.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+            assert daemon.call("getAuthorization", {"resource": "ch1"})["resource"] == "ch1"
+            assert decisions(first) == ["/api/v2/REF/decisions/authorize/MockMVPD"] and decisions(second) == []
+            logout_through_page(daemon)
+            assert daemon.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+        finally:
+            assert daemon.stop() == 0
+        # The logout ended the login at the first: a start at which it answers first finds none either.
+        daemon = start(slow=second)
+        try:
+            assert daemon.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+        finally:
+            assert daemon.stop() == 0
+    finally:
+        first.stop()
+        second.stop()
 
 
 def test_set_requestor_asks_at_most_16_service_providers(app, emulator):

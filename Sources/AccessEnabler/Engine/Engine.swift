@@ -131,24 +131,32 @@ public actor Engine {
         var requestor: Requestor?
         var firstFailure: (result: APIResult, backend: BackendURL)?
         var skew: [AdvancedStatus] = []
-        await withTaskGroup(of: (RestClient, EndpointAnswer<ConfigurationAnswer>).self) { group in
-            for provider in providers {
+        // Asked at once; merged in the order listed, whichever answers first, so that an MVPD two of them list is
+        // paired with the same one at every start, and the login stored under it is found (Protocol/README.md,
+        // "Transports and framing", Limits).
+        var answers = [EndpointAnswer<ConfigurationAnswer>?](repeating: nil, count: providers.count)
+        await withTaskGroup(of: (Int, EndpointAnswer<ConfigurationAnswer>).self) { group in
+            for (position, provider) in providers.enumerated() {
                 group.addTask(executorPreference: executor) { [executor] in
                     executor.checkOwnThread()
-                    return (provider, await provider.call(endpoint))
+                    return (position, await provider.call(endpoint))
                 }
             }
-            for await (provider, answer) in group {
+            for await (position, answer) in group {
                 if answer.clockSkewed {
                     delegate.status(Self.cfg100)
                     skew = [Self.cfg100]
                 }
-                if let configuration = answer.value {
-                    if requestor == nil { requestor = Requestor(id: requestorID, primary: provider) }
-                    requestor?.merge(configuration: configuration, from: provider)
-                } else if firstFailure == nil {
-                    firstFailure = (answer.result, provider.baseURL)
-                }
+                answers[position] = answer
+            }
+        }
+        for (provider, answer) in zip(providers, answers) {
+            guard let answer else { continue }
+            if let configuration = answer.value {
+                if requestor == nil { requestor = Requestor(id: requestorID, primary: provider) }
+                requestor?.merge(configuration: configuration, from: provider)
+            } else if firstFailure == nil {
+                firstFailure = (answer.result, provider.baseURL)
             }
         }
         if providers.isEmpty {

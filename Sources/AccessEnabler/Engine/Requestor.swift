@@ -3,7 +3,7 @@ import JSON
 /// The requestor's configuration as merged from its service providers (Adobe's "iOS/tvOS API Reference": setRequestor).
 struct Requestor: Sendable {
     var id: String
-    /// Every MVPD in the backend's order (first responder first; an MVPD listed by several keeps the first).
+    /// Every MVPD in the backends' order (service providers as listed; an MVPD listed by several keeps the first).
     private(set) var mvpds: [MVPD] = []
     /// The client of the service provider each MVPD was paired with.
     var clients: [String: RestClient] = [:]
@@ -11,7 +11,7 @@ struct Requestor: Sendable {
     private var positions: [String: Int] = [:]
     /// The store scopes of the clients MVPDs were paired with, in order of first use: one login each per device.
     private(set) var scopes: [StoreScope] = []
-    /// The first service provider that answered (used for calls not tied to an MVPD).
+    /// The first service provider listed that answered (used for calls not tied to an MVPD).
     var primary: RestClient
     /// Tracking values from the configuration: device type, client type, OS.
     var deviceType: String?
