@@ -111,6 +111,7 @@ final class FakeEngine: AccessEnabler {
     }
 
     nonisolated func isRedirectURL(_ url: String) -> Bool { url.hasPrefix("adobepass://ios.app") }
+    nonisolated var redirectURLs: [String] { ["adobepass://ios.app"] }
 
     func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {
         guard isRedirectURL(url) else { throw .invalidRedirectURL(url) }

@@ -153,7 +153,8 @@ def test_cancel_at_the_picker(client):
     names = notifications_named(notes)
     assert names[0] == "setAuthenticationStatus" and "status" in names
     assert notes[0]["params"] == {"status": 0, "errorCode": NOT_SELECTED}
-    assert next(n for n in notes if n["method"] == "status")["params"]["id"] == "N005"
+    cancelled = next(n for n in notes if n["method"] == "status")["params"]
+    assert cancelled["id"] == "N005" and "details" not in cancelled, cancelled
     assert response["result"] == {"status": 0, "errorCode": NOT_SELECTED}
     status_index, _ = client.notification("setAuthenticationStatus", start)
     get_index, get_response = client.response(get_id, start)
@@ -280,6 +281,13 @@ def test_metadata_after_a_failed_set_requestor_says_why_it_is_null(client):
     assert "statuses" not in client.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})
 
 
+def error_of(client, method, params) -> dict:
+    """The error object `method` is refused with."""
+    with pytest.raises(RpcError) as error:
+        client.call(method, params)
+    return error.value.error
+
+
 def test_errors(client):
     with pytest.raises(RpcError) as error:
         client.call("checkAuthentication")
@@ -311,6 +319,9 @@ def test_errors(client):
         with pytest.raises(RpcError) as error:
             client.call(method, params)
         assert error.value.code == -32602 and name in error.value.error["message"], (method, params)
+    # The refusal names the URL it wanted (a new user could not tell what "the registered redirect URL" was).
+    assert error_of(client, "handleExternalURL", {"url": "https://example.com/elsewhere"})["data"]["reason"] == (
+        f"is not init's redirectUrl, {REDIRECT_URL} (scheme, host and path must match)")
     with pytest.raises(RpcError) as error:
         client.call("setToken", {"token": "x", "resource": "ch1"})
     assert error.value.code == -32601

@@ -6,6 +6,9 @@ import time
 from rpc_helper import NOT_AUTHENTICATED, REDIRECT_URL, daemon_args, follow_to_redirect_url
 from test_bridge_flows import login, ready
 
+# The details of the N005 a login ends with when its instance closes (Protocol/README.md, Lifecycle 5).
+CLOSED = "the instance closed: its connection ended, or the daemon is stopping"
+
 
 def test_second_client_sees_the_first_clients_login_and_logout(daemon):
     first, second = daemon.client(), daemon.client()
@@ -104,6 +107,7 @@ def test_end_of_input_cancels_the_waiting_login_and_answers_it(bin_dir, emulator
     answer_index, answer = daemon.response(get_id, start)
     assert status["params"] == {"status": 0, "errorCode": NOT_SELECTED} and answer_index > status_index
     assert answer["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    assert [m["params"].get("details") for m in daemon.received[start:answer_index] if m.get("method") == "status"] == [CLOSED]
     assert daemon.process.wait(timeout=20) == 0
 
 
@@ -115,7 +119,12 @@ def test_sigterm_cancels_waiting_flows_answers_them_and_exits_zero(daemon):
     get_id = client.send("getAuthentication")
     client.notification("displayProviderDialog", start)
     daemon.process.send_signal(15)
-    assert client.response(get_id, start)[1]["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    answer_index, answer = client.response(get_id, start)
+    assert answer["result"] == {"status": 0, "errorCode": NOT_SELECTED}
+    # Its N005 says why, so that a host can tell a stopping daemon from the user's cancel (Protocol/README.md,
+    # Lifecycle 5 and 6; a new user's app showed "login cancelled" at every restart of the daemon).
+    reasons = [m["params"] for m in client.received[start:answer_index] if m.get("method") == "status"]
+    assert [(r["id"], r.get("details")) for r in reasons] == [("N005", CLOSED)], reasons
     assert daemon.process.wait(timeout=20) == 0
     client.close()
 

@@ -84,6 +84,10 @@ public protocol AccessEnabler: Sendable {
     /// `RedirectURL.matches` compares them. Needs no requestor, so that a wrong URL is refused before one is.
     func isRedirectURL(_ url: String) -> Bool
 
+    /// The redirect URLs `isRedirectURL` takes: init's `redirectUrl`, then the SVC one when it is another; for the
+    /// error that refuses another URL.
+    var redirectURLs: [String] { get }
+
     /// Completes the login (or logout) flow the redirect URL ends. A second call for the same flow returns the
     /// same status with no new callback and no network call.
     /// - Throws: `AccessEnablerError.invalidRedirectURL` when `url` is not the registered redirect URL.
@@ -176,6 +180,10 @@ extension Engine: AccessEnabler {
     public nonisolated func isRedirectURL(_ url: String) -> Bool {
         RedirectURL.matches(url, registered: configuration.redirectURL)
             || configuration.svcRedirectURL.map({ RedirectURL.matches(url, registered: $0) }) == true
+    }
+
+    public nonisolated var redirectURLs: [String] {
+        [configuration.redirectURL] + [configuration.svcRedirectURL].compactMap { $0 }.filter { $0 != configuration.redirectURL }
     }
 
     public nonisolated func handleExternalURL(_ url: String) async throws(AccessEnablerError) -> AuthenticationStatus {

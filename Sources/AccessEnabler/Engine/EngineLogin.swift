@@ -72,7 +72,7 @@ extension Engine {
                 }
             case .refused(let waiter, cancelled: true):
                 let outcome = report(
-                    .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.n005)
+                    .failed(SDKErrorCode.providerNotSelected), requestor: requestor, profile: nil, cached: false, status: Self.closedN005)
                 waiter.resume(returning: outcome)
             case .refused(let waiter, cancelled: false):
                 // No MVPD to pick from (Adobe's "iOS/tvOS API Reference", errors: no providers are available).
@@ -84,6 +84,10 @@ extension Engine {
     }
 
     static var n005: AdvancedStatus { AdvancedStatus(.n005) }
+    /// N005 of a login ended because its instance closed, not by the user (Protocol/README.md, Lifecycle 5).
+    static var closedN005: AdvancedStatus {
+        AdvancedStatus(.n005, details: "the instance closed: its connection ended, or the daemon is stopping")
+    }
 
     /// A call waiting on login `flow` was cancelled: the login ends with the cancel outcome when it is still the
     /// current one and waits on the host (not when it is being completed at the backend, which ends it anyway).
@@ -477,7 +481,7 @@ extension Engine {
         checkThread()
         let cancel = machine.cancel()
         cancel.run?.resume()
-        if let requestor = cancel.cancelLogin { _ = loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.n005) }
+        if let requestor = cancel.cancelLogin { _ = loginFailed(SDKErrorCode.providerNotSelected, requestor, status: Self.closedN005) }
         if cancel.endLogout { _ = finishLogout() }
     }
 

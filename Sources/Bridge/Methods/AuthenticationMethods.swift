@@ -44,8 +44,10 @@ enum AuthenticationMethods {
         let url = try params.requiredString("url")
         // A param's wrong value is -32602 with or without a requestor (Protocol/README.md, Lifecycle 3); the URL checked
         // here, the flow is completed as getAuthenticationToken completes it (no second parse of the URL).
-        guard instance.engine().isRedirectURL(url) else {
-            throw Params.invalid("url", "is not the registered redirect URL (scheme, host and path must match)")
+        let engine = instance.engine()
+        guard engine.isRedirectURL(url) else {
+            let expected = engine.redirectURLs.joined(separator: " or ")
+            throw Params.invalid("url", "is not init's redirectUrl, \(expected) (scheme, host and path must match)")
         }
         return .engine { engine in Wire.authentication(await engine.getAuthenticationToken()) }
     }
