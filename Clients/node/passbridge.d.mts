@@ -196,11 +196,18 @@ export declare class RPCError extends PassBridgeError {
   /** For -32602: {param, reason, closest?}. */
   readonly data: unknown;
 }
-export declare class ConnectionClosed extends PassBridgeError {}
+/** The connection is closed, or (a login helper's) the login ended because its instance closed: `statuses` then holds
+ * its N005, whose details are INSTANCE_CLOSED. `method`: the call it ended, when it ended one. */
+export declare class ConnectionClosed extends PassBridgeError {
+  readonly method?: string;
+  readonly statuses?: Status[];
+}
 export declare class DaemonExited extends ConnectionClosed {
   readonly exitCode: number | string;
   readonly stderr: string[];
 }
+/** The details of the N005 of a login ended because its connection ended or the daemon is stopping, not by the user. */
+export declare const INSTANCE_CLOSED: string;
 export declare class Timeout extends PassBridgeError {}
 /** spawn() found no daemon: `looked` says where it looked; the message also says what to install. */
 export declare class DaemonNotFound extends PassBridgeError {

@@ -43,13 +43,32 @@ export class RPCError extends PassBridgeError {
 /** The connection is closed: close() was called or the daemon went away. */
 export class ConnectionClosed extends PassBridgeError {}
 
-/** The spawned daemon exited with a non-zero status; `stderr` holds its last lines when it was captured. */
+/** The spawned daemon exited with a non-zero status; `stderr` holds its last lines when it was captured. `method`:
+ * the call it ended, named first in the message. */
 export class DaemonExited extends ConnectionClosed {
-  constructor(exitCode, stderr = []) {
-    super(`the daemon exited with status ${exitCode}${stderr.length ? `: ${stderr.at(-1)}` : ''}`);
+  constructor(exitCode, stderr = [], method) {
+    super(`${method ? `${method}: ` : ''}the daemon exited with status ${exitCode}${stderr.length ? `: ${stderr.at(-1)}` : ''}`);
     this.exitCode = exitCode;
     this.stderr = stderr;
+    if (method) this.method = method;
   }
+}
+
+/** `error` (how the connection ended) as the error of one call of `method`: the same kind, the method named. */
+function forCall(error, method) {
+  if (error instanceof DaemonExited) return new DaemonExited(error.exitCode, error.stderr, method);
+  return Object.assign(new ConnectionClosed(`${method}: ${error.message}`), { method });
+}
+
+/** The details of the N005 a login ends with when its instance closed, not by the user: its connection ended, or
+ * the daemon is stopping (Protocol/README.md, Lifecycle 5). */
+export const INSTANCE_CLOSED = 'the instance closed: its connection ended, or the daemon is stopping';
+
+/** A helper's cancel outcome ("Provider not Selected Error") after `closedBy`, the N005 of an instance that closed
+ * (an info status: not in the result's `statuses`), as ConnectionClosed; else null. */
+function closedOutcome(errorCode, closedBy) {
+  if (errorCode !== PROVIDER_NOT_SELECTED || !closedBy) return null;
+  return Object.assign(new ConnectionClosed(`the login was cancelled because ${INSTANCE_CLOSED}`), { statuses: [closedBy] });
 }
 
 /** No answer within the call's timeout. */
@@ -195,6 +214,7 @@ export class PassBridge extends EventEmitter {
   #ended = null;
   #endKnown = null; // settles once #end has found out why the connection ended
   #stderrTail = null;
+  #closedBy = null; // the N005 of this connection's instance closing (INSTANCE_CLOSED), once it came
 
   /**
    * Starts `exe --stdio ...args` (`exe` null or undefined: $PASSBRIDGE, else `passbridge` in PATH; none found
@@ -203,6 +223,10 @@ export class PassBridge extends EventEmitter {
    * The child is killed if this process exits first.
    */
   static spawn(exe, args = [], { stderr = 'pipe', env = process.env, timeout = DEFAULT_TIMEOUT } = {}) {
+    const transport = args.find((a) => a === '--stdio' || a === '--socket' || String(a).startsWith('--socket='));
+    if (transport) {
+      return Promise.reject(new TypeError(`spawn: ${transport} is not for spawn, which runs the daemon over its stdin and stdout (it adds --stdio); for a daemon serving a socket, use PassBridge.connect(path)`));
+    }
     exe ??= env.PASSBRIDGE || 'passbridge';
     const child = spawnChild(exe, ['--stdio', ...args], { stdio: ['pipe', 'pipe', stderr], env });
     const ae = new PassBridge(child.stdout, child.stdin, { timeout });
@@ -273,9 +297,12 @@ export class PassBridge extends EventEmitter {
     if (this.#closed) {
       // Ended by the daemon: its exit status may still be on its way (DaemonExited), so wait for #end's verdict.
       const known = this.#closing || this.#ended || !this.#endKnown ? Promise.resolve() : this.#endKnown;
-      return known.then(() => Promise.reject(this.#ended ?? new ConnectionClosed('connection closed')));
+      return known.then(() => Promise.reject(forCall(this.#ended ?? new ConnectionClosed(this.#closing ? 'the connection was closed by close()' : 'connection closed'), method)));
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
+    if (params !== undefined && (params === null || typeof params !== 'object')) {
+      return Promise.reject(new TypeError(`${method}: params must be an object of named params (or left out), not ${params === null ? 'null' : typeof params}`));
+    }
     const waitsOnUser = WAITS_ON_USER.includes(method);
     const seconds = timeout !== undefined ? timeout : waitsOnUser ? null : this.timeout;
     const id = this.#nextId++;
@@ -302,6 +329,7 @@ export class PassBridge extends EventEmitter {
       };
       const onAbort = () => cancel(signal.reason);
       this.#pending.set(id, {
+        method,
         resolve: (v) => finish(cancelling ? reject : resolve, cancelling ?? v),
         reject: (e) => finish(reject, cancelling ?? e),
       });
@@ -345,7 +373,7 @@ export class PassBridge extends EventEmitter {
     const params = data === undefined ? { resource } : { resource, data };
     const outcome = authorizationOutcome(resource, await this.call(login ? 'getAuthorization' : 'checkAuthorization', params, options));
     if (outcome.kind === 'token') return outcome.token;
-    throw authorizationError(outcome);
+    throw closedOutcome(outcome.errorCode, this.#closedBy) ?? authorizationError(outcome);
   }
 
   /** The wire's preauthorize as {authorized, denied, errors, failure?}: `errors` maps each refused resource to REST
@@ -366,7 +394,12 @@ export class PassBridge extends EventEmitter {
   /** getMetadata as {key, value, encrypted, arguments, statuses} (`value` of an expiry in epoch ms; `statuses` why
    * `value` is null when something failed: a failed setRequestor's reasons, STORE500); `key` of the options is the
    * user attribute (op code 3). */
-  async metadata(opCode, { resource, key, ...options } = {}) {
+  async metadata(opCode, { resource, key, timeout, signal, ...unknown } = {}) {
+    const [extra] = Object.keys(unknown);
+    if (extra !== undefined) {
+      throw new TypeError(`metadata: unknown option '${extra}' (it takes resource, key: the user attribute of op code 3, timeout, signal)`);
+    }
+    const options = { timeout, signal };
     const params = { opCode };
     if (resource !== undefined) params.resource = resource;
     if (key !== undefined) params.userMetaKey = key;
@@ -439,13 +472,21 @@ export class PassBridge extends EventEmitter {
         fail(e);
       }
     };
+    // With no `mvpd` and no listener of the app's, nothing would answer the dialog, and the login would wait for ever.
+    const onUnanswered = () => {
+      if (this.listenerCount('displayProviderDialog') === 1) {
+        fail(new PassBridgeError("the daemon shows the provider dialog and nothing answers it: pass {mvpd} (an ID, or a function of the MVPDs) or listen for 'displayProviderDialog'"));
+      }
+    };
     signal?.addEventListener('abort', onOuterAbort, { once: true });
-    if (mvpd !== undefined) this.on('displayProviderDialog', onPicker);
+    this.on('displayProviderDialog', mvpd !== undefined ? onPicker : onUnanswered);
     this.on('navigateToUrl', onPage).on('status', onStatus);
     try {
       const result = await this.call('getAuthentication', forceAuthn ? { forceAuthn: true } : {}, { signal: inner.signal, timeout });
       const outcome = authenticationOutcome(result);
       if (!outcome.authenticated) {
+        const closed = closedOutcome(outcome.errorCode, this.#closedBy);
+        if (closed) throw closed;
         const Kind = outcome.errorCode === PROVIDER_NOT_SELECTED ? LoginCancelled : NotAuthenticated;
         throw new Kind(outcome.errorCode || USER_NOT_AUTHENTICATED, outcome.statuses);
       }
@@ -453,7 +494,7 @@ export class PassBridge extends EventEmitter {
     } finally {
       settled = true;
       signal?.removeEventListener('abort', onOuterAbort);
-      this.off('displayProviderDialog', onPicker).off('navigateToUrl', onPage).off('status', onStatus);
+      this.off('displayProviderDialog', onPicker).off('displayProviderDialog', onUnanswered).off('navigateToUrl', onPage).off('status', onStatus);
     }
   }
 
@@ -516,13 +557,13 @@ export class PassBridge extends EventEmitter {
   }
 
   async #findEnd() {
-    let error = new ConnectionClosed('the daemon closed the connection');
+    let error = new ConnectionClosed(this.#closing ? 'the connection was closed by close()' : 'the daemon closed the connection');
     if (this.exited && !this.#closing) {
       const code = await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000, 0))]);
       if (code !== 0) error = new DaemonExited(code, this.#stderrTail ?? []);
     }
     this.#ended = error;
-    for (const { reject } of [...this.#pending.values()]) reject(error);
+    for (const { method, reject } of [...this.#pending.values()]) reject(forCall(error, method));
     this.emit('close');
   }
 
@@ -536,7 +577,10 @@ export class PassBridge extends EventEmitter {
     }
     for (const m of Array.isArray(msg) ? msg : [msg]) {
       if (typeof m.method === 'string' && 'id' in m) void this.#answer(m);
-      else if (typeof m.method === 'string') this.emit(m.method, m.params ?? {});
+      else if (typeof m.method === 'string') {
+        if (m.method === 'status' && m.params?.id === 'N005' && m.params?.details === INSTANCE_CLOSED) this.#closedBy = m.params;
+        this.emit(m.method, m.params ?? {});
+      }
       else this.#settle(m);
     }
   }

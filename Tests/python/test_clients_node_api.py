@@ -351,3 +351,59 @@ def test_node_host_handlers_always_answer_one_valid_response(bin_dir, emulator_u
     out = run_node(AWKWARD_HOST, "awkward", bin_dir, emulator_url, tmp_path)
     assert [turn["statuses"] for turn in out] == [["VSA403"], ["APPL_ERROR"], ["VSA403"]], out
     assert all(turn["seconds"] < 5 for turn in out), out
+
+
+ENDINGS = r"""
+import { PassBridge } from 'PACKAGE';
+const [exe, emulator, statement, state] = process.argv.slice(2);
+const out = {};
+const flags = ['--backend', emulator, '--state-dir', state, '--software-statement', statement];
+const named = (e) => ({ name: e.constructor.name, message: e.message, method: e.method, statuses: e.statuses });
+const refused = (e) => [e.constructor.name, e.message];
+
+out.spawnSocket = await PassBridge.spawn(exe, [...flags, '--socket', state + '.sock']).then(() => 'resolved', refused);
+const ae = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
+await ae.setRequestorOrThrow('REF');
+out.params = await ae.call('setRequestor', 'REF').then(() => 'resolved', refused);
+out.metadata = await ae.metadata('METADATA_USER_META', { userMetaKey: 'zip' }).then(() => 'resolved', refused);
+// No mvpd and no listener of the app's: nothing would answer the dialog.
+out.unanswered = await ae.loginWeb(() => null, { timeout: 30 }).then(() => 'resolved', named);
+out.afterUnanswered = (await ae.checkAuthentication()).authenticated;
+// The daemon stops (SIGTERM) while its login page is open: the login is not the user's cancel.
+out.stopped = await ae.loginWeb(() => { ae.process.kill('SIGTERM'); return new Promise(() => {}); }, { mvpd: 'MockMVPD' })
+  .then(() => 'resolved', named);
+out.exit = await ae.exited;
+out.afterStop = await ae.call('rpc.stats').then(() => 'resolved', named);
+await ae.close();
+
+const closed = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
+await closed.close();
+out.afterClose = await closed.call('rpc.stats').then(() => 'resolved', named);
+const killed = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
+await killed.setRequestorOrThrow('REF');
+killed.once('displayProviderDialog', () => killed.process.kill('SIGKILL'));
+out.killed = await killed.call('getAuthentication').then(() => 'resolved', named);
+console.log(JSON.stringify(out));
+"""
+
+
+def test_node_client_says_how_a_call_ended(bin_dir, emulator_url, tmp_path):
+    """From a Node new-user pass (Clients/node/README.md): a daemon stopped during a login made loginWeb reject with
+    LoginCancelled, as if the user had cancelled; `metadata` took `{userMetaKey}` and ignored it; a loginWeb with
+    nothing to answer the provider dialog waited for ever; `spawn` with `--socket` failed only at the first call;
+    a call after close() said the daemon closed the connection; a killed daemon's DaemonExited named no call."""
+    out = run_node(ENDINGS, "endings", bin_dir, emulator_url, tmp_path)
+    assert out["spawnSocket"][0] == "TypeError" and "PassBridge.connect(path)" in out["spawnSocket"][1]
+    assert out["params"] == ["TypeError", "setRequestor: params must be an object of named params (or left out), not string"]
+    assert out["metadata"][0] == "TypeError" and "unknown option 'userMetaKey'" in out["metadata"][1]
+    assert out["unanswered"]["name"] == "PassBridgeError" and "nothing answers it" in out["unanswered"]["message"]
+    assert out["afterUnanswered"] is False
+    stopped = out["stopped"]
+    assert stopped["name"] == "ConnectionClosed", stopped
+    assert [(s["id"], s.get("details")) for s in stopped["statuses"]] == [
+        ("N005", "the instance closed: its connection ended, or the daemon is stopping")]
+    assert out["exit"] == 0
+    assert out["afterStop"] == {"name": "ConnectionClosed", "message": "rpc.stats: the daemon closed the connection", "method": "rpc.stats"}
+    assert out["afterClose"] == {"name": "ConnectionClosed", "message": "rpc.stats: the connection was closed by close()", "method": "rpc.stats"}
+    assert out["killed"]["name"] == "DaemonExited" and out["killed"]["method"] == "getAuthentication"
+    assert out["killed"]["message"].startswith("getAuthentication: the daemon exited with status SIGKILL"), out["killed"]
