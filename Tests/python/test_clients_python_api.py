@@ -449,6 +449,28 @@ def test_a_login_helper_whose_daemon_dies_raises_daemon_exited(bin_dir, emulator
     assert error.returncode == -signal.SIGKILL, error
 
 
+def test_a_login_helper_whose_daemon_stops_raises_connection_closed_not_login_cancelled(bin_dir, emulator_url,
+                                                                                       tmp_path) -> None:
+    """The daemon stopped (SIGTERM: a systemd restart) while a login helper waits on the user: the daemon ends the
+    login as a cancel (Protocol/README.md, Lifecycle 6), but its N005 says the instance closed, and the helper raises
+    ConnectionClosed with that N005, not LoginCancelled (a Node new-user pass: an app told its user they had
+    cancelled at every restart). A login the user cancels is still LoginCancelled (the test above)."""
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
+            await ae.init(webView=False)
+            await ae.set_requestor("REF")
+            assert ae.process is not None
+            process = ae.process
+            with pytest.raises(passbridge.ConnectionClosed) as raised:
+                await ae.login_second_screen(lambda code: os.kill(process.pid, signal.SIGTERM), mvpd=MVPD)
+            assert await asyncio.wait_for(process.wait(), 20) == 0
+            return raised.value
+
+    error = asyncio.run(main())
+    assert not isinstance(error, passbridge.LoginCancelled)
+    assert [(s["id"], s.get("details")) for s in error.statuses] == [("N005", passbridge.INSTANCE_CLOSED)], error.statuses
+
+
 def test_cancelling_a_second_screen_login_task_sends_cancel_request_and_leaves_nothing_waiting(
         bin_dir, emulator_url, tmp_path) -> None:
     async def main() -> Any:

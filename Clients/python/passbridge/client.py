@@ -24,7 +24,7 @@ import os
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set, Union, cast
 
 from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
-from .constants import GENERIC_AUTHENTICATION_ERROR
+from .constants import GENERIC_AUTHENTICATION_ERROR, INSTANCE_CLOSED, PROVIDER_NOT_SELECTED_ERROR
 from .errors import ConnectionClosed, EntitlementError, Timeout
 from .locate import find_daemon
 from .flows import ChooseMVPD, OpenURL, ShowCode, run_flow
@@ -141,6 +141,8 @@ class AsyncAccessEnabler:
         self._close_code: Optional[int] = None
         self._streams: "Set[EventStream]" = set()
         self._listeners: List[Callable[[Event], None]] = []
+        # The N005 of this connection's instance closing (details INSTANCE_CLOSED), once it came.
+        self._closed_by: Optional[Dict[str, Any]] = None
         # getAuthentication/getAuthorization calls not yet answered: a login page nobody can show is then theirs.
         self._logins_in_flight = 0
         self._tasks: "Set[asyncio.Future[Any]]" = set()
@@ -273,6 +275,8 @@ class AsyncAccessEnabler:
 
     def _notified(self, method: str, params: Any) -> None:
         event = Event(method, params if isinstance(params, dict) else {})
+        if method == "status" and event["id"] == "N005" and event["details"] == INSTANCE_CLOSED:
+            self._closed_by = dict(event.params)
         for fn in self._listeners:
             fn(event)
         for s in list(self._streams):
@@ -478,7 +482,7 @@ class AsyncAccessEnabler:
         outcome = authorization_from_result(resource, await self.call(method, params, timeout=timeout))
         if isinstance(outcome, MediaToken):
             return outcome.token
-        raise outcome.error()
+        raise self._closed_error(outcome.error_code) or outcome.error()
 
     async def preauthorize(self, resources: List[str], cache: Optional[bool] = None) -> Preauthorization:
         """``preauthorize`` (the wire method of that name): which of ``resources`` the user may watch (UI decoration
@@ -541,6 +545,16 @@ class AsyncAccessEnabler:
                                 timeout=timeout)
         outcome = Authentication.from_result(result)
         if not outcome.authenticated:
-            raise outcome.error()
+            raise self._closed_error(outcome.error_code) or outcome.error()
         return outcome
+
+    def _closed_error(self, error_code: str) -> Optional[ConnectionClosed]:
+        """A helper's cancel outcome once the instance closed (its N005 with details INSTANCE_CLOSED, an info status
+        and so not among the result's ``statuses``): ``ConnectionClosed`` with that N005 in ``statuses``, not
+        ``LoginCancelled``, since the user cancelled nothing. None otherwise."""
+        if error_code != PROVIDER_NOT_SELECTED_ERROR or self._closed_by is None:
+            return None
+        error = ConnectionClosed(f"the login was cancelled because {INSTANCE_CLOSED}")
+        error.statuses = (self._closed_by,)
+        return error
 

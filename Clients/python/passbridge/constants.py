@@ -12,6 +12,9 @@ PROVIDER_NOT_SELECTED_ERROR = "Provider not Selected Error"
 USER_NOT_AUTHORIZED_ERROR = "User not Authorized Error"
 GENERIC_AUTHENTICATION_ERROR = "Generic Authentication Error"
 GENERIC_AUTHORIZATION_ERROR = "Generic Authorization Error"
+# The details of the N005 of a login ended because its instance closed (its connection ended, or the daemon is
+# stopping), not by the user (Protocol/README.md, Lifecycle 5).
+INSTANCE_CLOSED = "the instance closed: its connection ended, or the daemon is stopping"
 
 #: ``getMetadata`` op-codes: name → number (either may be sent).
 METADATA_AUTHENTICATION = "METADATA_AUTHENTICATION"  # 0: authentication expiry (SDK date string; ``expires`` epoch ms)

@@ -18,7 +18,7 @@ builtin exceptions keeps working; catching ``ConnectionClosed`` does not catch `
 ``DaemonNotFound`` is also a ``FileNotFoundError``, what ``spawn()`` raised before it existed.
 """
 import json
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 class Error(Exception):
@@ -62,7 +62,11 @@ class HostError(RPCError):
 
 
 class ConnectionClosed(Error, ConnectionError):
-    """The connection is closed (by ``close()`` or by the daemon); the call did not get an answer."""
+    """The connection is closed (by ``close()`` or by the daemon); the call did not get an answer. From a login
+    helper (``login_web``, ``login_second_screen``, ``authorize``), also a login ended because the daemon is
+    stopping or the connection ending: ``statuses`` then holds its N005, whose details are ``INSTANCE_CLOSED``."""
+
+    statuses: Tuple[Dict[str, Any], ...] = ()
 
 
 class DaemonExited(ConnectionClosed):
