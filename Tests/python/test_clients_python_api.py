@@ -782,3 +782,28 @@ def test_blocking_login_web_whose_page_outlasts_its_timeout_raises_timeout(bin_d
         with pytest.raises(passbridge.Timeout):
             ae.login_web(lambda url: time.sleep(3) or None, mvpd=MVPD, timeout=1)
         assert ae.checkAuthentication()["status"] == 0
+
+
+def test_browser_says_when_the_login_page_refused_what_was_typed(bin_dir, emulator_url, tmp_path) -> None:
+    """From a Node new-user pass: browser.py with a wrong password said the pages ended without reaching the redirect
+    URL, "a second screen's done page? use --phone"; the page had only refused the credentials."""
+    from rpc_helper import REDIRECT_URL, StdioDaemon, daemon_args
+
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator_url, tmp_path / "state"))
+    try:
+        assert daemon.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+        assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+        start = daemon.mark()
+        daemon.send("getAuthentication")
+        daemon.notification("displayProviderDialog", start)
+        notes, _ = daemon.exchange("setSelectedProvider", {"mvpdId": MVPD})
+        url = next(n["params"]["url"] for n in notes if n["method"] == "navigateToUrl")
+        browser = [sys.executable, str(pathlib.Path(__file__).resolve().parents[2] / "Clients/python/examples/browser.py"), url]
+        for fields in (["--field", "username=demo", "--field", "password=wrong"], []):
+            run = subprocess.run(browser + fields, capture_output=True, text=True, timeout=60)
+            assert run.returncode == 1 and run.stdout == "", run
+            last = run.stderr.strip().splitlines()[-1]
+            assert "showed its form again after it was sent: the page refused what was typed" in last, last
+            assert "--phone" not in last
+    finally:
+        assert daemon.stop() == 0

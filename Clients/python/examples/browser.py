@@ -77,6 +77,8 @@ class Browser:
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies), _NoRedirect)
         #: The page the last `run` ended on when it returned None.
         self.last_url = ""
+        # Whether the last page showed again a form already submitted (credentials refused, a field left empty).
+        self.form_came_back = False
 
     def _fetch(self, url: str, data: Optional[bytes] = None) -> Tuple[int, Optional[str], str]:
         req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
@@ -118,6 +120,7 @@ class Browser:
                     url = urllib.parse.urljoin(url, page.refresh)
                     continue
                 self.last_url = url
+                self.form_came_back = bool(page.forms)
                 return None
             submitted.add(_signature(form))
             payload = urllib.parse.urlencode(_fill_form(form, fill)).encode()
@@ -191,8 +194,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.phone:
             print(browser.last_url)
             return 0
-        print(f"the pages ended on {_short(browser.last_url)} without reaching the redirect URL "
-              "(a second screen's done page? use --phone)", file=sys.stderr)
+        if browser.form_came_back:
+            print(f"{_short(browser.last_url)} showed its form again after it was sent: the page refused what was "
+                  "typed, or a field was left empty (--field NAME=VALUE types one; the emulator's pages take "
+                  "username=demo password=demo)", file=sys.stderr)
+        else:
+            print(f"the pages ended on {_short(browser.last_url)} without reaching the redirect URL "
+                  "(a second screen's done page? use --phone)", file=sys.stderr)
         return 1
     print(reached)
     return 0
