@@ -807,3 +807,74 @@ def test_browser_says_when_the_login_page_refused_what_was_typed(bin_dir, emulat
             assert "--phone" not in last
     finally:
         assert daemon.stop() == 0
+
+
+def test_a_blocking_partner_sso_host_refusing_with_host_error_is_answered(bin_dir, emulator_url, tmp_path) -> None:
+    """From a breaking pass: the README's way to refuse a partner SSO request, `raise HostError(reason)`, made the
+    blocking client's setRequestor raise NameError (the handler's exception, unbound by the time it was handed on)
+    and left the daemon's request unanswered."""
+    class Platform(passbridge.PartnerSSOHost):
+        def checkAccessStatus(self, prompt: bool) -> Any:
+            return {"accessStatus": "granted"}
+
+        def requestAccountMetadata(self, params: Any) -> Any:
+            raise passbridge.HostError("userCancelled")
+
+    with passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                        stderr=subprocess.DEVNULL) as ae:
+        ae.register_partner_sso(Platform())
+        ae.init(partnerSSO="Apple")
+        assert ae.setRequestor("REF")["status"] == 1
+        check = ae.checkAuthentication()
+        assert (check["status"], check["errorCode"]) == (0, passbridge.USER_NOT_AUTHENTICATED_ERROR)
+        # The refusal reached the daemon: the cookbook's APPL_ERROR, with the host's reason.
+        assert [(r["id"], r["details"]) for r in check["statuses"]] == [("APPL_ERROR", "userCancelled")]
+
+
+def test_an_async_delegate_method_that_raises_cancels_its_login_and_a_raising_listener_harms_nothing(
+        bin_dir, emulator_url, tmp_path) -> None:
+    """From a breaking pass: an `async def displayProviderDialog` that raised was only logged, and getAuthentication
+    waited for ever (a plain method that raises cancels the login, as the README says of both); a listener that
+    raised closed the connection, every call then failing with "the daemon closed the connection"."""
+    class App(passbridge.EntitlementDelegate):
+        async def displayProviderDialog(self, mvpds: Any) -> None:
+            raise RuntimeError("boom")
+
+    async def main() -> Any:
+        async with await spawn(bin_dir, emulator_url, tmp_path, App()) as ae:
+            ae.add_listener(lambda event: 1 / 0)
+            await ae.set_requestor("REF")
+            login = await asyncio.wait_for(ae.getAuthentication(), 30)
+            return login, await ae.check_authentication()
+
+    login, after = asyncio.run(main())
+    assert login == {"status": 0, "errorCode": passbridge.PROVIDER_NOT_SELECTED_ERROR}
+    assert after.authenticated is False
+
+
+def test_a_blocking_client_refuses_a_second_thread_while_a_call_waits(bin_dir, emulator_url, tmp_path) -> None:
+    """From a breaking pass: two threads calling one blocking AccessEnabler took each other's answers from its one
+    inbox, and one of them hung for ever, its timeout ignored. A call from a second thread while one waits is now
+    an Error at once; the first call, and a callback's nested call on its thread, go on."""
+    at_dialog, release = threading.Event(), threading.Event()
+
+    class App(passbridge.EntitlementDelegate):
+        def displayProviderDialog(self, mvpds: Any) -> None:
+            at_dialog.set()
+            release.wait(30)
+            self.client.setSelectedProvider(None)
+
+    with passbridge.AccessEnabler.spawn(*flags(emulator_url, tmp_path), executable=str(bin_dir / "passbridge"),
+                                        stderr=subprocess.DEVNULL, delegate=App()) as ae:
+        ae.setRequestor("REF")
+        login: List[Any] = []
+        first = threading.Thread(target=lambda: login.append(ae.getAuthentication()))
+        first.start()
+        assert at_dialog.wait(30)
+        with pytest.raises(passbridge.Error) as refused:
+            ae.call("rpc.stats", timeout=5)
+        release.set()
+        first.join(30)
+        assert login == [{"status": 0, "errorCode": passbridge.PROVIDER_NOT_SELECTED_ERROR}]
+        assert ae.call("rpc.stats", timeout=5)["instances"] == 1  # this thread may call once the other is done
+    assert "one AccessEnabler serves one thread" in str(refused.value)

@@ -254,7 +254,8 @@ class AsyncAccessEnabler:
         return stream
 
     def add_listener(self, fn: Callable[[Event], None]) -> None:
-        """Calls ``fn(event)`` synchronously for every notification, before the delegate."""
+        """Calls ``fn(event)`` synchronously for every notification, before the delegate; an exception it raises is
+        logged, and the connection goes on."""
         self._listeners.append(fn)
 
     def register_request_handler(self, method: str, fn: RequestHandlerFn) -> None:
@@ -278,7 +279,10 @@ class AsyncAccessEnabler:
         if method == "status" and event["id"] == "N005" and event["details"] == INSTANCE_CLOSED:
             self._closed_by = dict(event.params)
         for fn in self._listeners:
-            fn(event)
+            try:
+                fn(event)
+            except Exception:  # one listener's bug is logged; the connection and the other listeners go on
+                log.exception("passbridge: listener %r failed on %s", fn, method)
         for s in list(self._streams):
             s._offer(event)
         if method in USER_STEPS and not self._streams and not self._listeners and not handles(self.delegate, method):
@@ -315,12 +319,15 @@ class AsyncAccessEnabler:
         if inspect.isawaitable(out):
             task = asyncio.ensure_future(out)
             self._tasks.add(task)
-            task.add_done_callback(self._callback_done)
+            task.add_done_callback(lambda done: self._callback_done(done, event.name))
 
-    def _callback_done(self, task: "asyncio.Future[Any]") -> None:
+    def _callback_done(self, task: "asyncio.Future[Any]", step: str) -> None:
+        """An ``async`` delegate method ended: one that raised cancels the login waiting at its step, as a plain
+        method that raises does (else that login waited for ever)."""
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            log.error("passbridge: delegate callback failed", exc_info=task.exception())
+            log.error("passbridge: delegate %s failed", step, exc_info=task.exception())
+            self.abandon_login(step)
 
     # ---- methods (host → daemon), Protocol/openrpc.json ------------------------------------------------------
     async def call(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = _DEFAULT) -> Any:

@@ -4,7 +4,8 @@ The I/O runs on a private event loop in a background thread. Callbacks (delegate
 handlers) run on *your* thread, while it waits inside a client call, in the order the daemon sent them and
 before the response that ends their operation — the way the SDK calls its delegate on the main thread. A
 callback may call the client again (``setSelectedProvider`` from ``displayProviderDialog``): the nested call
-keeps delivering callbacks while it waits. Use one ``AccessEnabler`` from one thread.
+keeps delivering callbacks while it waits. Use one ``AccessEnabler`` from one thread: a call from another thread
+while one waits raises ``Error`` at once (two threads reading one inbox took each other's answers and hung).
 
 Results, exceptions and timeouts are those of ``AsyncAccessEnabler``: calls that do not wait on the user time
 out after the client's ``timeout`` (default 30 s) with ``Timeout``; ``getAuthentication``, ``getAuthorization``
@@ -24,7 +25,7 @@ from typing import Any, Callable, Coroutine, Dict, List, Optional, Set, Tuple, U
 
 from .client import _DEFAULT, DEFAULT_TIMEOUT, AsyncAccessEnabler
 from .delegate import USER_STEPS, EntitlementDelegate, Event, PartnerSSOHost, handles, invoke
-from .errors import ConnectionClosed
+from .errors import ConnectionClosed, Error
 from .flows import ChooseMVPD, OpenURL, ShowCode
 from .outcomes import Authentication, Authorization, Logout, Metadata, Preauthorization
 from .results import (AuthenticationStatus, AuthorizationResult, Empty, MetadataResult, PreauthorizedResult,
@@ -60,6 +61,10 @@ class AccessEnabler:
         # Calls given up on by a second exception while their cancellation was awaited: their end is dropped.
         self._abandoned: Set[int] = set()
         self._ids = itertools.count(1)
+        # The thread inside a call (and how deep: a callback may call again), or None: the inbox has one reader.
+        self._caller: Optional[threading.Thread] = None
+        self._depth = 0
+        self._caller_lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="passbridge-io", daemon=True)
         self._thread.start()
@@ -192,7 +197,8 @@ class AccessEnabler:
                 outcome = fn(params)
                 settle: Callable[[], None] = lambda: fut.set_result(outcome)  # noqa: E731
             except Exception as e:  # handed to the loop, which answers with the error
-                settle = lambda: fut.set_exception(e)  # noqa: E731
+                # Bound now: Python unbinds `e` at the end of this block, before the loop runs `settle`.
+                settle = lambda error=e: fut.set_exception(error)  # noqa: E731
             except BaseException:  # Ctrl-C or exit on your thread: the call being waited on is cancelled (_wait)
                 fut.cancel()
                 raise
@@ -229,6 +235,23 @@ class AccessEnabler:
         """Runs ``coro`` on the I/O loop and blocks until it ends, delivering callbacks meanwhile. An exception
         raised here meanwhile (``KeyboardInterrupt`` from Ctrl-C, or one a callback let through) cancels it — a
         call waiting on the user with ``$/cancelRequest`` — and is raised once it has ended."""
+        me = threading.current_thread()
+        with self._caller_lock:
+            if self._caller is not None and self._caller is not me:
+                coro.close()
+                raise Error(f"this AccessEnabler is waiting on a call of thread {self._caller.name!r}: one AccessEnabler "
+                            "serves one thread (give each thread its own, or use AsyncAccessEnabler)")
+            self._caller, self._depth = me, self._depth + 1
+        try:
+            return self._wait_alone(coro)
+        finally:
+            with self._caller_lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._caller = None
+
+    def _wait_alone(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """`_wait` on the one thread allowed."""
         token = next(self._ids)
 
         async def run() -> None:
