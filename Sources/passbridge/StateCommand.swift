@@ -42,7 +42,8 @@ enum StateCommand {
         + "page is opened), then deletes each one ended here, and each one the backend says it no longer has (an error whose "
         + "action is authentication). One the backend could not be asked about, or refused otherwise, stays stored and is "
         + "named (exit 1), and so is one the backend ended that the store could not delete (its lock held by another "
-        + "process, the database away); logins of other backends are left alone, and their backends named."
+        + "process, the database away); logins of other backends are left alone, and their backends named. What was ended "
+        + "is said on stdout, what was not on stderr."
 
     private static let actions = OptionTable<Options, UsageError>.Section(
         "ACTIONS",
@@ -114,6 +115,13 @@ enum StateCommand {
                     return program.failure(
                         "no state directory \(directory) (passbridge --help tells the default; --state-dir names another)")
                 }
+                if exists, access(directory + "/passbridge.sqlite", F_OK) != 0, errno != ENOENT {
+                    // A directory this user may not search (the daemon's, mode 0700) is not one without a store.
+                    let reason = String(cString: strerror(errno))
+                    return program.failure(
+                        "cannot read \(directory)/passbridge.sqlite: \(reason) (run this as the user the daemon runs as, "
+                            + "e.g. sudo -u passbridge)")
+                }
                 if !exists || access(directory + "/passbridge.sqlite", F_OK) != 0 {
                     writeOut(action == "reset" ? "deleted 0 logins\n" : "no logins (no store in \(directory))\n")
                     return 0
@@ -142,7 +150,10 @@ enum StateCommand {
             if case .failure(let message) = error { return program.failure(message) }
             return 1
         } catch {
-            return program.failure("\(error)")
+            // Named by its file (a PostgreSQL URI may hold a password, and is not repeated).
+            let file = (try? StateDirectory.resolve(stateDir)).map { $0 + "/passbridge.sqlite" } ?? "the store"
+            let named = store != nil ? "the PostgreSQL store" : file
+            return program.failure("\(named): \(error)")
         }
     }
 
@@ -170,14 +181,16 @@ enum StateCommand {
         var base = backend.text
         while base.hasSuffix("/") { base.removeLast() }
         let others = try StoreSetup.blocking { try await store.logins() }.filter { selection.contains($0) && $0.backend != base }
+        // What was done on stdout; what could not be, on stderr (with exit 1).
         var text = ""
+        var problems = ""
         for outcome in outcomes {
             let login = outcome.login
             let who = [login.requestor, login.mvpd, login.userID ?? "-", login.device].map(printable).joined(separator: " ")
             if let failure = outcome.failure {
-                text += "not ended: \(who): \(failure)\n"
+                problems += "not ended: \(who): \(failure)\n"
             } else if let stillStored = outcome.stillStored {
-                text += "ended but still stored: \(who): \(stillStored)\n"
+                problems += "ended but still stored: \(who): \(stillStored)\n"
             } else {
                 text += "ended: \(who)\n"
             }
@@ -185,17 +198,19 @@ enum StateCommand {
         let failed = outcomes.filter { $0.failure != nil }.count
         let stillStored = outcomes.filter { $0.stillStored != nil }.count
         let ended = outcomes.count - failed - stillStored
-        text +=
-            ended == 0
-            ? "ended no login at \(base)\n"
-            : "ended \(ended) login\(ended == 1 ? "" : "s") at \(base) and deleted \(ended == 1 ? "it" : "them") from \(store.location)\n"
-        if stillStored > 0 {
+        if ended > 0 {
             text +=
+                "ended \(ended) login\(ended == 1 ? "" : "s") at \(base) and deleted \(ended == 1 ? "it" : "them") from \(store.location)\n"
+        } else if stillStored == 0 {
+            text += "ended no login at \(base)\n"
+        }
+        if stillStored > 0 {
+            problems +=
                 "ended \(stillStored) login\(stillStored == 1 ? "" : "s") at \(base) that \(store.location) still holds (the store "
                 + "failed deleting \(stillStored == 1 ? "it" : "them")): run passbridge state logout again, or passbridge state reset\n"
         }
         if failed > 0 {
-            text +=
+            problems +=
                 "could not end \(failed) login\(failed == 1 ? "" : "s") at \(base): kept in \(store.location); run passbridge state "
                 + "logout again once \(base) can be reached (passbridge state reset forgets logins here only)\n"
         }
@@ -206,6 +221,7 @@ enum StateCommand {
                 + "logout --backend URL ends them there\n"
         }
         writeOut(text)
+        for line in problems.split(separator: "\n") { writeError(String(line)) }
         return failed + stillStored > 0 ? 1 : 0
     }
 

@@ -7,10 +7,12 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -109,7 +111,8 @@ def test_state_on_a_store_it_cannot_read_says_why_once(bin_dir, tmp_path):
     for action in ("list", "reset", "logout"):
         result = state(bin_dir, action, "--state-dir", str(directory))
         assert result.returncode == 1 and result.stdout == "", (action, result.stdout)
-        assert result.stderr == "passbridge state: the store has schema version 99, newer than this PassBridge knows\n", \
+        assert result.stderr == (f"passbridge state: {directory}/passbridge.sqlite: the store has schema version 99, newer "
+                                 "than this PassBridge knows\n"), \
             (action, result.stderr)
 
 
@@ -177,11 +180,12 @@ def test_state_logout_without_network_says_what_it_could_not_end_and_keeps_it(bi
     assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "drop"}) == 201
     failed = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
     assert failed.returncode == 1, failed.stdout + failed.stderr
-    lines = failed.stdout.splitlines()
+    # What was not done goes to stderr (a breaking pass: it was all on stdout, and stderr was empty).
+    assert failed.stdout == f"ended no login at {emulator.base}\n"  # it said "ended 0 logins … and deleted them from …"
+    lines = failed.stderr.splitlines()
     assert lines[0].startswith("not ended: REF MockMVPD demo-user-0001 ") and \
-        lines[0].endswith(f": {emulator.base} could not be reached"), failed.stdout
-    assert lines[1] == f"ended no login at {emulator.base}"  # it said "ended 0 logins … and deleted them from …"
-    assert lines[2].startswith(f"could not end 1 login at {emulator.base}: kept in "), failed.stdout
+        lines[0].endswith(f": {emulator.base} could not be reached"), failed.stderr
+    assert lines[1].startswith(f"could not end 1 login at {emulator.base}: kept in "), failed.stderr
     assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2, "kept here"
 
     # Logins of another backend are left alone; once the backend answers again, the same command ends it.
@@ -208,11 +212,12 @@ def test_state_logout_names_a_login_it_ended_but_could_not_delete(bin_dir, emula
     finally:
         lock.release()
     assert held.returncode == 1, held.stdout + held.stderr
-    lines = held.stdout.splitlines()
+    # Only stderr: it also said "ended no login" on stdout, beside "ended 1 login … that … still holds".
+    assert held.stdout == ""
+    lines = held.stderr.splitlines()
     assert lines[0].startswith("ended but still stored: REF MockMVPD demo-user-0001 ") and \
-        lines[0].endswith(LOCKED), held.stdout
-    assert lines[1] == f"ended no login at {emulator.base}", held.stdout
-    assert lines[2].startswith(f"ended 1 login at {emulator.base} that "), held.stdout
+        lines[0].endswith(LOCKED), held.stderr
+    assert lines[1].startswith(f"ended 1 login at {emulator.base} that "), held.stderr
     assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2, "still stored"
     again = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
     assert again.returncode == 0 and again.stdout.startswith("ended: REF MockMVPD "), again.stdout + again.stderr
@@ -228,8 +233,8 @@ def test_state_logout_counts_a_login_the_backend_no_longer_has_as_ended(bin_dir,
     assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "error",
                                      "value": "internal_server_error", "count": 1}) == 201
     kept = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
-    assert kept.returncode == 1 and kept.stdout.startswith("not ended: REF MockMVPD "), kept.stdout
-    assert "internal_server_error" in kept.stdout.splitlines()[0]
+    assert kept.returncode == 1 and kept.stderr.startswith("not ended: REF MockMVPD "), kept.stderr
+    assert "internal_server_error" in kept.stderr.splitlines()[0]
     assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2
 
     assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "error",
@@ -524,3 +529,36 @@ def test_state_takes_one_device_with_device(bin_dir, emulator, tmp_path, short_t
     assert devices() == ["box-B"]
     refused = state(bin_dir, "list", "--state-dir", str(directory), "--device", "")
     assert refused.returncode == 2 and "--device needs a device id" in refused.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv to run as nobody")
+def test_state_list_and_reset_by_a_user_who_cannot_read_the_store_fail_saying_so(bin_dir, tmp_path):
+    """From a breaking pass: the daemon's state directory (mode 0700, its user's) read by another user made `state
+    list` say "no logins" and `state reset` "deleted 0 logins", exit 0: an operator believed the logins reset. The
+    store there could not be read, and the command now says so, exit 1."""
+    base = pathlib.Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        directory = base / "state"
+        directory.mkdir(mode=0o700)
+        (directory / "passbridge.sqlite").write_bytes(b"")
+        binary = base / "passbridge"  # where nobody may run it, whatever the clone's folder allows
+        shutil.copy(bin_dir / "passbridge", binary)
+        for action in ("list", "reset"):
+            run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(binary), "state",
+                                  action, "--state-dir", str(directory)], capture_output=True, text=True, timeout=30)
+            assert run.returncode == 1 and run.stdout == "", (action, run)
+            assert run.stderr == (f"passbridge state: cannot read {directory}/passbridge.sqlite: Permission denied (run this "
+                                  "as the user the daemon runs as, e.g. sudo -u passbridge)\n"), run.stderr
+    finally:
+        shutil.rmtree(base)
+
+
+def test_state_list_of_a_file_that_is_no_store_names_the_file(bin_dir, tmp_path):
+    """From a breaking pass: "SQLite step failed: file is not a database", with no word of which file."""
+    directory = tmp_path / "state"
+    directory.mkdir(mode=0o700)
+    (directory / "passbridge.sqlite").write_bytes(b"not a database, " * 100)
+    run = state(bin_dir, "list", "--state-dir", str(directory))
+    assert run.returncode == 1 and run.stdout == "", run
+    assert run.stderr.splitlines()[-1] == f"passbridge state: {directory}/passbridge.sqlite: SQLite step failed: file is not a database"
