@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -199,6 +200,10 @@ def test_device_acts_for_that_device_and_a_refused_init_stops_the_call(env):
     assert (named.returncode, json.loads(named.stdout)["metadata"]) == (0, 'box-7 "é"'), named.stderr
     own = device_id()
     assert own.returncode == 0 and json.loads(own.stdout)["metadata"] not in ("", 'box-7 "é"')
+    # Control characters are escaped (a breaking pass: they went out raw, and the daemon's parse error read as
+    # "init failed").
+    control = device_id("--device", "box\x01\x1f")
+    assert (control.returncode, json.loads(control.stdout)["metadata"]) == (0, "box\x01\x1f"), control.stderr
     refused = device_id("--device", "d" * 257)
     assert (refused.returncode, refused.stdout) == (1, "")
     error = json.loads(refused.stderr.removeprefix("passbridge-call: init failed: "))
@@ -207,6 +212,9 @@ def test_device_acts_for_that_device_and_a_refused_init_stops_the_call(env):
 
 @pytest.mark.parametrize("args, message", [
     (["--timeout", "abc", "rpc.discover"], "--timeout needs a number of seconds, got 'abc'"),
+    # A breaking pass: 0 was taken, and the call then hung with no output.
+    (["--timeout", "0", "rpc.discover"], "--timeout needs a number of seconds above 0, got '0'"),
+    (["--timeout", "0.00", "rpc.discover"], "--timeout needs a number of seconds above 0, got '0.00'"),
     (["--bogus", "rpc.discover"], "unknown option --bogus"),
     (["--requestor"], "--requestor needs a value"),
     ([], "METHOD is missing"),
@@ -632,3 +640,26 @@ def test_a_call_that_times_out_leaves_no_relay_behind(env, short_tmp):
         assert relays_serving(path) == [], "a relay outlived the call"
     finally:
         server.close()
+
+
+def test_a_daemon_that_never_closes_after_the_last_answer_does_not_hold_the_call(env, bin_dir, emulator_url, tmp_path):
+    """From a breaking pass: a socket daemon stopped (SIGSTOP) after answering held passbridge-call for ever, its
+    --timeout ignored, waiting for the daemon's close. The call now gives up that wait after --timeout: its answer
+    printed, exit 2, and no relay left behind."""
+    path = tmp_path / "pb.sock"
+    daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
+    try:
+        proc = subprocess.Popen([CALL, "--timeout", "1", "--socket", str(path), "--session"], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("rpc.stats\n")
+        proc.stdin.flush()
+        assert "instances" in json.loads(proc.stdout.readline())["result"]
+        daemon.process.send_signal(signal.SIGSTOP)
+        stdout, stderr = proc.communicate(timeout=30)  # its input ends: the session ends, and awaits the close
+        assert (proc.returncode, stdout) == (2, ""), stderr
+        assert stderr.splitlines()[-1] == "passbridge-call: the daemon did not close the connection within 1s of the last answer"
+        assert relays_serving(path) == []
+    finally:
+        daemon.process.send_signal(signal.SIGCONT)
+        assert daemon.stop() == 0
