@@ -90,6 +90,10 @@ export class DaemonNotFound extends PassBridgeError {
 export const REQUEST_CANCELLED = -32800;
 /** Seconds an aborted or timed-out call waits for the daemon's answer to its `$/cancelRequest`. */
 export const CANCEL_GRACE = 5;
+/** Seconds close() waits for a spawned daemon to exit before it kills it (SIGKILL): its --shutdown-timeout is 5 s. */
+export const CLOSE_GRACE = 10;
+/** The notifications a login waits at: one whose listener throws has its login cancelled. */
+const USER_STEPS = ['displayProviderDialog', 'navigateToUrl'];
 
 const USER_NOT_AUTHENTICATED = 'User Not Authenticated Error';
 const PROVIDER_NOT_SELECTED = 'Provider not Selected Error';
@@ -545,7 +549,14 @@ export class PassBridge extends EventEmitter {
     this.#closing ??= (async () => {
       this.#closed = true;
       this.#out.end();
-      return this.exited ?? 0;
+      if (!this.exited) return 0;
+      // A daemon that does not exit (stopped, wedged) is killed: close() must end.
+      const kill = setTimeout(() => this.process.kill('SIGKILL'), CLOSE_GRACE * 1000);
+      try {
+        return await this.exited;
+      } finally {
+        clearTimeout(kill);
+      }
     })();
     return this.#closing;
   }
@@ -579,9 +590,21 @@ export class PassBridge extends EventEmitter {
       if (typeof m.method === 'string' && 'id' in m) void this.#answer(m);
       else if (typeof m.method === 'string') {
         if (m.method === 'status' && m.params?.id === 'N005' && m.params?.details === INSTANCE_CLOSED) this.#closedBy = m.params;
-        this.emit(m.method, m.params ?? {});
+        this.#emitSafely(m.method, m.params ?? {});
       }
       else this.#settle(m);
+    }
+  }
+
+  /** Emits a notification; a listener that throws is reported on stderr, not thrown into the connection's reader
+   * (which would end the process), and at a login's step the login is cancelled, since nothing answers it. */
+  #emitSafely(method, params) {
+    try {
+      this.emit(method, params);
+    } catch (e) {
+      console.error(`passbridge: a '${method}' listener threw:`, e);
+      const login = [...this.#pending.values()].some((p) => p.method === 'getAuthentication' || p.method === 'getAuthorization');
+      if (USER_STEPS.includes(method) && login) this.call('setSelectedProvider', { mvpdId: null }).catch(() => {});
     }
   }
 

@@ -407,3 +407,38 @@ def test_node_client_says_how_a_call_ended(bin_dir, emulator_url, tmp_path):
     assert out["afterClose"] == {"name": "ConnectionClosed", "message": "rpc.stats: the connection was closed by close()", "method": "rpc.stats"}
     assert out["killed"]["name"] == "DaemonExited" and out["killed"]["method"] == "getAuthentication"
     assert out["killed"]["message"].startswith("getAuthentication: the daemon exited with status SIGKILL"), out["killed"]
+
+
+LISTENERS = r"""
+import { PassBridge } from 'PACKAGE';
+const [exe, emulator, statement, state] = process.argv.slice(2);
+const out = {};
+const flags = ['--backend', emulator, '--state-dir', state, '--software-statement', statement];
+const ae = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
+await ae.setRequestorOrThrow('REF');
+ae.on('displayProviderDialog', () => { throw new Error('a bug of the app'); });
+out.login = await ae.call('getAuthentication');
+out.after = await ae.checkAuthentication();
+await ae.close();
+// A daemon that does not exit: close() kills it after CLOSE_GRACE.
+const stopped = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
+await stopped.call('rpc.stats');
+stopped.process.kill('SIGSTOP');
+out.closed = await stopped.close();
+console.log(JSON.stringify(out));
+"""
+
+
+def test_node_client_survives_a_throwing_listener_and_closes_a_daemon_that_does_not_exit(bin_dir, emulator_url, tmp_path):
+    """From a breaking pass: a listener that threw ended the whole Node process (thrown into the client's reader);
+    close() of a spawned daemon that had been stopped waited for as long as it stayed stopped."""
+    script = tmp_path / "listeners.mjs"
+    script.write_text(LISTENERS.replace("PACKAGE", str(ROOT / "Clients" / "node" / "passbridge.mjs")))
+    run = subprocess.run(["node", str(script), str(bin_dir / "passbridge"), emulator_url, statement(), str(tmp_path / "state")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["login"] == {"status": 0, "errorCode": passbridge.PROVIDER_NOT_SELECTED_ERROR}
+    assert out["after"]["authenticated"] is False
+    assert "passbridge: a 'displayProviderDialog' listener threw: Error: a bug of the app" in run.stderr
+    assert out["closed"] == "SIGKILL"
