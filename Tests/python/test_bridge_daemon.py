@@ -477,3 +477,11 @@ def test_seconds_flags_take_decimal_numbers_only(passbridge, flag):
         result = subprocess.run([passbridge, "--stdio", flag, value], input=b'{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}\n',
                                 capture_output=True, timeout=30)
         assert result.returncode == 0 and b'"id":1,"result"' in result.stdout, (value, result.stderr[-500:])
+
+
+@pytest.mark.parametrize("flag, value", [("--socket-group", "root"), ("--allow-uid", "0")])
+def test_socket_access_flags_without_a_socket_are_a_usage_error(passbridge, flag, value):
+    """From a breaking pass: --socket-group and --allow-uid were taken on stdio, where they do nothing."""
+    result = subprocess.run([passbridge, "--stdio", flag, value], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"passbridge: {flag} is for --socket (stdio has no socket to share) (see passbridge --help)\n"

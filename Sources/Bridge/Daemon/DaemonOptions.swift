@@ -229,6 +229,11 @@ extension DaemonOptions {
     public static func parse(_ arguments: [String]) throws(CommandLineError) -> DaemonOptions {
         var options = DaemonOptions()
         try table.parse(arguments, into: &options)
+        // Who may connect is a socket's question: on stdio these would be taken and do nothing.
+        if options.transport == .stdio {
+            if options.socketGroup != nil { throw .usage("--socket-group is for --socket (stdio has no socket to share)") }
+            if !options.allowedUIDs.isEmpty { throw .usage("--allow-uid is for --socket (stdio has no socket to share)") }
+        }
         return options
     }
 
