@@ -428,33 +428,17 @@ def test_a_provider_dialog_that_comes_while_a_cancelled_login_ends_is_not_the_de
     assert App.pickers == 0
 
 
-def test_a_login_helper_whose_daemon_dies_raises_daemon_exited(bin_dir, emulator_url, tmp_path) -> None:
-    """The spawned daemon killed while a login helper waits on the user: the helper fails with DaemonExited and
-    the exit status, as the SDK-named calls do (Clients/python/README.md), not with a bare ConnectionClosed (the
-    events end with the connection before the client knows why; a bad-input pass found the helper saying only
-    "connection closed")."""
-    async def main() -> Any:
-        async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
-            await ae.init(webView=False)
-            await ae.set_requestor("REF")
-            assert ae.process is not None
-            process = ae.process
-            with pytest.raises(passbridge.DaemonExited) as raised:
-                await ae.login_second_screen(lambda code: os.kill(process.pid, signal.SIGKILL), mvpd=MVPD)
-            with pytest.raises(passbridge.DaemonExited):
-                await ae.check_authentication()
-            return raised.value
+@pytest.mark.parametrize("ending", [signal.SIGKILL, signal.SIGTERM])
+def test_a_login_helper_whose_daemon_ends_says_how(bin_dir, emulator_url, tmp_path, ending) -> None:
+    """The spawned daemon ends while a login helper waits on the user.
 
-    error = asyncio.run(main())
-    assert error.returncode == -signal.SIGKILL, error
-
-
-def test_a_login_helper_whose_daemon_stops_raises_connection_closed_not_login_cancelled(bin_dir, emulator_url,
-                                                                                       tmp_path) -> None:
-    """The daemon stopped (SIGTERM: a systemd restart) while a login helper waits on the user: the daemon ends the
-    login as a cancel (Protocol/README.md, Lifecycle 6), but its N005 says the instance closed, and the helper raises
-    ConnectionClosed with that N005, not LoginCancelled (a Node new-user pass: an app told its user they had
-    cancelled at every restart). A login the user cancels is still LoginCancelled (the test above)."""
+    - Killed: the helper fails with DaemonExited and the exit status, as the SDK-named calls do
+      (Clients/python/README.md), not with a bare ConnectionClosed (a bad-input pass found it saying only
+      "connection closed").
+    - Stopped (SIGTERM: a systemd restart): the daemon ends the login as a cancel (Protocol/README.md, Lifecycle 6),
+      but its N005 says the instance closed, and the helper raises ConnectionClosed with that N005, not
+      LoginCancelled (a Node new-user pass: an app told its user they had cancelled at every restart). The user's
+      own cancel is LoginCancelled (test_login_cancelled_at_the_picker_or_with_an_unknown_mvpd)."""
     async def main() -> Any:
         async with await spawn(bin_dir, emulator_url, tmp_path) as ae:
             await ae.init(webView=False)
@@ -462,13 +446,18 @@ def test_a_login_helper_whose_daemon_stops_raises_connection_closed_not_login_ca
             assert ae.process is not None
             process = ae.process
             with pytest.raises(passbridge.ConnectionClosed) as raised:
-                await ae.login_second_screen(lambda code: os.kill(process.pid, signal.SIGTERM), mvpd=MVPD)
-            assert await asyncio.wait_for(process.wait(), 20) == 0
-            return raised.value
+                await ae.login_second_screen(lambda code: os.kill(process.pid, ending), mvpd=MVPD)
+            with pytest.raises(passbridge.ConnectionClosed):
+                await ae.check_authentication()
+            return raised.value, await asyncio.wait_for(process.wait(), 20)
 
-    error = asyncio.run(main())
+    error, status = asyncio.run(main())
     assert not isinstance(error, passbridge.LoginCancelled)
-    assert [(s["id"], s.get("details")) for s in error.statuses] == [("N005", passbridge.INSTANCE_CLOSED)], error.statuses
+    if ending == signal.SIGKILL:
+        assert isinstance(error, passbridge.DaemonExited) and error.returncode == status == -signal.SIGKILL, error
+    else:
+        assert status == 0 and not isinstance(error, passbridge.DaemonExited)
+        assert [(s["id"], s.get("details")) for s in error.statuses] == [("N005", passbridge.INSTANCE_CLOSED)], error.statuses
 
 
 def test_cancelling_a_second_screen_login_task_sends_cancel_request_and_leaves_nothing_waiting(

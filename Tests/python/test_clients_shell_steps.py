@@ -248,17 +248,23 @@ def test_a_missing_socket_fails_at_once_naming_the_path(env, tmp_path):
     assert (run.returncode, run.stderr) == (2, f"passbridge-call: cannot connect to {path}: no such socket\n")
 
 
+def socket_session(env, path: pathlib.Path, timeout: str, lines: str) -> subprocess.Popen:
+    """`passbridge-call --session` over the socket at `path`, `lines` written to it (its input left open)."""
+    proc = subprocess.Popen([CALL, "--timeout", timeout, "--socket", str(path), "--session"], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(lines)
+    proc.stdin.flush()
+    return proc
+
+
 def test_a_daemon_that_ends_a_socket_session_is_named_as_the_one_that_closed_it(env, bin_dir, emulator_url, tmp_path):
     """Over --socket the coprocess is passbridge-relay, whose exit status 1 means "the daemon closed first": the
     message used to say "the daemon exited with status 1" whatever the daemon's own status (0 here, a SIGTERM)."""
     path = tmp_path / "pb.sock"
     daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
     try:
-        proc = subprocess.Popen([CALL, "--timeout", "60", "--socket", str(path), "--session"], env=env,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("init\nwait setToken\n")
-        proc.stdin.flush()
+        proc = socket_session(env, path, "60", "init\nwait setToken\n")
         assert json.loads(proc.stdout.readline())["result"] == {}  # init answered: the session now waits
         assert daemon.stop() == 0
         _, stderr = proc.communicate(timeout=30)
@@ -649,11 +655,7 @@ def test_a_daemon_that_never_closes_after_the_last_answer_does_not_hold_the_call
     path = tmp_path / "pb.sock"
     daemon = SocketDaemon(bin_dir, path, *daemon_args(emulator_url, tmp_path / "state"))
     try:
-        proc = subprocess.Popen([CALL, "--timeout", "1", "--socket", str(path), "--session"], env=env,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("rpc.stats\n")
-        proc.stdin.flush()
+        proc = socket_session(env, path, "1", "rpc.stats\n")
         assert "instances" in json.loads(proc.stdout.readline())["result"]
         daemon.process.send_signal(signal.SIGSTOP)
         stdout, stderr = proc.communicate(timeout=30)  # its input ends: the session ends, and awaits the close
