@@ -820,25 +820,33 @@ def test_a_blocking_partner_sso_host_refusing_with_host_error_is_answered(bin_di
         assert [(r["id"], r["details"]) for r in check["statuses"]] == [("APPL_ERROR", "userCancelled")]
 
 
-def test_an_async_delegate_method_that_raises_cancels_its_login_and_a_raising_listener_harms_nothing(
-        bin_dir, emulator_url, tmp_path) -> None:
-    """From a breaking pass: an `async def displayProviderDialog` that raised was only logged, and getAuthentication
+@pytest.mark.parametrize("failing", ["async delegate", "listener"])
+def test_a_callback_that_raises_at_the_dialog_cancels_its_login_and_harms_nothing_else(
+        bin_dir, emulator_url, tmp_path, caplog, failing) -> None:
+    """From breaking passes: an `async def displayProviderDialog` that raised was only logged, and getAuthentication
     waited for ever (a plain method that raises cancels the login, as the README says of both); a listener that
-    raised closed the connection, every call then failing with "the daemon closed the connection"."""
+    raised closed the connection, every call then failing with "the daemon closed the connection", and once it was
+    logged instead, its login waited for ever. The cancel itself logged a TypeError from asyncio and kept its task."""
     class App(passbridge.EntitlementDelegate):
         async def displayProviderDialog(self, mvpds: Any) -> None:
             raise RuntimeError("boom")
 
     async def main() -> Any:
-        async with await spawn(bin_dir, emulator_url, tmp_path, App()) as ae:
-            ae.add_listener(lambda event: 1 / 0)
+        async with await spawn(bin_dir, emulator_url, tmp_path, App() if failing == "async delegate" else None) as ae:
+            if failing == "listener":
+                ae.add_listener(lambda event: 1 / 0)
             await ae.set_requestor("REF")
             login = await asyncio.wait_for(ae.getAuthentication(), 30)
-            return login, await ae.check_authentication()
+            after = await ae.check_authentication()
+            await asyncio.sleep(0)  # the cancel's own task ends
+            return login, after, len(ae._tasks)
 
-    login, after = asyncio.run(main())
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        login, after, tasks = asyncio.run(main())
     assert login == {"status": 0, "errorCode": passbridge.PROVIDER_NOT_SELECTED_ERROR}
     assert after.authenticated is False
+    assert tasks == 0
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
 def test_a_blocking_client_refuses_a_second_thread_while_a_call_waits(bin_dir, emulator_url, tmp_path) -> None:
@@ -862,6 +870,9 @@ def test_a_blocking_client_refuses_a_second_thread_while_a_call_waits(bin_dir, e
         assert at_dialog.wait(30)
         with pytest.raises(passbridge.Error) as refused:
             ae.call("rpc.stats", timeout=5)
+        # process_events reads the same inbox (a second breaking pass: the waiting call hung).
+        with pytest.raises(passbridge.Error, match="one AccessEnabler serves one thread"):
+            ae.process_events(0.05)
         release.set()
         first.join(30)
         assert login == [{"status": 0, "errorCode": passbridge.PROVIDER_NOT_SELECTED_ERROR}]

@@ -283,6 +283,7 @@ class AsyncAccessEnabler:
                 fn(event)
             except Exception:  # one listener's bug is logged; the connection and the other listeners go on
                 log.exception("passbridge: listener %r failed on %s", fn, method)
+                self.abandon_login(method)  # at a user step, as a delegate method that raises
         for s in list(self._streams):
             s._offer(event)
         if method in USER_STEPS and not self._streams and not self._listeners and not handles(self.delegate, method):
@@ -307,7 +308,14 @@ class AsyncAccessEnabler:
                     step)
         task = asyncio.ensure_future(self.call("setSelectedProvider", {"mvpdId": None}))
         self._tasks.add(task)
-        task.add_done_callback(self._callback_done)
+        task.add_done_callback(self._cancel_sent)
+
+    def _cancel_sent(self, task: "asyncio.Future[Any]") -> None:
+        """``abandon_login``'s ``setSelectedProvider(None)`` ended; its failure (the connection closing meanwhile)
+        changes nothing: the login ends either way."""
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("passbridge: cancelling the login failed: %s", task.exception())
 
     def _run_callback(self, delegate: Any, event: Event) -> None:
         try:

@@ -160,7 +160,10 @@ class AccessEnabler:
         self.register_request_handler("partnerSSO/requestAccountMetadata", lambda p: host.requestAccountMetadata(p or {}))
 
     def process_events(self, timeout: float = 0.0) -> None:
-        """Delivers callbacks that arrived while no call was waiting, for up to ``timeout`` seconds."""
+        """Delivers callbacks that arrived while no call was waiting, for up to ``timeout`` seconds. Raises
+        ``Error`` from a thread other than the one waiting in a call, whose answer it could take."""
+        with self._caller_lock:
+            self._refuse_other_thread()
         try:
             item = self._inbox.get(timeout=timeout) if timeout > 0 else self._inbox.get_nowait()
         except queue.Empty:
@@ -235,13 +238,13 @@ class AccessEnabler:
         """Runs ``coro`` on the I/O loop and blocks until it ends, delivering callbacks meanwhile. An exception
         raised here meanwhile (``KeyboardInterrupt`` from Ctrl-C, or one a callback let through) cancels it — a
         call waiting on the user with ``$/cancelRequest`` — and is raised once it has ended."""
-        me = threading.current_thread()
         with self._caller_lock:
-            if self._caller is not None and self._caller is not me:
+            try:
+                self._refuse_other_thread()
+            except Error:
                 coro.close()
-                raise Error(f"this AccessEnabler is waiting on a call of thread {self._caller.name!r}: one AccessEnabler "
-                            "serves one thread (give each thread its own, or use AsyncAccessEnabler)")
-            self._caller, self._depth = me, self._depth + 1
+                raise
+            self._caller, self._depth = threading.current_thread(), self._depth + 1
         try:
             return self._wait_alone(coro)
         finally:
@@ -249,6 +252,13 @@ class AccessEnabler:
                 self._depth -= 1
                 if self._depth == 0:
                     self._caller = None
+
+    def _refuse_other_thread(self) -> None:
+        """Raises ``Error`` when another thread waits in a call: the inbox has one reader, and a second one takes its
+        answers (both hung). Called under ``_caller_lock``."""
+        if self._caller is not None and self._caller is not threading.current_thread():
+            raise Error(f"this AccessEnabler is waiting on a call of thread {self._caller.name!r}: one AccessEnabler "
+                        "serves one thread (give each thread its own, or use AsyncAccessEnabler)")
 
     def _wait_alone(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """`_wait` on the one thread allowed."""
