@@ -218,7 +218,7 @@ export declare class DaemonNotFound extends PassBridgeError {
 export declare const REQUEST_CANCELLED: -32800;
 /** Seconds an aborted or timed-out call waits for the daemon's answer to its `$/cancelRequest`. */
 export declare const CANCEL_GRACE: number;
-/** Seconds close() waits for a spawned daemon to exit before it kills it (SIGKILL). */
+/** Seconds close() waits for a spawned daemon to exit beyond its --shutdown-timeout, before SIGTERM (then SIGKILL). */
 export declare const CLOSE_GRACE: number;
 
 /** A failed outcome, thrown by the typed helpers only (never by `call`). */

@@ -90,8 +90,21 @@ export class DaemonNotFound extends PassBridgeError {
 export const REQUEST_CANCELLED = -32800;
 /** Seconds an aborted or timed-out call waits for the daemon's answer to its `$/cancelRequest`. */
 export const CANCEL_GRACE = 5;
-/** Seconds close() waits for a spawned daemon to exit before it kills it (SIGKILL): its --shutdown-timeout is 5 s. */
-export const CLOSE_GRACE = 10;
+/** Seconds close() waits for a spawned daemon to exit, beyond the --shutdown-timeout given to spawn (default 5 s),
+ * before it stops it (SIGTERM, then SIGKILL 2 s later). */
+export const CLOSE_GRACE = 5;
+/** The seconds of `--shutdown-timeout` in a daemon's `args` (`--shutdown-timeout S` or `=S`), else its default, 5. */
+function shutdownSeconds(args) {
+  const at = args.findIndex((a) => a === '--shutdown-timeout' || String(a).startsWith('--shutdown-timeout='));
+  const given = at < 0 ? undefined : args[at].includes('=') ? args[at].split('=')[1] : args[at + 1];
+  const seconds = Number(given);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : 5;
+}
+
+/** Why a login helper failed when nothing of the app's answered the provider dialog. */
+const UNANSWERED_DIALOG =
+  "the daemon shows the provider dialog and nothing answers it: pass {mvpd} (an ID, or a function of the MVPDs) to loginWeb or loginSecondScreen, or listen for 'displayProviderDialog'";
+
 /** The notifications a login waits at: one whose listener throws has its login cancelled. */
 const USER_STEPS = ['displayProviderDialog', 'navigateToUrl'];
 
@@ -219,6 +232,7 @@ export class PassBridge extends EventEmitter {
   #endKnown = null; // settles once #end has found out why the connection ended
   #stderrTail = null;
   #closedBy = null; // the N005 of this connection's instance closing (INSTANCE_CLOSED), once it came
+  #closeGrace = CLOSE_GRACE; // seconds close() gives a spawned daemon to exit
 
   /**
    * Starts `exe --stdio ...args` (`exe` null or undefined: $PASSBRIDGE, else `passbridge` in PATH; none found
@@ -235,6 +249,7 @@ export class PassBridge extends EventEmitter {
     const child = spawnChild(exe, ['--stdio', ...args], { stdio: ['pipe', 'pipe', stderr], env });
     const ae = new PassBridge(child.stdout, child.stdin, { timeout });
     ae.process = child;
+    ae.#closeGrace = shutdownSeconds(args) + CLOSE_GRACE;
     children.add(child);
     if (stderr === 'pipe') {
       ae.#stderrTail = [];
@@ -304,8 +319,11 @@ export class PassBridge extends EventEmitter {
       return known.then(() => Promise.reject(forCall(this.#ended ?? new ConnectionClosed(this.#closing ? 'the connection was closed by close()' : 'connection closed'), method)));
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (params !== undefined && (params === null || typeof params !== 'object')) {
-      return Promise.reject(new TypeError(`${method}: params must be an object of named params (or left out), not ${params === null ? 'null' : typeof params}`));
+    const kind = params === null ? 'null' : Array.isArray(params) ? 'an array' : typeof params !== 'object' ? typeof params : null;
+    const plain = kind === null && params !== undefined && [Object.prototype, null].includes(Object.getPrototypeOf(params));
+    if (params !== undefined && !plain) {
+      const what = kind ?? `a ${params.constructor?.name ?? 'non-plain'} object`;
+      return Promise.reject(new TypeError(`${method}: params must be a plain object of named params (or left out), not ${what}`));
     }
     const waitsOnUser = WAITS_ON_USER.includes(method);
     const seconds = timeout !== undefined ? timeout : waitsOnUser ? null : this.timeout;
@@ -375,8 +393,23 @@ export class PassBridge extends EventEmitter {
    */
   async authorize(resource, { login = false, data, ...options } = {}) {
     const params = data === undefined ? { resource } : { resource, data };
-    const outcome = authorizationOutcome(resource, await this.call(login ? 'getAuthorization' : 'checkAuthorization', params, options));
+    // A login with nothing of the app's to answer its dialog is cancelled there, rather than wait for ever.
+    let unanswered = false;
+    const onUnanswered = () => {
+      if (this.listenerCount('displayProviderDialog') > 1) return;
+      unanswered = true;
+      this.call('setSelectedProvider', { mvpdId: null }).catch(() => {});
+    };
+    if (login) this.on('displayProviderDialog', onUnanswered);
+    let result;
+    try {
+      result = await this.call(login ? 'getAuthorization' : 'checkAuthorization', params, options);
+    } finally {
+      this.off('displayProviderDialog', onUnanswered);
+    }
+    const outcome = authorizationOutcome(resource, result);
     if (outcome.kind === 'token') return outcome.token;
+    if (unanswered) throw new PassBridgeError(UNANSWERED_DIALOG);
     throw closedOutcome(outcome.errorCode, this.#closedBy) ?? authorizationError(outcome);
   }
 
@@ -478,9 +511,7 @@ export class PassBridge extends EventEmitter {
     };
     // With no `mvpd` and no listener of the app's, nothing would answer the dialog, and the login would wait for ever.
     const onUnanswered = () => {
-      if (this.listenerCount('displayProviderDialog') === 1) {
-        fail(new PassBridgeError("the daemon shows the provider dialog and nothing answers it: pass {mvpd} (an ID, or a function of the MVPDs) or listen for 'displayProviderDialog'"));
-      }
+      if (this.listenerCount('displayProviderDialog') === 1) fail(new PassBridgeError(UNANSWERED_DIALOG));
     };
     signal?.addEventListener('abort', onOuterAbort, { once: true });
     this.on('displayProviderDialog', mvpd !== undefined ? onPicker : onUnanswered);
@@ -550,11 +581,15 @@ export class PassBridge extends EventEmitter {
       this.#closed = true;
       this.#out.end();
       if (!this.exited) return 0;
-      // A daemon that does not exit (stopped, wedged) is killed: close() must end.
-      const kill = setTimeout(() => this.process.kill('SIGKILL'), CLOSE_GRACE * 1000);
+      // A daemon that does not exit (stopped, wedged) is stopped: a second signal while it stops ends it at once,
+      // its emulator's temporary directory removed (Protocol/README.md, Lifecycle 6), and SIGKILL follows for one
+      // that cannot take a signal (stopped). close() must end.
+      const term = setTimeout(() => this.process.kill('SIGTERM'), this.#closeGrace * 1000);
+      const kill = setTimeout(() => this.process.kill('SIGKILL'), (this.#closeGrace + 2) * 1000);
       try {
         return await this.exited;
       } finally {
+        clearTimeout(term);
         clearTimeout(kill);
       }
     })();
@@ -596,15 +631,23 @@ export class PassBridge extends EventEmitter {
     }
   }
 
-  /** Emits a notification; a listener that throws is reported on stderr, not thrown into the connection's reader
-   * (which would end the process), and at a login's step the login is cancelled, since nothing answers it. */
+  /** Emits a notification to each listener in turn. One that throws, or whose promise rejects (an async listener),
+   * is reported on stderr rather than thrown into the connection's reader (which would end the process), the
+   * others still run (the helpers' own among them), and at a login's step its login is cancelled, since nothing
+   * answers it. */
   #emitSafely(method, params) {
-    try {
-      this.emit(method, params);
-    } catch (e) {
+    const failed = (e) => {
       console.error(`passbridge: a '${method}' listener threw:`, e);
       const login = [...this.#pending.values()].some((p) => p.method === 'getAuthentication' || p.method === 'getAuthorization');
       if (USER_STEPS.includes(method) && login) this.call('setSelectedProvider', { mvpdId: null }).catch(() => {});
+    };
+    for (const listener of this.rawListeners(method)) {
+      try {
+        const returned = listener.call(this, params);
+        if (typeof returned?.then === 'function') returned.then(null, failed);
+      } catch (e) {
+        failed(e);
+      }
     }
   }
 

@@ -365,6 +365,8 @@ out.spawnSocket = await PassBridge.spawn(exe, [...flags, '--socket', state + '.s
 const ae = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
 await ae.setRequestorOrThrow('REF');
 out.params = await ae.call('setRequestor', 'REF').then(() => 'resolved', refused);
+out.arrayParams = await ae.call('setRequestor', ['REF']).then(() => 'resolved', refused);
+out.mapParams = await ae.call('setRequestor', new Map([['requestorID', 'REF']])).then(() => 'resolved', refused);
 out.metadata = await ae.metadata('METADATA_USER_META', { userMetaKey: 'zip' }).then(() => 'resolved', refused);
 // No mvpd and no listener of the app's: nothing would answer the dialog.
 out.unanswered = await ae.loginWeb(() => null, { timeout: 30 }).then(() => 'resolved', named);
@@ -394,7 +396,9 @@ def test_node_client_says_how_a_call_ended(bin_dir, emulator_url, tmp_path):
     a call after close() said the daemon closed the connection; a killed daemon's DaemonExited named no call."""
     out = run_node(ENDINGS, "endings", bin_dir, emulator_url, tmp_path)
     assert out["spawnSocket"][0] == "TypeError" and "PassBridge.connect(path)" in out["spawnSocket"][1]
-    assert out["params"] == ["TypeError", "setRequestor: params must be an object of named params (or left out), not string"]
+    assert out["params"] == ["TypeError", "setRequestor: params must be a plain object of named params (or left out), not string"]
+    assert out["arrayParams"] == ["TypeError", "setRequestor: params must be a plain object of named params (or left out), not an array"]
+    assert out["mapParams"] == ["TypeError", "setRequestor: params must be a plain object of named params (or left out), not a Map object"]
     assert out["metadata"][0] == "TypeError" and "unknown option 'userMetaKey'" in out["metadata"][1]
     assert out["unanswered"]["name"] == "PassBridgeError" and "nothing answers it" in out["unanswered"]["message"]
     assert out["afterUnanswered"] is False
@@ -418,6 +422,17 @@ const ae = await PassBridge.spawn(exe, flags, { stderr: 'ignore' });
 await ae.setRequestorOrThrow('REF');
 ae.on('displayProviderDialog', () => { throw new Error('a bug of the app'); });
 out.login = await ae.call('getAuthentication');
+ae.removeAllListeners('displayProviderDialog');
+ae.on('displayProviderDialog', async () => { throw new Error('an async bug of the app'); });
+out.asyncLogin = await ae.call('getAuthentication');
+ae.removeAllListeners('displayProviderDialog');
+// No listener of the app's: authorize with a login cancels it at the dialog and says why.
+out.authorize = await ae.authorize('ch1', { login: true, timeout: 30 }).then(() => 'resolved', (e) => [e.constructor.name, e.message]);
+// A throwing listener does not keep the helpers' own listeners from their notification.
+ae.on('navigateToUrl', () => { throw new Error('a bug at the page'); });
+out.pages = [];
+out.web = await ae.loginWeb((url) => { out.pages.push(url.split('?')[0]); return null; }, { mvpd: 'MockMVPD', timeout: 30 })
+  .then(() => 'resolved', (e) => e.constructor.name);
 out.after = await ae.checkAuthentication();
 await ae.close();
 // A daemon that does not exit: close() kills it after CLOSE_GRACE.
@@ -439,6 +454,12 @@ def test_node_client_survives_a_throwing_listener_and_closes_a_daemon_that_does_
     assert run.returncode == 0, run.stdout + run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["login"] == {"status": 0, "errorCode": passbridge.PROVIDER_NOT_SELECTED_ERROR}
-    assert out["after"]["authenticated"] is False
     assert "passbridge: a 'displayProviderDialog' listener threw: Error: a bug of the app" in run.stderr
+    # An async listener's rejection too (a second breaking pass: it ended the process).
+    assert out["asyncLogin"] == {"status": 0, "errorCode": passbridge.PROVIDER_NOT_SELECTED_ERROR}
+    assert "passbridge: a 'displayProviderDialog' listener threw: Error: an async bug of the app" in run.stderr
+    assert out["authorize"][0] == "PassBridgeError" and "nothing answers it" in out["authorize"][1]
+    # The app's listener threw at the page; the helper's own still got it (and the login was cancelled).
+    assert len(out["pages"]) == 1 and out["web"] == "LoginCancelled"
+    assert out["after"]["authenticated"] is False
     assert out["closed"] == "SIGKILL"
