@@ -67,6 +67,12 @@ public func writeOut(_ text: String) {
     write(all: Array(text.utf8), to: 1)
 }
 
+/// Writes `text` to stderr as it is: lines the caller made printable itself, as `passbridge state` writes the
+/// logins it names, so that they read as its stdout shows them.
+public func writeErrorLines(_ text: String) {
+    write(all: Array(text.utf8), to: 2)
+}
+
 /// Writes `line` and a newline to stderr, on one line whatever it holds (``oneLine(_:)``).
 public func writeError(_ line: String) {
     write(all: Array((oneLine(line) + "\n").utf8), to: 2)

@@ -109,18 +109,17 @@ enum StateCommand {
             let directory = try StateDirectory.resolve(stateDir)
             if store == nil {
                 // A --state-dir that does not exist is a mistake; the default one not existing yet means nothing was stored.
+                // One this user may not reach (the daemon's, mode 0700), or a link loop, is no store missing.
                 var info = stat()
-                let exists = stat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+                let statError = stat(directory, &info) == 0 ? 0 : errno
+                if statError != 0, statError != ENOENT, statError != ENOTDIR { return unreadable(directory, statError) }
+                let exists = statError == 0 && info.st_mode & S_IFMT == S_IFDIR
                 guard exists || stateDir == nil else {
                     return program.failure(
                         "no state directory \(directory) (passbridge --help tells the default; --state-dir names another)")
                 }
                 if exists, access(directory + "/passbridge.sqlite", F_OK) != 0, errno != ENOENT {
-                    // A directory this user may not search (the daemon's, mode 0700) is not one without a store.
-                    let reason = String(cString: strerror(errno))
-                    return program.failure(
-                        "cannot read \(directory)/passbridge.sqlite: \(reason) (run this as the user the daemon runs as, "
-                            + "e.g. sudo -u passbridge)")
+                    return unreadable(directory + "/passbridge.sqlite", errno)
                 }
                 if !exists || access(directory + "/passbridge.sqlite", F_OK) != 0 {
                     writeOut(action == "reset" ? "deleted 0 logins\n" : "no logins (no store in \(directory))\n")
@@ -157,6 +156,12 @@ enum StateCommand {
         }
     }
 
+    /// `path` could not be reached for `error` (an errno): exit 1, and for a permission, who may read it.
+    private static func unreadable(_ path: String, _ error: Int32) -> Int32 {
+        let who = error == EACCES || error == EPERM ? " (run this as the user the daemon runs as, e.g. sudo -u passbridge)" : ""
+        return program.failure("cannot read \(path): \(String(cString: strerror(error)))\(who)")
+    }
+
     /// `--backend` (or `--staging`, or the default) as a URL; `emulator` is no backend the logins could be at.
     private static func logoutBackend(_ given: String?) throws(UsageError) -> BackendURL {
         let text = given ?? DaemonOptions().backend
@@ -188,9 +193,9 @@ enum StateCommand {
             let login = outcome.login
             let who = [login.requestor, login.mvpd, login.userID ?? "-", login.device].map(printable).joined(separator: " ")
             if let failure = outcome.failure {
-                problems += "not ended: \(who): \(failure)\n"
+                problems += "not ended: \(who): \(printable("\(failure)"))\n"
             } else if let stillStored = outcome.stillStored {
-                problems += "ended but still stored: \(who): \(stillStored)\n"
+                problems += "ended but still stored: \(who): \(printable("\(stillStored)"))\n"
             } else {
                 text += "ended: \(who)\n"
             }
@@ -221,7 +226,7 @@ enum StateCommand {
                 + "logout --backend URL ends them there\n"
         }
         writeOut(text)
-        for line in problems.split(separator: "\n") { writeError(String(line)) }
+        writeErrorLines(problems)
         return failed + stillStored > 0 ? 1 : 0
     }
 

@@ -321,7 +321,7 @@ def test_errors(client):
         assert error.value.code == -32602 and name in error.value.error["message"], (method, params)
     # The refusal names the URL it wanted (a new user could not tell what "the registered redirect URL" was).
     assert error_of(client, "handleExternalURL", {"url": "https://example.com/elsewhere"})["data"]["reason"] == (
-        f"is not init's redirectUrl, {REDIRECT_URL} (scheme, host and path must match)")
+        f"is not the redirect URL, {REDIRECT_URL} (init's redirectUrl, else --redirect-url; scheme, host and path must match)")
     with pytest.raises(RpcError) as error:
         client.call("setToken", {"token": "x", "resource": "ch1"})
     assert error.value.code == -32601

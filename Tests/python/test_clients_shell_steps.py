@@ -215,6 +215,9 @@ def test_device_acts_for_that_device_and_a_refused_init_stops_the_call(env):
     # A breaking pass: 0 was taken, and the call then hung with no output.
     (["--timeout", "0", "rpc.discover"], "--timeout needs a number of seconds above 0, got '0'"),
     (["--timeout", "0.00", "rpc.discover"], "--timeout needs a number of seconds above 0, got '0.00'"),
+    # A second breaking pass: bytes that are not UTF-8 went out raw, and the daemon's parse error read "init failed".
+    (["--requestor", "REF", "--device", b"dev\xff".decode("utf-8", "surrogateescape"), "checkAuthentication"],
+     "--device needs UTF-8 text"),
     (["--bogus", "rpc.discover"], "unknown option --bogus"),
     (["--requestor"], "--requestor needs a value"),
     ([], "METHOD is missing"),

@@ -544,11 +544,17 @@ def test_state_list_and_reset_by_a_user_who_cannot_read_the_store_fail_saying_so
         (directory / "passbridge.sqlite").write_bytes(b"")
         binary = base / "passbridge"  # where nobody may run it, whatever the clone's folder allows
         shutil.copy(bin_dir / "passbridge", binary)
-        for action in ("list", "reset"):
+        # The store in a directory nobody may search; the directory itself in one (a second breaking pass: "no state
+        # directory").
+        (base / "private").mkdir(mode=0o700)
+        (base / "private" / "state").mkdir()
+        for action, where, unreadable in [("list", directory, f"{directory}/passbridge.sqlite"),
+                                          ("reset", directory, f"{directory}/passbridge.sqlite"),
+                                          ("list", base / "private" / "state", base / "private" / "state")]:
             run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(binary), "state",
-                                  action, "--state-dir", str(directory)], capture_output=True, text=True, timeout=30)
+                                  action, "--state-dir", str(where)], capture_output=True, text=True, timeout=30)
             assert run.returncode == 1 and run.stdout == "", (action, run)
-            assert run.stderr == (f"passbridge state: cannot read {directory}/passbridge.sqlite: Permission denied (run this "
+            assert run.stderr == (f"passbridge state: cannot read {unreadable}: Permission denied (run this "
                                   "as the user the daemon runs as, e.g. sudo -u passbridge)\n"), run.stderr
     finally:
         shutil.rmtree(base)
@@ -562,3 +568,31 @@ def test_state_list_of_a_file_that_is_no_store_names_the_file(bin_dir, tmp_path)
     run = state(bin_dir, "list", "--state-dir", str(directory))
     assert run.returncode == 1 and run.stdout == "", run
     assert run.stderr.splitlines()[-1] == f"passbridge state: {directory}/passbridge.sqlite: SQLite step failed: file is not a database"
+
+
+def test_state_logout_names_a_login_it_could_not_end_as_list_shows_it(bin_dir, emulator, tmp_path):
+    """A second breaking pass: the logins logout could not end went to stderr through the log's escaping, on top of
+    the command's own: a device id `dev\\x` read `dev\\\\x` there and `dev\\x` in `state list`, and could not be copied
+    into --device."""
+    from rpc_helper import REDIRECT_URL
+    directory = tmp_path / "state"
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, directory))
+    assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "dev\\x\u0001"}) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    login(daemon)
+    assert daemon.stop() == 0
+    listed = state(bin_dir, "list", "--state-dir", str(directory)).stdout.splitlines()[1]
+    assert " dev\\x\\u0001 " in listed, listed
+    assert emulator.admin("faults", {"method": "GET", "path": "/api/v2/REF/logout/*", "kind": "drop"}) == 201
+    failed = state(bin_dir, "logout", "--backend", emulator.base, "--state-dir", str(directory))
+    assert failed.returncode == 1
+    assert failed.stderr.splitlines()[0].startswith("not ended: REF MockMVPD demo-user-0001 dev\\x\\u0001: "), failed.stderr
+
+
+def test_state_list_of_a_state_dir_that_is_a_link_loop_says_so(bin_dir, tmp_path):
+    """A second breaking pass: a link loop read as "no state directory", and with a hint about users once that was
+    fixed for permissions."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    run = state(bin_dir, "list", "--state-dir", str(tmp_path / "loop"))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == f"passbridge state: cannot read {tmp_path / 'loop'}: Too many levels of symbolic links\n"

@@ -46,8 +46,10 @@ enum AuthenticationMethods {
         // here, the flow is completed as getAuthenticationToken completes it (no second parse of the URL).
         let engine = instance.engine()
         guard engine.isRedirectURL(url) else {
-            let expected = engine.redirectURLs.joined(separator: " or ")
-            throw Params.invalid("url", "is not init's redirectUrl, \(expected) (scheme, host and path must match)")
+            let urls = engine.redirectURLs.map(Text.excerpt)
+            let expected = urls.count > 1 ? "\(urls[0]), or \(urls[1]) for an MVPD that uses SVC" : urls[0]
+            throw Params.invalid(
+                "url", "is not the redirect URL, \(expected) (init's redirectUrl, else --redirect-url; scheme, host and path must match)")
         }
         return .engine { engine in Wire.authentication(await engine.getAuthenticationToken()) }
     }
