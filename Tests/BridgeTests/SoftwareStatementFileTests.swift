@@ -24,11 +24,17 @@ final class SoftwareStatementFileTests: XCTestCase {
         let path = try file(" \n")
         XCTAssertNil(try Backend.readSoftwareStatement("@" + path))
         XCTAssertNil(try Backend.readSoftwareStatement("@" + file("# no software statement yet: put it in …\n")))
-        let help = Backend.emptyStatementHelp(file: path)
+        let help = Backend.emptyStatementHelp(file: path, underSystemd: true)
         XCTAssertTrue(help.hasPrefix("\(path) holds no software statement: "), help)
         XCTAssertTrue(help.contains("/etc/passbridge/software-statement"), help)
         XCTAssertTrue(help.contains("systemctl restart passbridge.service"), help)
         XCTAssertTrue(help.contains("--software-statement"), help)
+        // Started by hand: no systemd advice (a fleet operator's pass was told to restart a unit it did not run).
+        let byHand = Backend.emptyStatementHelp(file: path, underSystemd: false)
+        XCTAssertEqual(
+            byHand,
+            "\(path) holds no software statement: put the one Adobe issued for the application in it, or pass "
+                + "--software-statement JWT, or softwareStatement in init")
     }
 
     func testAFileThatCannotBeReadFailsTheStart() {

@@ -411,8 +411,10 @@ def test_a_state_path_that_is_a_file_is_refused_and_left_alone(bin_dir, tmp_path
     assert stat.S_IMODE(path.stat().st_mode) == 0o644 and path.read_text() == "keep me"
 
 
-def test_an_empty_statement_file_serves_and_r400_says_where_the_statement_goes(bin_dir, emulator, tmp_path):
-    """The packaged unit before a statement is installed: its credential is SetCredential='s default, a comment."""
+def test_an_empty_statement_file_serves_and_r400_says_where_the_statement_goes(bin_dir, emulator, tmp_path, monkeypatch):
+    """The packaged unit before a statement is installed: its credential is SetCredential='s default, a comment, in
+    the directory systemd names in $CREDENTIALS_DIRECTORY."""
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
     empty = tmp_path / "software-statement"
     service = (pathlib.Path(__file__).resolve().parents[2] / "Clients/systemd/passbridge.service").read_text()
     default = next(line for line in service.splitlines() if line.startswith("SetCredential=software-statement:"))

@@ -176,12 +176,19 @@ struct Backend {
         return Array(bytes.prefix(filled))
     }
 
-    /// Where a missing statement goes, for the R400 `details` and the start-up warning (Clients/systemd/README.md).
-    static func emptyStatementHelp(file: String) -> String {
-        "\(file) holds no software statement: put the one Adobe issued for the application in "
-            + "/etc/passbridge/software-statement (mode 0600) when the daemon runs from the passbridge .deb or "
-            + "systemd units, then systemctl restart passbridge.service; else pass --software-statement JWT|@FILE, or "
-            + "softwareStatement in init"
+    /// Where a missing statement goes, for the R400 `details` and the start-up warning: under systemd
+    /// (`$CREDENTIALS_DIRECTORY` set, as the packaged unit's `LoadCredential=` does), the packaged unit's file
+    /// (Clients/systemd/README.md); else `file` itself, or the flag.
+    static func emptyStatementHelp(
+        file: String, underSystemd: Bool = getenv("CREDENTIALS_DIRECTORY") != nil
+    ) -> String {
+        guard underSystemd else {
+            return "\(file) holds no software statement: put the one Adobe issued for the application in it, or pass "
+                + "--software-statement JWT, or softwareStatement in init"
+        }
+        return "\(file) holds no software statement: put the one Adobe issued for the application in "
+            + "/etc/passbridge/software-statement (mode 0600), then systemctl restart passbridge.service; else pass "
+            + "--software-statement JWT|@FILE, or softwareStatement in init"
     }
 }
 

@@ -119,7 +119,10 @@ enum LifecycleMethods {
             // Answered before the calls that waited for it run, so their notifications follow the response.
             _ = await engine.setRequestor(requestorID, serviceProviders: serviceProviders) { outcome in
                 if outcome.status != AccessEnablerStatus.success {
-                    log.info("setRequestor \(Text.excerpt(requestorID)) failed: \(Wire.summary(outcome.statuses))")
+                    // R400 is the daemon's own registration (no software statement, a refused one): the operator's
+                    // to fix, at the level `journalctl -p warning` shows. Other reasons are the host's or Adobe's.
+                    let line = "setRequestor \(Text.excerpt(requestorID)) failed: \(Wire.summary(outcome.statuses))"
+                    if outcome.statuses.contains(where: { $0.id == "R400" }) { log.warning(line) } else { log.info(line) }
                 }
                 answer(Wire.requestor(outcome))
             }
