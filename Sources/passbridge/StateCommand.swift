@@ -48,7 +48,8 @@ enum StateCommand {
     private static let actions = OptionTable<Options, UsageError>.Section(
         "ACTIONS",
         arguments: [
-            ("list", "One line per login: requestor, MVPD, user id, expiry (UTC), device, backend."), ("reset", resetHelp),
+            ("list", "One line per login: requestor, MVPD, user id, expiry (UTC), device, backend; the store they are of on stderr."),
+            ("reset", resetHelp),
             ("logout", logoutHelp),
         ], [])
 
@@ -143,6 +144,9 @@ enum StateCommand {
             default:
                 let logins = try StoreSetup.blocking { try await opened.logins() }.filter(only.contains)
                 writeOut(listing(logins, only, location: opened.location))
+                // Which store the table is of, beside it on stderr (the table's lines stay the logins): an operator
+                // who left out --store read the default directory's logins as the fleet's.
+                if !logins.isEmpty { writeError("passbridge state: the logins of \(opened.location)") }
                 return 0
             }
         } catch let error as CommandLineError {

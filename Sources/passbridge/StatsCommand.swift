@@ -192,7 +192,7 @@ enum StatsCommand {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else { return .failure(Failure(message: "cannot connect to \(path): \(String(cString: strerror(errno)))")) }
+        guard connected == 0 else { return .failure(Failure(message: connectFailure(path, errno))) }
         let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"rpc.stats"}"#.utf8) + [0x0A]
         // A daemon that refuses the peer (-32005) writes why and closes: a write that fails is told only when no such
         // line can be read.
@@ -225,5 +225,15 @@ enum StatsCommand {
         let line = received[..<(lineEnd ?? received.endIndex)]
         guard let answer = try? JSON.parse(Array(line)) else { return .failure(Failure(message: "\(path) answered with no JSON")) }
         return .success(answer)
+    }
+
+    /// Why connecting to `path` failed (`error`, an errno), saying what a refusal means: no socket there (a file, a
+    /// directory: "Connection refused" said nothing of it), or a socket no daemon listens on.
+    private static func connectFailure(_ path: String, _ error: Int32) -> String {
+        let reason = "cannot connect to \(path): \(String(cString: strerror(error)))"
+        guard error == ECONNREFUSED else { return reason }
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return "\(path) is not a socket" }
+        return reason + " (no daemon listens there: a daemon that was killed leaves its socket behind)"
     }
 }

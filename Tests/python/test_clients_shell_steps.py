@@ -249,6 +249,11 @@ def test_a_missing_socket_fails_at_once_naming_the_path(env, tmp_path):
     run = subprocess.run([CALL, "--socket", path, "rpc.discover"], env=env, capture_output=True, text=True, timeout=30)
     assert time.monotonic() - started < 2
     assert (run.returncode, run.stderr) == (2, f"passbridge-call: cannot connect to {path}: no such socket\n")
+    # A file that is there but no socket (a fleet operator's pass: "no such socket").
+    (tmp_path / "daemon.log").write_text("")
+    run = subprocess.run([CALL, "--socket", str(tmp_path / "daemon.log"), "rpc.discover"], env=env, capture_output=True,
+                         text=True, timeout=30)
+    assert (run.returncode, run.stderr) == (2, f"passbridge-call: cannot connect to {tmp_path / 'daemon.log'}: it is not a socket\n")
 
 
 def socket_session(env, path: pathlib.Path, timeout: str, lines: str) -> subprocess.Popen:

@@ -112,6 +112,18 @@ def test_stats_without_a_daemon_fails_and_bad_usage_exits_2(bin_dir, tmp_path):
     missing = stats_text(bin_dir, "--socket", str(tmp_path / "none.sock"))
     assert missing.returncode == 1 and missing.stdout == ""
     assert missing.stderr.startswith(f"passbridge stats: cannot connect to {tmp_path / 'none.sock'}: "), missing.stderr
+    # What a refusal means (a fleet operator's pass: a directory, a log file and a dead daemon's socket all read
+    # "Connection refused").
+    (tmp_path / "daemon.log").write_text("")
+    for where in (tmp_path, tmp_path / "daemon.log"):
+        refused = stats_text(bin_dir, "--socket", str(where))
+        assert (refused.returncode, refused.stderr) == (1, f"passbridge stats: {where} is not a socket\n")
+    left = socket.socket(socket.AF_UNIX)
+    left.bind(str(tmp_path / "left.sock"))
+    left.close()  # bound, never listening: what a killed daemon leaves
+    dead = stats_text(bin_dir, "--socket", str(tmp_path / "left.sock"))
+    assert dead.stderr == (f"passbridge stats: cannot connect to {tmp_path / 'left.sock'}: Connection refused (no daemon listens "
+                           "there: a daemon that was killed leaves its socket behind)\n"), dead.stderr
     assert stats_text(bin_dir, "--socket").returncode == 2
     assert stats_text(bin_dir, "--socket", "--help").returncode == 0  # --help wins, wherever it is
     assert stats_text(bin_dir, "extra").returncode == 2

@@ -175,7 +175,7 @@ def test_each_store_file_made_0600_is_logged_with_the_mode_it_had(bin_dir, emula
     listed = subprocess.run([str(bin_dir / "passbridge"), "state", "list", "--state-dir", str(state)], capture_output=True,
                             text=True, timeout=30)
     assert listed.returncode == 0 and listed.stdout.startswith("REQUESTOR"), listed.stdout + listed.stderr
-    warned = [line for line in listed.stderr.splitlines() if "0600" in line]
+    warned = [line for line in listed.stderr.splitlines() if " warning store: made " in line]
     assert len(warned) == 1 and f"made {store} 0600: it was 0640, open to its group or others" in warned[0], listed.stderr
     assert "warning" in warned[0] and "store" in warned[0], warned[0]
     assert modes(state)["passbridge.sqlite"] == 0o600
@@ -187,4 +187,4 @@ def test_each_store_file_made_0600_is_logged_with_the_mode_it_had(bin_dir, emula
     # Nothing to say when every file is already private.
     quiet = subprocess.run([str(bin_dir / "passbridge"), "state", "list", "--state-dir", str(state)], capture_output=True,
                            text=True, timeout=30)
-    assert "0600" not in quiet.stderr, quiet.stderr
+    assert " warning store: made " not in quiet.stderr, quiet.stderr

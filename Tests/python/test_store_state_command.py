@@ -44,6 +44,9 @@ def test_state_list_shows_logins_without_secrets_and_reset_forgets_them(bin_dir,
     assert fields[:3] == ["REF", "MockMVPD", "demo-user-0001"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", fields[3])
     assert fields[5] == emulator.base
+    # Which store, on stderr (a fleet operator's pass: without --store, the default directory's table passed for the
+    # fleet's).
+    assert listed.stderr == f"passbridge state: the logins of {directory}/passbridge.sqlite\n"
     import sqlite3
     with contextlib.closing(sqlite3.connect(directory / "passbridge.sqlite")) as db:  # closed: see the reset below
         secrets = [value for row in db.execute("SELECT client_secret FROM client_credentials UNION ALL SELECT token FROM access_tokens")
