@@ -122,3 +122,17 @@ def test_login_without_a_web_view_or_a_terminal_says_so_and_cancels(env: dict) -
     assert "no terminal to paste the address into: set WEB_VIEW" in r.stderr, r.stderr
     assert "unbound variable" not in r.stderr and "/dev/tty" not in r.stderr, r.stderr
     assert r.stdout.splitlines()[-1].startswith("login failed:"), r.stdout
+
+
+def test_shell_login_for_a_fleets_device(env: dict, bin_dir: pathlib.Path) -> None:
+    """DEVICE=ID logs that device in (a fleet operator's pass found no scripted way to complete a login for a device
+    of the fleet: passbridge-call prints the page and reads the redirect URL on its stdin)."""
+    r = run("login.sh", dict(env, DEVICE="tv-0042"))
+    assert r.returncode == 0 and r.stdout.strip().endswith("logged in at MockMVPD"), r.stdout + r.stderr
+
+    def check(device: str) -> str:
+        return subprocess.run([str(ROOT / "Clients/shell/passbridge-call"), "--requestor", "REF", "--device", device,
+                               "checkAuthentication"], env=env, capture_output=True, text=True, timeout=60).stdout.strip()
+
+    assert check("tv-0042") == '{"status":1,"errorCode":""}'
+    assert check("tv-0043") == '{"status":0,"errorCode":"User Not Authenticated Error"}'

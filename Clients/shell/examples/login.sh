@@ -3,7 +3,7 @@
 # navigateToUrl page, hand the redirect URL it ends at to handleExternalURL. $WEB_VIEW is the command that
 # opens a URL and prints the redirect URL it reached (default: ask you to open it in a browser and paste
 # the address the browser could not open).
-#   REQUESTOR=REF WEB_VIEW="…" login.sh [MVPD] [passbridge-call options]
+#   REQUESTOR=REF [DEVICE=ID] WEB_VIEW="…" login.sh [MVPD] [passbridge-call options]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/session.sh"

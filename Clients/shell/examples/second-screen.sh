@@ -2,7 +2,7 @@
 # Log in a set-top box with a second screen: init {webView: false}, getAuthentication, pick MVPD (default
 # MockMVPD), print the registration code and the activation page from the REGCODE status, then wait (up to
 # 30 min, the code's lifetime) while the daemon polls until the user has finished on a phone or computer.
-#   REQUESTOR=REF second-screen.sh [MVPD] [passbridge-call options]
+#   REQUESTOR=REF [DEVICE=ID] second-screen.sh [MVPD] [passbridge-call options]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/session.sh"

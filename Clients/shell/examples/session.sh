@@ -11,7 +11,8 @@
 #                                            returns passbridge-call's exit status
 # passbridge-call prints the answers of "&" requests on stdout as they arrive, among the others; a script that
 # does not read them one by one (session_response) collects them with session_close.
-#   session_start_login INIT MVPD            init (params INIT), setRequestor $REQUESTOR (default REF), then
+#   session_start_login INIT MVPD            init (params INIT, and deviceIdentifier $DEVICE when set: a
+#                                            fleet's device), setRequestor $REQUESTOR (default REF), then
 #                                            exit 0 if already logged in; else getAuthentication, pick MVPD at
 #                                            the provider dialog (notifications after it marked), read its answer
 #   json_str LINE KEY                        the string value of "KEY" in a JSON line (simple values only)
@@ -72,7 +73,13 @@ session_close() {
 }
 
 session_start_login() {
-    session_send "init $1"
+    local init=$1 device
+    if [ -n "${DEVICE:-}" ]; then
+        device=${DEVICE//\\/\\\\}
+        device="\"deviceIdentifier\":\"${device//\"/\\\"}\""
+        if [ -z "$init" ]; then init="{$device}"; else init="{$device,${init#\{}"; fi
+    fi
+    session_send "init $init"
     session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
     session_send "checkAuthentication"
     session_response && session_response && session_response || exit 2
