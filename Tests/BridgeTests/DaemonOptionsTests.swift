@@ -14,8 +14,9 @@ final class DaemonOptionsTests: XCTestCase {
     private static let samples: [String: (arguments: [String], reached: @Sendable (DaemonOptions) -> Bool)] = [
         "--stdio": (["--stdio"], { $0.transport == .stdio }),
         "--socket": (["--socket", "/run/pb.sock"], { $0.transport == .socket(path: "/run/pb.sock") }),
-        "--socket-group": (["--socket-group=1234"], { $0.socketGroup == 1234 }),
-        "--allow-uid": (["--allow-uid", "7,8", "--allow-uid=9"], { $0.allowedUIDs == [7, 8, 9] }),
+        // Who may connect is for a socket only (a usage error on stdio: testMissingValueFlagValueAndUnknownOptionAreOneLineUsageErrors).
+        "--socket-group": (["--socket", "/run/pb.sock", "--socket-group=1234"], { $0.socketGroup == 1234 }),
+        "--allow-uid": (["--socket", "/run/pb.sock", "--allow-uid", "7,8", "--allow-uid=9"], { $0.allowedUIDs == [7, 8, 9] }),
         "--max-message-bytes": (["--max-message-bytes", "4096"], { $0.limits.maxMessageBytes == 4096 }),
         "--shutdown-timeout": (["--shutdown-timeout=0.25"], { $0.limits.shutdownTimeout == .milliseconds(250) }),
         "--stall-timeout": (["--stall-timeout", "30"], { $0.limits.stallTimeout == .seconds(30) }),
@@ -112,6 +113,8 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(usageError(["--stdio", "--no-such-flag"]), "unknown option --no-such-flag")
         XCTAssertEqual(usageError(["stray"]), "unexpected argument stray")
         XCTAssertEqual(usageError(["--stdio", "--socket", "/tmp/x"]), "--stdio and --socket cannot be combined")
+        XCTAssertEqual(usageError(["--socket-group=1234"]), "--socket-group is for --socket (stdio has no socket to share)")
+        XCTAssertEqual(usageError(["--stdio", "--allow-uid", "7"]), "--allow-uid is for --socket (stdio has no socket to share)")
         XCTAssertEqual(usageError(["--backend=http://127.0.0.1:1", "--staging"]), "--staging and --backend cannot be combined")
         XCTAssertEqual(usageError(["--max-message-bytes", "63"]), "--max-message-bytes needs an integer ≥ 64, got 63")
         let form = "a decimal number to the millisecond"
