@@ -27,6 +27,8 @@ final class ApplicationInstance: RPCHandler {
         /// The engine calls not yet ended, by request id (every one of an id the host sent for several), for
         /// `$/cancelRequest` and for a later `init`.
         var calls: [RequestID: [Answer]] = [:]
+        /// An `init` replaced an instance that had been sent a `setRequestor`: -32002 then says so.
+        var replacedConfigured = false
 
         /// The call `answer` of request `id` ended.
         mutating func ended(_ answer: Answer, _ id: RequestID) {
@@ -83,7 +85,7 @@ final class ApplicationInstance: RPCHandler {
             // Lifecycle 3). `prepare` only validates for such methods; their work runs later, from `.engine`.
             operation = try spec.prepare(self, params)
             if spec.needsRequestor, engine().admit(.needsRequestor) == .requestorNotSet {
-                throw ErrorObject.requestorNotSet()
+                throw ErrorObject.requestorNotSet(afterInit: state.withLock { $0.replacedConfigured })
             }
         } catch {
             if let id { outbound.respond(to: id, error: error) }
@@ -160,8 +162,10 @@ final class ApplicationInstance: RPCHandler {
     /// yet.
     func initialize(_ settings: InitSettings) {
         let (engine, delegate) = makeEngine(settings)
+        let configured = state.withLock { $0.engine }.map { $0.admit(.needsRequestor) != .requestorNotSet } ?? false
         let previous = state.withLock { state in
             defer { (state.engine, state.delegate, state.calls) = (engine, delegate, [:]) }
+            state.replacedConfigured = state.replacedConfigured || configured
             return (state.engine, state.delegate, state.calls.values.joined())
         }
         // Nothing of the replaced instance after init's response: its calls are answered now, it says nothing more.

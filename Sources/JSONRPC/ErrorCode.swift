@@ -121,9 +121,14 @@ public struct ErrorObject: Error, Sendable, Hashable, CustomStringConvertible {
         ErrorObject(code: .internalError, message: "Internal error", data: ["reason": .string(reason)])
     }
 
-    /// -32002: no `setRequestor` was ever sent.
-    public static func requestorNotSet() -> ErrorObject {
-        ErrorObject(code: .requestorNotSet, message: "Requestor not set", data: ["reason": "call setRequestor first"])
+    /// -32002: no `setRequestor` was sent to this instance; `afterInit`: one was, to an instance a later `init`
+    /// replaced (Protocol/README.md, Lifecycle 2).
+    public static func requestorNotSet(afterInit: Bool = false) -> ErrorObject {
+        let reason =
+            afterInit
+            ? "call setRequestor first: the init sent after the last setRequestor started a new instance, which has none"
+            : "call setRequestor first"
+        return ErrorObject(code: .requestorNotSet, message: "Requestor not set", data: ["reason": .string(reason)])
     }
 
     /// -32003: the daemon is shutting down.

@@ -305,3 +305,20 @@ def test_a_throttled_call_waits_for_retry_after_and_succeeds(app, emulator):
     # 429 with Retry-After: 4 (one request per 4 s): the engine waits that long, then the retry is admitted.
     assert response["result"] == {"status": 1} and statuses(notes) == []
     assert time.monotonic() - started >= 3
+
+
+def test_a_call_after_init_replaced_a_configured_instance_says_why_it_has_no_requestor(app):
+    """Protocol/README.md, Lifecycle 2: from a Node new-user pass, an app that sent init again after setRequestor got
+    "call setRequestor first", and had called it."""
+    with pytest.raises(RpcError) as fresh:
+        app.call("checkAuthentication")
+    assert fresh.value.error["data"] == {"reason": "call setRequestor first"}
+    ready(app)
+    assert app.call("init", {"redirectUrl": REDIRECT_URL, "webView": False}) == {}
+    with pytest.raises(RpcError) as replaced:
+        app.call("checkAuthentication")
+    assert replaced.value.code == -32002
+    assert replaced.value.error["data"] == {
+        "reason": "call setRequestor first: the init sent after the last setRequestor started a new instance, which has none"}
+    assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert app.call("checkAuthentication")["status"] == 0
