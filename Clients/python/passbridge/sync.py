@@ -200,8 +200,8 @@ class AccessEnabler:
                 outcome = fn(params)
                 settle: Callable[[], None] = lambda: fut.set_result(outcome)  # noqa: E731
             except Exception as e:  # handed to the loop, which answers with the error
-                # Bound now: Python unbinds `e` at the end of this block, before the loop runs `settle`.
-                settle = lambda error=e: fut.set_exception(error)  # noqa: E731
+                failure = e  # kept: Python unbinds `e` at the end of this block, before the loop runs `settle`
+                settle = lambda: fut.set_exception(failure)  # noqa: E731
             except BaseException:  # Ctrl-C or exit on your thread: the call being waited on is cancelled (_wait)
                 fut.cancel()
                 raise
