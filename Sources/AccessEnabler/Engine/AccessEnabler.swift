@@ -178,8 +178,7 @@ extension Engine: AccessEnabler {
     }
 
     public nonisolated func isRedirectURL(_ url: String) -> Bool {
-        RedirectURL.matches(url, registered: configuration.redirectURL)
-            || configuration.svcRedirectURL.map({ RedirectURL.matches(url, registered: $0) }) == true
+        redirectURLs.contains { RedirectURL.matches(url, registered: $0) }
     }
 
     public nonisolated var redirectURLs: [String] {
