@@ -228,9 +228,11 @@ enum StatsCommand {
     }
 
     /// Why connecting to `path` failed (`error`, an errno), saying what a refusal means: no socket there (a file, a
-    /// directory: "Connection refused" said nothing of it), or a socket no daemon listens on.
+    /// directory: "Connection refused" said nothing of it), or a socket no daemon listens on; and for a path with
+    /// nothing there (the default one, on a box that runs no packaged daemon), how to name another.
     private static func connectFailure(_ path: String, _ error: Int32) -> String {
         let reason = "cannot connect to \(path): \(String(cString: strerror(error)))"
+        if error == ENOENT { return reason + " (--socket PATH or $PASSBRIDGE_SOCKET names a daemon's socket)" }
         guard error == ECONNREFUSED else { return reason }
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return "\(path) is not a socket" }

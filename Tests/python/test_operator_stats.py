@@ -112,6 +112,8 @@ def test_stats_without_a_daemon_fails_and_bad_usage_exits_2(bin_dir, tmp_path):
     missing = stats_text(bin_dir, "--socket", str(tmp_path / "none.sock"))
     assert missing.returncode == 1 and missing.stdout == ""
     assert missing.stderr.startswith(f"passbridge stats: cannot connect to {tmp_path / 'none.sock'}: "), missing.stderr
+    # How to name another (a new user's fleet trial ran it with no flag, on the packaged default).
+    assert missing.stderr.endswith(" (--socket PATH or $PASSBRIDGE_SOCKET names a daemon's socket)\n"), missing.stderr
     # What a refusal means (a fleet operator's pass: a directory, a log file and a dead daemon's socket all read
     # "Connection refused").
     (tmp_path / "daemon.log").write_text("")
