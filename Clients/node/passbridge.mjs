@@ -80,7 +80,7 @@ export class DaemonNotFound extends PassBridgeError {
     super(
       `passbridge daemon not found; looked at: ${looked}. To fix: install the Debian package ` +
         '(apt install ./passbridge_VERSION_amd64.deb, built by Clients/debian/build-deb.sh) or build it ' +
-        '(swift build -c release), and pass its path to spawn() or set PASSBRIDGE to it',
+        '(swift build -c release), and pass its path to spawn(), or pass null and set PASSBRIDGE to it',
     );
     this.looked = looked;
   }
