@@ -316,3 +316,43 @@ def test_a_logout_the_watching_daemon_could_not_read_at_first_is_told_once_the_l
         if holder and holder.poll() is None:
             holder.kill()
         assert a.stop() == 0 and b.stop() == 0
+
+
+def test_once_the_tables_exist_a_role_without_create_serves_and_one_that_may_only_read_lists(bin_dir, emulator, tmp_path,
+                                                                                              postgres_url):
+    """The daemons' first role made the tables. A role with no CREATE on the schema (PostgreSQL 15 grants none on
+    `public`) then runs a daemon that logs a device in and authorizes it, and a role that may only SELECT runs
+    `passbridge state list`; its `reset` fails, naming the store, and the login stays. Until 2026-12-05 every start
+    ran CREATE TABLE IF NOT EXISTS under an advisory lock, which PostgreSQL refuses both roles."""
+    from rpc_helper import StdioDaemon
+    passbridge = str(bin_dir / "passbridge")
+    made = subprocess.run([passbridge, "--backend", emulator.base, "--store", postgres_url, "--state-dir", str(tmp_path / "s0")],
+                          input="", capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    database = postgres_url.split("?")[0].rsplit("/", 1)[1]
+    host = postgres_url.split("host=")[1].split("&")[0]
+    worker, reader = database + "_worker", database + "_reader"
+    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+    granted = subprocess.run([psql, "-v", "ON_ERROR_STOP=1", "-h", host, "-U", "passbridge", "-d", database, "-c",
+                              f"CREATE ROLE {worker} LOGIN; CREATE ROLE {reader} LOGIN; "
+                              f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {worker}; "
+                              f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}"],
+                             capture_output=True, text=True, timeout=30)
+    assert granted.returncode == 0, granted.stderr
+    as_worker, as_reader = (postgres_url.replace("user=passbridge", "user=" + role) for role in (worker, reader))
+
+    daemon = StdioDaemon(bin_dir, *daemon_args(emulator.base, tmp_path / "state", "--store", as_worker))
+    assert daemon.call("init", {"redirectUrl": REDIRECT_URL, "deviceIdentifier": "tv-least-privilege"}) == {}
+    assert daemon.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    login(daemon)
+    assert "token" in daemon.call("getAuthorization", {"resource": "ch1"})
+    assert daemon.stop() == 0
+    assert "store failure" not in daemon.log(), daemon.log()
+
+    listed = subprocess.run([passbridge, "state", "list", "--store", as_reader], capture_output=True, text=True, timeout=30)
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[4] for line in listed.stdout.strip().splitlines()[1:]] == ["tv-least-privilege"], listed.stdout
+    reset = subprocess.run([passbridge, "state", "reset", "--store", as_reader], capture_output=True, text=True, timeout=30)
+    assert reset.returncode == 1 and "the PostgreSQL store:" in reset.stderr and "permission denied" in reset.stderr, reset.stderr
+    kept = subprocess.run([passbridge, "state", "list", "--store", postgres_url], capture_output=True, text=True, timeout=30)
+    assert "tv-least-privilege" in kept.stdout, kept.stdout + kept.stderr

@@ -50,18 +50,27 @@ final class PostgreSQLStore: StoreDatabase {
         ]
     ]
 
+    /// Applies the migrations not applied yet. A database that has them all (every start but the first) is only
+    /// read: no lock, no CREATE, so that a role with no CREATE on the schema serves once the tables are made, and
+    /// one that may only read them runs `passbridge state list` (Protocol/README.md, "Fleet mode").
     private func migrate() throws(TokenStoreError) {
+        let made = try database.query("SELECT count(to_regclass('passbridge_migrations'))", []).first?.first?.integer == 1
+        if made, try appliedVersion() == Self.migrations.count { return }
         try database.transaction { () throws(TokenStoreError) in
             try database.execute("SELECT pg_advisory_xact_lock(7215870355)")
             try database.execute("CREATE TABLE IF NOT EXISTS passbridge_migrations (version bigint PRIMARY KEY)")
-            let applied = try database.query("SELECT coalesce(max(version), 0) FROM passbridge_migrations", [])
-            let version = Int(applied.first?.first?.integer ?? 0)
-            if version > Self.migrations.count { throw .newerSchema(Int32(version)) }
-            for number in version..<Self.migrations.count {
+            for number in try appliedVersion()..<Self.migrations.count {
                 for statement in Self.migrations[number] { try database.execute(statement) }
                 try database.execute("INSERT INTO passbridge_migrations(version) VALUES ($1)", [.integer(Int64(number + 1))])
             }
         }
+    }
+
+    /// How many migrations `passbridge_migrations` records; `.newerSchema` for more than this PassBridge knows.
+    private func appliedVersion() throws(TokenStoreError) -> Int {
+        let version = Int(try database.query("SELECT coalesce(max(version), 0) FROM passbridge_migrations", []).first?.first?.integer ?? 0)
+        if version > Self.migrations.count { throw .newerSchema(Int32(version)) }
+        return version
     }
 
     /// An idempotent operation of one statement: its rows.
