@@ -35,3 +35,22 @@ def test_user_metadata_without_a_key_is_the_whole_object(daemon):
     assert client.call("getMetadata", {"opCode": 3, "userMetaKey": "householdID"})["metadata"] == "demo-household-0001"
     client.close()
     assert check_against_openrpc(client.transcript, DOCUMENT) > 0
+
+
+def test_an_op_code_not_known_says_which_are(daemon):
+    """An unknown opCode name gets a -32602 that lists the op codes, or names the one meant when only the SDK's
+    METADATA_ prefix is missing; the connection keeps working. It named the value alone before, unlike every other
+    -32602 (a set-top team's first try was "AUTHENTICATION")."""
+    client = daemon.client()
+    assert client.call("init", {"redirectUrl": REDIRECT_URL}) == {}
+    assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    for sent, reason in [
+        ("authentication", "is not a known op code: authentication; did you mean 'METADATA_AUTHENTICATION'?"),
+        ("EXPIRY", "is not a known op code: EXPIRY (it takes METADATA_AUTHENTICATION, METADATA_AUTHORIZATION, "
+                   "METADATA_DEVICE_ID, METADATA_USER_META, or 0–3)"),
+    ]:
+        notes, answer = client.exchange("getMetadata", {"opCode": sent})
+        assert notes == [] and answer["error"]["code"] == -32602, answer
+        assert answer["error"]["data"] == {"param": "opCode", "reason": reason}, answer
+    assert client.call("getMetadata", {"opCode": "METADATA_AUTHENTICATION"})["key"] == 0
+    client.close()

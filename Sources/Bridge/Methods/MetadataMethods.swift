@@ -27,7 +27,12 @@ enum MetadataMethods {
         let code: Int64
         switch value {
         case .string(let name):
-            guard let number = opCodes[name] else { throw Params.invalid("opCode", "is not a known op code: \(name)") }
+            guard let number = opCodes[name] else {
+                let meant = "METADATA_" + name.uppercased()
+                let names = opCodes.sorted { $0.value < $1.value }.map(\.key).joined(separator: ", ")
+                let hint = opCodes[meant] != nil ? "; did you mean '\(meant)'?" : " (it takes \(names), or 0–3)"
+                throw Params.invalid("opCode", "is not a known op code: \(Text.excerpt(name))\(hint)")
+            }
             code = number
         case .integer(let number) where (0...3).contains(number):
             code = number
