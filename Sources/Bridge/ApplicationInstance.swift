@@ -74,7 +74,7 @@ final class ApplicationInstance: RPCHandler {
             statistics.connections.add(1, ordering: .relaxed)
         }
         guard let spec = MethodTable.byName[method] else {
-            if let id { outbound.respond(to: id, error: .methodNotFound(method)) }
+            refuse(id, method, .methodNotFound(method))
             return
         }
         let operation: Operation
@@ -88,7 +88,7 @@ final class ApplicationInstance: RPCHandler {
                 throw ErrorObject.requestorNotSet(afterInit: state.withLock { $0.replacedConfigured })
             }
         } catch {
-            if let id { outbound.respond(to: id, error: error) }
+            refuse(id, method, error)
             return
         }
         switch operation {
@@ -103,6 +103,15 @@ final class ApplicationInstance: RPCHandler {
         case .engineAnsweringEarly(let run):
             start(method, id: id) { engine, answer in await run(engine) { answer(.success($0)) } }
         }
+    }
+
+    /// Answers a refused request with `error`. A refused notification has no one to answer: it is logged at warning,
+    /// or the host's mistake (a method misspelt, a param missing) would leave no trace.
+    private func refuse(_ id: RequestID?, _ method: String, _ error: ErrorObject) {
+        if let id { return outbound.respond(to: id, error: error) }
+        let connection = (outbound as? Connection).map { "connection \($0.number): " } ?? ""
+        Logger(label: "jsonrpc").warning(
+            "\(connection)notification \(Text.excerpt(method)) not run (a notification is never answered): \(error.message)")
     }
 
     /// Runs one engine call; `answer` responds to `id` (the first time it is called), with -32800 instead once

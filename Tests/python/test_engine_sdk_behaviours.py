@@ -322,3 +322,21 @@ def test_a_call_after_init_replaced_a_configured_instance_says_why_it_has_no_req
         "reason": "call setRequestor first: the init sent after the last setRequestor started a new instance, which has none"}
     assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     assert app.call("checkAuthentication")["status"] == 0
+
+
+def test_force_authn_while_logged_in_opens_the_dialog_and_a_pick_of_the_same_mvpd_ends_with_the_login_held(app):
+    """getAuthentication {forceAuthn: true} while logged in opens the provider dialog (no early answer). REST API V2
+    answers the session of the MVPD the device holds a profile of with `authorize`, so a pick of it ends the login
+    at once with that profile: no navigateToUrl, status 1 (Protocol/README.md, Lifecycle 4)."""
+    ready(app)
+    login(app)
+    start = app.mark()
+    get_id = app.send("getAuthentication", {"forceAuthn": True})
+    app.notification("displayProviderDialog", start)
+    notes, picked = app.exchange("setSelectedProvider", {"mvpdId": "MockMVPD"})
+    assert picked["result"] == {"status": 1, "errorCode": ""}, picked
+    _, answered = app.response(get_id, start)
+    assert answered["result"] == {"status": 1, "errorCode": ""}
+    shown = [n["method"] for n in app.received[start:] if "method" in n and n["method"] != "sendTrackingData"]
+    assert shown == ["displayProviderDialog", "setAuthenticationStatus"], shown
+    assert app.call("checkAuthentication") == {"status": 1, "errorCode": ""}

@@ -186,6 +186,31 @@ def test_rpc_discover_and_unknown_methods_without_test_flag(passbridge):
     assert d.finish()[0] == 0
 
 
+def test_a_refused_notification_is_logged_on_stderr_and_never_answered(passbridge):
+    """A notification the daemon cannot run (a method it does not know, a param no method takes, a bad value, no
+    setRequestor yet) gets no answer, as JSON-RPC 2.0 says, but a warning on stderr with the error an id would have
+    got; before, a misspelt notification left no trace. The connection keeps working, and a good notification
+    (`$/cancelRequest` of nothing) logs nothing."""
+    d = StdioDaemon(passbridge, raw=True)
+    for line in ['{"jsonrpc":"2.0","method":"getAuthorisation"}',
+                 '{"jsonrpc":"2.0","method":"getMetadata","params":{"opCode":"EXPIRY"}}',
+                 '{"jsonrpc":"2.0","method":"getAuthorization","params":{"resource":"ch1"}}',
+                 '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}']:
+        d.write(line + "\n")
+    assert code_and_id(d.roundtrip(request("nothing/here", id=2))) == (-32601, 2)
+    code, rest, err = d.finish()
+    assert code == 0 and rest == b""
+    warnings = [line.split(" warning jsonrpc: ", 1)[1] for line in err.decode().splitlines() if " warning jsonrpc: " in line]
+    assert warnings == [
+        "connection 1: notification getAuthorisation not run (a notification is never answered): Method not found: "
+        "'getAuthorisation'; did you mean 'getAuthorization'?",
+        "connection 1: notification getMetadata not run (a notification is never answered): Invalid params: 'opCode' "
+        "is not a known op code: EXPIRY (it takes METADATA_AUTHENTICATION, METADATA_AUTHORIZATION, METADATA_DEVICE_ID, "
+        "METADATA_USER_META, or 0–3)",
+        "connection 1: notification getAuthorization not run (a notification is never answered): Requestor not set",
+    ], err.decode()
+
+
 def test_stray_print_goes_to_stderr(daemon):
     assert json.loads(daemon.roundtrip(request("test/print")))["result"] is True
     code, rest, err = daemon.finish()
