@@ -267,9 +267,15 @@ def test_data_is_the_promotional_temp_pass_identity(app):
 
 
 def test_promotional_temp_pass_without_data_is_refused(app):
+    """Refused with the backend's own words in N500 (`invalid_header_identity_for_temporary_access`), as a decision's
+    Z500 has them; N500 said only "Internal authentication error" before, which told a QA team nothing."""
     ready(app, "REF2")
     _, _, notes, response = pick(app, "PromoTempPass")
     assert response["result"]["status"] == 0
+    said = [n["params"] for n in notes if n.get("method") == "status"]
+    assert [(s["id"], s["level"], s["message"]) for s in said] == [
+        ("N500", "error", "The identity for temporary access header value is missing or invalid.")], said
+    assert response["result"]["statuses"] == said
     assert app.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
 
 

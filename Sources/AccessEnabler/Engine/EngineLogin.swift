@@ -169,8 +169,12 @@ extension Engine {
         case .store(let error):
             return loginFailed(SDKErrorCode.genericAuthentication, requestor, status: storeFailure(error))
         case .throttled, .garbage, .httpError, .ok:
-            // An answer the login cannot use: the SDK's internal error (N500; REG500 on a second screen).
-            return loginFailed(SDKErrorCode.internalAuthentication, requestor, status: regStatus ?? AdvancedStatus(.n500))
+            // An answer the login cannot use: the SDK's internal error (N500; REG500 on a second screen), with the
+            // backend's words when it gave an error object, as a refused decision's Z500 has them.
+            let error = result.enhancedError
+            let said = AdvancedStatus(
+                secondScreen ? .reg500 : .n500, message: error?.message, details: error?.details.isEmpty == false ? error?.details : nil)
+            return loginFailed(SDKErrorCode.internalAuthentication, requestor, status: said)
         }
     }
 
