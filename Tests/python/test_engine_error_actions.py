@@ -142,3 +142,26 @@ def test_a_refused_preauthorization_item_follows_its_action(logged_in, emulator)
         else:
             assert names == ["preauthorizedResources"], (error, notes)
             assert notes[0]["params"]["resources"] == ["ch1"] and response["result"] == {"resources": ["ch1"]}
+
+
+def test_a_decision_with_no_usable_answer_says_why_in_z500(logged_in, emulator):
+    """Z500 of a decision the backend did not answer usably names the cause in `details`: a QA team could not tell a
+    timeout from a body that is not JSON, each was "Internal authorization error" alone. Each fault hits the one
+    decision request; the next is answered again."""
+    client, _ = logged_in
+    path = "/api/v2/REF/decisions/authorize/MockMVPD"
+    for fault, why in [
+        ({"kind": "drop"}, "no whole answer: the backend could not be reached, closed the connection, or redirected"),
+        ({"kind": "redirect", "value": "http://example.com/"}, "no whole answer: the backend could not be reached"),
+        ({"kind": "truncated"}, "no whole answer: "),
+        ({"kind": "malformed"}, "the answer is not JSON (its content type, or a malformed or cut body)"),
+        ({"kind": "contentType"}, "the answer is not JSON"),
+    ]:
+        # libcurl sends a request again, once, on a fresh connection when a reused one closed with no byte back.
+        emulator.admin("faults", {"method": "POST", "path": path, "count": 2 if fault["kind"] == "drop" else 1, **fault})
+        notes, response = client.exchange("checkAuthorization", {"resource": "ch1"})
+        status = next(n["params"] for n in notes if n.get("method") == "status")
+        assert (status["id"], status["message"]) == ("Z500", "Internal authorization error"), (fault, status)
+        assert status["details"].startswith(why), (fault, status)
+        assert response["result"]["statuses"] == [status]
+        assert "token" in client.call("checkAuthorization", {"resource": "ch1"})

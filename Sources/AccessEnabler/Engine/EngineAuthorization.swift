@@ -118,8 +118,8 @@ extension Engine {
                     code == .r401 ? SDKErrorCode.genericAuthorization : SDKErrorCode.internalAuthorization, "",
                     AdvancedStatus(code, message: message ?? code.message, details: details.isEmpty ? nil : details, resource: resource))
             }
-        case .unreadable:
-            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z500, resource: resource))
+        case .unreadable(let why):
+            return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.z500, details: why, resource: resource))
         case .insecure:
             return failed(SDKErrorCode.genericAuthorization, "", AdvancedStatus(.sec420, resource: resource))
         case .throttled:
@@ -154,8 +154,8 @@ extension Engine {
 enum DecisionOutcome {
     case permitted(Decision, token: String)
     case failed(DecisionFailure, EnhancedError?)
-    /// No decision for the resource, a body that is not JSON, or no answer at all.
-    case unreadable
+    /// No decision for the resource, a body that is not JSON, or no answer at all; why, for Z500's `details`.
+    case unreadable(String)
     /// The backend's TLS certificate did not verify.
     case insecure
     case throttled
@@ -166,12 +166,12 @@ enum DecisionOutcome {
         switch answer.result {
         case .ok:
             guard let decision = answer.value?.decision(for: resource), let authorized = decision.authorized else {
-                self = .unreadable
+                self = .unreadable("the answer has no usable decision for the resource (none names it, or its authorized is not a boolean)")
                 return
             }
             if authorized {
                 // A permit with no media token is an answer that cannot be used, not a denial.
-                self = decision.mediaToken.map { .permitted(decision, token: $0) } ?? .unreadable
+                self = decision.mediaToken.map { .permitted(decision, token: $0) } ?? .unreadable("a permit without a media token")
             } else {
                 self = .failed(DecisionFailure(decision.error, status: 403), decision.error)
             }
@@ -180,7 +180,11 @@ enum DecisionOutcome {
         case .registration: self = .registration
         case .store(let error): self = .store(error)
         case .transport(.insecure): self = .insecure
-        case .garbage, .transport: self = .unreadable
+        case .garbage: self = .unreadable("the answer is not JSON (its content type, or a malformed or cut body)")
+        case .transport(.timeout): self = .unreadable("no whole answer within the request timeout")
+        case .transport(.unavailable(let reason)): self = .unreadable("no HTTP: \(reason)")
+        case .transport:
+            self = .unreadable("no whole answer: the backend could not be reached, closed the connection, or redirected (never followed)")
         }
     }
 }
