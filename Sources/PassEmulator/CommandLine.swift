@@ -105,8 +105,8 @@ public enum PassEmulatorCommand {
               POST   /__admin/clock          {advanceSeconds} or {setMillis}, {stopped}? -> {nowMillis}
               POST   /__admin/reset          forget clients, sessions, profiles, passes, faults, rules, the request log,
                                              platform services switched off; system clock again
-              POST   /__admin/faults         {method?, path, kind, value?, count?}; kinds: latency, status, error, malformed,
-                                             truncated, contentType, drop, throttle, redirect
+              POST   /__admin/faults         {method?, path, kind, value?, count?, skip?, status?}; kinds: latency, status,
+                                             error, malformed, truncated, contentType, drop, throttle, redirect
               DELETE /__admin/faults         remove every fault
               GET    /__admin/throttle       the built-in throttle's settings ({} when off)
               POST   /__admin/throttle       {requestsPerSecond?, burst?, per?, retryAfter?} switches it on
@@ -119,6 +119,8 @@ public enum PassEmulatorCommand {
               POST   /__admin/platform-services  {serviceProvider, mvpd, enablePlatformServices} switches an
                                              MVPD's single sign-on off (false) or back as configured (true)
               POST   /__admin/profiles       {serviceProvider, mvpd, device, username?}: logs device in out of band
+                                             (device: what getMetadata METADATA_DEVICE_ID answers; the daemon
+                                             finds the login at its next setRequestor)
               DELETE /__admin/profiles       {serviceProvider, device, mvpd?}: logs it out out of band
               GET    /__admin/requests       {requests: [{method, path, query, resources?}]}: the REST V2 and DCR
                                              calls received since the last reset (the latest 10,000), oldest first

@@ -100,7 +100,10 @@ extension Emulator {
             let json = try body()
             guard let resource = json["resource"]?.stringValue, let code = json["code"]?.stringValue,
                 EnhancedError.table[code] != nil
-            else { return .json(400, ["error": "expected {resource, code, count?} with a known enhanced error code"]) }
+            else {
+                let known = JSON.array(EnhancedError.table.keys.sorted().map { .string($0) })
+                return .json(400, ["error": "expected {resource, code, count?} with a known enhanced error code", "known": known])
+            }
             var count = 1
             if let given = json["count"], !given.isNull { count = given.intValue ?? 0 }
             guard count >= 1 else { return .json(400, ["error": "count must be a positive integer (or absent: 1)"]) }
