@@ -79,12 +79,12 @@ extension Emulator {
         }
     }
 
-    /// `POST /__admin/profiles {serviceProvider, mvpd, device, username?}` logs `device` in at `mvpd` out of band,
-    /// as a login made elsewhere for the same device would (a regular profile of `username`, else of the MVPD's first
-    /// user, for every registered client); `DELETE` with `{serviceProvider, device, mvpd?}` logs it out (of every
-    /// MVPD without `mvpd`). `device` is the device identifier as the client sends it inside
-    /// `AP-Device-Identifier: fingerprint <base64>`, before the base64. Answers `{profiles: n}`, the profiles
-    /// written or removed.
+    /// `POST /__admin/profiles {serviceProvider, mvpd, device, username?, ttlSeconds?}` logs `device` in at `mvpd` out
+    /// of band, as a login made elsewhere for the same device would (a regular profile of `username`, else of the MVPD's
+    /// first user, for every registered client, valid `ttlSeconds`, else the service provider's `profileTTLSeconds`);
+    /// `DELETE` with `{serviceProvider, device, mvpd?}` logs it out (of every MVPD without `mvpd`). `device` is the
+    /// device identifier itself, which `AP-Device-Identifier: fingerprint <base64>` carries encoded. Answers
+    /// `{profiles: n}`, the profiles written or removed.
     private func outOfBandProfiles(_ create: Bool, _ body: JSON) throws(Failure) -> HTTPResponse {
         guard let spID = body["serviceProvider"]?.stringValue, let device = body["device"]?.stringValue, !device.isEmpty else {
             return .json(400, ["error": "expected {serviceProvider, device, mvpd, username?}"])
@@ -92,6 +92,13 @@ extension Emulator {
         guard let sp = config.serviceProvider(spID) else { return .json(404, ["error": "no such service provider"]) }
         if let mvpd = body["mvpd"], mvpd.stringValue == nil { return .json(400, ["error": "mvpd must be a string"]) }
         if let username = body["username"], username.stringValue == nil { return .json(400, ["error": "username must be a string"]) }
+        var ttlSeconds = sp.profileTTLSeconds
+        if let given = body["ttlSeconds"], !given.isNull {
+            guard let seconds = given.intValue, (1...315_360_000).contains(seconds) else {
+                return .json(400, ["error": "ttlSeconds must be an integer from 1 to 315360000 (ten years)"])
+            }
+            ttlSeconds = Int64(seconds)
+        }
         let mvpdID = body["mvpd"]?.stringValue
         let deviceID = Base64.encode(device)
         let clients = state.withLock { Array($0.clients.keys) }
@@ -118,7 +125,7 @@ extension Emulator {
         for client in clients {
             saveProfile(
                 key: IssuedProfileKey(clientID: client, serviceProvider: sp.id, deviceID: deviceID), mvpd: mvpdID, user: user,
-                type: "regular", issuer: mvpdID, now: clock.nowMillis(), ttlSeconds: sp.profileTTLSeconds)
+                type: "regular", issuer: mvpdID, now: clock.nowMillis(), ttlSeconds: ttlSeconds)
         }
         return .json(201, ["profiles": .integer(Int64(clients.count))])
     }

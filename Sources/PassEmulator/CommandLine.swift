@@ -118,7 +118,7 @@ public enum PassEmulatorCommand {
               POST   /__admin/item-errors    {resource, code, count?}: the next decisions for it carry that error
               POST   /__admin/platform-services  {serviceProvider, mvpd, enablePlatformServices} switches an
                                              MVPD's single sign-on off (false) or back as configured (true)
-              POST   /__admin/profiles       {serviceProvider, mvpd, device, username?}: logs device in out of band
+              POST   /__admin/profiles       {serviceProvider, mvpd, device, username?, ttlSeconds?}: logs device in out of band
                                              (device: what getMetadata METADATA_DEVICE_ID answers; the daemon
                                              finds the login at its next setRequestor)
               DELETE /__admin/profiles       {serviceProvider, device, mvpd?}: logs it out out of band

@@ -5,6 +5,7 @@ import json
 import socket
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -346,3 +347,24 @@ def test_force_authn_while_logged_in_opens_the_dialog_and_a_pick_of_the_same_mvp
     shown = [n["method"] for n in app.received[start:] if "method" in n and n["method"] != "sendTrackingData"]
     assert shown == ["displayProviderDialog", "setAuthenticationStatus"], shown
     assert app.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+
+
+def test_a_login_seeded_at_the_backend_with_a_short_life_ends_with_an_unsolicited_status(app, emulator):
+    """A QA scenario with no clock skew: a login made at the backend for this device, valid 2 s
+    (`POST /__admin/profiles {…, ttlSeconds: 2}`), is found by the next setRequestor, and its expiry ends it with the
+    unsolicited setAuthenticationStatus(0) of "Live logins", no CFG100 anywhere. Before, only a moved emulator clock
+    (which brings CFG100) or a configuration of its own could make a login expire soon."""
+    from test_store_live_logins import admin
+    ready(app)
+    device = app.call("getMetadata", {"opCode": "METADATA_DEVICE_ID"})["metadata"]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        admin(emulator, "POST", {"serviceProvider": "REF", "mvpd": "MockMVPD", "device": device, "ttlSeconds": 0})
+    assert json.loads(refused.value.read()) == {"error": "ttlSeconds must be an integer from 1 to 315360000 (ten years)"}
+    assert admin(emulator, "POST", {"serviceProvider": "REF", "mvpd": "MockMVPD", "device": device, "ttlSeconds": 2})["profiles"] >= 1
+    assert app.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
+    assert app.call("checkAuthentication") == {"status": 1, "errorCode": ""}
+    start = app.mark()
+    _, ended = app.notification("setAuthenticationStatus", start, timeout=15)
+    assert ended["params"] == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert app.call("checkAuthentication") == {"status": 0, "errorCode": NOT_AUTHENTICATED}
+    assert "CFG100" not in json.dumps(app.received)
