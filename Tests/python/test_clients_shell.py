@@ -136,3 +136,41 @@ def test_shell_login_for_a_fleets_device(env: dict, bin_dir: pathlib.Path) -> No
 
     assert check("tv-0042") == '{"status":1,"errorCode":""}'
     assert check("tv-0043") == '{"status":0,"errorCode":"User Not Authenticated Error"}'
+
+
+def test_every_example_acts_for_the_device_named_by_device(env: dict) -> None:
+    """DEVICE=ID is honoured by each example, or refused. A breaking pass found logout.sh and check-auth.sh ignoring
+    it: `DEVICE=tv-0042 logout.sh` ended the store's own device's login, left tv-0042's, and said "logged out"."""
+    assert run("login.sh", env).returncode == 0                               # the store's own device
+    assert run("login.sh", dict(env, DEVICE="tv-0042")).returncode == 0
+    r = run("check-auth.sh", dict(env, DEVICE="tv-0043"))
+    assert (r.returncode, r.stdout.strip()) == (1, "not authenticated: User Not Authenticated Error"), r.stdout + r.stderr
+    r = run("authorize.sh", dict(env, DEVICE="tv-0043"), "ch1")
+    assert r.returncode == 1 and r.stdout.startswith("denied: ch1: User Not Authenticated Error"), r.stdout + r.stderr
+    assert run("authorize.sh", dict(env, DEVICE="tv-0042"), "ch1").returncode == 0
+    r = run("logout.sh", dict(env, DEVICE="tv-0042"))
+    assert (r.returncode, r.stdout.strip().splitlines()[-1]) == (0, "logged out"), r.stdout + r.stderr
+    assert run("check-auth.sh", dict(env, DEVICE="tv-0042")).returncode == 1
+    r = run("check-auth.sh", env)
+    assert (r.returncode, r.stdout.strip()) == (0, "authenticated"), r.stdout + r.stderr   # untouched
+    # A control character in DEVICE, or --device given to a script that sends init itself: refused, nothing sent.
+    for extra, args, said in [({"DEVICE": "tv\t9"}, (), "DEVICE holds a control character"),
+                              ({}, ("--device", "tv-0042"), "these examples take the device as DEVICE=ID, not --device")]:
+        for script in ("login.sh", "logout.sh"):
+            r = run(script, dict(env, **extra), *args)
+            assert (r.returncode, r.stderr.strip()) == (2, said), (script, r.stdout + r.stderr)
+
+
+def test_login_says_why_it_failed_in_words(env: dict) -> None:
+    """A mistyped MVPD ends at once with the daemon's PB404 (it waited 60 s for a page and said "no login page");
+    a wrong password ends with the status's message, not the raw JSON of the answers."""
+    started = time.monotonic()
+    r = run("login.sh", env, "mockmvpd")
+    assert r.returncode == 1 and time.monotonic() - started < 30, r.stdout + r.stderr
+    assert "login failed: Provider not Selected Error: No MVPD 'mockmvpd' in the provider dialog; did you mean 'MockMVPD'?" \
+        in r.stderr, r.stderr
+    wrong = dict(env, WEB_VIEW=env["WEB_VIEW"].replace("password=demo", "password=wrong"))
+    r = run("login.sh", wrong)
+    assert r.returncode == 1, r.stdout + r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("login failed: ") and "{" not in last, r.stdout + r.stderr

@@ -37,5 +37,8 @@ if [[ ${#SESSION_REST[@]} == 2 && ${SESSION_REST[0]} == *'"status":1'* && ${SESS
     echo "logged in at $mvpd"
     exit 0
 fi
+for line in "${SESSION_REST[@]}"; do
+    [[ $line == *'"status":1'* ]] || { echo "login failed: $(failure "$line")"; exit 1; }
+done
 echo "login failed: ${SESSION_REST[*]}"
 exit 1

@@ -26,5 +26,5 @@ if [[ ${SESSION_REST[0]:-} == *'"status":1'* ]]; then
     echo "logged in at $mvpd"
     exit 0
 fi
-echo "login failed: ${SESSION_REST[*]}"
+echo "login failed: $(failure "${SESSION_REST[0]:-}")"
 exit 1

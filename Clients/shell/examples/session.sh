@@ -15,7 +15,9 @@
 #                                            fleet's device), setRequestor $REQUESTOR (default REF), then
 #                                            exit 0 if already logged in; else getAuthentication, pick MVPD at
 #                                            the provider dialog (notifications after it marked), read its answer
+#   session_init [INIT]                      init with params INIT, and deviceIdentifier $DEVICE when set
 #   json_str LINE KEY                        the string value of "KEY" in a JSON line (simple values only)
+#   failure LINE                             "ERRORCODE: the first status's message" of a failed answer LINE
 PB_CALL=${PASSBRIDGE_CALL:-"$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/passbridge-call"}
 SESSION_TIMEOUT=${SESSION_TIMEOUT:-60}
 
@@ -24,6 +26,14 @@ SESSION_TIMEOUT=${SESSION_TIMEOUT:-60}
 # answers were read (session_close then failed with "PB_SESSION[0]: unbound variable"). These pipes stay open until
 # this script closes them.
 session_open() {
+    local arg
+    for arg in "$@"; do
+        # The script sends init itself: passbridge-call's --device would be a second init.
+        [ "$arg" != --device ] || { echo "these examples take the device as DEVICE=ID, not --device" >&2; exit 2; }
+    done
+    # A control character would end the init line, or make it JSON no longer: the init would fail, and the session
+    # go on as the store's own device.
+    [[ ! ${DEVICE:-} =~ [[:cntrl:]] ]] || { echo "DEVICE holds a control character" >&2; exit 2; }
     SESSION_DIR=$(mktemp -d)
     SESSION_NOTES=$SESSION_DIR/notes
     SESSION_MARK=0
@@ -72,14 +82,18 @@ session_close() {
     wait "$SESSION_PID"
 }
 
-session_start_login() {
-    local init=$1 device
+session_init() {
+    local init=${1:-} device
     if [ -n "${DEVICE:-}" ]; then
         device=${DEVICE//\\/\\\\}
         device="\"deviceIdentifier\":\"${device//\"/\\\"}\""
         if [ -z "$init" ]; then init="{$device}"; else init="{$device,${init#\{}"; fi
     fi
     session_send "init $init"
+}
+
+session_start_login() {
+    session_init "$1"
     session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
     session_send "checkAuthentication"
     session_response && session_response && session_response || exit 2
@@ -93,8 +107,21 @@ session_start_login() {
     session_mark
     session_send "setSelectedProvider {\"mvpdId\":\"$2\"}"
     session_response || exit 2
+    # An MVPD the dialog did not offer ends the login at once (PB404 names the offered ones).
+    if [[ $REPLY_LINE == *'"status":0'* ]]; then
+        echo "login failed: $(failure "$REPLY_LINE")" >&2
+        session_close
+        exit 1
+    fi
 }
 
 json_str() {
     [[ $1 =~ \"$2\":\"([^\"]*)\" ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+}
+
+failure() {
+    local code message
+    code=$(json_str "$1" errorCode) || code="failed"
+    message=$(json_str "$1" message) && code="$code: $message"
+    printf '%s\n' "$code"
 }
