@@ -124,6 +124,14 @@ enum StateCommand {
                 }
                 if !exists || access(directory + "/passbridge.sqlite", F_OK) != 0 {
                     writeOut(action == "reset" ? "deleted 0 logins\n" : "no logins (no store in \(directory))\n")
+                    // The default directory is this user's: an operator looking for a daemon's logins (the packaged
+                    // one's are in /var/lib/passbridge) is told where to look instead.
+                    if stateDir == nil {
+                        writeError(
+                            "passbridge state: a daemon run by another user keeps its logins in its own directory: run this "
+                                + "as that user with --state-dir DIR (the packaged daemon: sudo -u passbridge passbridge state "
+                                + "\(action) --state-dir /var/lib/passbridge)")
+                    }
                     return 0
                 }
             }

@@ -4,6 +4,7 @@ failures are reported, keys are exact, and the state directory rules hold."""
 import json
 import os
 import pathlib
+import pwd
 import signal
 import sqlite3
 import stat
@@ -504,7 +505,15 @@ def test_a_directory_of_another_user_is_refused(bin_dir, emulator, tmp_path):
     os.chown(state, 65534, 65534)
     result = run_daemon(bin_dir, *daemon_args(emulator.base, state))
     assert result.returncode == 1
-    assert "owned by uid 65534" in result.stderr
+    owner = pwd.getpwuid(65534).pw_name
+    assert f"owned by uid 65534 ({owner}), not by this user (uid 0); run this as its owner, e.g. sudo -u {owner} …" \
+        in result.stderr, result.stderr
+    # passbridge state as root on the daemon's directory: the same words (it said only whose uid it was).
+    (state / "passbridge.sqlite").touch(mode=0o600)
+    os.chown(state / "passbridge.sqlite", 65534, 65534)
+    listed = subprocess.run([str(bin_dir / "passbridge"), "state", "list", "--state-dir", str(state)], capture_output=True,
+                            text=True, timeout=30)
+    assert listed.returncode == 1 and f"e.g. sudo -u {owner} …" in listed.stderr, listed.stderr
 
 
 def test_a_store_from_a_newer_passbridge_fails_the_first_call_that_needs_it(bin_dir, emulator, tmp_path):

@@ -133,11 +133,17 @@ def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "STATE_DIRECTORY"} | {"XDG_STATE_HOME": str(tmp_path / "xdg")}
     fresh = state(bin_dir, "list", env=env)
     assert (fresh.returncode, fresh.stdout) == (0, f"no logins (no store in {tmp_path / 'xdg/passbridge'})\n"), fresh.stderr
+    # An operator who ran it as root or as themselves, looking for a daemon's logins (a breaking pass on a packaged
+    # box was told "no logins" by every natural command), is told where those are.
+    assert fresh.stderr == ("passbridge state: a daemon run by another user keeps its logins in its own directory: run "
+                            "this as that user with --state-dir DIR (the packaged daemon: sudo -u passbridge passbridge "
+                            "state list --state-dir /var/lib/passbridge)\n"), fresh.stderr
     assert state(bin_dir, "reset", env=env).stdout == "deleted 0 logins\n"
     assert not (tmp_path / "xdg").exists()
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert state(bin_dir, "list", "--state-dir", str(empty)).stdout == f"no logins (no store in {empty})\n"
+    named = state(bin_dir, "list", "--state-dir", str(empty))
+    assert (named.stdout, named.stderr) == (f"no logins (no store in {empty})\n", "")
 
 
 def emulator_requests(emulator) -> list:

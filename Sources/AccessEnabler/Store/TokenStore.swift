@@ -392,7 +392,12 @@ public enum StateDirectoryRule {
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path: path) }
         if info.st_uid != geteuid() {
-            throw .unsafeDirectory(path: path, reason: "owned by uid \(info.st_uid), not by this user (uid \(geteuid()))")
+            // Most often the daemon's own directory, read by an operator as root or as themselves: say whose it is.
+            let owner = getpwuid(info.st_uid).map { String(cString: $0.pointee.pw_name) }
+            throw .unsafeDirectory(
+                path: path,
+                reason: "owned by uid \(info.st_uid)\(owner.map { " (\($0))" } ?? ""), not by this user (uid \(geteuid())); "
+                    + "run this as its owner\(owner.map { ", e.g. sudo -u \($0) …" } ?? "")")
         }
         if info.st_mode & 0o022 != 0 {
             let mode = String(info.st_mode & 0o7777, radix: 8)
