@@ -229,7 +229,8 @@ enum StateCommand {
         if failed > 0 {
             problems +=
                 "could not end \(failed) login\(failed == 1 ? "" : "s") at \(base): kept in \(store.location); run passbridge state "
-                + "logout again once \(base) can be reached (passbridge state reset forgets logins here only)\n"
+                + "logout again once \(base) can be reached and takes this store's client credentials (the reason of each is "
+                + "above; passbridge state reset forgets logins here only)\n"
         }
         if !others.isEmpty {
             let backends = Set(others.map(\.backend)).sorted().map(printable).joined(separator: ", ")

@@ -195,6 +195,10 @@ def test_state_logout_without_network_says_what_it_could_not_end_and_keeps_it(bi
     assert lines[0].startswith("not ended: REF MockMVPD demo-user-0001 ") and \
         lines[0].endswith(f": {emulator.base} could not be reached"), failed.stderr
     assert lines[1].startswith(f"could not end 1 login at {emulator.base}: kept in "), failed.stderr
+    # Not only "once it can be reached": a breaking pass's backend was reachable and refused the store's credentials.
+    assert lines[1].endswith(f"run passbridge state logout again once {emulator.base} can be reached and takes this "
+                             "store's client credentials (the reason of each is above; passbridge state reset forgets "
+                             "logins here only)"), failed.stderr
     assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2, "kept here"
 
     # Logins of another backend are left alone; once the backend answers again, the same command ends it.
