@@ -128,6 +128,12 @@ final class DaemonOptionsTests: XCTestCase {
             "--shutdown-timeout needs seconds from 0 to 3600, \(form), got '3600.0000000000000001'")
         XCTAssertEqual(usageError(["--log-level", "loud"]), "--log-level must be trace, debug, info, warning or error, got loud")
         XCTAssertEqual(usageError(["--socket="]), "--socket needs a path")
+        // The page a phone opens (REGCODE's url): "x" went out as "x?code=…" before.
+        for page in ["x", "adobepass://tv", "https://", "https://tv example/a"] {
+            XCTAssertEqual(
+                usageError(["--activation-url", page]),
+                "--activation-url needs an http or https URL, such as https://example.com/activate, got \(page)")
+        }
     }
 
     /// SECONDS are read exactly, in whole milliseconds (Arguments.milliseconds).

@@ -208,7 +208,12 @@ extension DaemonOptions {
                         "--activation-url", "URL",
                         help:
                             "The second-screen page the app hosts, reported with REGCODE (activationUrl, and url with ?code=); without it url is the authenticate URL (--backend emulator: the emulator's /activate)."
-                    ) { options, url in
+                    ) { (options, url) throws(CommandLineError) in
+                        // A page the user's phone opens, told to them in REGCODE: an app's scheme would not open there.
+                        let scheme = url.prefix { $0 != ":" }.lowercased()
+                        guard RedirectURL.isValid(url), scheme == "http" || scheme == "https" else {
+                            throw .usage("--activation-url needs an http or https URL, such as https://example.com/activate, got \(url)")
+                        }
                         options.activationURL = url
                     },
                 ]),
