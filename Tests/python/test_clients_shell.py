@@ -153,9 +153,17 @@ def test_every_example_acts_for_the_device_named_by_device(env: dict) -> None:
     assert run("check-auth.sh", dict(env, DEVICE="tv-0042")).returncode == 1
     r = run("check-auth.sh", env)
     assert (r.returncode, r.stdout.strip()) == (0, "authenticated"), r.stdout + r.stderr   # untouched
+    # A DEVICE the daemon refuses (over 256 characters): the script stops there. It went on as the store's own device,
+    # and logged that one out (the next breaking pass).
+    for script in ("logout.sh", "login.sh"):
+        r = run(script, dict(env, DEVICE="d" * 300))
+        assert r.returncode == 2 and r.stderr.startswith("init failed: ") and "must be at most 256 characters" in r.stderr, \
+            (script, r.stdout + r.stderr)
+    assert run("check-auth.sh", env).returncode == 0
     # A control character in DEVICE, or --device given to a script that sends init itself: refused, nothing sent.
     for extra, args, said in [({"DEVICE": "tv\t9"}, (), "DEVICE holds a control character"),
-                              ({}, ("--device", "tv-0042"), "these examples take the device as DEVICE=ID, not --device")]:
+                              ({}, ("--device", "tv-0042"), "these examples take the device as DEVICE=ID, not --device"),
+                              ({}, ("--device=tv-0042",), "these examples take the device as DEVICE=ID, not --device")]:
         for script in ("login.sh", "logout.sh"):
             r = run(script, dict(env, **extra), *args)
             assert (r.returncode, r.stderr.strip()) == (2, said), (script, r.stdout + r.stderr)

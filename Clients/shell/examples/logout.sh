@@ -11,7 +11,7 @@ session_open "$@"
 if [ -n "${WEB_VIEW:-}" ]; then session_init; else session_init '{"webView":false}'; fi
 session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
 session_send "checkAuthentication"
-session_response && session_response && session_response || exit 2
+session_response && session_response || exit 2
 if [[ $REPLY_LINE != *'"status":1'* || -z ${WEB_VIEW:-} ]]; then
     session_send "logout"        # nothing to open: answered at once
 else

@@ -15,7 +15,8 @@
 #                                            fleet's device), setRequestor $REQUESTOR (default REF), then
 #                                            exit 0 if already logged in; else getAuthentication, pick MVPD at
 #                                            the provider dialog (notifications after it marked), read its answer
-#   session_init [INIT]                      init with params INIT, and deviceIdentifier $DEVICE when set
+#   session_init [INIT]                      init with params INIT, and deviceIdentifier $DEVICE when set, and
+#                                            read its answer (exit 2 with the daemon's reason when it refused it)
 #   json_str LINE KEY                        the string value of "KEY" in a JSON line (simple values only)
 #   failure LINE                             "ERRORCODE: the first status's message" of a failed answer LINE
 PB_CALL=${PASSBRIDGE_CALL:-"$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/passbridge-call"}
@@ -29,7 +30,7 @@ session_open() {
     local arg
     for arg in "$@"; do
         # The script sends init itself: passbridge-call's --device would be a second init.
-        [ "$arg" != --device ] || { echo "these examples take the device as DEVICE=ID, not --device" >&2; exit 2; }
+        [[ $arg != --device && $arg != --device=* ]] || { echo "these examples take the device as DEVICE=ID, not --device" >&2; exit 2; }
     done
     # A control character would end the init line, or make it JSON no longer: the init would fail, and the session
     # go on as the store's own device.
@@ -90,13 +91,20 @@ session_init() {
         if [ -z "$init" ]; then init="{$device}"; else init="{$device,${init#\{}"; fi
     fi
     session_send "init $init"
+    session_response || exit 2
+    # A refused init (a DEVICE too long, or not UTF-8) would leave the session acting for the store's own device.
+    if [[ $REPLY_LINE == *'"error"'* ]]; then
+        echo "init failed: $REPLY_LINE" >&2
+        session_close
+        exit 2
+    fi
 }
 
 session_start_login() {
     session_init "$1"
     session_send "setRequestor {\"requestorID\":\"${REQUESTOR:-REF}\"}"
     session_send "checkAuthentication"
-    session_response && session_response && session_response || exit 2
+    session_response && session_response || exit 2
     if [[ $REPLY_LINE == *'"status":1'* ]]; then
         echo "already logged in"
         session_close
