@@ -105,14 +105,23 @@ final class ApplicationInstance: RPCHandler {
         }
     }
 
-    /// Answers a refused request with `error`. A refused notification has no one to answer: it is logged at warning,
-    /// or the host's mistake (a method misspelt, a param missing) would leave no trace.
+    /// Answers a refused request with `error`. A refused notification has no one to answer: the first
+    /// `loggedNotifications` of the connection are logged at warning, or the host's mistake (a method misspelt, a
+    /// param missing) would leave no trace; the Language Server Protocol's `$/` ones, which a server may ignore, are not.
     private func refuse(_ id: RequestID?, _ method: String, _ error: ErrorObject) {
         if let id { return outbound.respond(to: id, error: error) }
+        guard !method.hasPrefix("$/") else { return }
+        let count = refusedNotifications.add(1, ordering: .relaxed).newValue
+        guard count <= Self.loggedNotifications else { return }
         let connection = (outbound as? Connection).map { "connection \($0.number): " } ?? ""
+        let more = count == Self.loggedNotifications ? " (later ones of this connection are not logged)" : ""
         Logger(label: "jsonrpc").warning(
-            "\(connection)notification \(Text.excerpt(method)) not run (a notification is never answered): \(error.message)")
+            "\(connection)notification \(Text.excerpt(method)) not run (a notification is never answered): \(error.message)\(more)")
     }
+
+    /// How many refused notifications of a connection are logged: a peer sending them in a loop fills no log.
+    static let loggedNotifications = 10
+    private let refusedNotifications = Atomic<Int>(0)
 
     /// Runs one engine call; `answer` responds to `id` (the first time it is called), with -32800 instead once
     /// the call was cancelled (`cancel(request:)`).
