@@ -119,8 +119,8 @@ public enum PassEmulatorCommand {
               POST   /__admin/platform-services  {serviceProvider, mvpd, enablePlatformServices} switches an
                                              MVPD's single sign-on off (false) or back as configured (true)
               POST   /__admin/profiles       {serviceProvider, mvpd, device, username?, ttlSeconds?}: logs device in out of band
-                                             (device: what getMetadata METADATA_DEVICE_ID answers; the daemon
-                                             finds the login at its next setRequestor)
+                                             for every client registered so far (device: what getMetadata
+                                             METADATA_DEVICE_ID answers; a daemon finds it at its next setRequestor)
               DELETE /__admin/profiles       {serviceProvider, device, mvpd?}: logs it out out of band
               GET    /__admin/requests       {requests: [{method, path, query, resources?}]}: the REST V2 and DCR
                                              calls received since the last reset (the latest 10,000), oldest first

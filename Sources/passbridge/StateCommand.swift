@@ -126,11 +126,11 @@ enum StateCommand {
                     writeOut(action == "reset" ? "deleted 0 logins\n" : "no logins (no store in \(directory))\n")
                     // The default directory is this user's: an operator looking for a daemon's logins (the packaged
                     // one's are in /var/lib/passbridge) is told where to look instead.
-                    if stateDir == nil {
+                    if stateDir == nil, getenv("STATE_DIRECTORY") == nil {
                         writeError(
                             "passbridge state: a daemon run by another user keeps its logins in its own directory: run this "
-                                + "as that user with --state-dir DIR (the packaged daemon: sudo -u passbridge passbridge state "
-                                + "\(action) --state-dir /var/lib/passbridge)")
+                                + "as that user with --state-dir DIR (the packaged daemon's: sudo -u passbridge passbridge state "
+                                + "… --state-dir /var/lib/passbridge)")
                     }
                     return 0
                 }
@@ -229,8 +229,8 @@ enum StateCommand {
         if failed > 0 {
             problems +=
                 "could not end \(failed) login\(failed == 1 ? "" : "s") at \(base): kept in \(store.location); run passbridge state "
-                + "logout again once \(base) can be reached and takes this store's client credentials (the reason of each is "
-                + "above; passbridge state reset forgets logins here only)\n"
+                + "logout again once the reason given for each, above, is gone (passbridge state reset forgets logins here "
+                + "only)\n"
         }
         if !others.isEmpty {
             let backends = Set(others.map(\.backend)).sorted().map(printable).joined(separator: ", ")

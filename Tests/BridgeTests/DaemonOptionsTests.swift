@@ -129,10 +129,15 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(usageError(["--log-level", "loud"]), "--log-level must be trace, debug, info, warning or error, got loud")
         XCTAssertEqual(usageError(["--socket="]), "--socket needs a path")
         // The page a phone opens (REGCODE's url): "x" went out as "x?code=…" before.
-        for page in ["x", "adobepass://tv", "https://", "https://tv example/a"] {
+        for page in ["x", "adobepass://tv", "https://", "http:///activate", "ftp://tv.example/a", "https://tv.example/\u{7}"] {
             XCTAssertEqual(
                 usageError(["--activation-url", page]),
                 "--activation-url needs an http or https URL, such as https://example.com/activate, got \(page)")
+        }
+        // As loose as pass-emulator's --public-url, which `passbridge-call dev` makes it from (a breaking pass's
+        // `dev --public-url http://télé.local:8080` no longer started).
+        for page in ["http://télé.local:8080/activate", "HTTPS://tv.example/a b"] {
+            XCTAssertNil(usageError(["--activation-url", page]), page)
         }
     }
 

@@ -46,6 +46,7 @@ def test_an_op_code_not_known_says_which_are(daemon):
     assert client.call("setRequestor", {"requestorID": "REF"}) == {"status": 1}
     for sent, reason in [
         ("authentication", "is not a known op code: authentication; did you mean 'METADATA_AUTHENTICATION'?"),
+        ("metadata_device_id", "is not a known op code: metadata_device_id; did you mean 'METADATA_DEVICE_ID'?"),
         ("EXPIRY", "is not a known op code: EXPIRY (it takes METADATA_AUTHENTICATION, METADATA_AUTHORIZATION, "
                    "METADATA_DEVICE_ID, METADATA_USER_META, or 0–3)"),
     ]:

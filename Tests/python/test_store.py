@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -514,6 +515,16 @@ def test_a_directory_of_another_user_is_refused(bin_dir, emulator, tmp_path):
     listed = subprocess.run([str(bin_dir / "passbridge"), "state", "list", "--state-dir", str(state)], capture_output=True,
                             text=True, timeout=30)
     assert listed.returncode == 1 and f"e.g. sudo -u {owner} …" in listed.stderr, listed.stderr
+    # Root's directory, for another user: not "run this as root", but a directory of its own.
+    rooted = pathlib.Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        rooted.chmod(0o755)
+        result = subprocess.run(["runuser", "-u", owner, "--", str(bin_dir / "passbridge"), "--state-dir", str(rooted),
+                                 "--backend", emulator.base], input="", capture_output=True, text=True, timeout=30)
+        assert result.returncode == 1 and "owned by uid 0 (root), not by this user (uid 65534); name a directory of this " \
+            "user's own with --state-dir" in result.stderr, result.stderr
+    finally:
+        rooted.rmdir()
 
 
 def test_a_store_from_a_newer_passbridge_fails_the_first_call_that_needs_it(bin_dir, emulator, tmp_path):

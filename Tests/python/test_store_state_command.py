@@ -135,9 +135,10 @@ def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):
     assert (fresh.returncode, fresh.stdout) == (0, f"no logins (no store in {tmp_path / 'xdg/passbridge'})\n"), fresh.stderr
     # An operator who ran it as root or as themselves, looking for a daemon's logins (a breaking pass on a packaged
     # box was told "no logins" by every natural command), is told where those are.
+    # No command to copy whole: one without the caller's --requestor/--device would reset every login of the box.
     assert fresh.stderr == ("passbridge state: a daemon run by another user keeps its logins in its own directory: run "
-                            "this as that user with --state-dir DIR (the packaged daemon: sudo -u passbridge passbridge "
-                            "state list --state-dir /var/lib/passbridge)\n"), fresh.stderr
+                            "this as that user with --state-dir DIR (the packaged daemon's: sudo -u passbridge passbridge "
+                            "state … --state-dir /var/lib/passbridge)\n"), fresh.stderr
     assert state(bin_dir, "reset", env=env).stdout == "deleted 0 logins\n"
     assert not (tmp_path / "xdg").exists()
     empty = tmp_path / "empty"
@@ -195,10 +196,9 @@ def test_state_logout_without_network_says_what_it_could_not_end_and_keeps_it(bi
     assert lines[0].startswith("not ended: REF MockMVPD demo-user-0001 ") and \
         lines[0].endswith(f": {emulator.base} could not be reached"), failed.stderr
     assert lines[1].startswith(f"could not end 1 login at {emulator.base}: kept in "), failed.stderr
-    # Not only "once it can be reached": a breaking pass's backend was reachable and refused the store's credentials.
-    assert lines[1].endswith(f"run passbridge state logout again once {emulator.base} can be reached and takes this "
-                             "store's client credentials (the reason of each is above; passbridge state reset forgets "
-                             "logins here only)"), failed.stderr
+    # Not "once it can be reached": a breaking pass's backend was reachable and refused the store's credentials.
+    assert lines[1].endswith("run passbridge state logout again once the reason given for each, above, is gone "
+                             "(passbridge state reset forgets logins here only)"), failed.stderr
     assert len(state(bin_dir, "list", "--state-dir", str(directory)).stdout.strip().splitlines()) == 2, "kept here"
 
     # Logins of another backend are left alone; once the backend answers again, the same command ends it.

@@ -393,11 +393,15 @@ public enum StateDirectoryRule {
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path: path) }
         if info.st_uid != geteuid() {
             // Most often the daemon's own directory, read by an operator as root or as themselves: say whose it is.
+            // Root's is no daemon's own: the way out is a directory of this user's, not root.
             let owner = getpwuid(info.st_uid).map { String(cString: $0.pointee.pw_name) }
+            let advice =
+                info.st_uid == 0
+                ? "name a directory of this user's own with --state-dir"
+                : "run this as its owner\(owner.map { ", e.g. sudo -u \($0) …" } ?? "")"
             throw .unsafeDirectory(
                 path: path,
-                reason: "owned by uid \(info.st_uid)\(owner.map { " (\($0))" } ?? ""), not by this user (uid \(geteuid())); "
-                    + "run this as its owner\(owner.map { ", e.g. sudo -u \($0) …" } ?? "")")
+                reason: "owned by uid \(info.st_uid)\(owner.map { " (\($0))" } ?? ""), not by this user (uid \(geteuid())); \(advice)")
         }
         if info.st_mode & 0o022 != 0 {
             let mode = String(info.st_mode & 0o7777, radix: 8)

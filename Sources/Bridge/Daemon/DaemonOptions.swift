@@ -210,8 +210,10 @@ extension DaemonOptions {
                             "The second-screen page the app hosts, reported with REGCODE (activationUrl, and url with ?code=); without it url is the authenticate URL (--backend emulator: the emulator's /activate)."
                     ) { (options, url) throws(CommandLineError) in
                         // A page the user's phone opens, told to them in REGCODE: an app's scheme would not open there.
-                        let scheme = url.prefix { $0 != ":" }.lowercased()
-                        guard RedirectURL.isValid(url), scheme == "http" || scheme == "https" else {
+                        // As loose as pass-emulator's --public-url, which `passbridge-call dev` makes it from.
+                        let lowered = url.lowercased()
+                        let rest = lowered.hasPrefix("http://") ? url.dropFirst(7) : lowered.hasPrefix("https://") ? url.dropFirst(8) : ""
+                        guard let first = rest.first, first != "/", HeaderValue.isSafe(url) else {
                             throw .usage("--activation-url needs an http or https URL, such as https://example.com/activate, got \(url)")
                         }
                         options.activationURL = url

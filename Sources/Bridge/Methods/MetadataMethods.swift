@@ -28,7 +28,8 @@ enum MetadataMethods {
         switch value {
         case .string(let name):
             guard let number = opCodes[name] else {
-                let meant = "METADATA_" + name.uppercased()
+                let upper = name.uppercased()
+                let meant = opCodes[upper] != nil ? upper : "METADATA_" + upper
                 let names = opCodes.sorted { $0.value < $1.value }.map(\.key).joined(separator: ", ")
                 let hint = opCodes[meant] != nil ? "; did you mean '\(meant)'?" : " (it takes \(names), or 0–3)"
                 throw Params.invalid("opCode", "is not a known op code: \(Text.excerpt(name))\(hint)")
