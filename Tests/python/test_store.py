@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import pwd
+import shutil
 import signal
 import sqlite3
 import stat
@@ -515,16 +516,19 @@ def test_a_directory_of_another_user_is_refused(bin_dir, emulator, tmp_path):
     listed = subprocess.run([str(bin_dir / "passbridge"), "state", "list", "--state-dir", str(state)], capture_output=True,
                             text=True, timeout=30)
     assert listed.returncode == 1 and f"e.g. sudo -u {owner} …" in listed.stderr, listed.stderr
-    # Root's directory, for another user: not "run this as root", but a directory of its own.
+    # Root's directory, for another user: not "run this as root", but a directory of its own. The binary is copied
+    # where that user can run it (a clone may sit in a folder only root can enter, as CI's does).
     rooted = pathlib.Path(tempfile.mkdtemp(dir="/tmp"))
     try:
         rooted.chmod(0o755)
-        result = subprocess.run(["runuser", "-u", owner, "--", str(bin_dir / "passbridge"), "--state-dir", str(rooted),
-                                 "--backend", emulator.base], input="", capture_output=True, text=True, timeout=30)
+        binary = rooted / "passbridge"
+        shutil.copy(bin_dir / "passbridge", binary)
+        result = subprocess.run(["runuser", "-u", owner, "--", str(binary), "--state-dir", str(rooted), "--backend",
+                                 emulator.base], input="", capture_output=True, text=True, timeout=30, cwd="/")
         assert result.returncode == 1 and "owned by uid 0 (root), not by this user (uid 65534); name a directory of this " \
             "user's own with --state-dir" in result.stderr, result.stderr
     finally:
-        rooted.rmdir()
+        shutil.rmtree(rooted)
 
 
 def test_a_store_from_a_newer_passbridge_fails_the_first_call_that_needs_it(bin_dir, emulator, tmp_path):
