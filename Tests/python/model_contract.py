@@ -276,7 +276,10 @@ class Tracker:
                 or (request.method in ("handleExternalURL", "getAuthenticationToken") and request.page_open and ended_with_status
                     and not (request.method == "handleExternalURL" and request.logout_open)):
             self.login_over()
-        if request.method == "logout":
+        # The page is the logout's that opened it: a second logout answered meanwhile (with no page of its own, since
+        # nothing was stored) leaves the first one's open. Clearing it then made the model take the redirect the first
+        # logout ends on for the login page's, and find a login still waiting on the host "not waiting" (a CI run).
+        if request.method == "logout" and not any(r.method == "logout" for r in self.pending()):
             self.logout_page = None
 
     def _pair(self, request: Request):

@@ -656,6 +656,22 @@ def test_a_redirect_while_a_logout_page_is_open_ends_the_logout_and_the_login_pa
     assert not tracker.in_login and not tracker.pending()
 
 
+def test_a_second_logout_answered_at_once_leaves_the_first_ones_page_open():
+    """As above, with a second logout sent while both pages are open, answered at once (nothing was stored): the first
+    logout's page is still open, so the next redirect still ends that logout and the login page still waits. Found by
+    a CI run (1 in 303 sequences): the checker forgot the page when the second logout was answered, took the redirect
+    as the login's end, and reported getAuthorization as neither answered nor waiting."""
+    transcript = [_sent(6, "logout"), _told("navigateToUrl", {"url": "http://e/mock-mvpd/MockMVPD/logout"}),
+                  _sent(7, "getAuthorization", {"resource": "ch1"}), DIALOG,
+                  _sent(9, "setSelectedProvider", {"mvpdId": "MockMVPD"}), _told("navigateToUrl", {"url": "http://e/a"}),
+                  _answer(9, {}), _sent(10, "logout"), _told("setAuthenticationStatus", OUT), _answer(10, OUT),
+                  _sent(11, "handleExternalURL", {"url": REDIRECT_URL}), _told("setAuthenticationStatus", OUT),
+                  _answer(11, OUT), _answer(6, OUT)]
+    tracker = Tracker("app", type("Client", (), {"transcript": transcript})())
+    assert tracker.update() == []
+    assert tracker.in_login and tracker.waits_on_host(tracker.requests[7])
+
+
 # ---------------------------------------------------------------------------------------------------- the TempPass case
 
 TEMP_PASS_RUNS = 200
