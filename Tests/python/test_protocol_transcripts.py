@@ -12,19 +12,26 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCUMENT = json.loads((ROOT / "Protocol" / "openrpc.json").read_text())
 
 
-def transcripts() -> list[list[tuple[str, dict]]]:
-    """Each fenced block of Protocol/README.md that holds `-->` / `<--` lines, as (arrow, message) pairs."""
-    blocks, current, fenced = [], [], False
-    for line in (ROOT / "Protocol" / "README.md").read_text().splitlines():
-        text = line.strip()
-        if text.startswith("```"):
-            if fenced and current:
-                blocks.append(current)
-            current, fenced = [], not fenced
-            continue
-        if fenced and text[:4] in ("--> ", "<-- "):
-            current.append((text[:3], json.loads(text[4:])))
+def titled_blocks(text: str) -> list[tuple[str | None, list[tuple[str, dict]]]]:
+    """Each fenced block of `text` that holds `-->` / `<--` lines, as (arrow, message) pairs, with the `#### ` title
+    last seen above it."""
+    blocks, current, title = [], None, None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if line.startswith("#### "):
+            title = line[5:].strip()
+        elif stripped.startswith("```"):
+            if current:
+                blocks.append((title, current))
+            current = [] if current is None else None
+        elif current is not None and stripped[:4] in ("--> ", "<-- "):
+            current.append((stripped[:3], json.loads(stripped[4:])))
     return blocks
+
+
+def transcripts() -> list[list[tuple[str, dict]]]:
+    """Each transcript block of Protocol/README.md."""
+    return [block for _, block in titled_blocks((ROOT / "Protocol" / "README.md").read_text())]
 
 
 def test_every_captured_message_agrees_with_openrpc():
@@ -47,19 +54,11 @@ def test_a_transcript_with_an_mvpd_lacking_requires_svc_fails():
 
 
 def flows(text: str) -> dict[str, list[tuple[str, dict]]]:
-    """The first `-->` / `<--` block after each `#### ` title of `text`, by title."""
+    """The first transcript block under each `#### ` title of `text`, by title."""
     found: dict[str, list[tuple[str, dict]]] = {}
-    title, current = None, None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if line.startswith("#### "):
-            title = line[5:].strip()
-        elif stripped.startswith("```"):
-            if current is not None and title and title not in found:
-                found[title] = current
-            current = [] if current is None else None
-        elif current is not None and stripped[:4] in ("--> ", "<-- "):
-            current.append((stripped[:3], json.loads(stripped[4:])))
+    for title, block in titled_blocks(text):
+        if title and title not in found:
+            found[title] = block
     return found
 
 
