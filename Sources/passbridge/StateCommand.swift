@@ -124,13 +124,13 @@ enum StateCommand {
                 }
                 if !exists || access(directory + "/passbridge.sqlite", F_OK) != 0 {
                     writeOut(action == "reset" ? "deleted 0 logins\n" : "no logins (no store in \(directory))\n")
-                    // The default directory is this user's: an operator looking for a daemon's logins (the packaged
-                    // one's are in /var/lib/passbridge) is told where to look instead.
+                    // The default directory is this user's: someone looking for a daemon's logins (the packaged one's
+                    // are in /var/lib/passbridge, `passbridge-call dev`'s in a directory of its own) is told where to look.
                     if stateDir == nil, getenv("STATE_DIRECTORY") == nil {
                         writeError(
-                            "passbridge state: a daemon run by another user keeps its logins in its own directory: run this "
-                                + "as that user with --state-dir DIR (the packaged daemon's: sudo -u passbridge passbridge state "
-                                + "… --state-dir /var/lib/passbridge)")
+                            "passbridge state: a daemon with a state directory of its own keeps its logins there: name it with "
+                                + "--state-dir DIR (passbridge-call dev's: the store it printed; the packaged daemon's: "
+                                + "sudo -u passbridge passbridge state … --state-dir /var/lib/passbridge)")
                     }
                     return 0
                 }

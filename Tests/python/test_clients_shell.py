@@ -169,6 +169,16 @@ def test_every_example_acts_for_the_device_named_by_device(env: dict) -> None:
             assert (r.returncode, r.stderr.strip()) == (2, said), (script, r.stdout + r.stderr)
 
 
+def test_login_with_temp_pass_ends_at_the_pick(env: dict) -> None:
+    """TempPass logs in at setSelectedProvider, with no page: login.sh waited 60 s for one and said "no login page"
+    though the device was logged in (a new-user pass)."""
+    started = time.monotonic()
+    r = run("login.sh", env, "TempPass")
+    assert (r.returncode, r.stdout.strip().splitlines()[-1]) == (0, "logged in at TempPass"), r.stdout + r.stderr
+    assert time.monotonic() - started < 30
+    assert run("check-auth.sh", env).returncode == 0
+
+
 def test_login_says_why_it_failed_in_words(env: dict) -> None:
     """A mistyped MVPD ends at once with the daemon's PB404 (it waited 60 s for a page and said "no login page");
     a wrong password ends with the status's message, not the raw JSON of the answers."""

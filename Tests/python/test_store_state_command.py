@@ -136,9 +136,10 @@ def test_state_on_a_directory_that_does_not_exist_fails(bin_dir, tmp_path):
     # An operator who ran it as root or as themselves, looking for a daemon's logins (a breaking pass on a packaged
     # box was told "no logins" by every natural command), is told where those are.
     # No command to copy whole: one without the caller's --requestor/--device would reset every login of the box.
-    assert fresh.stderr == ("passbridge state: a daemon run by another user keeps its logins in its own directory: run "
-                            "this as that user with --state-dir DIR (the packaged daemon's: sudo -u passbridge passbridge "
-                            "state … --state-dir /var/lib/passbridge)\n"), fresh.stderr
+    # A new user's `passbridge-call dev` store is named too (its logins were not found either).
+    assert fresh.stderr == ("passbridge state: a daemon with a state directory of its own keeps its logins there: name it "
+                            "with --state-dir DIR (passbridge-call dev's: the store it printed; the packaged daemon's: "
+                            "sudo -u passbridge passbridge state … --state-dir /var/lib/passbridge)\n"), fresh.stderr
     assert state(bin_dir, "reset", env=env).stdout == "deleted 0 logins\n"
     assert not (tmp_path / "xdg").exists()
     empty = tmp_path / "empty"

@@ -15,6 +15,7 @@
 #                                            fleet's device), setRequestor $REQUESTOR (default REF), then
 #                                            exit 0 if already logged in; else getAuthentication, pick MVPD at
 #                                            the provider dialog (notifications after it marked), read its answer
+#                                            (exit 0 when the pick logged in: TempPass; 1 when it ended the login)
 #   session_init [INIT]                      init with params INIT, and deviceIdentifier $DEVICE when set, and
 #                                            read its answer (exit 2 with the daemon's reason when it refused it)
 #   json_str LINE KEY                        the string value of "KEY" in a JSON line (simple values only)
@@ -115,6 +116,12 @@ session_start_login() {
     session_mark
     session_send "setSelectedProvider {\"mvpdId\":\"$2\"}"
     session_response || exit 2
+    # TempPass logs in at the pick itself: no page, no code.
+    if [[ $REPLY_LINE == *'"status":1'* ]]; then
+        echo "logged in at $2"
+        session_close
+        exit 0
+    fi
     # An MVPD the dialog did not offer ends the login at once (PB404 names the offered ones).
     if [[ $REPLY_LINE == *'"status":0'* ]]; then
         echo "login failed: $(failure "$REPLY_LINE")" >&2
