@@ -288,6 +288,10 @@ final class EventLoop: SerialExecutor, TaskExecutor, TimerExecutor, @unchecked S
                 return
             }
             let now = monotonicNanos()
+            // Timers already due run before the input of this wait is handled: work another thread scheduled at once
+            // (a login another connection rewrote: the permits cached for it are dropped) comes before a request
+            // that was sent after it and arrived in the same wait.
+            runTimers(now: TimerQueue.now())
             for index in 0..<max(0, Int(count)) {
                 handle(token: tokens[index], events: masks[index], now: now)
             }

@@ -46,4 +46,43 @@ final class EventLoopTimerTests: XCTestCase {
         XCTAssertEqual(fired.withLock { $0.map(\.name) }, ["first", "second", "third"])
         XCTAssertEqual(fired.withLock { $0.map(\.onLoop) }, [true, true, true])
     }
+
+    /// A timer already due when the loop's wait returns runs before the input that wait found: a request sent after
+    /// another thread scheduled work at once is handled after that work. Input and timer are made ready while the
+    /// loop is held in a timer of its own, so that one wait finds both. (A CI run answered a preauthorization
+    /// from permits whose login another connection had just rewritten: the drop, a timer, ran after the request.)
+    func testATimerDueBeforeInputArrivedRunsBeforeThatInput() throws {
+        let loop = EventLoop()
+        var ends: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&ends), 0)
+        let (input, output) = (ends[0], ends[1])
+        defer { close(input); close(output) }
+        let order = Mutex<[String]>([])
+        let held = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        let stopped = expectation(description: "the loop returned")
+        let thread = Thread {
+            loop.run()
+            stopped.fulfill()
+        }
+        thread.start()
+        loop.run(after: .zero) {
+            loop.watch(input, reading: true, writing: false) { _, _ in
+                var byte: UInt8 = 0
+                _ = read(input, &byte, 1)
+                order.withLock { $0.append("input") }
+                loop.forget(input)
+                loop.requestShutdown()
+            }
+            holding.signal()
+            held.wait()
+        }
+        holding.wait()
+        loop.run(after: .zero) { order.withLock { $0.append("timer") } }
+        var byte: UInt8 = 1
+        XCTAssertEqual(write(output, &byte, 1), 1)
+        held.signal()
+        wait(for: [stopped], timeout: 10)
+        XCTAssertEqual(order.withLock { $0 }, ["timer", "input"])
+    }
 }
