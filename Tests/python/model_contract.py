@@ -274,7 +274,7 @@ class Tracker:
         if request.id in self.members or cancelled_joiner \
                 or (request.method == "setSelectedProvider" and request.during_login and ended_with_status) \
                 or (request.method in ("handleExternalURL", "getAuthenticationToken") and request.page_open and ended_with_status
-                    and not (request.method == "handleExternalURL" and request.logout_open)):
+                    and not request.logout_open):
             self.login_over()
         # The page is the logout's that opened it: a second logout answered meanwhile (with no page of its own, since
         # nothing was stored) leaves the first one's open. Clearing it then made the model take the redirect the first

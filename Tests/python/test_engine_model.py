@@ -672,6 +672,20 @@ def test_a_second_logout_answered_at_once_leaves_the_first_ones_page_open():
     assert tracker.in_login and tracker.waits_on_host(tracker.requests[7])
 
 
+def test_a_get_authentication_token_while_a_logout_page_is_open_ends_the_logout_as_a_redirect_does():
+    """getAuthenticationToken is handleExternalURL without a URL (Protocol/README.md, "Ordering rules"): with a logout
+    page and a login page open it ends the logout, and the login page still waits. Found by a CI run (6 of 311
+    sequences): the checker took it for the login's end, as it once did the redirect."""
+    transcript = [_sent(13, "getAuthentication", {"forceAuthn": True}), DIALOG, _sent(17, "logout"),
+                  _told("navigateToUrl", {"url": "http://e/mock-mvpd/MockMVPD/logout"}),
+                  _sent(18, "setSelectedProvider", {"mvpdId": "MockMVPD"}), _told("navigateToUrl", {"url": "http://e/a"}),
+                  _answer(18, {}), _sent(19, "getAuthenticationToken"), _told("setAuthenticationStatus", OUT),
+                  _answer(19, OUT), _answer(17, OUT)]
+    tracker = Tracker("app", type("Client", (), {"transcript": transcript})())
+    assert tracker.update() == []
+    assert tracker.in_login and tracker.waits_on_host(tracker.requests[13])
+
+
 # ---------------------------------------------------------------------------------------------------- the TempPass case
 
 TEMP_PASS_RUNS = 200
